@@ -1,0 +1,254 @@
+//! Element types and PyTorch's type-promotion rules (`promote_types`,
+//! `result_type`, `can_cast`), kept in this one place.
+
+use crate::error::{Error, Result};
+use std::fmt;
+
+/// The element type of a tensor. A closed set: kernels dispatch on it once per op.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum DType {
+    /// `torch.bool`
+    Bool,
+    /// `torch.uint8`
+    UInt8,
+    /// `torch.int8`
+    Int8,
+    /// `torch.int16`
+    Int16,
+    /// `torch.int32`
+    Int32,
+    /// `torch.int64`
+    Int64,
+    /// `torch.float16`
+    Float16,
+    /// `torch.bfloat16`
+    BFloat16,
+    /// `torch.float32`
+    Float32,
+    /// `torch.float64`
+    Float64,
+}
+
+impl DType {
+    /// Every dtype, in a stable order.
+    pub const ALL: [DType; 10] = [
+        DType::Bool,
+        DType::UInt8,
+        DType::Int8,
+        DType::Int16,
+        DType::Int32,
+        DType::Int64,
+        DType::Float16,
+        DType::BFloat16,
+        DType::Float32,
+        DType::Float64,
+    ];
+
+    /// Bytes per element.
+    pub const fn itemsize(self) -> usize {
+        match self {
+            DType::Bool | DType::UInt8 | DType::Int8 => 1,
+            DType::Int16 | DType::Float16 | DType::BFloat16 => 2,
+            DType::Int32 | DType::Float32 => 4,
+            DType::Int64 | DType::Float64 => 8,
+        }
+    }
+
+    /// `torch.float32.is_floating_point`
+    pub const fn is_floating_point(self) -> bool {
+        matches!(self, DType::Float16 | DType::BFloat16 | DType::Float32 | DType::Float64)
+    }
+
+    /// Integral types, bool excluded.
+    pub const fn is_integral(self) -> bool {
+        matches!(self, DType::UInt8 | DType::Int8 | DType::Int16 | DType::Int32 | DType::Int64)
+    }
+
+    /// `torch.int8.is_signed`
+    pub const fn is_signed(self) -> bool {
+        !matches!(self, DType::Bool | DType::UInt8)
+    }
+
+    /// The PyTorch name without the `torch.` prefix, e.g. `"float32"`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            DType::Bool => "bool",
+            DType::UInt8 => "uint8",
+            DType::Int8 => "int8",
+            DType::Int16 => "int16",
+            DType::Int32 => "int32",
+            DType::Int64 => "int64",
+            DType::Float16 => "float16",
+            DType::BFloat16 => "bfloat16",
+            DType::Float32 => "float32",
+            DType::Float64 => "float64",
+        }
+    }
+
+    /// Parses a dtype name, accepting PyTorch's aliases (`float`, `double`, `half`,
+    /// `long`, `int`, `short`) and an optional `torch.` prefix.
+    pub fn from_name(name: &str) -> Result<DType> {
+        let n = name.strip_prefix("torch.").unwrap_or(name);
+        Ok(match n {
+            "bool" => DType::Bool,
+            "uint8" => DType::UInt8,
+            "int8" => DType::Int8,
+            "int16" | "short" => DType::Int16,
+            "int32" | "int" => DType::Int32,
+            "int64" | "long" => DType::Int64,
+            "float16" | "half" => DType::Float16,
+            "bfloat16" => DType::BFloat16,
+            "float32" | "float" => DType::Float32,
+            "float64" | "double" => DType::Float64,
+            _ => return Err(Error::type_error(format!("invalid dtype: '{name}'"))),
+        })
+    }
+
+    /// 0 = bool, 1 = integral, 2 = floating: the categories that decide
+    /// whether a scalar operand may change the result type.
+    pub const fn category(self) -> u8 {
+        if self.is_floating_point() {
+            2
+        } else if self.is_integral() {
+            1
+        } else {
+            0
+        }
+    }
+
+    /// `torch.promote_types(a, b)`.
+    pub fn promote(a: DType, b: DType) -> DType {
+        use DType::*;
+        if a == b {
+            return a;
+        }
+        match (a, b) {
+            (Bool, x) | (x, Bool) => x,
+            (Float16, BFloat16) | (BFloat16, Float16) => Float32,
+            (x, y) if x.is_floating_point() && y.is_floating_point() => {
+                if x.itemsize() >= y.itemsize() {
+                    x
+                } else {
+                    y
+                }
+            }
+            (x, y) if x.is_floating_point() => {
+                let _ = y;
+                x
+            }
+            (x, y) if y.is_floating_point() => {
+                let _ = x;
+                y
+            }
+            // Both integral from here on.
+            (UInt8, Int8) | (Int8, UInt8) => Int16,
+            (UInt8, x) | (x, UInt8) => x,
+            (x, y) => {
+                if x.itemsize() >= y.itemsize() {
+                    x
+                } else {
+                    y
+                }
+            }
+        }
+    }
+
+    /// `torch.can_cast(from, to)`: same-kind casting as PyTorch defines it.
+    pub fn can_cast(from: DType, to: DType) -> bool {
+        if from.is_floating_point() && !to.is_floating_point() {
+            return false;
+        }
+        if from != DType::Bool && to == DType::Bool {
+            return false;
+        }
+        true
+    }
+}
+
+impl fmt::Display for DType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "torch.{}", self.name())
+    }
+}
+
+/// How an operand takes part in `result_type`: PyTorch lets zero-dim tensors and
+/// Python scalars change the result only when they are of a higher category.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OperandKind {
+    /// A tensor with at least one dimension.
+    Dim,
+    /// A zero-dimensional tensor.
+    ZeroDim,
+    /// A Python number (its dtype already inferred, float as the default dtype).
+    Scalar,
+}
+
+fn combine_categories(higher: Option<DType>, lower: Option<DType>) -> Option<DType> {
+    match (higher, lower) {
+        (None, l) => l,
+        (Some(h), None) => Some(h),
+        (Some(h), Some(l)) => {
+            if h.is_floating_point() {
+                Some(h)
+            } else if h == DType::Bool || l.is_floating_point() {
+                Some(DType::promote(h, l))
+            } else {
+                Some(h)
+            }
+        }
+    }
+}
+
+/// `torch.result_type` over any mix of operands.
+pub fn result_type(operands: &[(DType, OperandKind)]) -> Result<DType> {
+    let mut groups: [Option<DType>; 3] = [None; 3];
+    for &(dt, kind) in operands {
+        let slot = &mut groups[kind as usize];
+        *slot = Some(match *slot {
+            None => dt,
+            Some(cur) => DType::promote(cur, dt),
+        });
+    }
+    let [dim, zero, scalar] = groups;
+    combine_categories(dim, combine_categories(zero, scalar))
+        .ok_or_else(|| Error::runtime("result_type needs at least one operand"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::DType::*;
+    use super::*;
+
+    #[test]
+    fn promotion_table_matches_pytorch() {
+        assert_eq!(DType::promote(UInt8, Int8), Int16);
+        assert_eq!(DType::promote(Bool, Int8), Int8);
+        assert_eq!(DType::promote(Int32, Float16), Float16);
+        assert_eq!(DType::promote(Float16, BFloat16), Float32);
+        assert_eq!(DType::promote(Float32, Float64), Float64);
+        assert_eq!(DType::promote(Int64, Float32), Float32);
+        assert_eq!(DType::promote(UInt8, Int64), Int64);
+    }
+
+    #[test]
+    fn scalars_only_win_across_categories() {
+        let r = result_type(&[(Int32, OperandKind::Dim), (Int64, OperandKind::Scalar)]).unwrap();
+        assert_eq!(r, Int32);
+        let r = result_type(&[(Int32, OperandKind::Dim), (Float32, OperandKind::Scalar)]).unwrap();
+        assert_eq!(r, Float32);
+        let r = result_type(&[(Float16, OperandKind::Dim), (Float64, OperandKind::ZeroDim)]).unwrap();
+        assert_eq!(r, Float16);
+        let r = result_type(&[(Int8, OperandKind::Dim), (Float64, OperandKind::ZeroDim)]).unwrap();
+        assert_eq!(r, Float64);
+        let r = result_type(&[(Bool, OperandKind::Dim), (Int64, OperandKind::Scalar)]).unwrap();
+        assert_eq!(r, Int64);
+    }
+
+    #[test]
+    fn can_cast_rules() {
+        assert!(!DType::can_cast(Float32, Int32));
+        assert!(DType::can_cast(Int32, Float16));
+        assert!(!DType::can_cast(Int8, Bool));
+        assert!(DType::can_cast(Bool, UInt8));
+    }
+}

@@ -1,0 +1,224 @@
+//! The Rust types behind each [`DType`] and the one dispatch macro that turns a
+//! runtime dtype into a monomorphised kernel call.
+
+use crate::dtype::DType;
+use half::{bf16, f16};
+
+/// A Rust type that can be stored in a tensor.
+pub trait Element: Copy + Send + Sync + PartialEq + PartialOrd + std::fmt::Debug + 'static {
+    /// The dtype this type stores.
+    const DTYPE: DType;
+    /// Widens to `f64` (exact for every type except `i64` above 2^53).
+    fn to_f64(self) -> f64;
+    /// Narrows from `f64` with Rust `as` semantics (saturating for ints, NaN → 0).
+    fn from_f64(v: f64) -> Self;
+    /// Converts to `i64` (floats truncate).
+    fn to_i64(self) -> i64;
+    /// Converts from `i64` with wrapping for narrower ints, as C casts do.
+    fn from_i64(v: i64) -> Self;
+    /// Additive identity.
+    fn zero() -> Self;
+    /// Multiplicative identity.
+    fn one() -> Self;
+}
+
+macro_rules! int_element {
+    ($t:ty, $dt:expr) => {
+        impl Element for $t {
+            const DTYPE: DType = $dt;
+            #[inline(always)]
+            fn to_f64(self) -> f64 {
+                self as f64
+            }
+            #[inline(always)]
+            fn from_f64(v: f64) -> Self {
+                // Through i64 first so that e.g. -1.0 -> uint8 wraps to 255 like PyTorch.
+                (v as i64) as $t
+            }
+            #[inline(always)]
+            fn to_i64(self) -> i64 {
+                self as i64
+            }
+            #[inline(always)]
+            fn from_i64(v: i64) -> Self {
+                v as $t
+            }
+            #[inline(always)]
+            fn zero() -> Self {
+                0
+            }
+            #[inline(always)]
+            fn one() -> Self {
+                1
+            }
+        }
+    };
+}
+int_element!(u8, DType::UInt8);
+int_element!(i8, DType::Int8);
+int_element!(i16, DType::Int16);
+int_element!(i32, DType::Int32);
+int_element!(i64, DType::Int64);
+
+macro_rules! float_element {
+    ($t:ty, $dt:expr) => {
+        impl Element for $t {
+            const DTYPE: DType = $dt;
+            #[inline(always)]
+            fn to_f64(self) -> f64 {
+                self as f64
+            }
+            #[inline(always)]
+            fn from_f64(v: f64) -> Self {
+                v as $t
+            }
+            #[inline(always)]
+            fn to_i64(self) -> i64 {
+                self as i64
+            }
+            #[inline(always)]
+            fn from_i64(v: i64) -> Self {
+                v as $t
+            }
+            #[inline(always)]
+            fn zero() -> Self {
+                0.0
+            }
+            #[inline(always)]
+            fn one() -> Self {
+                1.0
+            }
+        }
+    };
+}
+float_element!(f32, DType::Float32);
+float_element!(f64, DType::Float64);
+
+macro_rules! half_element {
+    ($t:ty, $dt:expr) => {
+        impl Element for $t {
+            const DTYPE: DType = $dt;
+            #[inline(always)]
+            fn to_f64(self) -> f64 {
+                self.to_f64()
+            }
+            #[inline(always)]
+            fn from_f64(v: f64) -> Self {
+                <$t>::from_f64(v)
+            }
+            #[inline(always)]
+            fn to_i64(self) -> i64 {
+                self.to_f64() as i64
+            }
+            #[inline(always)]
+            fn from_i64(v: i64) -> Self {
+                <$t>::from_f64(v as f64)
+            }
+            #[inline(always)]
+            fn zero() -> Self {
+                <$t>::ZERO
+            }
+            #[inline(always)]
+            fn one() -> Self {
+                <$t>::ONE
+            }
+        }
+    };
+}
+half_element!(f16, DType::Float16);
+half_element!(bf16, DType::BFloat16);
+
+impl Element for bool {
+    const DTYPE: DType = DType::Bool;
+    #[inline(always)]
+    fn to_f64(self) -> f64 {
+        self as u8 as f64
+    }
+    #[inline(always)]
+    fn from_f64(v: f64) -> Self {
+        v != 0.0
+    }
+    #[inline(always)]
+    fn to_i64(self) -> i64 {
+        self as i64
+    }
+    #[inline(always)]
+    fn from_i64(v: i64) -> Self {
+        v != 0
+    }
+    #[inline(always)]
+    fn zero() -> Self {
+        false
+    }
+    #[inline(always)]
+    fn one() -> Self {
+        true
+    }
+}
+
+/// Converts between element types the way PyTorch's casts do: float → int via
+/// truncation, anything → bool via `!= 0`, ints between each other wrapping.
+#[inline(always)]
+pub fn cast<S: Element, D: Element>(v: S) -> D {
+    if S::DTYPE.is_floating_point() || D::DTYPE.is_floating_point() || D::DTYPE == DType::Bool {
+        if D::DTYPE == DType::Bool {
+            return D::from_f64(if v.to_f64() != 0.0 || v.to_f64().is_nan() { 1.0 } else { 0.0 });
+        }
+        D::from_f64(v.to_f64())
+    } else {
+        D::from_i64(v.to_i64())
+    }
+}
+
+/// Runs `$body` with `$T` bound to the Rust type of `$dtype`.
+///
+/// ```ignore
+/// dispatch_dtype!(dtype, T => fill::<T>(ptr, n, value))
+/// ```
+#[macro_export]
+macro_rules! dispatch_dtype {
+    ($dtype:expr, $T:ident => $body:expr) => {
+        match $dtype {
+            $crate::DType::Bool => {
+                type $T = bool;
+                $body
+            }
+            $crate::DType::UInt8 => {
+                type $T = u8;
+                $body
+            }
+            $crate::DType::Int8 => {
+                type $T = i8;
+                $body
+            }
+            $crate::DType::Int16 => {
+                type $T = i16;
+                $body
+            }
+            $crate::DType::Int32 => {
+                type $T = i32;
+                $body
+            }
+            $crate::DType::Int64 => {
+                type $T = i64;
+                $body
+            }
+            $crate::DType::Float16 => {
+                type $T = $crate::half::f16;
+                $body
+            }
+            $crate::DType::BFloat16 => {
+                type $T = $crate::half::bf16;
+                $body
+            }
+            $crate::DType::Float32 => {
+                type $T = f32;
+                $body
+            }
+            $crate::DType::Float64 => {
+                type $T = f64;
+                $body
+            }
+        }
+    };
+}

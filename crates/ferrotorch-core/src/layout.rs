@@ -1,0 +1,559 @@
+//! Strided layouts: sizes, strides (in elements) and a storage offset.
+//!
+//! Every view op is pure arithmetic on a [`Layout`]; no data moves here. Error
+//! messages follow PyTorch's wording so users can search for them.
+
+use crate::error::{wrap_dim, Error, Result};
+use smallvec::SmallVec;
+
+/// Sizes of each dimension.
+pub type Shape = SmallVec<[usize; 6]>;
+/// Strides of each dimension, in elements.
+pub type Strides = SmallVec<[isize; 6]>;
+
+/// Where each element of a tensor lives in its storage:
+/// `element[i0, i1, ...] = storage[offset + Σ ik * strides[k]]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Layout {
+    /// Size of each dimension.
+    pub shape: Shape,
+    /// Distance in elements between neighbours along each dimension.
+    pub strides: Strides,
+    /// Index of element `[0, 0, ...]` in the storage.
+    pub offset: usize,
+}
+
+/// Formats a shape as PyTorch does in messages: `[2, 3]`.
+pub fn fmt_shape(shape: &[usize]) -> String {
+    let parts: Vec<String> = shape.iter().map(|s| s.to_string()).collect();
+    format!("[{}]", parts.join(", "))
+}
+
+fn fmt_i64s(v: &[i64]) -> String {
+    let parts: Vec<String> = v.iter().map(|s| s.to_string()).collect();
+    format!("[{}]", parts.join(", "))
+}
+
+/// Row-major strides for `shape`, treating zero-sized dims as size 1 like PyTorch.
+pub fn contiguous_strides(shape: &[usize]) -> Strides {
+    let mut strides: Strides = SmallVec::from_elem(0, shape.len());
+    let mut acc: isize = 1;
+    for i in (0..shape.len()).rev() {
+        strides[i] = acc;
+        acc *= shape[i].max(1) as isize;
+    }
+    strides
+}
+
+/// Product of sizes.
+pub fn numel(shape: &[usize]) -> usize {
+    shape.iter().product()
+}
+
+/// Resolves a requested shape that may hold one `-1` against `numel` elements.
+pub fn infer_size(requested: &[i64], numel: usize) -> Result<Shape> {
+    let mut infer = None;
+    let mut known: usize = 1;
+    for (i, &s) in requested.iter().enumerate() {
+        if s == -1 {
+            if infer.is_some() {
+                return Err(Error::runtime("only one dimension can be inferred"));
+            }
+            infer = Some(i);
+        } else if s < 0 {
+            return Err(Error::runtime(format!("invalid shape dimension {s}")));
+        } else {
+            known = known.saturating_mul(s as usize);
+        }
+    }
+    let bad = || Error::runtime(format!("shape '{}' is invalid for input of size {}", fmt_i64s(requested), numel));
+    let mut shape: Shape = requested.iter().map(|&s| s.max(0) as usize).collect();
+    match infer {
+        Some(i) => {
+            if known == 0 || numel % known != 0 {
+                return Err(bad());
+            }
+            shape[i] = numel / known;
+        }
+        None => {
+            if known != numel {
+                return Err(bad());
+            }
+        }
+    }
+    Ok(shape)
+}
+
+/// NumPy/PyTorch broadcasting of two shapes.
+pub fn broadcast_shapes(a: &[usize], b: &[usize]) -> Result<Shape> {
+    let n = a.len().max(b.len());
+    let mut out: Shape = SmallVec::from_elem(0, n);
+    for i in 0..n {
+        let da = if i + a.len() >= n { a[i + a.len() - n] } else { 1 };
+        let db = if i + b.len() >= n { b[i + b.len() - n] } else { 1 };
+        out[i] = if da == db || db == 1 {
+            da
+        } else if da == 1 {
+            db
+        } else {
+            return Err(Error::runtime(format!(
+                "The size of tensor a ({da}) must match the size of tensor b ({db}) at non-singleton dimension {i}"
+            )));
+        };
+    }
+    Ok(out)
+}
+
+impl Layout {
+    /// A fresh row-major layout.
+    pub fn contiguous(shape: &[usize]) -> Layout {
+        Layout { shape: shape.into(), strides: contiguous_strides(shape), offset: 0 }
+    }
+
+    /// Number of dimensions.
+    pub fn ndim(&self) -> usize {
+        self.shape.len()
+    }
+
+    /// Number of elements.
+    pub fn numel(&self) -> usize {
+        numel(&self.shape)
+    }
+
+    /// PyTorch's rule: row-major once size-1 dims are ignored; empty tensors are contiguous.
+    pub fn is_contiguous(&self) -> bool {
+        if self.numel() == 0 {
+            return true;
+        }
+        let mut expected: isize = 1;
+        for i in (0..self.ndim()).rev() {
+            if self.shape[i] != 1 {
+                if self.strides[i] != expected {
+                    return false;
+                }
+                expected *= self.shape[i] as isize;
+            }
+        }
+        true
+    }
+
+    /// Lowest and one-past-highest storage element this layout touches (None if empty).
+    pub fn storage_span(&self) -> Option<(usize, usize)> {
+        if self.numel() == 0 {
+            return None;
+        }
+        let mut lo = self.offset as isize;
+        let mut hi = self.offset as isize;
+        for (&s, &st) in self.shape.iter().zip(&self.strides) {
+            let ext = (s as isize - 1) * st;
+            if ext < 0 {
+                lo += ext;
+            } else {
+                hi += ext;
+            }
+        }
+        Some((lo.max(0) as usize, hi as usize + 1))
+    }
+
+    /// Strides for viewing this layout as `new_shape` without copying, if possible
+    /// (PyTorch's `computeStride`).
+    pub fn view_strides(&self, new_shape: &[usize]) -> Option<Strides> {
+        let old = &self.shape;
+        let olds = &self.strides;
+        let n = self.numel();
+        if old.is_empty() {
+            return Some(SmallVec::from_elem(1, new_shape.len()));
+        }
+        if n == 0 {
+            if old.as_slice() == new_shape {
+                return Some(olds.clone());
+            }
+            return Some(contiguous_strides(new_shape));
+        }
+        let mut new_strides: Strides = SmallVec::from_elem(0, new_shape.len());
+        let mut view_d = new_shape.len() as isize - 1;
+        let mut chunk_base_stride = *olds.last()?;
+        let mut tensor_numel: isize = 1;
+        let mut view_numel: isize = 1;
+        for tensor_d in (0..old.len()).rev() {
+            tensor_numel *= old[tensor_d] as isize;
+            if tensor_d == 0
+                || (old[tensor_d - 1] != 1 && olds[tensor_d - 1] != tensor_numel * chunk_base_stride)
+            {
+                while view_d >= 0 && (view_numel < tensor_numel || new_shape[view_d as usize] == 1) {
+                    new_strides[view_d as usize] = view_numel * chunk_base_stride;
+                    view_numel *= new_shape[view_d as usize] as isize;
+                    view_d -= 1;
+                }
+                if view_numel != tensor_numel {
+                    return None;
+                }
+                if tensor_d > 0 {
+                    chunk_base_stride = olds[tensor_d - 1];
+                    tensor_numel = 1;
+                    view_numel = 1;
+                }
+            }
+        }
+        if view_d != -1 {
+            return None;
+        }
+        Some(new_strides)
+    }
+
+    /// `Tensor.view(*shape)`.
+    pub fn view(&self, requested: &[i64]) -> Result<Layout> {
+        let shape = infer_size(requested, self.numel())?;
+        match self.view_strides(&shape) {
+            Some(strides) => Ok(Layout { shape, strides, offset: self.offset }),
+            None => Err(Error::runtime(
+                "view size is not compatible with input tensor's size and stride (at least one dimension spans across two contiguous subspaces). Use .reshape(...) instead.",
+            )),
+        }
+    }
+
+    /// Swaps two dimensions.
+    pub fn transpose(&self, d0: i64, d1: i64) -> Result<Layout> {
+        let a = wrap_dim(d0, self.ndim())?;
+        let b = wrap_dim(d1, self.ndim())?;
+        let mut out = self.clone();
+        if self.ndim() > 0 {
+            out.shape.swap(a, b);
+            out.strides.swap(a, b);
+        }
+        Ok(out)
+    }
+
+    /// Reorders dimensions.
+    pub fn permute(&self, dims: &[i64]) -> Result<Layout> {
+        let n = self.ndim();
+        if dims.len() != n {
+            return Err(Error::runtime(format!(
+                "permute(sparse_coo): number of dimensions in the tensor input does not match the length of the desired ordering of dimensions i.e. input.dim() = {} is not equal to len(dims) = {}",
+                n,
+                dims.len()
+            )));
+        }
+        let mut seen = vec![false; n];
+        let mut out = self.clone();
+        for (i, &d) in dims.iter().enumerate() {
+            let d = wrap_dim(d, n)?;
+            if seen[d] {
+                return Err(Error::runtime("permute(): duplicate dims are not allowed."));
+            }
+            seen[d] = true;
+            out.shape[i] = self.shape[d];
+            out.strides[i] = self.strides[d];
+        }
+        Ok(out)
+    }
+
+    /// Broadcasts to `sizes` (which may use -1 to keep a size) with stride 0.
+    pub fn expand(&self, sizes: &[i64]) -> Result<Layout> {
+        let n = sizes.len();
+        if n < self.ndim() {
+            return Err(Error::runtime(format!(
+                "expand({}, size={}): the number of sizes provided ({}) must be greater or equal to the number of dimensions in the tensor ({})",
+                fmt_shape(&self.shape),
+                fmt_i64s(sizes),
+                n,
+                self.ndim()
+            )));
+        }
+        let lead = n - self.ndim();
+        let mut shape: Shape = SmallVec::from_elem(0, n);
+        let mut strides: Strides = SmallVec::from_elem(0, n);
+        for i in (0..n).rev() {
+            let target = sizes[i];
+            if i >= lead {
+                let (s, st) = (self.shape[i - lead], self.strides[i - lead]);
+                if target == -1 || target as usize == s && target >= 0 {
+                    shape[i] = s;
+                    strides[i] = st;
+                } else if s == 1 && target >= 0 {
+                    shape[i] = target as usize;
+                    strides[i] = 0;
+                } else {
+                    return Err(Error::runtime(format!(
+                        "The expanded size of the tensor ({}) must match the existing size ({}) at non-singleton dimension {}.  Target sizes: {}.  Tensor sizes: {}",
+                        target,
+                        s,
+                        i,
+                        fmt_i64s(sizes),
+                        fmt_shape(&self.shape)
+                    )));
+                }
+            } else {
+                if target < 0 {
+                    return Err(Error::runtime(format!(
+                        "The expanded size of the tensor ({target}) isn't allowed in a leading, non-existing dimension {i}"
+                    )));
+                }
+                shape[i] = target as usize;
+                strides[i] = 0;
+            }
+        }
+        Ok(Layout { shape, strides, offset: self.offset })
+    }
+
+    /// Removes size-1 dims (all, or the listed ones that have size 1).
+    pub fn squeeze(&self, dims: Option<&[i64]>) -> Result<Layout> {
+        let n = self.ndim();
+        let mut drop = vec![false; n];
+        match dims {
+            None => {
+                for i in 0..n {
+                    drop[i] = self.shape[i] == 1;
+                }
+            }
+            Some(ds) => {
+                for &d in ds {
+                    let d = wrap_dim(d, n)?;
+                    if n > 0 && self.shape[d] == 1 {
+                        drop[d] = true;
+                    }
+                }
+            }
+        }
+        let mut out = Layout { shape: SmallVec::new(), strides: SmallVec::new(), offset: self.offset };
+        for i in 0..n {
+            if !drop[i] {
+                out.shape.push(self.shape[i]);
+                out.strides.push(self.strides[i]);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Inserts a size-1 dim at `dim` (in `-(ndim+1)..=ndim`).
+    pub fn unsqueeze(&self, dim: i64) -> Result<Layout> {
+        let d = wrap_dim(dim, self.ndim() + 1)?;
+        let mut out = self.clone();
+        let st = if d < self.ndim() { self.strides[d] * self.shape[d] as isize } else { 1 };
+        out.shape.insert(d, 1);
+        out.strides.insert(d, st.max(1));
+        Ok(out)
+    }
+
+    /// `narrow(dim, start, length)`.
+    pub fn narrow(&self, dim: i64, start: i64, length: i64) -> Result<Layout> {
+        if self.ndim() == 0 {
+            return Err(Error::runtime("narrow() cannot be applied to a 0-dim tensor."));
+        }
+        let d = wrap_dim(dim, self.ndim())?;
+        let size = self.shape[d] as i64;
+        if length < 0 {
+            return Err(Error::runtime("narrow(): length must be non-negative."));
+        }
+        if start < -size || start > size {
+            return Err(Error::index(format!(
+                "start out of range (expected to be in range of [{}, {}], but got {})",
+                -size, size, start
+            )));
+        }
+        let start = if start < 0 { start + size } else { start };
+        if start + length > size {
+            return Err(Error::runtime(format!(
+                "start ({start}) + length ({length}) exceeds dimension size ({size})."
+            )));
+        }
+        self.slice(d as i64, start, start + length, 1)
+    }
+
+    /// Picks index `index` along `dim`, removing that dim.
+    pub fn select(&self, dim: i64, index: i64) -> Result<Layout> {
+        if self.ndim() == 0 {
+            return Err(Error::index("select() cannot be applied to a 0-dim tensor."));
+        }
+        let d = wrap_dim(dim, self.ndim())?;
+        let size = self.shape[d] as i64;
+        if index < -size || index >= size {
+            return Err(Error::index(format!(
+                "index {} is out of bounds for dimension {} with size {}",
+                index, d, size
+            )));
+        }
+        let i = if index < 0 { index + size } else { index };
+        let mut out = self.clone();
+        out.offset = (self.offset as isize + i as isize * self.strides[d]) as usize;
+        out.shape.remove(d);
+        out.strides.remove(d);
+        Ok(out)
+    }
+
+    /// Python slicing `start:end:step` along `dim`, with Python's clamping of bounds.
+    pub fn slice(&self, dim: i64, start: i64, end: i64, step: i64) -> Result<Layout> {
+        if step <= 0 {
+            return Err(Error::value("step must be greater than zero"));
+        }
+        let d = wrap_dim(dim, self.ndim())?;
+        let size = self.shape[d] as i64;
+        let clamp = |v: i64| -> i64 {
+            let v = if v < 0 { v + size } else { v };
+            v.clamp(0, size)
+        };
+        let s = clamp(start);
+        let e = clamp(end).max(s);
+        let len = (e - s + step - 1) / step;
+        let mut out = self.clone();
+        if len > 0 {
+            out.offset = (self.offset as isize + s as isize * self.strides[d]) as usize;
+        } else {
+            out.offset = (self.offset as isize + s.min(size) as isize * self.strides[d]).max(0) as usize;
+        }
+        out.shape[d] = len as usize;
+        out.strides[d] = self.strides[d] * step as isize;
+        Ok(out)
+    }
+
+    /// `diagonal(offset, dim1, dim2)`: the diagonal becomes the last dim.
+    pub fn diagonal(&self, offset: i64, dim1: i64, dim2: i64) -> Result<Layout> {
+        let n = self.ndim();
+        let a = wrap_dim(dim1, n)?;
+        let b = wrap_dim(dim2, n)?;
+        if a == b {
+            return Err(Error::runtime(format!(
+                "diagonal dimensions cannot be identical {dim1}, {dim2}"
+            )));
+        }
+        let (sa, sb) = (self.shape[a] as i64, self.shape[b] as i64);
+        let len = if offset >= 0 { sa.min(sb - offset) } else { (sa + offset).min(sb) }.max(0);
+        let mut off = self.offset as isize;
+        if len > 0 {
+            off += if offset >= 0 {
+                offset as isize * self.strides[b]
+            } else {
+                -offset as isize * self.strides[a]
+            };
+        }
+        let mut out = Layout { shape: SmallVec::new(), strides: SmallVec::new(), offset: off as usize };
+        for i in 0..n {
+            if i != a && i != b {
+                out.shape.push(self.shape[i]);
+                out.strides.push(self.strides[i]);
+            }
+        }
+        out.shape.push(len as usize);
+        out.strides.push(self.strides[a] + self.strides[b]);
+        Ok(out)
+    }
+
+    /// `unfold(dim, size, step)`: sliding windows become a new last dim.
+    pub fn unfold(&self, dim: i64, size: i64, step: i64) -> Result<Layout> {
+        let n = self.ndim();
+        let d = wrap_dim(dim, n)?;
+        let dim_size = if n == 0 { 1 } else { self.shape[d] as i64 };
+        if size > dim_size {
+            return Err(Error::runtime(format!(
+                "maximum size for tensor at dimension {d} is {dim_size} but size is {size}"
+            )));
+        }
+        if step <= 0 {
+            return Err(Error::runtime(format!("step is {step} but must be > 0")));
+        }
+        if size < 0 {
+            return Err(Error::runtime(format!("size is {size} but must be >= 0")));
+        }
+        let mut out = self.clone();
+        if n == 0 {
+            out.shape.push(size as usize);
+            out.strides.push(1);
+            return Ok(out);
+        }
+        out.shape[d] = ((dim_size - size) / step + 1) as usize;
+        out.strides[d] = self.strides[d] * step as isize;
+        out.shape.push(size as usize);
+        out.strides.push(self.strides[d]);
+        Ok(out)
+    }
+
+    /// `as_strided(size, stride, storage_offset)`; bounds are checked by the caller
+    /// against the storage size.
+    pub fn as_strided(sizes: &[i64], strides: &[i64], offset: i64) -> Result<Layout> {
+        if sizes.len() != strides.len() {
+            return Err(Error::runtime(format!(
+                "mismatch in length of strides and shape: {} vs {}",
+                strides.len(),
+                sizes.len()
+            )));
+        }
+        if let Some(s) = sizes.iter().find(|&&s| s < 0) {
+            return Err(Error::runtime(format!(
+                "Trying to create tensor with negative dimension {s}: {}",
+                fmt_i64s(sizes)
+            )));
+        }
+        if strides.iter().any(|&s| s < 0) {
+            return Err(Error::runtime("as_strided: Negative strides are not supported at the moment, got strides: ".to_string() + &fmt_i64s(strides)));
+        }
+        if offset < 0 {
+            return Err(Error::runtime(format!("Tensor: invalid storage offset {offset}")));
+        }
+        Ok(Layout {
+            shape: sizes.iter().map(|&s| s as usize).collect(),
+            strides: strides.iter().map(|&s| s as isize).collect(),
+            offset: offset as usize,
+        })
+    }
+}
+
+/// Checks a user-supplied size list for negative entries, with PyTorch's message.
+pub fn check_sizes(sizes: &[i64]) -> Result<Shape> {
+    if let Some(s) = sizes.iter().find(|&&s| s < 0) {
+        return Err(Error::runtime(format!(
+            "Trying to create tensor with negative dimension {}: {}",
+            s,
+            fmt_i64s(sizes)
+        )));
+    }
+    Ok(sizes.iter().map(|&s| s as usize).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn l(shape: &[usize]) -> Layout {
+        Layout::contiguous(shape)
+    }
+
+    #[test]
+    fn contiguity_ignores_unit_dims() {
+        let t = l(&[2, 3]).transpose(0, 1).unwrap();
+        assert!(!t.is_contiguous());
+        let u = l(&[1, 3]).transpose(0, 1).unwrap();
+        assert!(u.is_contiguous());
+        assert_eq!(contiguous_strides(&[3, 0]).as_slice(), &[1, 1]);
+    }
+
+    #[test]
+    fn view_of_transposed_fails_but_splits_work() {
+        let t = l(&[3, 4]).transpose(0, 1).unwrap();
+        assert!(t.view(&[12]).is_err());
+        assert_eq!(t.view(&[2, 2, 3]).unwrap().strides.as_slice(), &[2, 1, 4]);
+        let v = l(&[2, 3]).view(&[-1]).unwrap();
+        assert_eq!(v.shape.as_slice(), &[6]);
+        assert!(l(&[2, 3]).view(&[4, -1]).is_err());
+        assert!(l(&[2, 3]).view(&[-1, -1]).is_err());
+    }
+
+    #[test]
+    fn slices_diagonals_unfold() {
+        let s = l(&[10]).slice(0, 1, i64::MAX, 3).unwrap();
+        assert_eq!((s.shape[0], s.strides[0], s.offset), (3, 3, 1));
+        let d = l(&[3, 4]).diagonal(1, 0, 1).unwrap();
+        assert_eq!((d.shape[0], d.strides[0], d.offset), (3, 5, 1));
+        let u = l(&[7]).unfold(0, 2, 1).unwrap();
+        assert_eq!(u.shape.as_slice(), &[6, 2]);
+        assert_eq!(u.strides.as_slice(), &[1, 1]);
+    }
+
+    #[test]
+    fn expand_and_broadcast() {
+        let e = l(&[3, 1]).expand(&[2, 3, 4]).unwrap();
+        assert_eq!(e.strides.as_slice(), &[0, 1, 0]);
+        assert!(l(&[3]).expand(&[4]).is_err());
+        assert_eq!(broadcast_shapes(&[3, 1], &[4]).unwrap().as_slice(), &[3, 4]);
+        assert!(broadcast_shapes(&[3], &[4]).is_err());
+    }
+}

@@ -1,0 +1,22 @@
+//! Core types of ferrotorch, shared by every other crate: element types and the
+//! promotion rules between them, devices, strided layouts (pure metadata), the
+//! storage that owns tensor memory, and the error type every layer returns.
+//!
+//! Nothing here knows about kernels, autograd or Python.
+
+pub mod dtype;
+pub mod device;
+pub mod element;
+pub mod error;
+pub mod layout;
+pub mod scalar;
+pub mod storage;
+
+pub use device::{Device, DeviceType};
+pub use dtype::DType;
+pub use element::Element;
+pub use error::{Error, ErrorKind, Result};
+pub use layout::{Layout, Shape, Strides};
+pub use scalar::Scalar;
+pub use storage::Storage;
+pub use half;

@@ -1,0 +1,53 @@
+//! Python-like scalars: what `x + 1`, `x * 2.5` and `fill_(True)` carry.
+
+use crate::dtype::DType;
+
+/// A number not yet stored in a tensor; its kind decides type promotion.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Scalar {
+    /// A Python `bool`.
+    Bool(bool),
+    /// A Python `int`.
+    Int(i64),
+    /// A Python `float`.
+    Float(f64),
+}
+
+impl Scalar {
+    /// The value as `f64` (ints may lose precision above 2^53, as in PyTorch).
+    pub fn to_f64(self) -> f64 {
+        match self {
+            Scalar::Bool(b) => b as u8 as f64,
+            Scalar::Int(i) => i as f64,
+            Scalar::Float(f) => f,
+        }
+    }
+    /// The value as `i64` (floats truncate toward zero).
+    pub fn to_i64(self) -> i64 {
+        match self {
+            Scalar::Bool(b) => b as i64,
+            Scalar::Int(i) => i,
+            Scalar::Float(f) => f as i64,
+        }
+    }
+    /// Truthiness, as Python's `bool(x)`.
+    pub fn to_bool(self) -> bool {
+        match self {
+            Scalar::Bool(b) => b,
+            Scalar::Int(i) => i != 0,
+            Scalar::Float(f) => f != 0.0,
+        }
+    }
+    /// The dtype PyTorch infers for this Python scalar (`float` uses `default_float`).
+    pub fn inferred_dtype(self, default_float: DType) -> DType {
+        match self {
+            Scalar::Bool(_) => DType::Bool,
+            Scalar::Int(_) => DType::Int64,
+            Scalar::Float(_) => default_float,
+        }
+    }
+    /// Is this a floating-point scalar?
+    pub fn is_float(self) -> bool {
+        matches!(self, Scalar::Float(_))
+    }
+}

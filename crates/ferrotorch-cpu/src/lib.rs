@@ -1,0 +1,50 @@
+//! CPU kernels. Every kernel works on raw storage pointers described by a
+//! [`ferrotorch_core::Layout`]; dtype dispatch happens once per call, and the
+//! loops underneath are generic.
+//!
+//! The single [`iter`] module drives every elementwise loop: it broadcasts,
+//! drops unit dims, merges dims contiguous across all operands, and hands the
+//! inner loops runs of `(offsets, length, strides)`.
+
+pub mod copy;
+pub mod elementwise;
+pub mod iter;
+pub mod matmul;
+pub mod random;
+pub mod reduce;
+
+/// A read-only operand: base pointer of its storage plus its layout.
+#[derive(Clone, Copy)]
+pub struct Src<'a> {
+    /// Start of the storage (offset is in `layout`).
+    pub base: *const u8,
+    /// Sizes/strides/offset in elements.
+    pub layout: &'a ferrotorch_core::Layout,
+}
+
+/// A written operand.
+#[derive(Clone, Copy)]
+pub struct Dst<'a> {
+    /// Start of the storage (offset is in `layout`).
+    pub base: *mut u8,
+    /// Sizes/strides/offset in elements.
+    pub layout: &'a ferrotorch_core::Layout,
+}
+
+/// Element pointer at an element offset from `base`.
+///
+/// # Safety
+/// `base + off * size_of::<T>()` must stay inside the storage allocation.
+#[inline(always)]
+pub(crate) unsafe fn at<T>(base: *const u8, off: isize) -> *const T {
+    (base as *const T).offset(off)
+}
+
+/// Mutable element pointer at an element offset from `base`.
+///
+/// # Safety
+/// As for [`at`].
+#[inline(always)]
+pub(crate) unsafe fn at_mut<T>(base: *mut u8, off: isize) -> *mut T {
+    (base as *mut T).offset(off)
+}

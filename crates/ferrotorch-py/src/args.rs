@@ -1,0 +1,93 @@
+//! Argument parsing shared by every binding: shapes given as `(2, 3)`, `2, 3`
+//! or a `Size`; Python numbers as scalars; dims as int or tuple.
+
+use ferrotorch::Scalar;
+use pyo3::exceptions::PyTypeError;
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyFloat, PyInt, PyList, PySequence, PyTuple};
+
+/// Sizes from `*args`: either several ints or one sequence of ints.
+pub fn shape_from_args(args: &Bound<'_, PyTuple>, what: &str) -> PyResult<Vec<i64>> {
+    if args.len() == 1 {
+        let a = args.get_item(0)?;
+        if a.cast::<PyTuple>().is_ok() || a.cast::<PyList>().is_ok() {
+            return int_list(&a, what);
+        }
+    }
+    int_list(args.as_any(), what)
+}
+
+/// A sequence of ints (also accepting 1-element integer tensors via `__index__`).
+pub fn int_list(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Vec<i64>> {
+    if let Ok(i) = index_of(obj) {
+        return Ok(vec![i]);
+    }
+    let seq = obj.cast::<PySequence>().map_err(|_| {
+        PyTypeError::new_err(format!("{what}(): argument 'size' must be tuple of ints, not {}", type_name(obj)))
+    })?;
+    let mut out = Vec::with_capacity(seq.len()?);
+    for item in seq.try_iter()? {
+        let item = item?;
+        out.push(index_of(&item).map_err(|_| {
+            PyTypeError::new_err(format!(
+                "{what}(): argument 'size' must be tuple of ints, but found element of type {} at pos {}",
+                type_name(&item),
+                out.len()
+            ))
+        })?);
+    }
+    Ok(out)
+}
+
+/// An int (not a float), through `__index__`.
+pub fn index_of(obj: &Bound<'_, PyAny>) -> PyResult<i64> {
+    if obj.cast::<PyFloat>().is_ok() {
+        return Err(PyTypeError::new_err("expected an integer, got float"));
+    }
+    if let Ok(i) = obj.cast::<PyInt>() {
+        return i.extract();
+    }
+    let idx = obj.call_method0("__index__")?;
+    idx.extract()
+}
+
+/// The Python type name of `obj`, for messages.
+pub fn type_name(obj: &Bound<'_, PyAny>) -> String {
+    obj.get_type().name().map(|n| n.to_string()).unwrap_or_else(|_| "object".into())
+}
+
+/// A Python bool/int/float (or an object with `__float__`/`__index__`) as a scalar.
+pub fn scalar_of(obj: &Bound<'_, PyAny>) -> Option<Scalar> {
+    if let Ok(b) = obj.cast::<PyBool>() {
+        return Some(Scalar::Bool(b.is_true()));
+    }
+    if let Ok(i) = obj.cast::<PyInt>() {
+        return i.extract::<i64>().ok().map(Scalar::Int);
+    }
+    if let Ok(f) = obj.cast::<PyFloat>() {
+        return Some(Scalar::Float(f.value()));
+    }
+    None
+}
+
+/// Like [`scalar_of`] but also accepts NumPy scalars and other number-likes.
+pub fn number_of(obj: &Bound<'_, PyAny>) -> Option<Scalar> {
+    if let Some(s) = scalar_of(obj) {
+        return Some(s);
+    }
+    if obj.hasattr("dtype").unwrap_or(false) && obj.hasattr("item").unwrap_or(false) && !obj.hasattr("__len__").unwrap_or(true) {
+        if let Ok(v) = obj.call_method0("item") {
+            return scalar_of(&v);
+        }
+    }
+    None
+}
+
+/// `dim` given as an int, a sequence of ints, or None.
+pub fn dims_of(obj: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Vec<i64>>> {
+    match obj {
+        None => Ok(None),
+        Some(o) if o.is_none() => Ok(None),
+        Some(o) => Ok(Some(int_list(o, "dim")?)),
+    }
+}

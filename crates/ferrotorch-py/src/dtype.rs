@@ -1,0 +1,95 @@
+//! `ferrotorch.dtype` objects: one singleton per dtype, so `x.dtype is torch.float32`.
+
+use crate::errors::IntoPyResult;
+use ferrotorch::DType;
+use pyo3::exceptions::PyTypeError;
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyBool, PyFloat, PyInt, PyString, PyType};
+
+/// A tensor element type, as `torch.dtype`.
+#[pyclass(name = "dtype", module = "ferrotorch", frozen, eq, hash)]
+#[derive(PartialEq, Eq, Hash, Clone, Copy)]
+pub struct PyDType {
+    /// The engine dtype.
+    pub dt: DType,
+}
+
+#[pymethods]
+impl PyDType {
+    #[getter]
+    fn is_floating_point(&self) -> bool {
+        self.dt.is_floating_point()
+    }
+    #[getter]
+    fn is_complex(&self) -> bool {
+        false
+    }
+    #[getter]
+    fn is_signed(&self) -> bool {
+        self.dt.is_signed()
+    }
+    #[getter]
+    fn itemsize(&self) -> usize {
+        self.dt.itemsize()
+    }
+    fn to_real(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+    fn __repr__(&self) -> String {
+        self.dt.to_string()
+    }
+    fn __str__(&self) -> String {
+        self.dt.to_string()
+    }
+    fn __reduce__(&self) -> String {
+        self.dt.name().to_string()
+    }
+}
+
+static SINGLETONS: PyOnceLock<Vec<Py<PyDType>>> = PyOnceLock::new();
+
+/// The singleton object for `dt`.
+pub fn dtype_obj(py: Python<'_>, dt: DType) -> Py<PyDType> {
+    let all = SINGLETONS.get_or_init(py, || {
+        DType::ALL.iter().map(|&d| Py::new(py, PyDType { dt: d }).expect("allocating dtype singletons")).collect()
+    });
+    let i = DType::ALL.iter().position(|&d| d == dt).unwrap_or(0);
+    all[i].clone_ref(py)
+}
+
+/// Accepts a `ferrotorch.dtype`, a dtype name, or the Python types `float`,
+/// `int`, `bool` (as PyTorch does).
+pub fn extract_dtype(obj: &Bound<'_, PyAny>) -> PyResult<DType> {
+    if let Ok(d) = obj.cast::<PyDType>() {
+        return Ok(d.get().dt);
+    }
+    if let Ok(s) = obj.cast::<PyString>() {
+        return DType::from_name(&s.to_cow()?).py();
+    }
+    if let Ok(t) = obj.cast::<PyType>() {
+        let py = obj.py();
+        if t.is(py.get_type::<PyFloat>()) {
+            return Ok(ferrotorch::defaults::default_dtype());
+        }
+        if t.is(py.get_type::<PyBool>()) {
+            return Ok(DType::Bool);
+        }
+        if t.is(py.get_type::<PyInt>()) {
+            return Ok(DType::Int64);
+        }
+    }
+    Err(PyTypeError::new_err(format!(
+        "dtype must be a ferrotorch.dtype (e.g. ferrotorch.float32), not {}",
+        obj.get_type().name()?
+    )))
+}
+
+/// Optional dtype argument.
+pub fn opt_dtype(obj: Option<&Bound<'_, PyAny>>) -> PyResult<Option<DType>> {
+    match obj {
+        None => Ok(None),
+        Some(o) if o.is_none() => Ok(None),
+        Some(o) => extract_dtype(o).map(Some),
+    }
+}

@@ -1,0 +1,449 @@
+//! Module-level factories (`tensor`, `zeros`, `arange`, `randn`, ...),
+//! dtype utilities and the generator.
+
+use crate::args::{index_of, number_of, shape_from_args};
+use crate::convert::tensor_from_data;
+use crate::device::opt_device;
+use crate::dtype::{dtype_obj, extract_dtype, opt_dtype, PyDType};
+use crate::errors::IntoPyResult;
+use crate::tensor::{tensor_of, wrap, PyTensor};
+use ferrotorch::defaults::{default_dtype, SharedGenerator};
+use ferrotorch::{DType, Device, Scalar, Tensor};
+use ferrotorch_core::dtype::{result_type as core_result_type, OperandKind};
+use ferrotorch_core::layout::check_sizes;
+use pyo3::exceptions::{PyRuntimeError, PyTypeError};
+use pyo3::prelude::*;
+use pyo3::types::PyTuple;
+use std::sync::{Arc, Mutex};
+
+/// Raises PyTorch's error for devices this build cannot use.
+pub fn check_device(dev: Device) -> PyResult<()> {
+    if dev.is_cpu() {
+        Ok(())
+    } else {
+        Err(PyRuntimeError::new_err(format!(
+            "Cannot use device '{dev}': ferrotorch found no CUDA device (ferrotorch.cuda.is_available() is False)"
+        )))
+    }
+}
+
+fn finish<'py>(py: Python<'py>, t: Tensor, requires_grad: bool) -> PyResult<Bound<'py, PyAny>> {
+    if requires_grad {
+        t.set_requires_grad(true).py()?;
+    }
+    wrap(py, t)
+}
+
+fn sizes(args: &Bound<'_, PyTuple>, what: &str) -> PyResult<Vec<usize>> {
+    let s = shape_from_args(args, what)?;
+    Ok(check_sizes(&s).py()?.to_vec())
+}
+
+/// `torch.tensor(data, *, dtype=None, device=None, requires_grad=False)`.
+#[pyfunction]
+#[pyo3(signature = (data, *, dtype=None, device=None, requires_grad=false, pin_memory=false))]
+pub fn tensor<'py>(py: Python<'py>, data: &Bound<'py, PyAny>, dtype: Option<&Bound<'py, PyAny>>, device: Option<&Bound<'py, PyAny>>, requires_grad: bool, pin_memory: bool) -> PyResult<Bound<'py, PyAny>> {
+    let _ = pin_memory;
+    let t = tensor_from_data(py, data, opt_dtype(dtype)?, opt_device(device)?)?;
+    finish(py, t.detach(), requires_grad)
+}
+
+/// `torch.as_tensor(data, dtype=None, device=None)`: shares memory when it can.
+#[pyfunction]
+#[pyo3(signature = (data, dtype=None, device=None))]
+pub fn as_tensor<'py>(py: Python<'py>, data: &Bound<'py, PyAny>, dtype: Option<&Bound<'py, PyAny>>, device: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyAny>> {
+    let dt = opt_dtype(dtype)?;
+    if let Some(d) = opt_device(device)? {
+        check_device(d)?;
+    }
+    if let Ok(t) = data.cast::<PyTensor>() {
+        let tt = &t.get().t;
+        return match dt {
+            Some(d) if d != tt.dtype() => wrap(py, tt.to_dtype(d).py()?),
+            _ => Ok(t.clone().into_any()),
+        };
+    }
+    if crate::numpy::is_ndarray(py, data)? {
+        let t = crate::numpy::from_numpy(py, data)?;
+        return wrap(py, match dt {
+            Some(d) => t.to_dtype(d).py()?,
+            None => t,
+        });
+    }
+    wrap(py, tensor_from_data(py, data, dt, None)?)
+}
+
+/// `torch.from_numpy(ndarray)`.
+#[pyfunction]
+pub fn from_numpy<'py>(py: Python<'py>, ndarray: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    wrap(py, crate::numpy::from_numpy(py, ndarray)?)
+}
+
+/// `torch.from_dlpack(ext_tensor)`.
+#[pyfunction]
+pub fn from_dlpack<'py>(py: Python<'py>, ext_tensor: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    wrap(py, crate::dlpack::from_dlpack(py, ext_tensor)?)
+}
+
+fn dtype_or_default(d: Option<&Bound<'_, PyAny>>) -> PyResult<DType> {
+    Ok(opt_dtype(d)?.unwrap_or_else(default_dtype))
+}
+
+fn cpu_device(d: Option<&Bound<'_, PyAny>>) -> PyResult<Device> {
+    let dev = opt_device(d)?.unwrap_or(Device::CPU);
+    check_device(dev)?;
+    Ok(dev)
+}
+
+macro_rules! factory {
+    ($name:ident, $doc:literal, |$shape:ident, $dt:ident, $dev:ident| $body:expr) => {
+        #[doc = $doc]
+        #[pyfunction]
+        #[pyo3(signature = (*size, out=None, dtype=None, layout=None, device=None, requires_grad=false, pin_memory=false, memory_format=None))]
+        #[allow(clippy::too_many_arguments)]
+        pub fn $name<'py>(
+            py: Python<'py>,
+            size: &Bound<'py, PyTuple>,
+            out: Option<&Bound<'py, PyAny>>,
+            dtype: Option<&Bound<'py, PyAny>>,
+            layout: Option<&Bound<'py, PyAny>>,
+            device: Option<&Bound<'py, PyAny>>,
+            requires_grad: bool,
+            pin_memory: bool,
+            memory_format: Option<&Bound<'py, PyAny>>,
+        ) -> PyResult<Bound<'py, PyAny>> {
+            let _ = (layout, pin_memory, memory_format);
+            let $shape = sizes(size, stringify!($name))?;
+            let $dt = dtype_or_default(dtype)?;
+            let $dev = cpu_device(device)?;
+            let t: Tensor = $body.py()?;
+            if let Some(o) = out {
+                let ot = tensor_of(o)?;
+                if ot.shape() != t.shape() {
+                    return Err(PyRuntimeError::new_err("out= with a different shape is not supported; resize the output first"));
+                }
+                ot.copy_(&t).py()?;
+                return Ok(o.clone());
+            }
+            finish(py, t, requires_grad)
+        }
+    };
+}
+
+factory!(zeros, "`torch.zeros(*size)`: a tensor filled with 0.", |s, d, dev| Tensor::zeros(&s, d, dev));
+factory!(ones, "`torch.ones(*size)`: a tensor filled with 1.", |s, d, dev| Tensor::ones(&s, d, dev));
+factory!(empty, "`torch.empty(*size)`: uninitialised memory from the caching pool.", |s, d, dev| Tensor::empty(&s, d, dev));
+
+/// `torch.full(size, fill_value)`: dtype inferred from the value when not given.
+#[pyfunction]
+#[pyo3(signature = (size, fill_value, *, out=None, dtype=None, layout=None, device=None, requires_grad=false))]
+#[allow(clippy::too_many_arguments)]
+pub fn full<'py>(py: Python<'py>, size: &Bound<'py, PyAny>, fill_value: &Bound<'py, PyAny>, out: Option<&Bound<'py, PyAny>>, dtype: Option<&Bound<'py, PyAny>>, layout: Option<&Bound<'py, PyAny>>, device: Option<&Bound<'py, PyAny>>, requires_grad: bool) -> PyResult<Bound<'py, PyAny>> {
+    let _ = (layout, out);
+    let s = check_sizes(&crate::args::int_list(size, "full")?).py()?.to_vec();
+    let v = fill_value_of(fill_value)?;
+    let dt = opt_dtype(dtype)?.unwrap_or_else(|| v.inferred_dtype(default_dtype()));
+    let t = Tensor::full(&s, v, dt, cpu_device(device)?).py()?;
+    finish(py, t, requires_grad)
+}
+
+fn fill_value_of(v: &Bound<'_, PyAny>) -> PyResult<Scalar> {
+    if let Some(s) = number_of(v) {
+        return Ok(s);
+    }
+    let t = tensor_of(v).map_err(|_| PyTypeError::new_err("full(): argument 'fill_value' must be Number"))?;
+    t.item().py()
+}
+
+fn like_dtype(t: &Tensor, d: Option<&Bound<'_, PyAny>>) -> PyResult<DType> {
+    Ok(opt_dtype(d)?.unwrap_or(t.dtype()))
+}
+
+macro_rules! like {
+    ($name:ident, $doc:literal, |$t:ident, $dt:ident| $body:expr) => {
+        #[doc = $doc]
+        #[pyfunction]
+        #[pyo3(signature = (input, *, dtype=None, layout=None, device=None, requires_grad=false, memory_format=None))]
+        pub fn $name<'py>(py: Python<'py>, input: &Bound<'py, PyAny>, dtype: Option<&Bound<'py, PyAny>>, layout: Option<&Bound<'py, PyAny>>, device: Option<&Bound<'py, PyAny>>, requires_grad: bool, memory_format: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyAny>> {
+            let _ = (layout, memory_format);
+            let $t = tensor_of(input)?;
+            let $dt = like_dtype(&$t, dtype)?;
+            cpu_device(device)?;
+            let r: Tensor = $body.py()?;
+            finish(py, r, requires_grad)
+        }
+    };
+}
+
+like!(zeros_like, "`torch.zeros_like(input)`.", |t, d| Tensor::zeros(t.shape(), d, Device::CPU));
+like!(ones_like, "`torch.ones_like(input)`.", |t, d| Tensor::ones(t.shape(), d, Device::CPU));
+like!(empty_like, "`torch.empty_like(input)`.", |t, d| Tensor::empty(t.shape(), d, Device::CPU));
+like!(rand_like, "`torch.rand_like(input)`.", |t, d| Tensor::rand(t.shape(), d, None));
+like!(randn_like, "`torch.randn_like(input)`.", |t, d| Tensor::randn(t.shape(), d, None));
+
+/// `torch.full_like(input, fill_value)`.
+#[pyfunction]
+#[pyo3(signature = (input, fill_value, *, dtype=None, layout=None, device=None, requires_grad=false, memory_format=None))]
+#[allow(clippy::too_many_arguments)]
+pub fn full_like<'py>(py: Python<'py>, input: &Bound<'py, PyAny>, fill_value: &Bound<'py, PyAny>, dtype: Option<&Bound<'py, PyAny>>, layout: Option<&Bound<'py, PyAny>>, device: Option<&Bound<'py, PyAny>>, requires_grad: bool, memory_format: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyAny>> {
+    let _ = (layout, memory_format);
+    let t = tensor_of(input)?;
+    cpu_device(device)?;
+    let r = Tensor::full(t.shape(), fill_value_of(fill_value)?, like_dtype(&t, dtype)?, Device::CPU).py()?;
+    finish(py, r, requires_grad)
+}
+
+/// `torch.arange(start=0, end, step=1)`: int64 for integer arguments, else the default dtype.
+#[pyfunction]
+#[pyo3(signature = (*args, out=None, dtype=None, layout=None, device=None, requires_grad=false))]
+#[allow(clippy::too_many_arguments)]
+pub fn arange<'py>(py: Python<'py>, args: &Bound<'py, PyTuple>, out: Option<&Bound<'py, PyAny>>, dtype: Option<&Bound<'py, PyAny>>, layout: Option<&Bound<'py, PyAny>>, device: Option<&Bound<'py, PyAny>>, requires_grad: bool) -> PyResult<Bound<'py, PyAny>> {
+    let _ = (layout, out);
+    cpu_device(device)?;
+    let vals = args
+        .iter()
+        .map(|a| number_of(&a).or_else(|| tensor_of(&a).ok().and_then(|t| t.item().ok())).ok_or_else(|| PyTypeError::new_err("arange(): arguments must be numbers")))
+        .collect::<PyResult<Vec<Scalar>>>()?;
+    let (start, end, step) = match vals.as_slice() {
+        [e] => (Scalar::Int(0), *e, Scalar::Int(1)),
+        [s, e] => (*s, *e, Scalar::Int(1)),
+        [s, e, st] => (*s, *e, *st),
+        _ => return Err(PyTypeError::new_err("arange() received an invalid combination of arguments")),
+    };
+    let all_int = [start, end, step].iter().all(|v| !v.is_float());
+    let dt = opt_dtype(dtype)?.unwrap_or(if all_int { DType::Int64 } else { default_dtype() });
+    let t = if all_int {
+        Tensor::arange_i64(start.to_i64(), end.to_i64(), step.to_i64(), dt)
+    } else {
+        Tensor::arange_f64(start.to_f64(), end.to_f64(), step.to_f64(), dt)
+    }
+    .py()?;
+    finish(py, t, requires_grad)
+}
+
+/// `torch.linspace(start, end, steps)`.
+#[pyfunction]
+#[pyo3(signature = (start, end, steps, *, out=None, dtype=None, layout=None, device=None, requires_grad=false))]
+#[allow(clippy::too_many_arguments)]
+pub fn linspace<'py>(py: Python<'py>, start: f64, end: f64, steps: i64, out: Option<&Bound<'py, PyAny>>, dtype: Option<&Bound<'py, PyAny>>, layout: Option<&Bound<'py, PyAny>>, device: Option<&Bound<'py, PyAny>>, requires_grad: bool) -> PyResult<Bound<'py, PyAny>> {
+    let _ = (layout, out);
+    cpu_device(device)?;
+    finish(py, Tensor::linspace(start, end, steps, dtype_or_default(dtype)?).py()?, requires_grad)
+}
+
+/// `torch.logspace(start, end, steps, base=10.0)`.
+#[pyfunction]
+#[pyo3(signature = (start, end, steps, base=10.0, *, out=None, dtype=None, layout=None, device=None, requires_grad=false))]
+#[allow(clippy::too_many_arguments)]
+pub fn logspace<'py>(py: Python<'py>, start: f64, end: f64, steps: i64, base: f64, out: Option<&Bound<'py, PyAny>>, dtype: Option<&Bound<'py, PyAny>>, layout: Option<&Bound<'py, PyAny>>, device: Option<&Bound<'py, PyAny>>, requires_grad: bool) -> PyResult<Bound<'py, PyAny>> {
+    let _ = (layout, out);
+    cpu_device(device)?;
+    finish(py, Tensor::logspace(start, end, steps, base, dtype_or_default(dtype)?).py()?, requires_grad)
+}
+
+/// `torch.eye(n, m=None)`.
+#[pyfunction]
+#[pyo3(signature = (n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=false))]
+#[allow(clippy::too_many_arguments)]
+pub fn eye<'py>(py: Python<'py>, n: i64, m: Option<i64>, out: Option<&Bound<'py, PyAny>>, dtype: Option<&Bound<'py, PyAny>>, layout: Option<&Bound<'py, PyAny>>, device: Option<&Bound<'py, PyAny>>, requires_grad: bool) -> PyResult<Bound<'py, PyAny>> {
+    let _ = (layout, out);
+    cpu_device(device)?;
+    let m = m.unwrap_or(n);
+    if n < 0 || m < 0 {
+        return Err(PyRuntimeError::new_err(format!("n must be greater or equal to 0, got {}", n.min(m))));
+    }
+    finish(py, Tensor::eye(n as usize, m as usize, dtype_or_default(dtype)?).py()?, requires_grad)
+}
+
+/// A random-number generator, as `torch.Generator`.
+#[pyclass(name = "Generator", module = "ferrotorch", frozen)]
+pub struct PyGenerator {
+    /// Shared state (the default generator is shared with the engine).
+    pub g: SharedGenerator,
+}
+
+#[pymethods]
+impl PyGenerator {
+    #[new]
+    #[pyo3(signature = (device=None))]
+    fn new(device: Option<&Bound<'_, PyAny>>) -> PyResult<Self> {
+        cpu_device(device)?;
+        Ok(PyGenerator { g: Arc::new(Mutex::new(ferrotorch_cpu::random::Generator::default())) })
+    }
+    /// Reseeds and returns the generator.
+    fn manual_seed<'py>(slf: &Bound<'py, Self>, seed: i128) -> Bound<'py, Self> {
+        lock(&slf.get().g).manual_seed(seed as u64);
+        slf.clone()
+    }
+    /// The seed last set.
+    fn initial_seed(&self) -> u64 {
+        lock(&self.g).initial_seed()
+    }
+    /// Seeds from the clock and returns the seed.
+    fn seed(&self) -> u64 {
+        let s = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(0);
+        lock(&self.g).manual_seed(s);
+        s
+    }
+    /// The state as a uint8 tensor.
+    fn get_state<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let s = lock(&self.g).state();
+        let bytes: Vec<u8> = s.iter().flat_map(|w| w.to_le_bytes()).collect();
+        wrap(py, Tensor::from_vec(bytes, &[32]).py()?)
+    }
+    /// Restores a state from `get_state()`.
+    fn set_state<'py>(slf: &Bound<'py, Self>, new_state: &Bound<'py, PyAny>) -> PyResult<Bound<'py, Self>> {
+        let t = tensor_of(new_state)?;
+        let b = t.to_vec::<u8>().py()?;
+        if b.len() != 32 {
+            return Err(PyRuntimeError::new_err("Expected a generator state of 32 bytes"));
+        }
+        let mut s = [0u64; 4];
+        for (i, w) in s.iter_mut().enumerate() {
+            *w = u64::from_le_bytes(b[i * 8..i * 8 + 8].try_into().unwrap_or([0; 8]));
+        }
+        lock(&slf.get().g).set_state(s);
+        Ok(slf.clone())
+    }
+    #[getter]
+    fn device(&self) -> crate::device::PyDevice {
+        crate::device::PyDevice { dev: Device::CPU }
+    }
+}
+
+fn lock(g: &SharedGenerator) -> std::sync::MutexGuard<'_, ferrotorch_cpu::random::Generator> {
+    g.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// The default generator object.
+#[pyfunction]
+pub fn _default_generator() -> PyGenerator {
+    PyGenerator { g: ferrotorch::defaults::default_generator().clone() }
+}
+
+fn gen_of(g: Option<&Bound<'_, PyAny>>) -> PyResult<Option<SharedGenerator>> {
+    match g {
+        None => Ok(None),
+        Some(o) if o.is_none() => Ok(None),
+        Some(o) => Ok(Some(o.cast::<PyGenerator>().map_err(|_| PyTypeError::new_err("generator must be a ferrotorch.Generator"))?.get().g.clone())),
+    }
+}
+
+macro_rules! random_factory {
+    ($name:ident, $doc:literal, $f:path) => {
+        #[doc = $doc]
+        #[pyfunction]
+        #[pyo3(signature = (*size, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=false, pin_memory=false))]
+        #[allow(clippy::too_many_arguments)]
+        pub fn $name<'py>(py: Python<'py>, size: &Bound<'py, PyTuple>, generator: Option<&Bound<'py, PyAny>>, out: Option<&Bound<'py, PyAny>>, dtype: Option<&Bound<'py, PyAny>>, layout: Option<&Bound<'py, PyAny>>, device: Option<&Bound<'py, PyAny>>, requires_grad: bool, pin_memory: bool) -> PyResult<Bound<'py, PyAny>> {
+            let _ = (layout, pin_memory, out);
+            cpu_device(device)?;
+            let s = sizes(size, stringify!($name))?;
+            let g = gen_of(generator)?;
+            finish(py, $f(&s, dtype_or_default(dtype)?, g.as_ref()).py()?, requires_grad)
+        }
+    };
+}
+
+random_factory!(rand, "`torch.rand(*size)`: uniform on [0, 1).", Tensor::rand);
+random_factory!(randn, "`torch.randn(*size)`: standard normal.", Tensor::randn);
+
+/// `torch.randint(low=0, high, size)`.
+#[pyfunction]
+#[pyo3(signature = (*args, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=false))]
+#[allow(clippy::too_many_arguments)]
+pub fn randint<'py>(py: Python<'py>, args: &Bound<'py, PyTuple>, generator: Option<&Bound<'py, PyAny>>, out: Option<&Bound<'py, PyAny>>, dtype: Option<&Bound<'py, PyAny>>, layout: Option<&Bound<'py, PyAny>>, device: Option<&Bound<'py, PyAny>>, requires_grad: bool) -> PyResult<Bound<'py, PyAny>> {
+    let _ = (layout, out);
+    cpu_device(device)?;
+    let (low, high, size) = match args.len() {
+        2 => (0, index_of(&args.get_item(0)?)?, args.get_item(1)?),
+        3 => (index_of(&args.get_item(0)?)?, index_of(&args.get_item(1)?)?, args.get_item(2)?),
+        _ => return Err(PyTypeError::new_err("randint() received an invalid combination of arguments - expected (low=0, high, size)")),
+    };
+    let s = check_sizes(&crate::args::int_list(&size, "randint")?).py()?.to_vec();
+    let dt = opt_dtype(dtype)?.unwrap_or(DType::Int64);
+    let g = gen_of(generator)?;
+    finish(py, Tensor::randint(low, high, &s, dt, g.as_ref()).py()?, requires_grad)
+}
+
+/// `torch.randperm(n)`.
+#[pyfunction]
+#[pyo3(signature = (n, *, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=false))]
+#[allow(clippy::too_many_arguments)]
+pub fn randperm<'py>(py: Python<'py>, n: i64, generator: Option<&Bound<'py, PyAny>>, out: Option<&Bound<'py, PyAny>>, dtype: Option<&Bound<'py, PyAny>>, layout: Option<&Bound<'py, PyAny>>, device: Option<&Bound<'py, PyAny>>, requires_grad: bool) -> PyResult<Bound<'py, PyAny>> {
+    let _ = (layout, out);
+    cpu_device(device)?;
+    if n < 0 {
+        return Err(PyRuntimeError::new_err(format!("n must be non-negative, got{n}")));
+    }
+    let g = gen_of(generator)?;
+    let dt = opt_dtype(dtype)?.unwrap_or(DType::Int64);
+    finish(py, Tensor::randperm(n as usize, dt, g.as_ref()).py()?, requires_grad)
+}
+
+/// `torch.normal(mean, std, size)` with float mean and std.
+#[pyfunction]
+#[pyo3(signature = (mean, std, size, *, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=false))]
+#[allow(clippy::too_many_arguments)]
+pub fn normal<'py>(py: Python<'py>, mean: f64, std: f64, size: &Bound<'py, PyAny>, generator: Option<&Bound<'py, PyAny>>, out: Option<&Bound<'py, PyAny>>, dtype: Option<&Bound<'py, PyAny>>, layout: Option<&Bound<'py, PyAny>>, device: Option<&Bound<'py, PyAny>>, requires_grad: bool) -> PyResult<Bound<'py, PyAny>> {
+    let _ = (layout, out);
+    cpu_device(device)?;
+    let s = check_sizes(&crate::args::int_list(size, "normal")?).py()?.to_vec();
+    let g = gen_of(generator)?;
+    finish(py, Tensor::normal(mean, std, &s, dtype_or_default(dtype)?, g.as_ref()).py()?, requires_grad)
+}
+
+/// `torch.manual_seed(seed)`: seeds the default generator and returns it.
+#[pyfunction]
+pub fn manual_seed(seed: i128) -> PyGenerator {
+    ferrotorch::defaults::manual_seed(seed as u64);
+    _default_generator()
+}
+
+/// `torch.initial_seed()`.
+#[pyfunction]
+pub fn initial_seed() -> u64 {
+    ferrotorch::defaults::with_generator(None, |g| g.initial_seed())
+}
+
+/// `torch.get_default_dtype()`.
+#[pyfunction]
+pub fn get_default_dtype(py: Python<'_>) -> Py<PyDType> {
+    dtype_obj(py, default_dtype())
+}
+
+/// `torch.set_default_dtype(d)`.
+#[pyfunction]
+pub fn set_default_dtype(d: &Bound<'_, PyAny>) -> PyResult<()> {
+    ferrotorch::defaults::set_default_dtype(extract_dtype(d)?).py()
+}
+
+/// `torch.promote_types(type1, type2)`.
+#[pyfunction]
+pub fn promote_types(py: Python<'_>, type1: &Bound<'_, PyAny>, type2: &Bound<'_, PyAny>) -> PyResult<Py<PyDType>> {
+    Ok(dtype_obj(py, DType::promote(extract_dtype(type1)?, extract_dtype(type2)?)))
+}
+
+/// `torch.can_cast(from_, to)`.
+#[pyfunction]
+pub fn can_cast(from_: &Bound<'_, PyAny>, to: &Bound<'_, PyAny>) -> PyResult<bool> {
+    Ok(DType::can_cast(extract_dtype(from_)?, extract_dtype(to)?))
+}
+
+fn operand_info(o: &Bound<'_, PyAny>) -> PyResult<(DType, OperandKind)> {
+    if let Ok(t) = o.cast::<PyTensor>() {
+        let t = &t.get().t;
+        return Ok((t.dtype(), if t.ndim() == 0 { OperandKind::ZeroDim } else { OperandKind::Dim }));
+    }
+    match number_of(o) {
+        Some(s) => Ok((s.inferred_dtype(default_dtype()), OperandKind::Scalar)),
+        None => Err(PyTypeError::new_err("result_type(): arguments must be Tensors or Numbers")),
+    }
+}
+
+/// `torch.result_type(tensor1, tensor2)`.
+#[pyfunction]
+pub fn result_type(py: Python<'_>, tensor1: &Bound<'_, PyAny>, tensor2: &Bound<'_, PyAny>) -> PyResult<Py<PyDType>> {
+    let r = core_result_type(&[operand_info(tensor1)?, operand_info(tensor2)?]).py()?;
+    Ok(dtype_obj(py, r))
+}

@@ -1,0 +1,836 @@
+//! The native `ferrotorch.Tensor` class: metadata, views, conversions and the
+//! hot arithmetic operators, all without passing through Python code.
+
+use crate::args::{dims_of, index_of, int_list, number_of, shape_from_args, type_name};
+use crate::convert;
+use crate::device::{extract_device, PyDevice};
+use crate::dtype::{dtype_obj, extract_dtype, opt_dtype, PyDType};
+use crate::errors::IntoPyResult;
+use crate::index;
+use crate::storage::PyUntypedStorage;
+use ferrotorch::ops::arith::{binary, binary_, unary, BinaryOp, Operand, UnaryOp};
+use ferrotorch::{DType, Device, Scalar, Tensor};
+use pyo3::exceptions::{PyRuntimeError, PyTypeError};
+use pyo3::ffi;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyTuple};
+use std::sync::atomic::Ordering;
+
+/// A strided n-dimensional array on a device.
+#[pyclass(name = "Tensor", module = "ferrotorch", subclass, weakref, dict, frozen)]
+pub struct PyTensor {
+    /// The engine tensor.
+    pub t: Tensor,
+}
+
+impl Drop for PyTensor {
+    fn drop(&mut self) {
+        // The slot points at this Python object (see `wrap`); the object is
+        // going away, so later conversions must build a new one.
+        self.t.pyobj_slot().store(std::ptr::null_mut(), Ordering::Relaxed);
+    }
+}
+
+/// Returns the Python object for `t`, reusing the existing one when there is one
+/// so that identity holds (`x.grad is x.grad`).
+pub fn wrap(py: Python<'_>, t: Tensor) -> PyResult<Bound<'_, PyAny>> {
+    let p = t.pyobj_slot().load(Ordering::Relaxed);
+    if !p.is_null() {
+        // SAFETY: the slot is only set to a live PyTensor object by this function
+        // or `register`, and cleared in that object's Drop; we hold the GIL, so
+        // the object cannot be freed concurrently.
+        return Ok(unsafe { Bound::from_borrowed_ptr(py, p as *mut ffi::PyObject) });
+    }
+    let obj = Bound::new(py, PyTensor { t: t.clone() })?;
+    t.pyobj_slot().store(obj.as_ptr() as *mut _, Ordering::Relaxed);
+    Ok(obj.into_any())
+}
+
+/// Wraps a list of tensors as a Python tuple.
+pub fn wrap_tuple<'py>(py: Python<'py>, ts: Vec<Tensor>) -> PyResult<Bound<'py, PyTuple>> {
+    let items = ts.into_iter().map(|t| wrap(py, t)).collect::<PyResult<Vec<_>>>()?;
+    PyTuple::new(py, items)
+}
+
+/// Borrows the engine tensor of a Python tensor, or raises `TypeError`.
+pub fn tensor_of(obj: &Bound<'_, PyAny>) -> PyResult<Tensor> {
+    match obj.cast::<PyTensor>() {
+        Ok(t) => Ok(t.get().t.clone()),
+        Err(_) => Err(PyTypeError::new_err(format!("expected Tensor as argument, but got {}", type_name(obj)))),
+    }
+}
+
+/// A tensor or Python number operand.
+fn operand(obj: &Bound<'_, PyAny>) -> Option<OperandOwned> {
+    if let Ok(t) = obj.cast::<PyTensor>() {
+        return Some(OperandOwned::T(t.get().t.clone()));
+    }
+    number_of(obj).map(OperandOwned::S)
+}
+
+enum OperandOwned {
+    T(Tensor),
+    S(Scalar),
+}
+
+impl OperandOwned {
+    fn as_op(&self) -> Operand<'_> {
+        match self {
+            OperandOwned::T(t) => Operand::T(t),
+            OperandOwned::S(s) => Operand::S(*s),
+        }
+    }
+}
+
+fn binop<'py>(py: Python<'py>, a: &Tensor, other: &Bound<'py, PyAny>, op: BinaryOp, reflected: bool) -> PyResult<Bound<'py, PyAny>> {
+    let Some(b) = operand(other) else {
+        return Ok(py.NotImplemented().into_bound(py));
+    };
+    let r = if reflected { binary(b.as_op(), Operand::T(a), op) } else { binary(Operand::T(a), b.as_op(), op) };
+    wrap(py, r.py()?)
+}
+
+fn inplace<'py>(slf: &Bound<'py, PyTensor>, other: &Bound<'py, PyAny>, op: BinaryOp) -> PyResult<Bound<'py, PyAny>> {
+    let a = &slf.get().t;
+    let b = operand(other).ok_or_else(|| {
+        PyTypeError::new_err(format!("unsupported operand type for in-place {}: 'Tensor' and '{}'", op.name(), type_name(other)))
+    })?;
+    check_inplace_leaf(a)?;
+    binary_(a, b.as_op(), op).py()?;
+    Ok(slf.clone().into_any())
+}
+
+/// PyTorch refuses in-place changes of a leaf that requires grad.
+pub fn check_inplace_leaf(t: &Tensor) -> PyResult<()> {
+    if t.requires_grad() && ferrotorch_grad_enabled() {
+        return Err(PyRuntimeError::new_err(
+            "a leaf Variable that requires grad is being used in an in-place operation.",
+        ));
+    }
+    Ok(())
+}
+
+fn ferrotorch_grad_enabled() -> bool {
+    crate::grad_mode::is_enabled()
+}
+
+/// Scales `other` by `alpha` for `add(other, alpha=...)`.
+fn scaled<'py>(py: Python<'py>, other: &Bound<'py, PyAny>, alpha: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyAny>> {
+    match alpha.and_then(number_of) {
+        None => Ok(other.clone()),
+        Some(a) => {
+            let b = operand(other).ok_or_else(|| PyTypeError::new_err("add(): argument 'other' must be Tensor or Number"))?;
+            wrap(py, binary(b.as_op(), Operand::S(a), BinaryOp::Mul).py()?)
+        }
+    }
+}
+
+#[pymethods]
+impl PyTensor {
+    /// `Tensor(data)` / `Tensor(*sizes)`: the legacy constructor, float32 by default.
+    #[new]
+    #[pyo3(signature = (*args, **kwargs))]
+    fn py_new(args: &Bound<'_, PyTuple>, kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
+        let _ = kwargs;
+        let py = args.py();
+        if args.is_empty() {
+            return Ok(PyTensor { t: Tensor::empty(&[0], ferrotorch::defaults::default_dtype(), Device::CPU).py()? });
+        }
+        let first = args.get_item(0)?;
+        if args.len() == 1 {
+            if let Ok(t) = first.cast::<PyTensor>() {
+                // Used by Parameter: a new tensor object over the same data.
+                return Ok(PyTensor { t: t.get().t.detach() });
+            }
+            if index_of(&first).is_err() {
+                let t = convert::tensor_from_data(py, &first, Some(ferrotorch::defaults::default_dtype()), None)?;
+                return Ok(PyTensor { t });
+            }
+        }
+        let shape = shape_from_args(args, "Tensor")?;
+        let sizes = ferrotorch_core::layout::check_sizes(&shape).py()?;
+        Ok(PyTensor { t: Tensor::empty(&sizes, ferrotorch::defaults::default_dtype(), Device::CPU).py()? })
+    }
+
+    /// Makes `wrap` return this very object for its tensor (used after `__new__`
+    /// of a Python subclass such as `Parameter`).
+    fn _register(slf: &Bound<'_, Self>) {
+        slf.get().t.pyobj_slot().store(slf.as_ptr() as *mut _, Ordering::Relaxed);
+    }
+
+    // ----- metadata ---------------------------------------------------------
+
+    #[getter]
+    fn shape<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        convert::size_obj(py, self.t.shape())
+    }
+    #[pyo3(signature = (dim=None))]
+    fn size<'py>(&self, py: Python<'py>, dim: Option<i64>) -> PyResult<Bound<'py, PyAny>> {
+        match dim {
+            None => convert::size_obj(py, self.t.shape()),
+            Some(d) => {
+                let d = ferrotorch_core::error::wrap_dim(d, self.t.ndim()).py()?;
+                Ok(self.t.shape().get(d).copied().unwrap_or(1).into_pyobject(py)?.into_any())
+            }
+        }
+    }
+    #[pyo3(signature = (dim=None))]
+    fn stride<'py>(&self, py: Python<'py>, dim: Option<i64>) -> PyResult<Bound<'py, PyAny>> {
+        match dim {
+            None => Ok(PyTuple::new(py, self.t.strides())?.into_any()),
+            Some(d) => {
+                let d = ferrotorch_core::error::wrap_dim(d, self.t.ndim()).py()?;
+                Ok(self.t.strides().get(d).copied().unwrap_or(1).into_pyobject(py)?.into_any())
+            }
+        }
+    }
+    fn dim(&self) -> usize {
+        self.t.ndim()
+    }
+    fn ndimension(&self) -> usize {
+        self.t.ndim()
+    }
+    #[getter]
+    fn ndim(&self) -> usize {
+        self.t.ndim()
+    }
+    fn numel(&self) -> usize {
+        self.t.numel()
+    }
+    fn nelement(&self) -> usize {
+        self.t.numel()
+    }
+    #[getter]
+    fn dtype(&self, py: Python<'_>) -> Py<PyDType> {
+        dtype_obj(py, self.t.dtype())
+    }
+    #[getter]
+    fn device(&self) -> PyDevice {
+        PyDevice { dev: self.t.device() }
+    }
+    #[getter]
+    fn is_cuda(&self) -> bool {
+        !self.t.device().is_cpu()
+    }
+    #[getter]
+    fn is_cpu(&self) -> bool {
+        self.t.device().is_cpu()
+    }
+    #[getter]
+    fn layout<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        py.import("ferrotorch")?.getattr("strided")
+    }
+    fn element_size(&self) -> usize {
+        self.t.dtype().itemsize()
+    }
+    #[getter]
+    fn itemsize(&self) -> usize {
+        self.t.dtype().itemsize()
+    }
+    #[getter]
+    fn nbytes(&self) -> usize {
+        self.t.numel() * self.t.dtype().itemsize()
+    }
+    fn storage_offset(&self) -> usize {
+        self.t.storage_offset()
+    }
+    #[pyo3(signature = (memory_format=None))]
+    fn is_contiguous(&self, memory_format: Option<&Bound<'_, PyAny>>) -> bool {
+        let _ = memory_format;
+        self.t.is_contiguous()
+    }
+    fn data_ptr(&self) -> usize {
+        self.t.data_ptr() as usize
+    }
+    fn is_floating_point(&self) -> bool {
+        self.t.dtype().is_floating_point()
+    }
+    fn is_complex(&self) -> bool {
+        false
+    }
+    fn is_signed(&self) -> bool {
+        self.t.dtype().is_signed()
+    }
+    #[getter]
+    fn _version(&self) -> u64 {
+        self.t.version()
+    }
+    #[getter]
+    fn _base<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        self.t.base().map(|b| wrap(py, b.clone())).transpose()
+    }
+    fn untyped_storage(&self) -> PyUntypedStorage {
+        PyUntypedStorage { storage: self.t.storage().clone() }
+    }
+    fn _typed_storage_parts(&self, py: Python<'_>) -> (PyUntypedStorage, Py<PyDType>) {
+        (PyUntypedStorage { storage: self.t.storage().clone() }, dtype_obj(py, self.t.dtype()))
+    }
+    fn is_shared(&self) -> bool {
+        false
+    }
+    // ----- autograd flags (the engine lands with the autograd issue) --------
+
+    #[getter]
+    fn requires_grad(&self) -> bool {
+        self.t.requires_grad()
+    }
+    #[setter]
+    fn set_requires_grad(&self, v: bool) -> PyResult<()> {
+        self.t.set_requires_grad(v).py()
+    }
+    #[pyo3(signature = (requires_grad=true))]
+    fn requires_grad_<'py>(slf: &Bound<'py, Self>, requires_grad: bool) -> PyResult<Bound<'py, Self>> {
+        slf.get().t.set_requires_grad(requires_grad).py()?;
+        Ok(slf.clone())
+    }
+    #[getter]
+    fn is_leaf(&self) -> bool {
+        true
+    }
+    #[getter]
+    fn grad<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        self.t.grad().map(|g| wrap(py, g)).transpose()
+    }
+    #[setter]
+    fn set_grad(&self, g: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+        match g {
+            None => self.t.set_grad(None),
+            Some(o) if o.is_none() => self.t.set_grad(None),
+            Some(o) => {
+                let g = tensor_of(o)?;
+                if g.shape() != self.t.shape() {
+                    return Err(PyRuntimeError::new_err(format!(
+                        "assigned grad has data of a different size"
+                    )));
+                }
+                self.t.set_grad(Some(g))
+            }
+        }
+        Ok(())
+    }
+    #[getter]
+    fn grad_fn(&self) -> Option<Py<PyAny>> {
+        None
+    }
+    fn detach<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        wrap(py, self.t.detach())
+    }
+    #[getter]
+    fn data<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        wrap(py, self.t.data_alias())
+    }
+
+    // ----- views --------------------------------------------------------------
+
+    #[pyo3(signature = (*shape))]
+    fn view<'py>(&self, py: Python<'py>, shape: &Bound<'py, PyTuple>) -> PyResult<Bound<'py, PyAny>> {
+        if shape.len() == 1 {
+            let a = shape.get_item(0)?;
+            if let Ok(d) = extract_dtype(&a) {
+                if a.cast::<PyDType>().is_ok() {
+                    return wrap(py, convert::view_dtype(&self.t, d)?);
+                }
+            }
+        }
+        wrap(py, self.t.view(&shape_from_args(shape, "view")?).py()?)
+    }
+    fn view_as<'py>(&self, py: Python<'py>, other: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        let o = tensor_of(other)?;
+        let s: Vec<i64> = o.shape().iter().map(|&v| v as i64).collect();
+        wrap(py, self.t.view(&s).py()?)
+    }
+    #[pyo3(signature = (*shape))]
+    fn reshape<'py>(&self, py: Python<'py>, shape: &Bound<'py, PyTuple>) -> PyResult<Bound<'py, PyAny>> {
+        wrap(py, self.t.reshape(&shape_from_args(shape, "reshape")?).py()?)
+    }
+    fn reshape_as<'py>(&self, py: Python<'py>, other: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        let o = tensor_of(other)?;
+        let s: Vec<i64> = o.shape().iter().map(|&v| v as i64).collect();
+        wrap(py, self.t.reshape(&s).py()?)
+    }
+    #[pyo3(signature = (start_dim=0, end_dim=-1))]
+    fn flatten<'py>(&self, py: Python<'py>, start_dim: i64, end_dim: i64) -> PyResult<Bound<'py, PyAny>> {
+        wrap(py, self.t.flatten(start_dim, end_dim).py()?)
+    }
+    fn unflatten<'py>(&self, py: Python<'py>, dim: i64, sizes: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        wrap(py, self.t.unflatten(dim, &int_list(sizes, "unflatten")?).py()?)
+    }
+    fn transpose<'py>(&self, py: Python<'py>, dim0: i64, dim1: i64) -> PyResult<Bound<'py, PyAny>> {
+        wrap(py, self.t.transpose(dim0, dim1).py()?)
+    }
+    fn swapaxes<'py>(&self, py: Python<'py>, axis0: i64, axis1: i64) -> PyResult<Bound<'py, PyAny>> {
+        wrap(py, self.t.transpose(axis0, axis1).py()?)
+    }
+    fn swapdims<'py>(&self, py: Python<'py>, dim0: i64, dim1: i64) -> PyResult<Bound<'py, PyAny>> {
+        wrap(py, self.t.transpose(dim0, dim1).py()?)
+    }
+    fn t<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        wrap(py, self.t.t().py()?)
+    }
+    #[getter(T)]
+    fn big_t<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let n = self.t.ndim() as i64;
+        let dims: Vec<i64> = (0..n).rev().collect();
+        wrap(py, self.t.permute(&dims).py()?)
+    }
+    #[getter(mT)]
+    fn m_t<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        wrap(py, self.t.mt().py()?)
+    }
+    #[pyo3(signature = (*dims))]
+    fn permute<'py>(&self, py: Python<'py>, dims: &Bound<'py, PyTuple>) -> PyResult<Bound<'py, PyAny>> {
+        wrap(py, self.t.permute(&shape_from_args(dims, "permute")?).py()?)
+    }
+    #[pyo3(signature = (*sizes))]
+    fn expand<'py>(&self, py: Python<'py>, sizes: &Bound<'py, PyTuple>) -> PyResult<Bound<'py, PyAny>> {
+        wrap(py, self.t.expand(&shape_from_args(sizes, "expand")?).py()?)
+    }
+    fn expand_as<'py>(&self, py: Python<'py>, other: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        wrap(py, self.t.expand_as(&tensor_of(other)?).py()?)
+    }
+    fn broadcast_to<'py>(&self, py: Python<'py>, size: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        wrap(py, self.t.expand(&int_list(size, "broadcast_to")?).py()?)
+    }
+    #[pyo3(signature = (dim=None))]
+    fn squeeze<'py>(&self, py: Python<'py>, dim: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyAny>> {
+        let d = dims_of(dim)?;
+        wrap(py, self.t.squeeze(d.as_deref()).py()?)
+    }
+    fn unsqueeze<'py>(&self, py: Python<'py>, dim: i64) -> PyResult<Bound<'py, PyAny>> {
+        wrap(py, self.t.unsqueeze(dim).py()?)
+    }
+    fn narrow<'py>(&self, py: Python<'py>, dim: i64, start: &Bound<'py, PyAny>, length: i64) -> PyResult<Bound<'py, PyAny>> {
+        wrap(py, self.t.narrow(dim, index_of(start)?, length).py()?)
+    }
+    fn select<'py>(&self, py: Python<'py>, dim: i64, index: i64) -> PyResult<Bound<'py, PyAny>> {
+        wrap(py, self.t.select(dim, index).py()?)
+    }
+    #[pyo3(signature = (dim=0))]
+    fn unbind<'py>(&self, py: Python<'py>, dim: i64) -> PyResult<Bound<'py, PyTuple>> {
+        wrap_tuple(py, self.t.unbind(dim).py()?)
+    }
+    #[pyo3(signature = (split_size_or_sections, dim=0))]
+    fn split<'py>(&self, py: Python<'py>, split_size_or_sections: &Bound<'py, PyAny>, dim: i64) -> PyResult<Bound<'py, PyTuple>> {
+        let parts = match index_of(split_size_or_sections) {
+            Ok(s) => self.t.split(s, dim),
+            Err(_) => self.t.split_with_sizes(&int_list(split_size_or_sections, "split")?, dim),
+        };
+        wrap_tuple(py, parts.py()?)
+    }
+    #[pyo3(signature = (chunks, dim=0))]
+    fn chunk<'py>(&self, py: Python<'py>, chunks: i64, dim: i64) -> PyResult<Bound<'py, PyTuple>> {
+        wrap_tuple(py, self.t.chunk(chunks, dim).py()?)
+    }
+    #[pyo3(signature = (offset=0, dim1=0, dim2=1))]
+    fn diagonal<'py>(&self, py: Python<'py>, offset: i64, dim1: i64, dim2: i64) -> PyResult<Bound<'py, PyAny>> {
+        wrap(py, self.t.diagonal(offset, dim1, dim2).py()?)
+    }
+    fn unfold<'py>(&self, py: Python<'py>, dimension: i64, size: i64, step: i64) -> PyResult<Bound<'py, PyAny>> {
+        wrap(py, self.t.unfold(dimension, size, step).py()?)
+    }
+    #[pyo3(signature = (size, stride, storage_offset=None))]
+    fn as_strided<'py>(&self, py: Python<'py>, size: &Bound<'py, PyAny>, stride: &Bound<'py, PyAny>, storage_offset: Option<i64>) -> PyResult<Bound<'py, PyAny>> {
+        let s = int_list(size, "as_strided")?;
+        let st = int_list(stride, "as_strided")?;
+        wrap(py, self.t.as_strided(&s, &st, storage_offset).py()?)
+    }
+
+    // ----- copies and conversions ---------------------------------------------
+
+    #[pyo3(signature = (memory_format=None))]
+    fn contiguous<'py>(slf: &Bound<'py, Self>, memory_format: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyAny>> {
+        let _ = memory_format;
+        let t = &slf.get().t;
+        if t.is_contiguous() {
+            return Ok(slf.clone().into_any());
+        }
+        wrap(slf.py(), t.clone_data().py()?)
+    }
+    #[pyo3(signature = (*, memory_format=None))]
+    fn clone<'py>(&self, py: Python<'py>, memory_format: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyAny>> {
+        let _ = memory_format;
+        wrap(py, self.t.clone_data().py()?)
+    }
+    #[pyo3(signature = (src, non_blocking=false))]
+    fn copy_<'py>(slf: &Bound<'py, Self>, src: &Bound<'py, PyAny>, non_blocking: bool) -> PyResult<Bound<'py, Self>> {
+        let _ = non_blocking;
+        let t = &slf.get().t;
+        check_inplace_leaf(t)?;
+        let s = match src.cast::<PyTensor>() {
+            Ok(s) => s.get().t.clone(),
+            Err(_) => convert::tensor_from_data(slf.py(), src, None, None)?,
+        };
+        t.copy_(&s).py()?;
+        Ok(slf.clone())
+    }
+    fn fill_<'py>(slf: &Bound<'py, Self>, value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, Self>> {
+        let t = &slf.get().t;
+        check_inplace_leaf(t)?;
+        let v = match number_of(value) {
+            Some(v) => v,
+            None => {
+                let vt = tensor_of(value)?;
+                if vt.ndim() != 0 {
+                    return Err(PyRuntimeError::new_err(format!(
+                        "fill_ only supports 0-dimension value tensor but got tensor with {} dimensions.",
+                        vt.ndim()
+                    )));
+                }
+                vt.item().py()?
+            }
+        };
+        t.fill_(v).py()?;
+        Ok(slf.clone())
+    }
+    fn zero_<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, Self>> {
+        let t = &slf.get().t;
+        check_inplace_leaf(t)?;
+        t.fill_(Scalar::Int(0)).py()?;
+        Ok(slf.clone())
+    }
+    fn item<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        convert::scalar_to_py(py, self.t.item().py()?)
+    }
+    fn tolist<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        convert::tolist(py, &self.t)
+    }
+    #[pyo3(signature = (*, force=false))]
+    fn numpy<'py>(&self, py: Python<'py>, force: bool) -> PyResult<Bound<'py, PyAny>> {
+        if self.t.requires_grad() && !force {
+            return Err(PyRuntimeError::new_err(
+                "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.",
+            ));
+        }
+        crate::numpy::to_numpy(py, &self.t)
+    }
+    #[pyo3(signature = (dtype=None, copy=None))]
+    fn __array__<'py>(&self, py: Python<'py>, dtype: Option<&Bound<'py, PyAny>>, copy: Option<bool>) -> PyResult<Bound<'py, PyAny>> {
+        let mut a = crate::numpy::to_numpy(py, &self.t.detach())?;
+        if let Some(d) = dtype {
+            if !d.is_none() {
+                a = a.call_method1("astype", (d,))?;
+            }
+        }
+        if copy == Some(true) {
+            a = a.call_method0("copy")?;
+        }
+        Ok(a)
+    }
+    #[pyo3(signature = (*, stream=None, max_version=None, dl_device=None, copy=None))]
+    fn __dlpack__<'py>(&self, py: Python<'py>, stream: Option<&Bound<'py, PyAny>>, max_version: Option<&Bound<'py, PyAny>>, dl_device: Option<&Bound<'py, PyAny>>, copy: Option<bool>) -> PyResult<Bound<'py, PyAny>> {
+        let _ = (stream, max_version, dl_device, copy);
+        if self.t.requires_grad() {
+            return Err(PyRuntimeError::new_err(
+                "Can't export tensors that require gradient, use tensor.detach()",
+            ));
+        }
+        crate::dlpack::to_capsule(py, &self.t)
+    }
+    fn __dlpack_device__(&self) -> (i32, i32) {
+        crate::dlpack::device_tuple(self.t.device())
+    }
+
+    /// `to(dtype)`, `to(device)`, `to(device, dtype)`, `to(other)`, with keywords.
+    #[pyo3(signature = (*args, dtype=None, device=None, non_blocking=false, copy=false, memory_format=None))]
+    fn to<'py>(
+        slf: &Bound<'py, Self>,
+        args: &Bound<'py, PyTuple>,
+        dtype: Option<&Bound<'py, PyAny>>,
+        device: Option<&Bound<'py, PyAny>>,
+        non_blocking: bool,
+        copy: bool,
+        memory_format: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let _ = (non_blocking, memory_format);
+        let mut dt = opt_dtype(dtype)?;
+        let mut dev = crate::device::opt_device(device)?;
+        for a in args.iter() {
+            if a.is_none() {
+                continue;
+            }
+            if let Ok(o) = a.cast::<PyTensor>() {
+                dt = Some(o.get().t.dtype());
+                dev = Some(o.get().t.device());
+            } else if a.cast::<PyDType>().is_ok() {
+                dt = Some(extract_dtype(&a)?);
+            } else if let Ok(d) = extract_device(&a) {
+                dev = Some(d);
+            } else {
+                return Err(PyTypeError::new_err(format!(
+                    "to() received an invalid combination of arguments - got ({})",
+                    type_name(&a)
+                )));
+            }
+        }
+        convert::to_impl(slf, dt, dev, copy)
+    }
+    #[pyo3(signature = (dtype=None, non_blocking=false))]
+    fn r#type<'py>(slf: &Bound<'py, Self>, dtype: Option<&Bound<'py, PyAny>>, non_blocking: bool) -> PyResult<Bound<'py, PyAny>> {
+        let _ = non_blocking;
+        let t = &slf.get().t;
+        match dtype {
+            None => Ok(pyo3::types::PyString::new(slf.py(), convert::legacy_type_name(t.dtype())).into_any()),
+            Some(d) => {
+                let dt = match d.extract::<String>() {
+                    Ok(s) => convert::dtype_from_legacy_name(&s)?,
+                    Err(_) => extract_dtype(d)?,
+                };
+                convert::to_impl(slf, Some(dt), None, false)
+            }
+        }
+    }
+    fn cpu<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        convert::to_impl(slf, None, Some(Device::CPU), false)
+    }
+    #[pyo3(signature = (device=None, non_blocking=false))]
+    fn cuda<'py>(slf: &Bound<'py, Self>, device: Option<&Bound<'py, PyAny>>, non_blocking: bool) -> PyResult<Bound<'py, PyAny>> {
+        let _ = non_blocking;
+        let dev = crate::device::opt_device(device)?.unwrap_or(Device { kind: ferrotorch::DeviceType::Cuda, index: None });
+        convert::to_impl(slf, None, Some(dev), false)
+    }
+    fn float<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        convert::to_impl(slf, Some(DType::Float32), None, false)
+    }
+    fn double<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        convert::to_impl(slf, Some(DType::Float64), None, false)
+    }
+    fn half<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        convert::to_impl(slf, Some(DType::Float16), None, false)
+    }
+    fn bfloat16<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        convert::to_impl(slf, Some(DType::BFloat16), None, false)
+    }
+    fn long<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        convert::to_impl(slf, Some(DType::Int64), None, false)
+    }
+    fn int<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        convert::to_impl(slf, Some(DType::Int32), None, false)
+    }
+    fn short<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        convert::to_impl(slf, Some(DType::Int16), None, false)
+    }
+    fn char<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        convert::to_impl(slf, Some(DType::Int8), None, false)
+    }
+    fn byte<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        convert::to_impl(slf, Some(DType::UInt8), None, false)
+    }
+    fn bool<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        convert::to_impl(slf, Some(DType::Bool), None, false)
+    }
+
+    // ----- Python protocol ------------------------------------------------------
+
+    fn __len__(&self) -> PyResult<usize> {
+        match self.t.shape().first() {
+            Some(&n) => Ok(n),
+            None => Err(PyTypeError::new_err("len() of a 0-d tensor")),
+        }
+    }
+    fn __bool__(&self) -> PyResult<bool> {
+        if self.t.numel() != 1 {
+            return Err(PyRuntimeError::new_err(format!(
+                "Boolean value of Tensor with {} values is ambiguous",
+                if self.t.numel() == 0 { "no".to_string() } else { "more than one".to_string() }
+            )));
+        }
+        Ok(self.t.item().py()?.to_bool())
+    }
+    fn __float__(&self) -> PyResult<f64> {
+        Ok(self.t.item().py()?.to_f64())
+    }
+    fn __int__(&self) -> PyResult<i64> {
+        Ok(self.t.item().py()?.to_i64())
+    }
+    fn __index__(&self) -> PyResult<i64> {
+        if self.t.dtype().is_floating_point() || self.t.numel() != 1 {
+            return Err(PyTypeError::new_err(
+                "only integer tensors of a single element can be converted to an index",
+            ));
+        }
+        Ok(self.t.item().py()?.to_i64())
+    }
+    fn __getitem__<'py>(&self, py: Python<'py>, idx: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        wrap(py, index::getitem(&self.t, idx)?)
+    }
+    fn __setitem__(&self, idx: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>) -> PyResult<()> {
+        check_inplace_leaf(&self.t)?;
+        index::setitem(&self.t, idx, value)
+    }
+
+    // ----- arithmetic ------------------------------------------------------------
+
+    fn __add__<'py>(&self, py: Python<'py>, o: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        binop(py, &self.t, o, BinaryOp::Add, false)
+    }
+    fn __radd__<'py>(&self, py: Python<'py>, o: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        binop(py, &self.t, o, BinaryOp::Add, true)
+    }
+    fn __sub__<'py>(&self, py: Python<'py>, o: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        binop(py, &self.t, o, BinaryOp::Sub, false)
+    }
+    fn __rsub__<'py>(&self, py: Python<'py>, o: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        binop(py, &self.t, o, BinaryOp::Sub, true)
+    }
+    fn __mul__<'py>(&self, py: Python<'py>, o: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        binop(py, &self.t, o, BinaryOp::Mul, false)
+    }
+    fn __rmul__<'py>(&self, py: Python<'py>, o: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        binop(py, &self.t, o, BinaryOp::Mul, true)
+    }
+    fn __truediv__<'py>(&self, py: Python<'py>, o: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        binop(py, &self.t, o, BinaryOp::Div, false)
+    }
+    fn __rtruediv__<'py>(&self, py: Python<'py>, o: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        binop(py, &self.t, o, BinaryOp::Div, true)
+    }
+    fn __pow__<'py>(&self, py: Python<'py>, o: &Bound<'py, PyAny>, modulo: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyAny>> {
+        let _ = modulo;
+        binop(py, &self.t, o, BinaryOp::Pow, false)
+    }
+    fn __rpow__<'py>(&self, py: Python<'py>, o: &Bound<'py, PyAny>, modulo: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyAny>> {
+        let _ = modulo;
+        binop(py, &self.t, o, BinaryOp::Pow, true)
+    }
+    fn __matmul__<'py>(&self, py: Python<'py>, o: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        wrap(py, self.t.matmul(&tensor_of(o)?).py()?)
+    }
+    fn __rmatmul__<'py>(&self, py: Python<'py>, o: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        wrap(py, tensor_of(o)?.matmul(&self.t).py()?)
+    }
+    fn __iadd__<'py>(slf: &Bound<'py, Self>, o: &Bound<'py, PyAny>) -> PyResult<()> {
+        inplace(slf, o, BinaryOp::Add).map(|_| ())
+    }
+    fn __isub__<'py>(slf: &Bound<'py, Self>, o: &Bound<'py, PyAny>) -> PyResult<()> {
+        inplace(slf, o, BinaryOp::Sub).map(|_| ())
+    }
+    fn __imul__<'py>(slf: &Bound<'py, Self>, o: &Bound<'py, PyAny>) -> PyResult<()> {
+        inplace(slf, o, BinaryOp::Mul).map(|_| ())
+    }
+    fn __itruediv__<'py>(slf: &Bound<'py, Self>, o: &Bound<'py, PyAny>) -> PyResult<()> {
+        inplace(slf, o, BinaryOp::Div).map(|_| ())
+    }
+    fn __neg__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        wrap(py, unary(&self.t, UnaryOp::Neg).py()?)
+    }
+    fn __abs__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        wrap(py, unary(&self.t, UnaryOp::Abs).py()?)
+    }
+    fn __eq__<'py>(&self, py: Python<'py>, o: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        binop(py, &self.t, o, BinaryOp::Eq, false)
+    }
+    fn __ne__<'py>(&self, py: Python<'py>, o: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        binop(py, &self.t, o, BinaryOp::Ne, false)
+    }
+    fn __lt__<'py>(&self, py: Python<'py>, o: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        binop(py, &self.t, o, BinaryOp::Lt, false)
+    }
+    fn __le__<'py>(&self, py: Python<'py>, o: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        binop(py, &self.t, o, BinaryOp::Le, false)
+    }
+    fn __gt__<'py>(&self, py: Python<'py>, o: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        binop(py, &self.t, o, BinaryOp::Gt, false)
+    }
+    fn __ge__<'py>(&self, py: Python<'py>, o: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        binop(py, &self.t, o, BinaryOp::Ge, false)
+    }
+    fn __hash__(slf: &Bound<'_, Self>) -> isize {
+        slf.as_ptr() as isize
+    }
+
+    #[pyo3(signature = (other, *, alpha=None))]
+    fn add<'py>(&self, py: Python<'py>, other: &Bound<'py, PyAny>, alpha: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyAny>> {
+        let o = scaled(py, other, alpha)?;
+        binop(py, &self.t, &o, BinaryOp::Add, false)
+    }
+    #[pyo3(signature = (other, *, alpha=None))]
+    fn sub<'py>(&self, py: Python<'py>, other: &Bound<'py, PyAny>, alpha: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyAny>> {
+        let o = scaled(py, other, alpha)?;
+        binop(py, &self.t, &o, BinaryOp::Sub, false)
+    }
+    fn mul<'py>(&self, py: Python<'py>, other: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        binop(py, &self.t, other, BinaryOp::Mul, false)
+    }
+    fn div<'py>(&self, py: Python<'py>, other: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        binop(py, &self.t, other, BinaryOp::Div, false)
+    }
+    #[pyo3(signature = (other, *, alpha=None))]
+    fn add_<'py>(slf: &Bound<'py, Self>, other: &Bound<'py, PyAny>, alpha: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyAny>> {
+        let o = scaled(slf.py(), other, alpha)?;
+        inplace(slf, &o, BinaryOp::Add)
+    }
+    #[pyo3(signature = (other, *, alpha=None))]
+    fn sub_<'py>(slf: &Bound<'py, Self>, other: &Bound<'py, PyAny>, alpha: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyAny>> {
+        let o = scaled(slf.py(), other, alpha)?;
+        inplace(slf, &o, BinaryOp::Sub)
+    }
+    fn mul_<'py>(slf: &Bound<'py, Self>, other: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        inplace(slf, other, BinaryOp::Mul)
+    }
+    fn div_<'py>(slf: &Bound<'py, Self>, other: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        inplace(slf, other, BinaryOp::Div)
+    }
+    fn pow<'py>(&self, py: Python<'py>, exponent: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        binop(py, &self.t, exponent, BinaryOp::Pow, false)
+    }
+    fn eq<'py>(&self, py: Python<'py>, o: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        binop(py, &self.t, o, BinaryOp::Eq, false)
+    }
+    fn maximum<'py>(&self, py: Python<'py>, o: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        binop(py, &self.t, o, BinaryOp::Maximum, false)
+    }
+    fn minimum<'py>(&self, py: Python<'py>, o: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        binop(py, &self.t, o, BinaryOp::Minimum, false)
+    }
+    fn neg<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        wrap(py, unary(&self.t, UnaryOp::Neg).py()?)
+    }
+    fn abs<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        wrap(py, unary(&self.t, UnaryOp::Abs).py()?)
+    }
+    fn exp<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        wrap(py, unary(&self.t, UnaryOp::Exp).py()?)
+    }
+    fn log<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        wrap(py, unary(&self.t, UnaryOp::Log).py()?)
+    }
+    fn sqrt<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        wrap(py, unary(&self.t, UnaryOp::Sqrt).py()?)
+    }
+    fn tanh<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        wrap(py, unary(&self.t, UnaryOp::Tanh).py()?)
+    }
+    fn sigmoid<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        wrap(py, unary(&self.t, UnaryOp::Sigmoid).py()?)
+    }
+    fn relu<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        wrap(py, unary(&self.t, UnaryOp::Relu).py()?)
+    }
+    #[pyo3(signature = (dim=None, keepdim=false, *, dtype=None))]
+    fn sum<'py>(&self, py: Python<'py>, dim: Option<&Bound<'py, PyAny>>, keepdim: bool, dtype: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyAny>> {
+        let d = dims_of(dim)?;
+        wrap(py, self.t.sum_dims(d.as_deref(), keepdim, opt_dtype(dtype)?).py()?)
+    }
+    #[pyo3(signature = (dim=None, keepdim=false, *, dtype=None))]
+    fn mean<'py>(&self, py: Python<'py>, dim: Option<&Bound<'py, PyAny>>, keepdim: bool, dtype: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyAny>> {
+        let d = dims_of(dim)?;
+        wrap(py, self.t.mean_dims(d.as_deref(), keepdim, opt_dtype(dtype)?).py()?)
+    }
+    fn mm<'py>(&self, py: Python<'py>, mat2: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        wrap(py, self.t.mm(&tensor_of(mat2)?).py()?)
+    }
+    fn bmm<'py>(&self, py: Python<'py>, mat2: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        wrap(py, self.t.bmm(&tensor_of(mat2)?).py()?)
+    }
+    fn matmul<'py>(&self, py: Python<'py>, other: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        wrap(py, self.t.matmul(&tensor_of(other)?).py()?)
+    }
+    fn equal(&self, other: &Bound<'_, PyAny>) -> PyResult<bool> {
+        let o = tensor_of(other)?;
+        if o.shape() != self.t.shape() {
+            return Ok(false);
+        }
+        binary(Operand::T(&self.t), Operand::T(&o), BinaryOp::Eq).and_then(|r| r.all_true()).py()
+    }
+}
+

@@ -1,0 +1,46 @@
+//! Process-wide defaults: the default floating dtype and the default generator.
+
+use ferrotorch_core::{DType, Error, Result};
+use ferrotorch_cpu::random::Generator;
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+
+static DEFAULT_DTYPE: AtomicU8 = AtomicU8::new(DType::Float32 as u8);
+
+/// `torch.get_default_dtype()`.
+pub fn default_dtype() -> DType {
+    let v = DEFAULT_DTYPE.load(Ordering::Relaxed);
+    DType::ALL.into_iter().find(|d| *d as u8 == v).unwrap_or(DType::Float32)
+}
+
+/// `torch.set_default_dtype(d)`: only floating types are allowed, as in PyTorch.
+pub fn set_default_dtype(d: DType) -> Result<()> {
+    if !d.is_floating_point() {
+        return Err(Error::type_error(format!(
+            "only floating-point types are supported as the default type, got {d}"
+        )));
+    }
+    DEFAULT_DTYPE.store(d as u8, Ordering::Relaxed);
+    Ok(())
+}
+
+/// A generator shared by reference, as `torch.Generator` objects are.
+pub type SharedGenerator = Arc<Mutex<Generator>>;
+
+/// The default CPU generator used when no `generator=` is given.
+pub fn default_generator() -> &'static SharedGenerator {
+    static G: OnceLock<SharedGenerator> = OnceLock::new();
+    G.get_or_init(|| Arc::new(Mutex::new(Generator::default())))
+}
+
+/// Runs `f` with the given generator locked, or the default one.
+pub fn with_generator<T>(g: Option<&SharedGenerator>, f: impl FnOnce(&mut Generator) -> T) -> T {
+    let g = g.unwrap_or_else(|| default_generator());
+    let mut guard = g.lock().unwrap_or_else(|p| p.into_inner());
+    f(&mut guard)
+}
+
+/// `torch.manual_seed(seed)`.
+pub fn manual_seed(seed: u64) {
+    with_generator(None, |g| g.manual_seed(seed));
+}

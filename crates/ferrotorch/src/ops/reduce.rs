@@ -1,0 +1,119 @@
+//! Reductions over one dim, several dims, or all of them.
+
+use super::check_cpu;
+use crate::Tensor;
+use ferrotorch_core::error::wrap_dim;
+use ferrotorch_core::layout::contiguous_strides;
+use ferrotorch_core::{dispatch_dtype, DType, Element, Error, Result};
+use ferrotorch_cpu::reduce::{fold, sum_contiguous_f64};
+
+/// Which dims a reduction folds, normalised and deduplicated.
+pub fn reduced_dims(dims: Option<&[i64]>, ndim: usize) -> Result<Vec<bool>> {
+    let mut mask = vec![false; ndim];
+    match dims {
+        None => mask.iter_mut().for_each(|m| *m = true),
+        Some([]) => mask.iter_mut().for_each(|m| *m = true),
+        Some(ds) => {
+            for &d in ds {
+                let w = wrap_dim(d, ndim)?;
+                if ndim == 0 {
+                    continue;
+                }
+                if mask[w] {
+                    return Err(Error::runtime(format!(
+                        "dim {w} appears multiple times in the list of dims"
+                    )));
+                }
+                mask[w] = true;
+            }
+        }
+    }
+    Ok(mask)
+}
+
+/// Output shape of a reduction, with or without the reduced dims kept as 1.
+fn out_shape(shape: &[usize], mask: &[bool], keepdim: bool) -> Vec<usize> {
+    shape
+        .iter()
+        .zip(mask)
+        .filter_map(|(&s, &m)| if m { keepdim.then_some(1) } else { Some(s) })
+        .collect()
+}
+
+/// Sums into an `f64` or `i64` accumulator shaped like the kept dims.
+fn sum_acc<A: Copy + Send + Sync + Default>(x: &Tensor, mask: &[bool], f: impl Fn(A, f64, i64) -> A + Sync) -> (Vec<A>, Vec<usize>) {
+    let kept = out_shape(x.shape(), mask, true);
+    let n: usize = kept.iter().product();
+    let mut strides: Vec<isize> = contiguous_strides(&kept).to_vec();
+    for (s, &m) in strides.iter_mut().zip(mask) {
+        if m {
+            *s = 0;
+        }
+    }
+    let mut acc = vec![A::default(); n];
+    dispatch_dtype!(x.dtype(), T => fold::<T, A>(x.src(), &mut acc, &strides, |a, v: T| f(a, v.to_f64(), v.to_i64())));
+    (acc, kept)
+}
+
+impl Tensor {
+    /// `sum(dim, keepdim, dtype)`; `dims = None` sums everything.
+    pub fn sum_dims(&self, dims: Option<&[i64]>, keepdim: bool, dtype: Option<DType>) -> Result<Tensor> {
+        check_cpu("sum", &[self])?;
+        let x = match dtype {
+            Some(d) => self.to_dtype(d)?,
+            None => self.clone(),
+        };
+        let out_dtype = if x.dtype().is_floating_point() { x.dtype() } else { dtype.unwrap_or(DType::Int64) };
+        let mask = reduced_dims(dims, x.ndim())?;
+        let shape = out_shape(x.shape(), &mask, keepdim);
+        if x.dtype().is_floating_point() {
+            if mask.iter().all(|&m| m) && x.is_contiguous() {
+                let total = dispatch_dtype!(x.dtype(), T => {
+                    // SAFETY: x is contiguous with numel elements of T.
+                    let s = unsafe { std::slice::from_raw_parts(x.data_ptr() as *const T, x.numel()) };
+                    sum_contiguous_f64(s)
+                });
+                return Tensor::from_vec(vec![total], &[])?.to_dtype(out_dtype)?.reshape(&to_i64(&shape));
+            }
+            let (acc, _) = sum_acc::<f64>(&x, &mask, |a, v, _| a + v);
+            return Tensor::from_vec(acc, &shape)?.to_dtype(out_dtype);
+        }
+        let (acc, _) = sum_acc::<i64>(&x, &mask, |a, _, v| a.wrapping_add(v));
+        Tensor::from_vec(acc, &shape)?.to_dtype(out_dtype)
+    }
+
+    /// `sum()` of every element.
+    pub fn sum(&self) -> Result<Tensor> {
+        self.sum_dims(None, false, None)
+    }
+
+    /// `mean(dim, keepdim, dtype)`: floating inputs only, as in PyTorch.
+    pub fn mean_dims(&self, dims: Option<&[i64]>, keepdim: bool, dtype: Option<DType>) -> Result<Tensor> {
+        let d = dtype.unwrap_or(self.dtype());
+        if !d.is_floating_point() {
+            return Err(Error::runtime(format!(
+                "mean(): could not infer output dtype. Input dtype must be either a floating point or complex dtype. Got: {}",
+                super::creation::pretty(d)
+            )));
+        }
+        let mask = reduced_dims(dims, self.ndim())?;
+        let count: usize = self.shape().iter().zip(&mask).filter(|(_, &m)| m).map(|(&s, _)| s).product();
+        let s = self.to_dtype(d)?.sum_dims(dims, keepdim, None)?;
+        let scale = Tensor::scalar(1.0 / count as f64)?;
+        let r = s.to_dtype(DType::Float64)?.mul(&scale)?;
+        r.to_dtype(d)
+    }
+
+    /// Is every element non-zero? (used by `all()`/`equal`)
+    pub fn all_true(&self) -> Result<bool> {
+        let v = self.to_dtype(DType::Bool)?.contiguous()?;
+        // SAFETY: v is a contiguous bool tensor of numel elements.
+        let s = unsafe { std::slice::from_raw_parts(v.data_ptr() as *const bool, v.numel()) };
+        Ok(s.iter().all(|&b| b))
+    }
+}
+
+fn to_i64(s: &[usize]) -> Vec<i64> {
+    s.iter().map(|&v| v as i64).collect()
+}
+

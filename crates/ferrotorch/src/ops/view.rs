@@ -1,0 +1,223 @@
+//! View ops: new metadata over the same storage, never a copy (except
+//! `reshape`/`flatten` when PyTorch would copy too).
+
+use crate::Tensor;
+use ferrotorch_core::error::wrap_dim;
+use ferrotorch_core::layout::{fmt_shape, infer_size};
+use ferrotorch_core::{Error, Layout, Result};
+
+impl Tensor {
+    /// `view(*shape)`.
+    pub fn view(&self, shape: &[i64]) -> Result<Tensor> {
+        self.make_view(self.layout().view(shape)?)
+    }
+
+    /// `reshape(*shape)`: a view when the strides allow it, otherwise a copy.
+    pub fn reshape(&self, shape: &[i64]) -> Result<Tensor> {
+        let sizes = infer_size(shape, self.numel())?;
+        match self.layout().view_strides(&sizes) {
+            Some(strides) => self.make_view(Layout { shape: sizes, strides, offset: self.storage_offset() }),
+            None => self.clone_data()?.view(shape),
+        }
+    }
+
+    /// `flatten(start_dim, end_dim)`.
+    pub fn flatten(&self, start: i64, end: i64) -> Result<Tensor> {
+        if self.ndim() == 0 {
+            return self.reshape(&[1]);
+        }
+        let s = wrap_dim(start, self.ndim())?;
+        let e = wrap_dim(end, self.ndim())?;
+        if s > e {
+            return Err(Error::runtime("flatten() has invalid args: start_dim cannot come after end_dim"));
+        }
+        if s == e {
+            return Ok(self.clone());
+        }
+        let mut shape: Vec<i64> = self.shape()[..s].iter().map(|&v| v as i64).collect();
+        shape.push(self.shape()[s..=e].iter().product::<usize>() as i64);
+        shape.extend(self.shape()[e + 1..].iter().map(|&v| v as i64));
+        self.reshape(&shape)
+    }
+
+    /// `unflatten(dim, sizes)`.
+    pub fn unflatten(&self, dim: i64, sizes: &[i64]) -> Result<Tensor> {
+        let d = wrap_dim(dim, self.ndim())?;
+        if sizes.is_empty() {
+            return Err(Error::runtime("unflatten: sizes must be non-empty"));
+        }
+        let inner = infer_size(sizes, self.shape()[d]).map_err(|_| {
+            Error::runtime(format!(
+                "unflatten: Provided sizes {:?} don't multiply up to the size of dim {} ({}) in the input tensor",
+                sizes, dim, self.shape()[d]
+            ).replace('[', "[").replace(']', "]"))
+        })?;
+        let mut shape: Vec<i64> = self.shape()[..d].iter().map(|&v| v as i64).collect();
+        shape.extend(inner.iter().map(|&v| v as i64));
+        shape.extend(self.shape()[d + 1..].iter().map(|&v| v as i64));
+        self.view(&shape)
+    }
+
+    /// `transpose(dim0, dim1)`.
+    pub fn transpose(&self, d0: i64, d1: i64) -> Result<Tensor> {
+        self.make_view(self.layout().transpose(d0, d1)?)
+    }
+
+    /// `t()`: only for tensors of at most 2 dims.
+    pub fn t(&self) -> Result<Tensor> {
+        if self.ndim() > 2 {
+            return Err(Error::runtime(format!(
+                "t() expects a tensor with <= 2 dimensions, but self is {}D",
+                self.ndim()
+            )));
+        }
+        if self.ndim() < 2 {
+            return self.make_view(self.layout().clone());
+        }
+        self.transpose(0, 1)
+    }
+
+    /// `mT`: transpose of the last two dims.
+    pub fn mt(&self) -> Result<Tensor> {
+        if self.ndim() < 2 {
+            return Err(Error::runtime(format!(
+                "tensor.mT is only supported on matrices or batches of matrices. Got {}-D tensor.",
+                self.ndim()
+            )));
+        }
+        self.transpose(-2, -1)
+    }
+
+    /// `permute(*dims)`.
+    pub fn permute(&self, dims: &[i64]) -> Result<Tensor> {
+        self.make_view(self.layout().permute(dims)?)
+    }
+
+    /// `expand(*sizes)`.
+    pub fn expand(&self, sizes: &[i64]) -> Result<Tensor> {
+        self.make_view(self.layout().expand(sizes)?)
+    }
+
+    /// `squeeze()` / `squeeze(dims)`.
+    pub fn squeeze(&self, dims: Option<&[i64]>) -> Result<Tensor> {
+        self.make_view(self.layout().squeeze(dims)?)
+    }
+
+    /// `unsqueeze(dim)`.
+    pub fn unsqueeze(&self, dim: i64) -> Result<Tensor> {
+        self.make_view(self.layout().unsqueeze(dim)?)
+    }
+
+    /// `narrow(dim, start, length)`.
+    pub fn narrow(&self, dim: i64, start: i64, length: i64) -> Result<Tensor> {
+        self.make_view(self.layout().narrow(dim, start, length)?)
+    }
+
+    /// `select(dim, index)`.
+    pub fn select(&self, dim: i64, index: i64) -> Result<Tensor> {
+        self.make_view(self.layout().select(dim, index)?)
+    }
+
+    /// Python slicing along one dim.
+    pub fn slice(&self, dim: i64, start: i64, end: i64, step: i64) -> Result<Tensor> {
+        self.make_view(self.layout().slice(dim, start, end, step)?)
+    }
+
+    /// `diagonal(offset, dim1, dim2)`.
+    pub fn diagonal(&self, offset: i64, dim1: i64, dim2: i64) -> Result<Tensor> {
+        self.make_view(self.layout().diagonal(offset, dim1, dim2)?)
+    }
+
+    /// `unfold(dimension, size, step)`.
+    pub fn unfold(&self, dim: i64, size: i64, step: i64) -> Result<Tensor> {
+        self.make_view(self.layout().unfold(dim, size, step)?)
+    }
+
+    /// `as_strided(size, stride, storage_offset)`.
+    pub fn as_strided(&self, sizes: &[i64], strides: &[i64], offset: Option<i64>) -> Result<Tensor> {
+        let layout = Layout::as_strided(sizes, strides, offset.unwrap_or(self.storage_offset() as i64))?;
+        self.make_view(layout)
+    }
+
+    /// `unbind(dim)`.
+    pub fn unbind(&self, dim: i64) -> Result<Vec<Tensor>> {
+        let d = wrap_dim(dim, self.ndim())?;
+        if self.ndim() == 0 {
+            return Err(Error::index("Dimension specified as 0 but tensor has no dimensions"));
+        }
+        (0..self.shape()[d] as i64).map(|i| self.select(d as i64, i)).collect()
+    }
+
+    /// `split(split_size, dim)`: equal pieces, the last possibly smaller.
+    pub fn split(&self, size: i64, dim: i64) -> Result<Vec<Tensor>> {
+        let d = wrap_dim(dim, self.ndim())?;
+        if size < 0 {
+            return Err(Error::runtime(format!("split expects split_size be non-negative, but got split_size={size}")));
+        }
+        let len = self.shape()[d] as i64;
+        if size == 0 {
+            if len != 0 {
+                return Err(Error::runtime(format!(
+                    "split_size can only be 0 if dimension size is 0, but got dimension size of {len}"
+                )));
+            }
+            return Ok(vec![self.clone()]);
+        }
+        let n = ((len + size - 1) / size).max(1);
+        (0..n).map(|i| self.narrow(d as i64, i * size, size.min(len - i * size))).collect()
+    }
+
+    /// `split(sizes, dim)` with explicit sizes.
+    pub fn split_with_sizes(&self, sizes: &[i64], dim: i64) -> Result<Vec<Tensor>> {
+        let d = wrap_dim(dim, self.ndim())?;
+        let total: i64 = sizes.iter().sum();
+        if total != self.shape()[d] as i64 || sizes.iter().any(|&s| s < 0) {
+            return Err(Error::runtime(format!(
+                "split_with_sizes expects split_sizes to sum exactly to {} (input tensor's size at dimension {}), but got split_sizes={:?}",
+                self.shape()[d], d, sizes
+            )));
+        }
+        let mut start = 0;
+        sizes
+            .iter()
+            .map(|&s| {
+                let v = self.narrow(d as i64, start, s);
+                start += s;
+                v
+            })
+            .collect()
+    }
+
+    /// `chunk(chunks, dim)`.
+    pub fn chunk(&self, chunks: i64, dim: i64) -> Result<Vec<Tensor>> {
+        if chunks <= 0 {
+            return Err(Error::runtime("chunk expects `chunks` to be greater than 0, got: ".to_string() + &chunks.to_string()));
+        }
+        let d = wrap_dim(dim, self.ndim())?;
+        let len = self.shape()[d] as i64;
+        let size = (len + chunks - 1) / chunks;
+        if size == 0 {
+            // Like PyTorch: chunk of an empty dim yields `chunks` empty pieces.
+            return (0..chunks).map(|_| self.narrow(d as i64, 0, 0)).collect();
+        }
+        self.split(size, d as i64)
+    }
+
+    /// `expand_as(other)`.
+    pub fn expand_as(&self, other: &Tensor) -> Result<Tensor> {
+        let sizes: Vec<i64> = other.shape().iter().map(|&s| s as i64).collect();
+        self.expand(&sizes)
+    }
+
+    /// Checks that `shape` equals this tensor's shape, for error messages.
+    pub fn check_shape(&self, shape: &[usize], what: &str) -> Result<()> {
+        if self.shape() != shape {
+            return Err(Error::runtime(format!(
+                "{what}: expected shape {} but got {}",
+                fmt_shape(shape),
+                fmt_shape(self.shape())
+            )));
+        }
+        Ok(())
+    }
+}

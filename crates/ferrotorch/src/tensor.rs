@@ -1,0 +1,263 @@
+//! The tensor handle: an `Arc` of storage + layout + dtype, cheap to clone.
+//!
+//! Views share the storage and the version counter of their base; they differ
+//! only in their [`Layout`]. Autograd metadata lives next to the data so that a
+//! Rust user gets gradients without Python.
+
+use crate::defaults::default_dtype;
+use ferrotorch_core::layout::fmt_shape;
+use ferrotorch_core::{DType, Device, Element, Error, Layout, Result, Storage};
+use std::ffi::c_void;
+use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+/// Autograd state of one tensor.
+#[derive(Default)]
+pub struct AutogradMeta {
+    /// `requires_grad` of a leaf (non-leaves derive it from `grad_fn`).
+    pub requires_grad: bool,
+    /// Accumulated gradient (`.grad`).
+    pub grad: Option<Tensor>,
+    /// `retain_grad()` was called on a non-leaf.
+    pub retains_grad: bool,
+}
+
+/// The shared state behind a [`Tensor`].
+pub struct TensorImpl {
+    storage: Arc<Storage>,
+    layout: Layout,
+    dtype: DType,
+    version: Arc<AtomicU64>,
+    base: Option<Tensor>,
+    autograd: Mutex<AutogradMeta>,
+    /// Borrowed pointer to the Python object wrapping this tensor, if any, so the
+    /// bindings can return the same object every time (`x.grad is x.grad`). Set
+    /// and cleared only by the bindings while holding the interpreter lock.
+    pyobj: AtomicPtr<c_void>,
+}
+
+/// A strided n-dimensional array. Cloning is cheap and aliases the same tensor.
+#[derive(Clone)]
+pub struct Tensor(pub(crate) Arc<TensorImpl>);
+
+impl Tensor {
+    /// Wraps a storage with a layout; checks the layout fits the storage.
+    pub fn from_parts(storage: Arc<Storage>, layout: Layout, dtype: DType) -> Result<Tensor> {
+        check_fits(&storage, &layout, dtype)?;
+        Ok(Tensor::raw(storage, layout, dtype, Arc::new(AtomicU64::new(0)), None))
+    }
+
+    fn raw(storage: Arc<Storage>, layout: Layout, dtype: DType, version: Arc<AtomicU64>, base: Option<Tensor>) -> Tensor {
+        Tensor(Arc::new(TensorImpl {
+            storage,
+            layout,
+            dtype,
+            version,
+            base,
+            autograd: Mutex::new(AutogradMeta::default()),
+            pyobj: AtomicPtr::new(std::ptr::null_mut()),
+        }))
+    }
+
+    /// An uninitialised contiguous tensor from the caching pool.
+    pub fn empty(shape: &[usize], dtype: DType, device: Device) -> Result<Tensor> {
+        if !device.is_cpu() {
+            return Err(Error::runtime(format!(
+                "Cannot allocate on device {device}: ferrotorch was asked for a device that is not available"
+            )));
+        }
+        let n: usize = shape
+            .iter()
+            .try_fold(1usize, |acc, &s| acc.checked_mul(s))
+            .and_then(|n| n.checked_mul(dtype.itemsize()))
+            .ok_or_else(|| Error::runtime(format!("Trying to create tensor of shape {} which is too large", fmt_shape(shape))))?;
+        let storage = Arc::new(Storage::new_cpu(n)?);
+        Ok(Tensor::raw(storage, Layout::contiguous(shape), dtype, Arc::new(AtomicU64::new(0)), None))
+    }
+
+    /// A contiguous tensor holding `data` with `shape`.
+    pub fn from_vec<T: Element>(data: Vec<T>, shape: &[usize]) -> Result<Tensor> {
+        let n: usize = shape.iter().product();
+        if n != data.len() {
+            return Err(Error::runtime(format!(
+                "shape {} is invalid for input of size {}",
+                fmt_shape(shape),
+                data.len()
+            )));
+        }
+        let t = Tensor::empty(shape, T::DTYPE, Device::CPU)?;
+        // SAFETY: t is a fresh contiguous buffer of exactly n elements of T.
+        unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), t.data_ptr_mut() as *mut T, n) };
+        Ok(t)
+    }
+
+    /// A 0-d tensor.
+    pub fn scalar<T: Element>(v: T) -> Result<Tensor> {
+        Tensor::from_vec(vec![v], &[])
+    }
+
+    /// A view of this tensor with another layout on the same storage, sharing
+    /// the version counter; `_base` points at the root tensor.
+    pub fn make_view(&self, layout: Layout) -> Result<Tensor> {
+        check_fits(&self.0.storage, &layout, self.0.dtype)?;
+        let base = Some(self.0.base.clone().unwrap_or_else(|| self.clone()));
+        Ok(Tensor::raw(self.0.storage.clone(), layout, self.0.dtype, self.0.version.clone(), base))
+    }
+
+    /// Same data, same version counter, no autograd history (`detach()`).
+    pub fn detach(&self) -> Tensor {
+        Tensor::raw(self.0.storage.clone(), self.0.layout.clone(), self.0.dtype, self.0.version.clone(), None)
+    }
+
+    /// Same data with a fresh version counter (`.data`).
+    pub fn data_alias(&self) -> Tensor {
+        Tensor::raw(self.0.storage.clone(), self.0.layout.clone(), self.0.dtype, Arc::new(AtomicU64::new(0)), None)
+    }
+
+    /// Sizes.
+    pub fn shape(&self) -> &[usize] {
+        &self.0.layout.shape
+    }
+    /// Strides in elements.
+    pub fn strides(&self) -> &[isize] {
+        &self.0.layout.strides
+    }
+    /// Offset of element 0 in the storage, in elements.
+    pub fn storage_offset(&self) -> usize {
+        self.0.layout.offset
+    }
+    /// The full layout.
+    pub fn layout(&self) -> &Layout {
+        &self.0.layout
+    }
+    /// Element type.
+    pub fn dtype(&self) -> DType {
+        self.0.dtype
+    }
+    /// Device of the storage.
+    pub fn device(&self) -> Device {
+        self.0.storage.device()
+    }
+    /// Number of dimensions.
+    pub fn ndim(&self) -> usize {
+        self.0.layout.ndim()
+    }
+    /// Number of elements.
+    pub fn numel(&self) -> usize {
+        self.0.layout.numel()
+    }
+    /// PyTorch's contiguity (size-1 dims ignored).
+    pub fn is_contiguous(&self) -> bool {
+        self.0.layout.is_contiguous()
+    }
+    /// The shared storage.
+    pub fn storage(&self) -> &Arc<Storage> {
+        &self.0.storage
+    }
+    /// Address of element 0.
+    pub fn data_ptr(&self) -> *const u8 {
+        // SAFETY: check_fits guaranteed offset*itemsize <= nbytes.
+        unsafe { self.0.storage.as_ptr().add(self.0.layout.offset * self.0.dtype.itemsize()) }
+    }
+    /// Address of element 0, for kernels that write.
+    pub fn data_ptr_mut(&self) -> *mut u8 {
+        self.data_ptr() as *mut u8
+    }
+    /// `_version`: bumped by every in-place op on this tensor or its views.
+    pub fn version(&self) -> u64 {
+        self.0.version.load(Ordering::Relaxed)
+    }
+    /// Records an in-place modification.
+    pub fn bump_version(&self) {
+        self.0.version.fetch_add(1, Ordering::Relaxed);
+    }
+    /// `_base`: the tensor this one is a view of.
+    pub fn base(&self) -> Option<&Tensor> {
+        self.0.base.as_ref()
+    }
+    /// Do two handles refer to the very same tensor?
+    pub fn same(&self, other: &Tensor) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+    /// Do the two tensors share one version counter (views of one base)?
+    pub fn shares_version_with(&self, other: &Tensor) -> bool {
+        Arc::ptr_eq(&self.0.version, &other.0.version)
+    }
+    /// Locks the autograd metadata.
+    pub fn autograd(&self) -> MutexGuard<'_, AutogradMeta> {
+        self.0.autograd.lock().unwrap_or_else(|p| p.into_inner())
+    }
+    /// `requires_grad`.
+    pub fn requires_grad(&self) -> bool {
+        self.autograd().requires_grad
+    }
+    /// Sets `requires_grad`, which only floating tensors may have.
+    pub fn set_requires_grad(&self, on: bool) -> Result<()> {
+        if on && !self.dtype().is_floating_point() {
+            return Err(Error::runtime("only Tensors of floating point dtype can require gradients"));
+        }
+        self.autograd().requires_grad = on;
+        Ok(())
+    }
+    /// `.grad`.
+    pub fn grad(&self) -> Option<Tensor> {
+        self.autograd().grad.clone()
+    }
+    /// Sets `.grad`.
+    pub fn set_grad(&self, g: Option<Tensor>) {
+        self.autograd().grad = g;
+    }
+    /// The Python object slot (see [`TensorImpl`]).
+    pub fn pyobj_slot(&self) -> &AtomicPtr<c_void> {
+        &self.0.pyobj
+    }
+    /// Address identifying the tensor impl (stable while alive).
+    pub fn impl_id(&self) -> usize {
+        Arc::as_ptr(&self.0) as usize
+    }
+
+    /// Reads every element converted to `f64`, in row-major order.
+    pub fn to_f64_vec(&self) -> Result<Vec<f64>> {
+        let c = self.to_dtype(DType::Float64)?.contiguous()?;
+        let n = c.numel();
+        // SAFETY: c is a contiguous f64 tensor of n elements.
+        Ok(unsafe { std::slice::from_raw_parts(c.data_ptr() as *const f64, n) }.to_vec())
+    }
+
+    /// Reads every element as `T` (no conversion: the dtype must match).
+    pub fn to_vec<T: Element>(&self) -> Result<Vec<T>> {
+        if T::DTYPE != self.dtype() {
+            return Err(Error::type_error(format!("expected dtype {} but the tensor is {}", T::DTYPE, self.dtype())));
+        }
+        let c = self.contiguous()?;
+        // SAFETY: c is a contiguous tensor of numel elements of T.
+        Ok(unsafe { std::slice::from_raw_parts(c.data_ptr() as *const T, c.numel()) }.to_vec())
+    }
+}
+
+/// Checks that every element `layout` addresses lies inside `storage`.
+pub fn check_fits(storage: &Storage, layout: &Layout, dtype: DType) -> Result<()> {
+    let cap = storage.nbytes() / dtype.itemsize();
+    if let Some((_, hi)) = layout.storage_span() {
+        if hi > cap {
+            return Err(Error::runtime(format!(
+                "setStorage: sizes {}, strides {}, storage offset {}, and itemsize {} requiring a storage size of {} are out of bounds for storage of size {}",
+                fmt_shape(&layout.shape),
+                format!("{:?}", layout.strides.as_slice()).replace(' ', ""),
+                layout.offset,
+                dtype.itemsize(),
+                hi * dtype.itemsize(),
+                storage.nbytes()
+            )));
+        }
+    }
+    Ok(())
+}
+
+impl std::fmt::Debug for Tensor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let vals = self.to_f64_vec().unwrap_or_default();
+        let dt = if self.dtype() == default_dtype() || self.dtype() == DType::Int64 { String::new() } else { format!(", dtype={}", self.dtype()) };
+        write!(f, "tensor({:?}, shape={:?}{})", vals, self.shape(), dt)
+    }
+}

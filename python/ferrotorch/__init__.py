@@ -1,0 +1,96 @@
+"""ferrotorch: a PyTorch-compatible tensor library with a Rust core.
+
+Use it as ``import ferrotorch as torch``.
+"""
+
+from . import _C
+from ._C import (  # noqa: F401
+    Tensor,
+    dtype,
+    device,
+    Generator,
+    UntypedStorage,
+    OutOfMemoryError,
+    tensor,
+    as_tensor,
+    from_numpy,
+    from_dlpack,
+    zeros,
+    ones,
+    empty,
+    full,
+    zeros_like,
+    ones_like,
+    empty_like,
+    full_like,
+    rand_like,
+    randn_like,
+    arange,
+    linspace,
+    logspace,
+    eye,
+    rand,
+    randn,
+    randint,
+    randperm,
+    normal,
+    manual_seed,
+    initial_seed,
+    get_default_dtype,
+    set_default_dtype,
+    promote_types,
+    can_cast,
+    result_type,
+    memory_allocated,
+    max_memory_allocated,
+    memory_reserved,
+    max_memory_reserved,
+    reset_peak_memory_stats,
+    empty_cache,
+    memory_stats,
+    is_grad_enabled,
+)
+from ._size import Size  # noqa: F401
+from ._dtypes import *  # noqa: F401,F403
+from ._dtypes import layout, strided  # noqa: F401
+from . import _tensor  # noqa: F401  (attaches the Python half of Tensor)
+from ._tensor_str import set_printoptions, get_printoptions  # noqa: F401
+from ._functional import *  # noqa: F401,F403
+from .autograd.grad_mode import no_grad, enable_grad, set_grad_enabled, inference_mode  # noqa: F401
+from . import cuda  # noqa: F401
+from . import autograd  # noqa: F401
+from . import nn  # noqa: F401
+
+__version__ = "0.1.0"
+
+default_generator = _C._default_generator()
+
+
+def seed():
+    """Seeds the default generator from the clock and returns the seed."""
+    return default_generator.seed()
+
+
+def get_rng_state():
+    """The default generator's state as a ``uint8`` tensor."""
+    return default_generator.get_state()
+
+
+def set_rng_state(new_state):
+    """Restores the default generator's state."""
+    default_generator.set_state(new_state)
+
+
+def is_tensor(obj):
+    """True if ``obj`` is a ferrotorch tensor."""
+    return isinstance(obj, Tensor)
+
+
+def is_floating_point(input):
+    """True if the tensor's dtype is a floating-point type."""
+    return input.is_floating_point()
+
+
+def numel(input):
+    """Number of elements of ``input``."""
+    return input.numel()
