@@ -24,6 +24,22 @@
 //!
 //! [`host_pool`] / [`with_host_pool`] give the process-wide pool used by CPU
 //! storage.
+//!
+//! ```
+//! use ferrotorch_alloc::{CachingAllocator, HostAllocator};
+//!
+//! let mut pool = CachingAllocator::new(HostAllocator);
+//! let block = pool.allocate(1000)?;
+//! assert_eq!(block.size, 1024); // rounded up to a multiple of 512
+//! assert_eq!(pool.stats().reserved_bytes, 2 << 20); // one small-pool segment
+//! pool.free(block);
+//! let again = pool.allocate(1000)?; // served from the cache
+//! assert_eq!(again.ptr, block.ptr);
+//! pool.free(again);
+//! pool.empty_cache();
+//! assert_eq!(pool.stats().reserved_bytes, 0);
+//! # Ok::<(), ferrotorch_alloc::OutOfMemory>(())
+//! ```
 
 #![warn(missing_docs)]
 

@@ -141,7 +141,10 @@ struct Slab<T> {
 
 impl<T> Slab<T> {
     fn new() -> Self {
-        Slab { items: Vec::new(), vacant: Vec::new() }
+        Slab {
+            items: Vec::new(),
+            vacant: Vec::new(),
+        }
     }
 
     fn insert(&mut self, value: T) -> usize {
@@ -163,8 +166,12 @@ impl<T> Slab<T> {
         value
     }
 
+    #[cfg(test)]
     fn iter(&self) -> impl Iterator<Item = (usize, &T)> {
-        self.items.iter().enumerate().filter_map(|(i, v)| v.as_ref().map(|v| (i, v)))
+        self.items
+            .iter()
+            .enumerate()
+            .filter_map(|(i, v)| v.as_ref().map(|v| (i, v)))
     }
 }
 
@@ -275,7 +282,10 @@ impl<R: RawAllocator> CachingAllocator<R> {
     /// free cached segment has been released.
     pub fn allocate(&mut self, size: usize) -> Result<Block, OutOfMemory> {
         if size == 0 {
-            return Ok(Block { ptr: dangling_aligned(), size: 0 });
+            return Ok(Block {
+                ptr: dangling_aligned(),
+                size: 0,
+            });
         }
         let Some(rounded) = round_size(size) else {
             return Err(self.oom(size));
@@ -304,10 +314,16 @@ impl<R: RawAllocator> CachingAllocator<R> {
         // Validate before mutating anything, so a debug panic (which may poison
         // the host pool's lock) leaves the bookkeeping consistent.
         let Some(&idx) = self.live.get(&addr) else {
-            debug_assert!(false, "free of a block not handed out by this allocator: {block:?}");
+            debug_assert!(
+                false,
+                "free of a block not handed out by this allocator: {block:?}"
+            );
             return;
         };
-        debug_assert_eq!(self.blocks[idx].size, block.size, "free with a wrong block size");
+        debug_assert_eq!(
+            self.blocks[idx].size, block.size,
+            "free with a wrong block size"
+        );
         self.live.remove(&addr);
 
         let rec = &mut self.blocks[idx];
@@ -456,7 +472,12 @@ impl<R: RawAllocator> CachingAllocator<R> {
                 self.raw.alloc(size)?
             }
         };
-        let seg = self.segments.insert(Segment { base, size, pool, head: usize::MAX });
+        let seg = self.segments.insert(Segment {
+            base,
+            size,
+            pool,
+            head: usize::MAX,
+        });
         let idx = self.blocks.insert(BlockRec {
             seg,
             offset: 0,
@@ -526,7 +547,9 @@ impl<R: RawAllocator> CachingAllocator<R> {
     /// Merges the block after `idx` into `idx` (both free and out of the free
     /// sets) and drops the absorbed record.
     fn absorb_next(&mut self, idx: usize) {
-        let next = self.blocks[idx].next.expect("absorb_next without a next block");
+        let next = self.blocks[idx]
+            .next
+            .expect("absorb_next without a next block");
         let absorbed = self.blocks.remove(next);
         debug_assert!(!absorbed.allocated);
         if let Some(nn) = absorbed.next {
@@ -562,7 +585,10 @@ impl<R: RawAllocator> CachingAllocator<R> {
                 assert_eq!(b.seg, si, "block {i} in the wrong segment");
                 assert_eq!(b.offset, offset, "block {i} not contiguous");
                 assert_eq!(b.prev, prev, "block {i} has a bad prev link");
-                assert!(b.size > 0 && b.size % MIN_BLOCK_SIZE == 0, "block {i} bad size");
+                assert!(
+                    b.size > 0 && b.size % MIN_BLOCK_SIZE == 0,
+                    "block {i} bad size"
+                );
                 let addr = self.addr(i);
                 if b.allocated {
                     allocated += b.size as u64;
@@ -578,7 +604,10 @@ impl<R: RawAllocator> CachingAllocator<R> {
                         PoolKind::Small => &self.small_free,
                         PoolKind::Large => &self.large_free,
                     };
-                    assert!(set.contains(&(b.size, addr, i)), "free block {i} not pooled");
+                    assert!(
+                        set.contains(&(b.size, addr, i)),
+                        "free block {i} not pooled"
+                    );
                     if b.size < seg.size {
                         inactive += b.size as u64;
                     }
@@ -604,9 +633,17 @@ impl<R: RawAllocator> CachingAllocator<R> {
         assert!(s.peak_reserved_bytes >= s.reserved_bytes);
         assert!(s.peak_active_bytes >= s.active_bytes);
         assert!(s.peak_requested_bytes >= s.requested_bytes);
-        assert_eq!(self.live.len(), live_blocks, "stale entries in the live map");
+        assert_eq!(
+            self.live.len(),
+            live_blocks,
+            "stale entries in the live map"
+        );
         assert_eq!(self.small_free.len() + self.large_free.len(), free_blocks);
-        assert_eq!(self.blocks.iter().count(), live_blocks + free_blocks, "leaked block records");
+        assert_eq!(
+            self.blocks.iter().count(),
+            live_blocks + free_blocks,
+            "leaked block records"
+        );
     }
 }
 
@@ -620,7 +657,9 @@ impl<R: RawAllocator> Drop for CachingAllocator<R> {
 
 impl<R: RawAllocator> fmt::Debug for CachingAllocator<R> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("CachingAllocator").field("stats", &self.stats).finish_non_exhaustive()
+        f.debug_struct("CachingAllocator")
+            .field("stats", &self.stats)
+            .finish_non_exhaustive()
     }
 }
 
@@ -645,15 +684,17 @@ mod unit {
 
     #[test]
     fn addr_hasher_spreads_aligned_keys() {
-        use std::hash::{BuildHasher, Hash};
+        use std::hash::BuildHasher;
         let build = BuildHasherDefault::<AddrHasher>::default();
         let mut low_bits = std::collections::HashSet::new();
         for i in 0..256usize {
-            let mut h = build.build_hasher();
-            (0x7f00_0000_0000 + i * 512).hash(&mut h);
-            low_bits.insert(h.finish() & 0xff);
+            low_bits.insert(build.hash_one(0x7f00_0000_0000 + i * 512) & 0xff);
         }
         // Aligned addresses must not collapse onto a few buckets.
-        assert!(low_bits.len() > 128, "only {} distinct buckets", low_bits.len());
+        assert!(
+            low_bits.len() > 128,
+            "only {} distinct buckets",
+            low_bits.len()
+        );
     }
 }
