@@ -123,3 +123,49 @@ def _get_device(self):
 
 
 Tensor.get_device = _get_device
+
+
+def _backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+    """Computes the gradient of this tensor w.r.t. graph leaves (see ``torch.autograd.backward``)."""
+    _C._run_backward((self,), None if gradient is None else (gradient,), retain_graph, create_graph, inputs)
+
+
+def _register_hook(self, hook):
+    """Registers ``hook(grad)`` run when the gradient of this tensor is computed."""
+    return _C._tensor_register_hook(self, hook)
+
+
+def _register_post_accumulate_grad_hook(self, hook):
+    """Registers ``hook(tensor)`` run after ``.grad`` of this leaf was updated."""
+    return _C._tensor_register_post_accumulate_hook(self, hook)
+
+
+def _retain_grad(self):
+    """Makes this non-leaf tensor keep its ``.grad`` after backward."""
+    _C._tensor_retain_grad(self)
+
+
+def _detach_(self):
+    """Detaches this tensor from the graph in place."""
+    _C._detach_(self)
+    return self
+
+
+def _clamp(self, min=None, max=None):
+    """Clamps every element into ``[min, max]``."""
+    out = self
+    if min is not None:
+        out = out.maximum(min if isinstance(min, Tensor) else _C.tensor(min, dtype=self.dtype))
+    if max is not None:
+        out = out.minimum(max if isinstance(max, Tensor) else _C.tensor(max, dtype=self.dtype))
+    return out
+
+
+Tensor.backward = _backward
+Tensor.register_hook = _register_hook
+Tensor.register_post_accumulate_grad_hook = _register_post_accumulate_grad_hook
+Tensor.retain_grad = _retain_grad
+Tensor.detach_ = _detach_
+if not hasattr(Tensor, "clamp"):
+    Tensor.clamp = _clamp
+    Tensor.clip = _clamp

@@ -1,15 +1,10 @@
-//! Thread-local grad mode as seen from Python (`no_grad`, `set_grad_enabled`).
+//! Grad mode as seen from Python; the state lives in the engine (thread-local).
 
 use pyo3::prelude::*;
-use std::cell::Cell;
-
-thread_local! {
-    static ENABLED: Cell<bool> = const { Cell::new(true) };
-}
 
 /// Is grad mode on for this thread?
 pub fn is_enabled() -> bool {
-    ENABLED.with(|e| e.get())
+    ferrotorch::autograd::is_grad_enabled()
 }
 
 /// `torch.is_grad_enabled()`.
@@ -21,5 +16,5 @@ pub fn is_grad_enabled() -> bool {
 /// `torch._C._set_grad_enabled(mode)`.
 #[pyfunction]
 pub fn _set_grad_enabled(mode: bool) {
-    ENABLED.with(|e| e.set(mode));
+    ferrotorch::autograd::set_grad_enabled(mode);
 }

@@ -3,6 +3,7 @@
 //! crate; every engine error is mapped to a Python exception in `errors`.
 
 mod args;
+mod autograd;
 mod convert;
 mod device;
 mod dlpack;
@@ -27,6 +28,16 @@ fn _C(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<storage::PyUntypedStorage>()?;
     m.add_class::<functions::PyGenerator>()?;
     m.add_class::<numpy::ArrayHolder>()?;
+    m.add_class::<autograd::PyNode>()?;
+    m.add_class::<autograd::NodeHandle>()?;
+    m.add_class::<autograd::RemovableHandle>()?;
+    m.add_function(wrap_pyfunction!(autograd::_run_backward, m)?)?;
+    m.add_function(wrap_pyfunction!(autograd::_run_grad, m)?)?;
+    m.add_function(wrap_pyfunction!(autograd::_tensor_register_hook, m)?)?;
+    m.add_function(wrap_pyfunction!(autograd::_tensor_register_post_accumulate_hook, m)?)?;
+    m.add_function(wrap_pyfunction!(autograd::_tensor_retain_grad, m)?)?;
+    m.add_function(wrap_pyfunction!(autograd::_record_function, m)?)?;
+    m.add_function(wrap_pyfunction!(autograd::_detach_, m)?)?;
     m.add("OutOfMemoryError", py.get_type::<errors::OutOfMemoryError>())?;
     for d in ferrotorch::DType::ALL {
         m.add(d.name(), dtype::dtype_obj(py, d))?;

@@ -102,16 +102,12 @@ fn inplace<'py>(slf: &Bound<'py, PyTensor>, other: &Bound<'py, PyAny>, op: Binar
 
 /// PyTorch refuses in-place changes of a leaf that requires grad.
 pub fn check_inplace_leaf(t: &Tensor) -> PyResult<()> {
-    if t.requires_grad() && ferrotorch_grad_enabled() {
+    if t.is_leaf() && t.requires_grad() && crate::grad_mode::is_enabled() {
         return Err(PyRuntimeError::new_err(
             "a leaf Variable that requires grad is being used in an in-place operation.",
         ));
     }
     Ok(())
-}
-
-fn ferrotorch_grad_enabled() -> bool {
-    crate::grad_mode::is_enabled()
 }
 
 /// Scales `other` by `alpha` for `add(other, alpha=...)`.
@@ -285,7 +281,15 @@ impl PyTensor {
     }
     #[getter]
     fn is_leaf(&self) -> bool {
-        true
+        self.t.is_leaf()
+    }
+    #[getter]
+    fn retains_grad(&self) -> bool {
+        self.t.autograd().retains_grad
+    }
+    #[getter]
+    fn output_nr(&self) -> usize {
+        self.t.output_nr()
     }
     #[getter]
     fn grad<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
@@ -309,8 +313,8 @@ impl PyTensor {
         Ok(())
     }
     #[getter]
-    fn grad_fn(&self) -> Option<Py<PyAny>> {
-        None
+    fn grad_fn<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        self.t.grad_fn().map(|n| crate::autograd::wrap_node(py, n)).transpose()
     }
     fn detach<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         wrap(py, self.t.detach())

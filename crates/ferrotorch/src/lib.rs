@@ -9,6 +9,7 @@
 //! assert!(!t.is_contiguous());
 //! ```
 
+pub mod autograd;
 pub mod defaults;
 pub mod ops;
 pub mod tensor;

@@ -9,7 +9,8 @@ use ferrotorch_core::layout::fmt_shape;
 use ferrotorch_core::{DType, Device, Element, Error, Layout, Result, Storage};
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use crate::autograd::node::{Node, PostAccumulateHook, TensorHook};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
 /// Autograd state of one tensor.
 #[derive(Default)]
@@ -20,6 +21,18 @@ pub struct AutogradMeta {
     pub grad: Option<Tensor>,
     /// `retain_grad()` was called on a non-leaf.
     pub retains_grad: bool,
+    /// The node that produced this tensor (None for leaves).
+    pub grad_fn: Option<Arc<Node>>,
+    /// Which output of `grad_fn` this tensor is.
+    pub output_nr: usize,
+    /// The leaf's `AccumulateGrad` node, held weakly as in PyTorch: the node owns
+    /// the leaf, the leaf only points back.
+    pub grad_accumulator: Weak<Node>,
+    /// Hooks run on the gradient of this tensor before it is used
+    /// (`register_hook`), keyed by handle id.
+    pub hooks: Vec<(u64, TensorHook)>,
+    /// Hooks run after the gradient was accumulated into `.grad` (leaves only).
+    pub post_accumulate_hooks: Vec<(u64, PostAccumulateHook)>,
 }
 
 /// The shared state behind a [`Tensor`].
@@ -187,16 +200,46 @@ impl Tensor {
     pub fn autograd(&self) -> MutexGuard<'_, AutogradMeta> {
         self.0.autograd.lock().unwrap_or_else(|p| p.into_inner())
     }
-    /// `requires_grad`.
+    /// `requires_grad`: a leaf flag, or true for any tensor with a `grad_fn`.
     pub fn requires_grad(&self) -> bool {
-        self.autograd().requires_grad
+        let m = self.autograd();
+        m.requires_grad || m.grad_fn.is_some()
+    }
+    /// The node that produced this tensor.
+    pub fn grad_fn(&self) -> Option<Arc<Node>> {
+        self.autograd().grad_fn.clone()
+    }
+    /// `is_leaf`: no `grad_fn`.
+    pub fn is_leaf(&self) -> bool {
+        self.autograd().grad_fn.is_none()
+    }
+    /// Which output of its `grad_fn` this tensor is.
+    pub fn output_nr(&self) -> usize {
+        self.autograd().output_nr
+    }
+    /// A weak handle (used by hooks that must not keep the tensor alive).
+    pub fn downgrade(&self) -> Weak<TensorImpl> {
+        Arc::downgrade(&self.0)
+    }
+    /// Rebuilds a tensor from a weak handle, if it is still alive.
+    pub fn upgrade(w: &Weak<TensorImpl>) -> Option<Tensor> {
+        w.upgrade().map(Tensor)
     }
     /// Sets `requires_grad`, which only floating tensors may have.
     pub fn set_requires_grad(&self, on: bool) -> Result<()> {
         if on && !self.dtype().is_floating_point() {
             return Err(Error::runtime("only Tensors of floating point dtype can require gradients"));
         }
-        self.autograd().requires_grad = on;
+        let mut m = self.autograd();
+        if m.grad_fn.is_some() {
+            if !on {
+                return Err(Error::runtime(
+                    "you can only change requires_grad flags of leaf variables. If you want to use a computed variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach().",
+                ));
+            }
+            return Ok(());
+        }
+        m.requires_grad = on;
         Ok(())
     }
     /// `.grad`.

@@ -69,7 +69,8 @@ impl BinaryOp {
             BinaryOp::Pow => "pow",
         }
     }
-    fn is_comparison(self) -> bool {
+    /// Does the op return bool (and so never carry gradients)?
+    pub fn is_comparison(self) -> bool {
         matches!(self, BinaryOp::Eq | BinaryOp::Ne | BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge)
     }
 }
@@ -115,8 +116,18 @@ fn as_tensor(o: &Operand, dtype: DType) -> Result<Tensor> {
     }
 }
 
-/// `a <op> b` into a new tensor.
+/// `a <op> b` into a new tensor, recording the autograd node when needed.
 pub fn binary(a: Operand, b: Operand, op: BinaryOp) -> Result<Tensor> {
+    let out = binary_raw(a, b, op)?;
+    if out.dtype().is_floating_point() && !op.is_comparison() {
+        super::arith_grad::record_binary(a, b, op, &out);
+    }
+    Ok(out)
+}
+
+/// `a <op> b` without autograd.
+pub fn binary_raw(a: Operand, b: Operand, op: BinaryOp) -> Result<Tensor> {
+    let _no_grad = crate::autograd::GradModeGuard::new(false);
     let (compute, out_dtype) = op_dtypes(op, &a, &b)?;
     let (ta, tb) = (as_tensor(&a, compute)?, as_tensor(&b, compute)?);
     check_cpu(op.name(), &[&ta, &tb])?;
@@ -127,7 +138,53 @@ pub fn binary(a: Operand, b: Operand, op: BinaryOp) -> Result<Tensor> {
 }
 
 /// `a <op>= b` in place; the result must be castable to `a`'s dtype and shape.
+/// When autograd records, `a` takes the new node as its history.
 pub fn binary_(a: &Tensor, b: Operand, op: BinaryOp) -> Result<()> {
+    let tb = if let Operand::T(x) = b { Some(x) } else { None };
+    let recording = crate::autograd::is_grad_enabled()
+        && (a.requires_grad() || tb.is_some_and(|x| x.requires_grad()));
+    if recording {
+        return binary_recorded(a, b, op);
+    }
+    binary_raw_(a, b, op)
+}
+
+/// In-place op under autograd: computed out of place on a snapshot that
+/// carries `a`'s old history, then written into `a`, whose history becomes
+/// the new node.
+fn binary_recorded(a: &Tensor, b: Operand, op: BinaryOp) -> Result<()> {
+    crate::autograd::check_inplace(a)?;
+    let snap = {
+        let _no_grad = crate::autograd::GradModeGuard::new(false);
+        a.clone_data()?
+    };
+    if let Some(f) = a.grad_fn() {
+        crate::autograd::set_history(&snap, f, a.output_nr());
+    }
+    let r = binary(Operand::T(&snap), b, op)?;
+    if !DType::can_cast(r.dtype(), a.dtype()) {
+        return Err(Error::runtime(format!(
+            "result type {} can't be cast to the desired output type {}",
+            pretty(r.dtype()),
+            pretty(a.dtype())
+        )));
+    }
+    if r.shape() != a.shape() {
+        return Err(Error::runtime(format!(
+            "output with shape {} doesn't match the broadcast shape {}",
+            fmt_shape(a.shape()),
+            fmt_shape(r.shape())
+        )));
+    }
+    a.copy_(&r)?;
+    if let Some(f) = r.grad_fn() {
+        crate::autograd::set_history(a, f, 0);
+    }
+    Ok(())
+}
+
+/// `a <op>= b` without autograd.
+pub fn binary_raw_(a: &Tensor, b: Operand, op: BinaryOp) -> Result<()> {
     let (compute, out_dtype) = op_dtypes(op, &Operand::T(a), &b)?;
     if !DType::can_cast(out_dtype, a.dtype()) {
         return Err(Error::runtime(format!(
@@ -245,7 +302,8 @@ pub enum UnaryOp {
 }
 
 impl UnaryOp {
-    fn name(self) -> &'static str {
+    /// The aten-style name used in messages.
+    pub fn name(self) -> &'static str {
         match self {
             UnaryOp::Neg => "neg",
             UnaryOp::Abs => "abs",
@@ -259,9 +317,19 @@ impl UnaryOp {
     }
 }
 
-/// `op(x)` into a new tensor. Integer inputs of float-only ops compute in the
-/// default float dtype, as PyTorch does.
+/// `op(x)` into a new tensor, recording the autograd node when needed.
 pub fn unary(x: &Tensor, op: UnaryOp) -> Result<Tensor> {
+    let out = unary_raw(x, op)?;
+    if out.dtype().is_floating_point() {
+        super::arith_grad::record_unary(x, op, &out);
+    }
+    Ok(out)
+}
+
+/// `op(x)` without autograd. Integer inputs of float-only ops compute in the
+/// default float dtype, as PyTorch does.
+pub fn unary_raw(x: &Tensor, op: UnaryOp) -> Result<Tensor> {
+    let _no_grad = crate::autograd::GradModeGuard::new(false);
     check_cpu(op.name(), &[x])?;
     let float_only = !matches!(op, UnaryOp::Neg | UnaryOp::Abs | UnaryOp::Relu);
     if op == UnaryOp::Neg && x.dtype() == DType::Bool {

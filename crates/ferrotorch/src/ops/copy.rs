@@ -5,12 +5,15 @@ use crate::Tensor;
 use ferrotorch_core::layout::{broadcast_shapes, fmt_shape};
 use ferrotorch_core::{DType, Error, Result, Scalar};
 use ferrotorch_cpu::copy as k;
+use crate::autograd::{record, rule};
+use super::arith_grad::g0;
 
 impl Tensor {
-    /// A fresh contiguous copy.
+    /// A fresh contiguous copy (`clone()`; records `CloneBackward0`).
     pub fn clone_data(&self) -> Result<Tensor> {
         let out = Tensor::empty(self.shape(), self.dtype(), self.device())?;
         k::copy_cast(out.dst(), out.dtype(), self.src(), self.dtype());
+        record("CloneBackward0", &[Some(self)], &[&out], || rule(|_, g| Ok(vec![g0(g)])));
         Ok(out)
     }
 
@@ -23,13 +26,20 @@ impl Tensor {
         }
     }
 
-    /// Converts to `dtype` (itself when the dtype already matches).
+    /// Converts to `dtype` (itself when the dtype already matches; records
+    /// `ToCopyBackward0` between floating types).
     pub fn to_dtype(&self, dtype: DType) -> Result<Tensor> {
         if dtype == self.dtype() {
             return Ok(self.clone());
         }
         let out = Tensor::empty(self.shape(), dtype, self.device())?;
         k::copy_cast(out.dst(), dtype, self.src(), self.dtype());
+        if dtype.is_floating_point() {
+            let src = self.dtype();
+            record("ToCopyBackward0", &[Some(self)], &[&out], move || {
+                rule(move |_, g| g0(g).map(|g| g.to_dtype(src)).transpose().map(|g| vec![g]))
+            });
+        }
         Ok(out)
     }
 

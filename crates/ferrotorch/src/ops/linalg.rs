@@ -6,6 +6,8 @@ use crate::Tensor;
 use ferrotorch_core::layout::{broadcast_shapes, fmt_shape};
 use ferrotorch_core::{dispatch_dtype, DType, Device, Error, Result};
 use ferrotorch_cpu::matmul::{matmul as kernel, Mat};
+use super::arith_grad::{g0, reduce_grad};
+use crate::autograd::{record, rule, GradModeGuard, SavedTensor};
 
 fn mat(t: &Tensor, batch_off: isize) -> Mat {
     let n = t.ndim();
@@ -15,19 +17,30 @@ fn mat(t: &Tensor, batch_off: isize) -> Mat {
 }
 
 impl Tensor {
-    /// `mm(self, other)` for two 2-D tensors of one dtype.
+    /// `mm(self, other)` for two 2-D tensors of one dtype (records `MmBackward0`).
     pub fn mm(&self, other: &Tensor) -> Result<Tensor> {
         check_cpu("mm", &[self, other])?;
         if self.ndim() != 2 {
-            return Err(Error::runtime(format!("self must be a matrix")));
+            return Err(Error::runtime("self must be a matrix"));
         }
         if other.ndim() != 2 {
-            return Err(Error::runtime(format!("mat2 must be a matrix")));
+            return Err(Error::runtime("mat2 must be a matrix"));
         }
-        self.bmm_impl(other, "mm")
+        let out = self.bmm_impl(other, "mm")?;
+        let (sa, sb) = (SavedTensor::input(self), SavedTensor::input(other));
+        let (wa, wb) = (self.requires_grad(), other.requires_grad());
+        record("MmBackward0", &[Some(self), Some(other)], &[&out], move || {
+            rule(move |node, g| {
+                let Some(g) = g0(g) else { return Ok(vec![None, None]) };
+                let ga = if wa { Some(g.mm(&sb.unpack(node)?.t()?)?) } else { None };
+                let gb = if wb { Some(sa.unpack(node)?.t()?.mm(&g)?) } else { None };
+                Ok(vec![ga, gb])
+            })
+        });
+        Ok(out)
     }
 
-    /// `bmm(self, other)` for two 3-D tensors.
+    /// `bmm(self, other)` for two 3-D tensors (records `BmmBackward0`).
     pub fn bmm(&self, other: &Tensor) -> Result<Tensor> {
         check_cpu("bmm", &[self, other])?;
         if self.ndim() != 3 || other.ndim() != 3 {
@@ -44,11 +57,46 @@ impl Tensor {
                 other.shape()[0]
             )));
         }
-        self.bmm_impl(other, "bmm")
+        let out = self.bmm_impl(other, "bmm")?;
+        let (sa, sb) = (SavedTensor::input(self), SavedTensor::input(other));
+        let (wa, wb) = (self.requires_grad(), other.requires_grad());
+        record("BmmBackward0", &[Some(self), Some(other)], &[&out], move || {
+            rule(move |node, g| {
+                let Some(g) = g0(g) else { return Ok(vec![None, None]) };
+                let ga = if wa { Some(g.bmm(&sb.unpack(node)?.transpose(1, 2)?)?) } else { None };
+                let gb = if wb { Some(sa.unpack(node)?.transpose(1, 2)?.bmm(&g)?) } else { None };
+                Ok(vec![ga, gb])
+            })
+        });
+        Ok(out)
+    }
+
+    /// `addmm(self, mat1, mat2, beta=1, alpha=1)` with unit scales: `self + mat1 @ mat2`
+    /// (records `AddmmBackward0`, what `nn.Linear` shows).
+    pub fn addmm(&self, mat1: &Tensor, mat2: &Tensor) -> Result<Tensor> {
+        let out = {
+            let _no_grad = GradModeGuard::new(false);
+            mat1.mm(mat2)?.add(self)?
+        };
+        let bias_shape = self.shape().to_vec();
+        let (s1, s2) = (SavedTensor::input(mat1), SavedTensor::input(mat2));
+        let (wb, w1, w2) = (self.requires_grad(), mat1.requires_grad(), mat2.requires_grad());
+        let dt = self.dtype();
+        record("AddmmBackward0", &[Some(self), Some(mat1), Some(mat2)], &[&out], move || {
+            rule(move |node, g| {
+                let Some(g) = g0(g) else { return Ok(vec![None, None, None]) };
+                let gbias = if wb { Some(reduce_grad(&g, &bias_shape, dt)?) } else { None };
+                let g1 = if w1 { Some(g.mm(&s2.unpack(node)?.t()?)?) } else { None };
+                let g2 = if w2 { Some(s1.unpack(node)?.t()?.mm(&g)?) } else { None };
+                Ok(vec![gbias, g1, g2])
+            })
+        });
+        Ok(out)
     }
 
     /// Shared by mm/bmm/matmul: inputs are 2-D, or N-D with equal batch dims.
     fn bmm_impl(&self, other: &Tensor, op: &str) -> Result<Tensor> {
+        let _no_grad = GradModeGuard::new(false);
         if self.dtype() != other.dtype() {
             return Err(Error::runtime(format!(
                 "expected m1 and m2 to have the same dtype, but got: {} != {}",
@@ -93,7 +141,8 @@ impl Tensor {
         out.to_dtype(dtype)
     }
 
-    /// `matmul(self, other)` with PyTorch's rules for 1-D and batched operands.
+    /// `matmul(self, other)` with PyTorch's rules for 1-D and batched operands,
+    /// built from differentiable pieces (dot, mv, mm, bmm, views).
     pub fn matmul(&self, other: &Tensor) -> Result<Tensor> {
         check_cpu("matmul", &[self, other])?;
         let (da, db) = (self.ndim(), other.ndim());
@@ -102,25 +151,25 @@ impl Tensor {
                 "both arguments to matmul need to be at least 1D, but they are {da}D and {db}D"
             )));
         }
-        if da == 1 && db == 1 {
-            if self.shape()[0] != other.shape()[0] {
-                return Err(Error::runtime(format!(
-                    "inconsistent tensor size, expected tensor [{}] and src [{}] to have the same number of elements, but got {} and {} elements respectively",
-                    self.shape()[0], other.shape()[0], self.shape()[0], other.shape()[0]
-                )));
-            }
-            return self.unsqueeze(0)?.bmm_impl(&other.unsqueeze(1)?, "dot")?.reshape(&[]);
+        match (da, db) {
+            (1, 1) => return self.dot(other),
+            (2, 2) => return self.mm(other),
+            (2, 1) => return self.mv(other),
+            (1, 2) => return self.unsqueeze(0)?.mm(other)?.squeeze(Some(&[0])),
+            _ => {}
         }
         let a = if da == 1 { self.unsqueeze(0)? } else { self.clone() };
         let b = if db == 1 { other.unsqueeze(1)? } else { other.clone() };
         let (na, nb) = (a.ndim(), b.ndim());
-        if a.shape()[na - 1] != b.shape()[nb - 2] {
+        let (n, k) = (a.shape()[na - 2], a.shape()[na - 1]);
+        let (k2, p) = (b.shape()[nb - 2], b.shape()[nb - 1]);
+        if k != k2 {
             return Err(Error::runtime(format!(
                 "mat1 and mat2 shapes cannot be multiplied ({}x{} and {}x{})",
                 a.shape()[..na - 1].iter().product::<usize>(),
-                a.shape()[na - 1],
-                b.shape()[nb - 2],
-                b.shape()[nb - 1]
+                k,
+                k2,
+                p
             )));
         }
         let batch = broadcast_shapes(&a.shape()[..na - 2], &b.shape()[..nb - 2]).map_err(|_| {
@@ -130,20 +179,88 @@ impl Tensor {
                 fmt_shape(other.shape())
             ))
         })?;
+        let bsz: usize = batch.iter().product();
         let mut sa: Vec<i64> = batch.iter().map(|&s| s as i64).collect();
         let mut sb = sa.clone();
-        sa.extend([a.shape()[na - 2] as i64, a.shape()[na - 1] as i64]);
-        sb.extend([b.shape()[nb - 2] as i64, b.shape()[nb - 1] as i64]);
-        let r = a.expand(&sa)?.bmm_impl(&b.expand(&sb)?, "matmul")?;
+        sa.extend([n as i64, k as i64]);
+        sb.extend([k as i64, p as i64]);
+        let a3 = a.expand(&sa)?.reshape(&[bsz as i64, n as i64, k as i64])?;
+        let b3 = b.expand(&sb)?.reshape(&[bsz as i64, k as i64, p as i64])?;
+        let r = a3.bmm(&b3)?;
         // Drop the dims that were added for 1-D operands.
         let mut shape: Vec<i64> = batch.iter().map(|&s| s as i64).collect();
         if da > 1 {
-            shape.push(a.shape()[na - 2] as i64);
+            shape.push(n as i64);
         }
         if db > 1 {
-            shape.push(b.shape()[nb - 1] as i64);
+            shape.push(p as i64);
         }
         r.reshape(&shape)
+    }
+
+    /// `dot(self, other)` of two 1-D tensors (records `DotBackward0`).
+    pub fn dot(&self, other: &Tensor) -> Result<Tensor> {
+        if self.ndim() != 1 || other.ndim() != 1 {
+            return Err(Error::runtime(format!(
+                "1D tensors expected, but got {}D and {}D tensors",
+                self.ndim(),
+                other.ndim()
+            )));
+        }
+        if self.shape()[0] != other.shape()[0] {
+            return Err(Error::runtime(format!(
+                "inconsistent tensor size, expected tensor [{}] and src [{}] to have the same number of elements, but got {} and {} elements respectively",
+                self.shape()[0], other.shape()[0], self.shape()[0], other.shape()[0]
+            )));
+        }
+        let out = {
+            let _no_grad = GradModeGuard::new(false);
+            self.unsqueeze(0)?.bmm_impl(&other.unsqueeze(1)?, "dot")?.reshape(&[])?
+        };
+        let (sa, sb) = (SavedTensor::input(self), SavedTensor::input(other));
+        let (wa, wb) = (self.requires_grad(), other.requires_grad());
+        record("DotBackward0", &[Some(self), Some(other)], &[&out], move || {
+            rule(move |node, g| {
+                let Some(g) = g0(g) else { return Ok(vec![None, None]) };
+                let ga = if wa { Some(sb.unpack(node)?.mul(&g)?) } else { None };
+                let gb = if wb { Some(sa.unpack(node)?.mul(&g)?) } else { None };
+                Ok(vec![ga, gb])
+            })
+        });
+        Ok(out)
+    }
+
+    /// `mv(self, vec)`: matrix times vector (records `MvBackward0`).
+    pub fn mv(&self, vec: &Tensor) -> Result<Tensor> {
+        if self.ndim() != 2 || vec.ndim() != 1 {
+            return Err(Error::runtime(format!(
+                "vector + matrix @ vector expected, got {}, {}, {}",
+                1,
+                self.ndim(),
+                vec.ndim()
+            )));
+        }
+        let out = {
+            let _no_grad = GradModeGuard::new(false);
+            if self.shape()[1] != vec.shape()[0] {
+                return Err(Error::runtime(format!(
+                    "size mismatch, got input ({}), mat ({}x{}), vec ({})",
+                    self.shape()[0], self.shape()[0], self.shape()[1], vec.shape()[0]
+                )));
+            }
+            self.bmm_impl(&vec.unsqueeze(1)?, "mv")?.reshape(&[self.shape()[0] as i64])?
+        };
+        let (sa, sb) = (SavedTensor::input(self), SavedTensor::input(vec));
+        let (wa, wb) = (self.requires_grad(), vec.requires_grad());
+        record("MvBackward0", &[Some(self), Some(vec)], &[&out], move || {
+            rule(move |node, g| {
+                let Some(g) = g0(g) else { return Ok(vec![None, None]) };
+                let ga = if wa { Some(g.unsqueeze(1)?.mm(&sb.unpack(node)?.unsqueeze(0)?)?) } else { None };
+                let gb = if wb { Some(sa.unpack(node)?.t()?.mv(&g)?) } else { None };
+                Ok(vec![ga, gb])
+            })
+        });
+        Ok(out)
     }
 }
 

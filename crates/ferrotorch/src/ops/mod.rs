@@ -34,11 +34,13 @@ macro_rules! float_dispatch {
 }
 
 pub mod arith;
+mod arith_grad;
 pub mod copy;
 pub mod creation;
 pub mod linalg;
 pub mod reduce;
 pub mod view;
+pub mod view_grad;
 
 use crate::Tensor;
 use ferrotorch_core::{Error, Layout, Result};

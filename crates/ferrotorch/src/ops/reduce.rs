@@ -6,6 +6,10 @@ use ferrotorch_core::error::wrap_dim;
 use ferrotorch_core::layout::contiguous_strides;
 use ferrotorch_core::{dispatch_dtype, DType, Element, Error, Result};
 use ferrotorch_cpu::reduce::{fold, sum_contiguous_f64};
+use super::arith::{binary, BinaryOp, Operand};
+use super::arith_grad::g0;
+use crate::autograd::{record, rule, GradModeGuard};
+use ferrotorch_core::Scalar;
 
 /// Which dims a reduction folds, normalised and deduplicated.
 pub fn reduced_dims(dims: Option<&[i64]>, ndim: usize) -> Result<Vec<bool>> {
@@ -56,9 +60,46 @@ fn sum_acc<A: Copy + Send + Sync + Default>(x: &Tensor, mask: &[bool], f: impl F
 }
 
 impl Tensor {
-    /// `sum(dim, keepdim, dtype)`; `dims = None` sums everything.
+    /// `sum(dim, keepdim, dtype)`; `dims = None` sums everything. Records
+    /// `SumBackward0` (all dims) or `SumBackward1`.
     pub fn sum_dims(&self, dims: Option<&[i64]>, keepdim: bool, dtype: Option<DType>) -> Result<Tensor> {
+        let out = self.sum_dims_raw(dims, keepdim, dtype)?;
+        if out.dtype().is_floating_point() {
+            let mask = reduced_dims(dims, self.ndim())?;
+            let name = if dims.is_none() { "SumBackward0" } else { "SumBackward1" };
+            let (shape, dt) = (self.shape().to_vec(), self.dtype());
+            record(name, &[Some(self)], &[&out], move || {
+                rule(move |_, g| {
+                    let Some(g) = g0(g) else { return Ok(vec![None]) };
+                    let e = expand_reduced(&g, &shape, &mask, keepdim)?;
+                    Ok(vec![Some(if e.dtype() != dt { e.to_dtype(dt)? } else { e })])
+                })
+            });
+        }
+        Ok(out)
+    }
+
+    /// Reduces a broadcast tensor back to `shape` by summing (the backward of expand).
+    pub fn sum_to(&self, shape: &[usize]) -> Result<Tensor> {
+        if self.shape() == shape {
+            return Ok(self.clone());
+        }
+        let lead = self.ndim() - shape.len().min(self.ndim());
+        let mut dims: Vec<i64> = (0..lead as i64).collect();
+        for (i, &s) in shape.iter().enumerate() {
+            if s == 1 && self.shape().get(lead + i).is_some_and(|&v| v != 1) {
+                dims.push((lead + i) as i64);
+            }
+        }
+        let r = if dims.is_empty() { self.clone() } else { self.sum_dims(Some(&dims), true, None)? };
+        let target: Vec<i64> = shape.iter().map(|&v| v as i64).collect();
+        r.reshape(&target)
+    }
+
+    /// `sum` without autograd.
+    pub fn sum_dims_raw(&self, dims: Option<&[i64]>, keepdim: bool, dtype: Option<DType>) -> Result<Tensor> {
         check_cpu("sum", &[self])?;
+        let _no_grad = GradModeGuard::new(false);
         let x = match dtype {
             Some(d) => self.to_dtype(d)?,
             None => self.clone(),
@@ -98,10 +139,23 @@ impl Tensor {
         }
         let mask = reduced_dims(dims, self.ndim())?;
         let count: usize = self.shape().iter().zip(&mask).filter(|(_, &m)| m).map(|(&s, _)| s).product();
-        let s = self.to_dtype(d)?.sum_dims(dims, keepdim, None)?;
-        let scale = Tensor::scalar(1.0 / count as f64)?;
-        let r = s.to_dtype(DType::Float64)?.mul(&scale)?;
-        r.to_dtype(d)
+        let out = {
+            let _no_grad = GradModeGuard::new(false);
+            let s = self.to_dtype(d)?.sum_dims_raw(dims, keepdim, None)?;
+            let scale = Tensor::scalar(1.0 / count as f64)?;
+            s.to_dtype(DType::Float64)?.mul(&scale)?.to_dtype(d)?
+        };
+        let name = if dims.is_none() { "MeanBackward0" } else { "MeanBackward1" };
+        let (shape, dt) = (self.shape().to_vec(), self.dtype());
+        record(name, &[Some(self)], &[&out], move || {
+            rule(move |_, g| {
+                let Some(g) = g0(g) else { return Ok(vec![None]) };
+                let e = expand_reduced(&g, &shape, &mask, keepdim)?;
+                let e = binary(Operand::T(&e), Operand::S(Scalar::Float(1.0 / count as f64)), BinaryOp::Mul)?;
+                Ok(vec![Some(if e.dtype() != dt && dt.is_floating_point() { e.to_dtype(dt)? } else { e })])
+            })
+        });
+        Ok(out)
     }
 
     /// Is every element non-zero? (used by `all()`/`equal`)
@@ -111,6 +165,19 @@ impl Tensor {
         let s = unsafe { std::slice::from_raw_parts(v.data_ptr() as *const bool, v.numel()) };
         Ok(s.iter().all(|&b| b))
     }
+}
+
+/// Broadcasts a reduction's gradient back over the reduced dims.
+fn expand_reduced(g: &Tensor, shape: &[usize], mask: &[bool], keepdim: bool) -> Result<Tensor> {
+    let mut g = g.clone();
+    if !keepdim {
+        for (d, &m) in mask.iter().enumerate() {
+            if m {
+                g = g.unsqueeze(d as i64)?;
+            }
+        }
+    }
+    g.expand(&to_i64(shape))
 }
 
 fn to_i64(s: &[usize]) -> Vec<i64> {

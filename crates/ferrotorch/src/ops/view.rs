@@ -1,22 +1,56 @@
 //! View ops: new metadata over the same storage, never a copy (except
 //! `reshape`/`flatten` when PyTorch would copy too).
 
+use super::arith_grad::g0;
+use crate::autograd::{record, rule};
 use crate::Tensor;
 use ferrotorch_core::error::wrap_dim;
 use ferrotorch_core::layout::{fmt_shape, infer_size};
 use ferrotorch_core::{Error, Layout, Result};
 
 impl Tensor {
+    /// Makes a view and records `name` with a rule mapping the view's gradient
+    /// back to this tensor's shape.
+    fn view_with_grad(
+        &self,
+        layout: Layout,
+        name: &'static str,
+        back: impl Fn(&Tensor) -> Result<Tensor> + Send + 'static,
+    ) -> Result<Tensor> {
+        let out = self.make_view(layout)?;
+        record(name, &[Some(self)], &[&out], move || rule(move |_, g| Ok(vec![g0(g).map(|g| back(&g)).transpose()?])));
+        Ok(out)
+    }
+
+    /// A view whose gradient scatters back through the same view of a zero
+    /// tensor shaped like this one (`select`, `slice`, `diagonal`, `unfold`, ...).
+    fn scatter_view(&self, layout: Layout, name: &'static str, rel: impl Fn(&Layout) -> Result<Layout>) -> Result<Tensor> {
+        let rel = rel(&Layout::contiguous(self.shape()))?;
+        let shape = self.shape().to_vec();
+        self.view_with_grad(layout, name, move |g| super::view_grad::view_scatter_add(g, &shape, &rel))
+    }
+
+    fn shape_i64(&self) -> Vec<i64> {
+        self.shape().iter().map(|&v| v as i64).collect()
+    }
+}
+
+impl Tensor {
     /// `view(*shape)`.
     pub fn view(&self, shape: &[i64]) -> Result<Tensor> {
-        self.make_view(self.layout().view(shape)?)
+        let back = self.shape_i64();
+        self.view_with_grad(self.layout().view(shape)?, "ViewBackward0", move |g| g.reshape(&back))
     }
 
     /// `reshape(*shape)`: a view when the strides allow it, otherwise a copy.
     pub fn reshape(&self, shape: &[i64]) -> Result<Tensor> {
         let sizes = infer_size(shape, self.numel())?;
         match self.layout().view_strides(&sizes) {
-            Some(strides) => self.make_view(Layout { shape: sizes, strides, offset: self.storage_offset() }),
+            Some(strides) => {
+                let back = self.shape_i64();
+                let l = Layout { shape: sizes, strides, offset: self.storage_offset() };
+                self.view_with_grad(l, "ViewBackward0", move |g| g.reshape(&back))
+            }
             None => self.clone_data()?.view(shape),
         }
     }
@@ -60,7 +94,7 @@ impl Tensor {
 
     /// `transpose(dim0, dim1)`.
     pub fn transpose(&self, d0: i64, d1: i64) -> Result<Tensor> {
-        self.make_view(self.layout().transpose(d0, d1)?)
+        self.view_with_grad(self.layout().transpose(d0, d1)?, "TransposeBackward0", move |g| g.transpose(d0, d1))
     }
 
     /// `t()`: only for tensors of at most 2 dims.
@@ -71,10 +105,8 @@ impl Tensor {
                 self.ndim()
             )));
         }
-        if self.ndim() < 2 {
-            return self.make_view(self.layout().clone());
-        }
-        self.transpose(0, 1)
+        let l = if self.ndim() < 2 { self.layout().clone() } else { self.layout().transpose(0, 1)? };
+        self.view_with_grad(l, "TBackward0", |g| g.t())
     }
 
     /// `mT`: transpose of the last two dims.
@@ -90,53 +122,82 @@ impl Tensor {
 
     /// `permute(*dims)`.
     pub fn permute(&self, dims: &[i64]) -> Result<Tensor> {
-        self.make_view(self.layout().permute(dims)?)
+        let l = self.layout().permute(dims)?;
+        let n = self.ndim();
+        let mut inv = vec![0i64; n];
+        for (i, &d) in dims.iter().enumerate() {
+            inv[wrap_dim(d, n)?] = i as i64;
+        }
+        self.view_with_grad(l, "PermuteBackward0", move |g| g.permute(&inv))
     }
 
     /// `expand(*sizes)`.
     pub fn expand(&self, sizes: &[i64]) -> Result<Tensor> {
-        self.make_view(self.layout().expand(sizes)?)
+        let shape = self.shape().to_vec();
+        self.view_with_grad(self.layout().expand(sizes)?, "ExpandBackward0", move |g| g.sum_to(&shape))
     }
 
     /// `squeeze()` / `squeeze(dims)`.
     pub fn squeeze(&self, dims: Option<&[i64]>) -> Result<Tensor> {
-        self.make_view(self.layout().squeeze(dims)?)
+        let back = self.shape_i64();
+        let name = match dims {
+            None => "SqueezeBackward0",
+            Some([_]) => "SqueezeBackward1",
+            Some(_) => "SqueezeBackward2",
+        };
+        self.view_with_grad(self.layout().squeeze(dims)?, name, move |g| g.reshape(&back))
     }
 
     /// `unsqueeze(dim)`.
     pub fn unsqueeze(&self, dim: i64) -> Result<Tensor> {
-        self.make_view(self.layout().unsqueeze(dim)?)
+        let back = self.shape_i64();
+        self.view_with_grad(self.layout().unsqueeze(dim)?, "UnsqueezeBackward0", move |g| g.reshape(&back))
     }
 
     /// `narrow(dim, start, length)`.
     pub fn narrow(&self, dim: i64, start: i64, length: i64) -> Result<Tensor> {
-        self.make_view(self.layout().narrow(dim, start, length)?)
+        let l = self.layout().narrow(dim, start, length)?;
+        self.scatter_view(l, "SliceBackward0", |c| c.narrow(dim, start, length))
     }
 
     /// `select(dim, index)`.
     pub fn select(&self, dim: i64, index: i64) -> Result<Tensor> {
-        self.make_view(self.layout().select(dim, index)?)
+        let l = self.layout().select(dim, index)?;
+        self.scatter_view(l, "SelectBackward0", |c| c.select(dim, index))
     }
 
     /// Python slicing along one dim.
     pub fn slice(&self, dim: i64, start: i64, end: i64, step: i64) -> Result<Tensor> {
-        self.make_view(self.layout().slice(dim, start, end, step)?)
+        let l = self.layout().slice(dim, start, end, step)?;
+        self.scatter_view(l, "SliceBackward0", |c| c.slice(dim, start, end, step))
     }
 
     /// `diagonal(offset, dim1, dim2)`.
     pub fn diagonal(&self, offset: i64, dim1: i64, dim2: i64) -> Result<Tensor> {
-        self.make_view(self.layout().diagonal(offset, dim1, dim2)?)
+        let l = self.layout().diagonal(offset, dim1, dim2)?;
+        self.scatter_view(l, "DiagonalBackward0", |c| c.diagonal(offset, dim1, dim2))
     }
 
     /// `unfold(dimension, size, step)`.
     pub fn unfold(&self, dim: i64, size: i64, step: i64) -> Result<Tensor> {
-        self.make_view(self.layout().unfold(dim, size, step)?)
+        let l = self.layout().unfold(dim, size, step)?;
+        self.scatter_view(l, "UnfoldBackward0", |c| c.unfold(dim, size, step))
     }
 
     /// `as_strided(size, stride, storage_offset)`.
     pub fn as_strided(&self, sizes: &[i64], strides: &[i64], offset: Option<i64>) -> Result<Tensor> {
         let layout = Layout::as_strided(sizes, strides, offset.unwrap_or(self.storage_offset() as i64))?;
-        self.make_view(layout)
+        // The gradient maps back through the same geometry, taken relative to
+        // this tensor when it is a dense block of its storage.
+        let base = self.storage_offset();
+        let dense = self.is_contiguous();
+        let rel = Layout { offset: layout.offset.saturating_sub(base), ..layout.clone() };
+        if !dense && crate::autograd::needs_grad(&[self]) {
+            return Err(Error::not_implemented(
+                "as_strided backward on a non-contiguous input is not implemented yet; call .contiguous() first",
+            ));
+        }
+        self.scatter_view(layout, "AsStridedBackward0", move |_| Ok(rel.clone()))
     }
 
     /// `unbind(dim)`.

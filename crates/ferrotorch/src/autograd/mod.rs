@@ -1,0 +1,119 @@
+//! The autograd engine: graph recording, saved tensors, the backward pass.
+//!
+//! Ops record a [`Node`] only when grad mode is on and an input requires grad.
+//! Each node keeps edges to the nodes of its inputs (`next_functions`); leaves
+//! get an `AccumulateGrad` node. The graph is owned by the tensors that
+//! reference it and is freed with them; there is no global tape.
+
+pub mod accumulate;
+pub mod engine;
+pub mod grad_mode;
+pub mod node;
+pub mod saved;
+
+pub use engine::{backward, grad};
+pub use grad_mode::{is_grad_enabled, set_grad_enabled, GradModeGuard};
+pub use node::{Backward, Edge, Node};
+pub use saved::SavedTensor;
+
+use crate::Tensor;
+use std::sync::Arc;
+
+/// Should an op with these inputs record a node?
+pub fn needs_grad(inputs: &[&Tensor]) -> bool {
+    is_grad_enabled() && inputs.iter().any(|t| t.requires_grad())
+}
+
+/// The leaf's `AccumulateGrad` node, created once and reused while alive.
+pub fn grad_accumulator(t: &Tensor) -> Arc<Node> {
+    let mut m = t.autograd();
+    if let Some(n) = m.grad_accumulator.upgrade() {
+        return n;
+    }
+    let n = Node::accumulate_grad(t.clone());
+    m.grad_accumulator = Arc::downgrade(&n);
+    n
+}
+
+/// The edge along which `t` receives its gradient, if it takes part in autograd.
+pub fn gradient_edge(t: &Tensor) -> Option<Edge> {
+    let (grad_fn, output_nr, leaf_rg) = {
+        let m = t.autograd();
+        (m.grad_fn.clone(), m.output_nr, m.requires_grad)
+    };
+    match grad_fn {
+        Some(node) => Some(Edge { node, input_nr: output_nr }),
+        None if leaf_rg => Some(Edge { node: grad_accumulator(t), input_nr: 0 }),
+        None => None,
+    }
+}
+
+/// Makes `t` output `output_nr` of `node`.
+pub fn set_history(t: &Tensor, node: Arc<Node>, output_nr: usize) {
+    let mut m = t.autograd();
+    m.grad_fn = Some(node);
+    m.output_nr = output_nr;
+}
+
+/// Records `backward` as the node producing `outputs` from `inputs`, when
+/// needed. Inputs that are `None` (Python scalars) get no edge.
+pub fn record(name: &'static str, inputs: &[Option<&Tensor>], outputs: &[&Tensor], backward: impl FnOnce() -> Box<dyn Backward>) {
+    let present: Vec<&Tensor> = inputs.iter().flatten().copied().collect();
+    if !needs_grad(&present) {
+        return;
+    }
+    let edges = inputs.iter().map(|t| t.and_then(gradient_edge)).collect();
+    let node = Node::new(name, edges, outputs.len(), backward());
+    for (i, o) in outputs.iter().enumerate() {
+        if o.dtype().is_floating_point() {
+            set_history(o, node.clone(), i);
+        }
+    }
+}
+
+/// A backward rule written as a closure over its saved state.
+pub struct FnBackward<F>(pub Option<F>);
+
+impl<F> Backward for FnBackward<F>
+where
+    F: FnMut(&Arc<Node>, Vec<Option<Tensor>>) -> ferrotorch_core::Result<Vec<Option<Tensor>>> + Send,
+{
+    fn apply(&mut self, node: &Arc<Node>, grads: Vec<Option<Tensor>>) -> ferrotorch_core::Result<Vec<Option<Tensor>>> {
+        match self.0.as_mut() {
+            Some(f) => f(node, grads),
+            None => Err(node::released_error()),
+        }
+    }
+    fn release(&mut self) {
+        self.0 = None;
+    }
+}
+
+/// Boxes a closure as a backward rule. Everything it captures (saved tensors)
+/// is dropped on release.
+pub fn rule<F>(f: F) -> Box<dyn Backward>
+where
+    F: FnMut(&Arc<Node>, Vec<Option<Tensor>>) -> ferrotorch_core::Result<Vec<Option<Tensor>>> + Send + 'static,
+{
+    Box::new(FnBackward(Some(f)))
+}
+
+/// Refuses in-place changes that autograd cannot represent, with PyTorch's messages.
+pub fn check_inplace(t: &Tensor) -> ferrotorch_core::Result<()> {
+    if !is_grad_enabled() {
+        return Ok(());
+    }
+    if t.is_leaf() && t.requires_grad() {
+        return Err(ferrotorch_core::Error::runtime(
+            "a leaf Variable that requires grad is being used in an in-place operation.",
+        ));
+    }
+    if t.base().is_some() {
+        {
+            return Err(ferrotorch_core::Error::not_implemented(
+                "in-place operations on views of tensors that require grad are not supported yet in ferrotorch (PyTorch rebases the view's history with CopySlices); apply the operation out of place",
+            ));
+        }
+    }
+    Ok(())
+}
