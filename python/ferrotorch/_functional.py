@@ -222,3 +222,11 @@ def detach(input):
 def numel(input):
     """Number of elements."""
     return input.numel()
+
+
+def addmm(input, mat1, mat2, *, beta=1, alpha=1):
+    """``beta * input + alpha * (mat1 @ mat2)``."""
+    return input.addmm(mat1, mat2, beta=beta, alpha=alpha)
+
+
+__all__.append("addmm")

@@ -2,7 +2,9 @@
 
 
 def linear(input, weight, bias=None):
-    """``input @ weight.T + bias``."""
+    """``input @ weight.T + bias`` (2-D inputs go through ``addmm`` as in PyTorch)."""
+    if input.dim() == 2 and bias is not None:
+        return bias.addmm(input, weight.t())
     out = input.matmul(weight.t())
     if bias is not None:
         out = out + bias

@@ -126,3 +126,49 @@ class Linear(Module):
 
     def extra_repr(self):
         return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
+
+
+class Sequential(Module):
+    """Runs its submodules in order; indexable like a list."""
+
+    def __init__(self, *args):
+        super().__init__()
+        if len(args) == 1 and isinstance(args[0], OrderedDict):
+            for name, m in args[0].items():
+                self._modules[name] = m
+        else:
+            for i, m in enumerate(args):
+                self._modules[str(i)] = m
+
+    def __getitem__(self, idx):
+        mods = list(self._modules.values())
+        if isinstance(idx, slice):
+            return Sequential(*mods[idx])
+        return mods[idx]
+
+    def __len__(self):
+        return len(self._modules)
+
+    def __iter__(self):
+        return iter(self._modules.values())
+
+    def append(self, module):
+        """Adds a module at the end."""
+        self._modules[str(len(self._modules))] = module
+        return self
+
+    def forward(self, input):
+        for m in self._modules.values():
+            input = m(input)
+        return input
+
+
+class ReLU(Module):
+    """Applies ``max(x, 0)`` elementwise."""
+
+    def __init__(self, inplace=False):
+        super().__init__()
+        self.inplace = inplace
+
+    def forward(self, input):
+        return F.relu(input)
