@@ -1,36 +1,33 @@
-"""Quickstart: fit a small linear model with ferrotorch, end to end.
+"""Quickstart: train a small two-layer network with ferrotorch, end to end.
 
-Gradients are written out by hand here: the autograd engine lands with the
-autograd issue, after which this example will switch to ``loss.backward()``.
+Forward pass with ``nn`` modules, loss, ``loss.backward()`` through the Rust
+autograd engine, and a plain SGD update under ``no_grad``.
 """
 
 import ferrotorch as torch
+from ferrotorch import nn
 
 torch.manual_seed(0)
 
-# Data: y = x @ w_true + b_true + noise
-n, d = 256, 4
-w_true = torch.tensor([[2.0], [-3.0], [0.5], [1.0]])
-b_true = 0.25
-x = torch.randn(n, d)
-y = x @ w_true + b_true + 0.01 * torch.randn(n, 1)
+# Data: a smooth nonlinear target, y = sin-like bump computed with tanh.
+n = 256
+x = torch.randn(n, 2)
+y = (x[:, 0:1] * 1.5).tanh() - 0.5 * x[:, 1:2]
 
-model = torch.nn.Linear(d, 1)
-w, b = model.weight.detach(), model.bias.detach()  # views: updates go to the model
+model = nn.Sequential(nn.Linear(2, 32), nn.ReLU(), nn.Linear(32, 1))
 lr = 0.1
-with torch.no_grad():
-    for step in range(200):
-        pred = x @ w.t() + b
-        err = pred - y
-        loss = (err * err).mean()
-        grad_w = (err.t() @ x) * (2.0 / n)
-        grad_b = err.sum(0) * (2.0 / n)
-        w.sub_(lr * grad_w)
-        b.sub_(lr * grad_b)
-        if step % 50 == 0:
-            print(f"step {step:3d}  loss {loss.item():.6f}")
 
-print(f"final loss {loss.item():.6f}")
-print("learned weight", model.weight.detach())
-print("learned bias  ", model.bias.detach())
-assert loss.item() < 1e-3, "training did not converge"
+for step in range(301):
+    pred = model(x)
+    loss = ((pred - y) ** 2).mean()
+    model.zero_grad()
+    loss.backward()
+    with torch.no_grad():
+        for p in model.parameters():
+            p -= lr * p.grad
+    if step % 50 == 0:
+        print(f"step {step:3d}  loss {loss.item():.5f}  grad_fn {loss.grad_fn.name()}")
+
+print(f"final loss {loss.item():.5f}")
+print("first prediction vs target:", pred[:3].detach().reshape(-1).tolist(), y[:3].reshape(-1).tolist())
+assert loss.item() < 0.01, "training did not converge"
