@@ -25,44 +25,52 @@ impl Device {
     /// The CPU.
     pub const CPU: Device = Device { kind: DeviceType::Cpu, index: None };
 
-    /// Parses `"cpu"`, `"cuda"`, `"cuda:1"` with PyTorch's error messages.
+    /// Parses `"cpu"`, `"cuda"`, `"cuda:1"` as `torch.device` does: the whole
+    /// string must match `[a-zA-Z_]+(:(0|[1-9][0-9]*))?`, with PyTorch's messages.
     pub fn parse(s: &str) -> Result<Device> {
+        if s.is_empty() {
+            return Err(Error::runtime("Device string must not be empty"));
+        }
+        let invalid = || Error::runtime(format!("Invalid device string: '{s}'"));
         let (ty, idx) = match s.split_once(':') {
             Some((t, i)) => (t, Some(i)),
             None => (s, None),
+        };
+        if ty.is_empty() || !ty.bytes().all(|b| b.is_ascii_alphabetic() || b == b'_') {
+            return Err(invalid());
+        }
+        let index = match idx {
+            None => None,
+            Some(i) => {
+                let digits = !i.is_empty() && i.bytes().all(|b| b.is_ascii_digit()) && (i == "0" || !i.starts_with('0'));
+                if !digits {
+                    return Err(invalid());
+                }
+                match i.parse::<u32>() {
+                    Ok(n) if n <= i32::MAX as u32 => Some(n),
+                    _ => {
+                        return Err(Error::runtime(format!(
+                            "Could not parse device index '{i}' in device string '{s}'"
+                        )))
+                    }
+                }
+            }
         };
         let kind = match ty {
             "cpu" => DeviceType::Cpu,
             "cuda" => DeviceType::Cuda,
             _ => {
                 return Err(Error::runtime(format!(
-                    "Expected one of cpu, cuda device type at start of device string: {s}"
+                    "Expected one of cpu, cuda device type at start of device string: {ty}"
                 )))
-            }
-        };
-        let index = match idx {
-            None => None,
-            Some(i) => {
-                let ok = !i.is_empty()
-                    && i.bytes().all(|b| b.is_ascii_digit())
-                    && (i == "0" || !i.starts_with('0'));
-                match i.parse::<u32>() {
-                    Ok(n) if ok => Some(n),
-                    _ => return Err(Error::runtime(format!("Invalid device string: '{s}'"))),
-                }
             }
         };
         Device::new(kind, index)
     }
 
-    /// Builds a device, checking PyTorch's constraint that the CPU index is 0.
+    /// Builds a device. Like `torch.device`, any non-negative index is
+    /// accepted, also for the CPU (`cpu:1` names the host like `cpu`).
     pub fn new(kind: DeviceType, index: Option<u32>) -> Result<Device> {
-        if kind == DeviceType::Cpu && matches!(index, Some(i) if i != 0) {
-            return Err(Error::runtime(format!(
-                "CPU device index must be -1 or zero, got {}",
-                index.unwrap_or(0)
-            )));
-        }
         Ok(Device { kind, index })
     }
 
@@ -99,6 +107,9 @@ mod tests {
         assert_eq!(Device::parse("cuda:1").unwrap().to_string(), "cuda:1");
         assert!(Device::parse("gpu").is_err());
         assert!(Device::parse("cuda:x").is_err());
-        assert!(Device::parse("cpu:1").is_err());
+        assert!(Device::parse("cuda:01").is_err());
+        assert!(Device::parse(" cpu").is_err());
+        assert!(Device::parse("").is_err());
+        assert_eq!(Device::parse("cpu:1").unwrap().index, Some(1));
     }
 }

@@ -2,6 +2,7 @@
 //! `result_type`, `can_cast`), kept in this one place.
 
 use crate::error::{Error, Result};
+use crate::scalar::Scalar;
 use std::fmt;
 
 /// The element type of a tensor. A closed set: kernels dispatch on it once per op.
@@ -162,6 +163,50 @@ impl DType {
             return false;
         }
         true
+    }
+}
+
+/// PyTorch's check that a Python number fits the dtype it is written into
+/// (`full`, `fill_`): "value cannot be converted to type int8_t without
+/// overflow". Integers may wrap into `uint8` from -255..=255 as in PyTorch;
+/// floats check the range (infinities and NaN pass only into floating types);
+/// `bool` and `float64` accept anything. Like PyTorch's CPU fast path for a
+/// single element, `float16`/`bfloat16` tensors of one element are not checked.
+pub fn check_scalar_fits(value: Scalar, dtype: DType, numel: usize) -> Result<()> {
+    use DType::*;
+    let (lo, hi, cname): (f64, f64, &str) = match dtype {
+        Bool | Float64 => return Ok(()),
+        Float16 | BFloat16 if numel == 1 => return Ok(()),
+        Float16 => (-65504.0, 65504.0, "c10::Half"),
+        BFloat16 => (-3.3895313892515355e38, 3.3895313892515355e38, "c10::BFloat16"),
+        UInt8 => (-255.0, 255.0, "uint8_t"),
+        Int8 => (i8::MIN as f64, i8::MAX as f64, "int8_t"),
+        Int16 => (i16::MIN as f64, i16::MAX as f64, "int16_t"),
+        Int32 => (i32::MIN as f64, i32::MAX as f64, "int"),
+        Int64 => (i64::MIN as f64, i64::MAX as f64, "int64_t"),
+        Float32 => (f32::MIN as f64, f32::MAX as f64, "float"),
+    };
+    let fits = match value {
+        Scalar::Bool(_) => true,
+        _ if dtype.is_floating_point() => {
+            let f = value.to_f64();
+            !f.is_finite() || (lo..=hi).contains(&f)
+        }
+        Scalar::Int(i) => match dtype {
+            UInt8 => (-255..=255).contains(&i),
+            Int8 => i8::try_from(i).is_ok(),
+            Int16 => i16::try_from(i).is_ok(),
+            Int32 => i32::try_from(i).is_ok(),
+            _ => true,
+        },
+        // i64::MAX as f64 rounds up to 2^63, which does not fit an int64.
+        Scalar::Float(f) if dtype == Int64 => f.is_finite() && f >= lo && f < hi,
+        Scalar::Float(f) => f.is_finite() && (lo..=hi).contains(&f),
+    };
+    if fits {
+        Ok(())
+    } else {
+        Err(Error::runtime(format!("value cannot be converted to type {cname} without overflow")))
     }
 }
 

@@ -137,6 +137,107 @@ impl Layout {
         true
     }
 
+    /// PyTorch's `is_non_overlapping_and_dense`: the elements fill a block of
+    /// storage exactly once, in some order of the dims.
+    pub fn is_non_overlapping_and_dense(&self) -> bool {
+        if self.is_contiguous() {
+            return true;
+        }
+        let n = self.ndim();
+        if n == 1 {
+            return self.shape[0] < 2 || self.strides[0] == 1;
+        }
+        let mut perm: Vec<usize> = (0..n).collect();
+        // Size-0/1 dims go last; the others by increasing stride.
+        perm.sort_by(|&a, &b| {
+            let (sa, sb) = (self.shape[a] < 2, self.shape[b] < 2);
+            sa.cmp(&sb).then(if sa || sb { std::cmp::Ordering::Equal } else { self.strides[a].cmp(&self.strides[b]) })
+        });
+        let mut require: isize = 1;
+        for &d in &perm {
+            let size = self.shape[d];
+            if size < 2 {
+                return true;
+            }
+            if self.strides[d] != require {
+                return false;
+            }
+            require *= size as isize;
+        }
+        true
+    }
+
+    /// PyTorch's `has_internal_overlap(...) == MemOverlap::Yes`: some element of
+    /// the tensor is certainly stored at the same place as another (a broadcast
+    /// dim). Writing into such a tensor is refused.
+    pub fn has_internal_overlap(&self) -> bool {
+        if self.is_non_overlapping_and_dense() {
+            return false;
+        }
+        self.shape.iter().zip(&self.strides).any(|(&s, &st)| st == 0 && s > 1)
+    }
+
+    /// PyTorch's `assert_no_internal_overlap`, run before writing into a tensor
+    /// (`copy_`, in-place arithmetic, `t[idx] = v`).
+    pub fn check_no_internal_overlap(&self) -> Result<()> {
+        if self.has_internal_overlap() {
+            return Err(Error::runtime(
+                "unsupported operation: more than one element of the written-to tensor refers to a single memory location. Please clone() the tensor before performing the operation.",
+            ));
+        }
+        Ok(())
+    }
+
+    /// Strides of a fresh tensor shaped like this one under PyTorch's
+    /// `preserve_format` (`clone()`, `to()`, `*_like`): the same strides when
+    /// the layout is non-overlapping and dense, otherwise dense strides that keep
+    /// the order of the dims in memory (`infer_dense_strides`).
+    pub fn preserved_strides(&self) -> Strides {
+        if self.is_non_overlapping_and_dense() {
+            return self.strides.clone();
+        }
+        let n = self.ndim();
+        // perm lists dims from innermost to outermost; starts as n-1, ..., 0.
+        let mut perm: Vec<usize> = (0..n).rev().collect();
+        let should_swap = |d0: usize, d1: usize| -> i32 {
+            let (s0, s1) = (self.strides[d0], self.strides[d1]);
+            if s0 == 0 || s1 == 0 {
+                return 0;
+            }
+            if s0 < s1 {
+                return -1;
+            }
+            if s0 > s1 {
+                return 1;
+            }
+            if self.shape[d0] > self.shape[d1] {
+                return 1;
+            }
+            0
+        };
+        for i in 1..n {
+            let mut d1 = i;
+            for d0 in (0..i).rev() {
+                let c = should_swap(perm[d0], perm[d1]);
+                if c > 0 {
+                    perm.swap(d0, d1);
+                    d1 = d0;
+                } else if c < 0 {
+                    break;
+                }
+            }
+        }
+        let mut out: Strides = SmallVec::from_elem(0, n);
+        let mut cur: isize = 1;
+        for &d in &perm {
+            out[d] = cur;
+            if self.shape[d] > 1 {
+                cur *= self.shape[d] as isize;
+            }
+        }
+        out
+    }
+
     /// Lowest and one-past-highest storage element this layout touches (None if empty).
     pub fn storage_span(&self) -> Option<(usize, usize)> {
         if self.numel() == 0 {
@@ -329,9 +430,11 @@ impl Layout {
     pub fn unsqueeze(&self, dim: i64) -> Result<Layout> {
         let d = wrap_dim(dim, self.ndim() + 1)?;
         let mut out = self.clone();
+        // PyTorch's rule: size * stride of the dim it is inserted before (0 when
+        // that dim is empty or expanded), 1 at the end.
         let st = if d < self.ndim() { self.strides[d] * self.shape[d] as isize } else { 1 };
         out.shape.insert(d, 1);
-        out.strides.insert(d, st.max(1));
+        out.strides.insert(d, st);
         Ok(out)
     }
 

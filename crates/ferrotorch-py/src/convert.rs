@@ -58,8 +58,13 @@ pub fn tolist<'py>(py: Python<'py>, t: &Tensor) -> PyResult<Bound<'py, PyAny>> {
 }
 
 /// Walks nested sequences, recording the shape and flattening the leaves.
-fn flatten_data(obj: &Bound<'_, PyAny>, depth: usize, shape: &mut Vec<usize>, out: &mut Vec<Scalar>, saw_tensor_dtype: &mut Option<DType>) -> PyResult<()> {
+/// `leaf_dtype` accumulates PyTorch's inference over the leaves: the
+/// promotion of each leaf's type (Python bool → bool, int → int64, float →
+/// the default dtype; NumPy scalars and one-element tensors → their dtype).
+fn flatten_data(obj: &Bound<'_, PyAny>, depth: usize, shape: &mut Vec<usize>, out: &mut Vec<Scalar>, leaf_dtype: &mut Option<DType>) -> PyResult<()> {
     if let Some(s) = number_of(obj) {
+        let d = numpy_scalar_dtype(obj).unwrap_or_else(|| s.inferred_dtype(default_dtype()));
+        *leaf_dtype = Some(leaf_dtype.map_or(d, |cur| DType::promote(cur, d)));
         if depth < shape.len() {
             return Err(PyValueError::new_err(format!(
                 "expected sequence of length {} at dim {} (got {})",
@@ -81,10 +86,7 @@ fn flatten_data(obj: &Bound<'_, PyAny>, depth: usize, shape: &mut Vec<usize>, ou
                 return Err(PyValueError::new_err("only one element tensors can be converted to Python scalars"));
             }
         }
-        *saw_tensor_dtype = Some(match saw_tensor_dtype {
-            Some(d) => DType::promote(*d, t.dtype()),
-            None => t.dtype(),
-        });
+        *leaf_dtype = Some(leaf_dtype.map_or(t.dtype(), |cur| DType::promote(cur, t.dtype())));
         out.push(t.item().py()?);
         return Ok(());
     }
@@ -110,7 +112,7 @@ fn flatten_data(obj: &Bound<'_, PyAny>, depth: usize, shape: &mut Vec<usize>, ou
         )));
     }
     for item in seq.try_iter()? {
-        flatten_data(&item?, depth + 1, shape, out, saw_tensor_dtype)?;
+        flatten_data(&item?, depth + 1, shape, out, leaf_dtype)?;
     }
     if n == 0 && depth + 1 < shape.len() {
         return Err(PyValueError::new_err("ragged nested sequence"));
@@ -125,12 +127,11 @@ pub fn tensor_from_data(py: Python<'_>, data: &Bound<'_, PyAny>, dtype: Option<D
     }
     if let Ok(t) = data.cast::<PyTensor>() {
         let t = &t.get().t;
-        return t.to_dtype(dtype.unwrap_or(t.dtype())).and_then(|c| if c.storage().as_ptr() == t.storage().as_ptr() { c.clone_data() } else { Ok(c) }).py();
+        return t.clone_as(dtype.unwrap_or(t.dtype())).py();
     }
     if crate::numpy::is_ndarray(py, data)? {
         let t = crate::numpy::from_numpy(py, data)?;
-        let c = t.to_dtype(dtype.unwrap_or(t.dtype())).py()?;
-        return if c.storage().as_ptr() == t.storage().as_ptr() { c.clone_data().py() } else { Ok(c) };
+        return t.clone_as(dtype.unwrap_or(t.dtype())).py();
     }
     let mut shape = Vec::new();
     let mut flat = Vec::new();
@@ -149,23 +150,24 @@ pub fn tensor_from_data(py: Python<'_>, data: &Bound<'_, PyAny>, dtype: Option<D
     Ok(t)
 }
 
-/// PyTorch's inference: any float → default dtype, else any int → int64, else bool.
-fn infer_dtype(flat: &[Scalar], tensor_dtype: Option<DType>) -> DType {
-    if let Some(d) = tensor_dtype {
-        if flat.iter().all(|s| !s.is_float()) || d.is_floating_point() {
-            return d;
-        }
+/// The dtype of a NumPy scalar (`np.float64(1.5)`), which PyTorch keeps.
+fn numpy_scalar_dtype(obj: &Bound<'_, PyAny>) -> Option<DType> {
+    if crate::args::scalar_of(obj).is_some() && !obj.hasattr("dtype").unwrap_or(false) {
+        return None;
     }
-    if flat.is_empty() {
-        return default_dtype();
+    let module: String = obj.get_type().getattr("__module__").and_then(|m| m.extract()).ok()?;
+    if module != "numpy" {
+        return None;
     }
-    if flat.iter().any(|s| s.is_float()) {
-        default_dtype()
-    } else if flat.iter().any(|s| matches!(s, Scalar::Int(_))) {
-        DType::Int64
-    } else {
-        DType::Bool
-    }
+    let name: String = obj.getattr("dtype").ok()?.str().ok()?.extract().ok()?;
+    DType::from_name(&name).ok()
+}
+
+/// PyTorch's inference: the promotion of the leaves' types; empty data is of
+/// the default dtype.
+fn infer_dtype(flat: &[Scalar], leaf_dtype: Option<DType>) -> DType {
+    let _ = flat;
+    leaf_dtype.unwrap_or_else(default_dtype)
 }
 
 /// Shared body of `to`, `type`, `float()`...: returns `self` when nothing changes.
@@ -180,7 +182,7 @@ pub fn to_impl<'py>(slf: &Bound<'py, PyTensor>, dtype: Option<DType>, device: Op
     if dt == t.dtype() && !copy {
         return Ok(slf.clone().into_any());
     }
-    let r = if dt == t.dtype() { t.clone_data() } else { t.to_dtype(dt) }.py()?;
+    let r = t.clone_as(dt).py()?;
     wrap(slf.py(), r)
 }
 

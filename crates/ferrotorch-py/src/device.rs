@@ -1,7 +1,7 @@
 //! `ferrotorch.device` objects.
 
 use crate::errors::IntoPyResult;
-use ferrotorch::{Device, DeviceType};
+use ferrotorch::Device;
 use pyo3::exceptions::{PyRuntimeError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyInt, PyString};
@@ -23,11 +23,7 @@ impl PyDevice {
             return Ok(*d.get());
         }
         if let Ok(i) = r#type.cast::<PyInt>() {
-            let i: i64 = i.extract()?;
-            if i < 0 {
-                return Err(PyRuntimeError::new_err(format!("Device index must not be negative")));
-            }
-            return Ok(PyDevice { dev: Device { kind: DeviceType::Cuda, index: Some(i as u32) } });
+            return Ok(PyDevice { dev: accelerator_index(i.extract()?)? });
         }
         let s: String = r#type.extract().map_err(|_| PyTypeError::new_err("device() received an invalid combination of arguments"))?;
         let mut dev = Device::parse(&s).py()?;
@@ -38,7 +34,7 @@ impl PyDevice {
                 )));
             }
             if i < 0 {
-                return Err(PyRuntimeError::new_err(format!("Device index must not be negative")));
+                return Err(PyRuntimeError::new_err("Device index must not be negative"));
             }
             dev = Device::new(dev.kind, Some(i as u32)).py()?;
         }
@@ -63,6 +59,15 @@ impl PyDevice {
     }
 }
 
+/// A bare integer names a device of the current accelerator, as in PyTorch;
+/// this build has none, so it is PyTorch's error on a machine without one.
+fn accelerator_index(i: i64) -> PyResult<Device> {
+    if i < 0 {
+        return Err(PyRuntimeError::new_err("Device index must not be negative"));
+    }
+    Err(PyRuntimeError::new_err("Cannot access accelerator device when none is available."))
+}
+
 /// Accepts a device object, a string, or an int (a CUDA index).
 pub fn extract_device(obj: &Bound<'_, PyAny>) -> PyResult<Device> {
     if let Ok(d) = obj.cast::<PyDevice>() {
@@ -72,10 +77,7 @@ pub fn extract_device(obj: &Bound<'_, PyAny>) -> PyResult<Device> {
         return Device::parse(&s.to_cow()?).py();
     }
     if let Ok(i) = obj.extract::<i64>() {
-        if i < 0 {
-            return Err(PyRuntimeError::new_err("Device index must not be negative"));
-        }
-        return Ok(Device { kind: DeviceType::Cuda, index: Some(i as u32) });
+        return accelerator_index(i);
     }
     Err(PyTypeError::new_err(format!("expected a device, got {}", obj.get_type().name()?)))
 }

@@ -35,6 +35,10 @@ fn finish<'py>(py: Python<'py>, t: Tensor, requires_grad: bool) -> PyResult<Boun
 }
 
 fn sizes(args: &Bound<'_, PyTuple>, what: &str) -> PyResult<Vec<usize>> {
+    if args.is_empty() {
+        // `zeros()` is an error; a 0-d tensor is `zeros(())`.
+        return Err(PyTypeError::new_err(format!("{what}() missing 1 required positional arguments: \"size\"")));
+    }
     let s = shape_from_args(args, what)?;
     Ok(check_sizes(&s).py()?.to_vec())
 }
@@ -59,14 +63,14 @@ pub fn as_tensor<'py>(py: Python<'py>, data: &Bound<'py, PyAny>, dtype: Option<&
     if let Ok(t) = data.cast::<PyTensor>() {
         let tt = &t.get().t;
         return match dt {
-            Some(d) if d != tt.dtype() => wrap(py, tt.to_dtype(d).py()?),
+            Some(d) if d != tt.dtype() => wrap(py, tt.to_dtype_preserve(d).py()?),
             _ => Ok(t.clone().into_any()),
         };
     }
     if crate::numpy::is_ndarray(py, data)? {
         let t = crate::numpy::from_numpy(py, data)?;
         return wrap(py, match dt {
-            Some(d) => t.to_dtype(d).py()?,
+            Some(d) => t.to_dtype_preserve(d).py()?,
             None => t,
         });
     }
@@ -175,11 +179,11 @@ macro_rules! like {
     };
 }
 
-like!(zeros_like, "`torch.zeros_like(input)`.", |t, d| Tensor::zeros(t.shape(), d, Device::CPU));
-like!(ones_like, "`torch.ones_like(input)`.", |t, d| Tensor::ones(t.shape(), d, Device::CPU));
-like!(empty_like, "`torch.empty_like(input)`.", |t, d| Tensor::empty(t.shape(), d, Device::CPU));
-like!(rand_like, "`torch.rand_like(input)`.", |t, d| Tensor::rand(t.shape(), d, None));
-like!(randn_like, "`torch.randn_like(input)`.", |t, d| Tensor::randn(t.shape(), d, None));
+like!(zeros_like, "`torch.zeros_like(input)`.", |t, d| t.new_like_from(&Tensor::zeros(&[], d, Device::CPU).py()?, d));
+like!(ones_like, "`torch.ones_like(input)`.", |t, d| t.new_like_from(&Tensor::ones(&[], d, Device::CPU).py()?, d));
+like!(empty_like, "`torch.empty_like(input)`.", |t, d| t.empty_like(d));
+like!(rand_like, "`torch.rand_like(input)`.", |t, d| t.new_like_from(&Tensor::rand(t.shape(), d, None).py()?, d));
+like!(randn_like, "`torch.randn_like(input)`.", |t, d| t.new_like_from(&Tensor::randn(t.shape(), d, None).py()?, d));
 
 /// `torch.full_like(input, fill_value)`.
 #[pyfunction]
@@ -189,36 +193,38 @@ pub fn full_like<'py>(py: Python<'py>, input: &Bound<'py, PyAny>, fill_value: &B
     let _ = (layout, memory_format);
     let t = tensor_of(input)?;
     cpu_device(device)?;
-    let r = Tensor::full(t.shape(), fill_value_of(fill_value)?, like_dtype(&t, dtype)?, Device::CPU).py()?;
+    let d = like_dtype(&t, dtype)?;
+    let r = t.new_like_from(&Tensor::full(&[], fill_value_of(fill_value)?, d, Device::CPU).py()?, d).py()?;
     finish(py, r, requires_grad)
 }
 
 /// `torch.arange(start=0, end, step=1)`: int64 for integer arguments, else the default dtype.
 #[pyfunction]
-#[pyo3(signature = (*args, out=None, dtype=None, layout=None, device=None, requires_grad=false))]
+#[pyo3(signature = (*args, start=None, end=None, step=None, out=None, dtype=None, layout=None, device=None, requires_grad=false))]
 #[allow(clippy::too_many_arguments)]
-pub fn arange<'py>(py: Python<'py>, args: &Bound<'py, PyTuple>, out: Option<&Bound<'py, PyAny>>, dtype: Option<&Bound<'py, PyAny>>, layout: Option<&Bound<'py, PyAny>>, device: Option<&Bound<'py, PyAny>>, requires_grad: bool) -> PyResult<Bound<'py, PyAny>> {
+pub fn arange<'py>(py: Python<'py>, args: &Bound<'py, PyTuple>, start: Option<&Bound<'py, PyAny>>, end: Option<&Bound<'py, PyAny>>, step: Option<&Bound<'py, PyAny>>, out: Option<&Bound<'py, PyAny>>, dtype: Option<&Bound<'py, PyAny>>, layout: Option<&Bound<'py, PyAny>>, device: Option<&Bound<'py, PyAny>>, requires_grad: bool) -> PyResult<Bound<'py, PyAny>> {
     let _ = (layout, out);
     cpu_device(device)?;
-    let vals = args
-        .iter()
-        .map(|a| number_of(&a).or_else(|| tensor_of(&a).ok().and_then(|t| t.item().ok())).ok_or_else(|| PyTypeError::new_err("arange(): arguments must be numbers")))
-        .collect::<PyResult<Vec<Scalar>>>()?;
-    let (start, end, step) = match vals.as_slice() {
-        [e] => (Scalar::Int(0), *e, Scalar::Int(1)),
-        [s, e] => (*s, *e, Scalar::Int(1)),
-        [s, e, st] => (*s, *e, *st),
-        _ => return Err(PyTypeError::new_err("arange() received an invalid combination of arguments")),
+    let num = |a: &Bound<'py, PyAny>| -> PyResult<Scalar> {
+        number_of(a)
+            .or_else(|| tensor_of(a).ok().and_then(|t| t.item().ok()))
+            .ok_or_else(|| PyTypeError::new_err(format!("arange(): argument must be Number, not {}", crate::args::type_name(a))))
     };
-    let all_int = [start, end, step].iter().all(|v| !v.is_float());
+    let pos = args.iter().map(|a| num(&a)).collect::<PyResult<Vec<Scalar>>>()?;
+    let kw = |o: Option<&Bound<'py, PyAny>>| o.filter(|a| !a.is_none()).map(num).transpose();
+    let (kstart, kend, kstep) = (kw(start)?, kw(end)?, kw(step)?);
+    let (s, e, st) = match (pos.as_slice(), kstart, kend) {
+        ([e], None, None) => (Scalar::Int(0), *e, kstep),
+        ([s, e], None, None) => (*s, *e, kstep),
+        ([s, e, st], None, None) if kstep.is_none() => (*s, *e, Some(*st)),
+        ([], s, Some(e)) => (s.unwrap_or(Scalar::Int(0)), e, kstep),
+        ([s], None, Some(e)) => (*s, e, kstep),
+        _ => return Err(PyTypeError::new_err("arange() received an invalid combination of arguments - expected (start=0, end, step=1)")),
+    };
+    let st = st.unwrap_or(Scalar::Int(1));
+    let all_int = [s, e, st].iter().all(|v| !v.is_float());
     let dt = opt_dtype(dtype)?.unwrap_or(if all_int { DType::Int64 } else { default_dtype() });
-    let t = if all_int {
-        Tensor::arange_i64(start.to_i64(), end.to_i64(), step.to_i64(), dt)
-    } else {
-        Tensor::arange_f64(start.to_f64(), end.to_f64(), step.to_f64(), dt)
-    }
-    .py()?;
-    finish(py, t, requires_grad)
+    finish(py, Tensor::arange(s, e, st, dt).py()?, requires_grad)
 }
 
 /// `torch.linspace(start, end, steps)`.
@@ -350,15 +356,22 @@ random_factory!(randn, "`torch.randn(*size)`: standard normal.", Tensor::randn);
 
 /// `torch.randint(low=0, high, size)`.
 #[pyfunction]
-#[pyo3(signature = (*args, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=false))]
+#[pyo3(signature = (*args, size=None, low=None, high=None, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=false))]
 #[allow(clippy::too_many_arguments)]
-pub fn randint<'py>(py: Python<'py>, args: &Bound<'py, PyTuple>, generator: Option<&Bound<'py, PyAny>>, out: Option<&Bound<'py, PyAny>>, dtype: Option<&Bound<'py, PyAny>>, layout: Option<&Bound<'py, PyAny>>, device: Option<&Bound<'py, PyAny>>, requires_grad: bool) -> PyResult<Bound<'py, PyAny>> {
+pub fn randint<'py>(py: Python<'py>, args: &Bound<'py, PyTuple>, size: Option<&Bound<'py, PyAny>>, low: Option<&Bound<'py, PyAny>>, high: Option<&Bound<'py, PyAny>>, generator: Option<&Bound<'py, PyAny>>, out: Option<&Bound<'py, PyAny>>, dtype: Option<&Bound<'py, PyAny>>, layout: Option<&Bound<'py, PyAny>>, device: Option<&Bound<'py, PyAny>>, requires_grad: bool) -> PyResult<Bound<'py, PyAny>> {
     let _ = (layout, out);
     cpu_device(device)?;
-    let (low, high, size) = match args.len() {
-        2 => (0, index_of(&args.get_item(0)?)?, args.get_item(1)?),
-        3 => (index_of(&args.get_item(0)?)?, index_of(&args.get_item(1)?)?, args.get_item(2)?),
-        _ => return Err(PyTypeError::new_err("randint() received an invalid combination of arguments - expected (low=0, high, size)")),
+    let mut pos: Vec<Bound<'py, PyAny>> = args.iter().collect();
+    if let Some(s) = size {
+        pos.push(s.clone());
+    }
+    let bad = || PyTypeError::new_err("randint() received an invalid combination of arguments - expected (low=0, high, size)");
+    let (low, high, size) = match (pos.len(), low, high) {
+        (2, None, None) => (0, index_of(&pos[0])?, pos[1].clone()),
+        (3, None, None) => (index_of(&pos[0])?, index_of(&pos[1])?, pos[2].clone()),
+        (1, l, Some(h)) => (l.map(index_of).transpose()?.unwrap_or(0), index_of(h)?, pos[0].clone()),
+        (2, None, Some(h)) => (index_of(&pos[0])?, index_of(h)?, pos[1].clone()),
+        _ => return Err(bad()),
     };
     let s = check_sizes(&crate::args::int_list(&size, "randint")?).py()?.to_vec();
     let dt = opt_dtype(dtype)?.unwrap_or(DType::Int64);

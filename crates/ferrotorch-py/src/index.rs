@@ -80,9 +80,19 @@ fn parse(idx: &Bound<'_, PyAny>) -> PyResult<Vec<Item>> {
     }
 }
 
-/// Applies basic indices, returning a view.
+/// `t[idx]`: a view for basic indices. A bool index is advanced indexing in
+/// PyTorch (a mask of one element), so the result is then a copy.
 pub fn getitem(t: &Tensor, idx: &Bound<'_, PyAny>) -> PyResult<Tensor> {
     let items = parse(idx)?;
+    let v = view_of(t, &items)?;
+    if items.iter().any(|i| matches!(i, Item::Bool(_))) {
+        return v.clone_data().py();
+    }
+    Ok(v)
+}
+
+/// Applies basic indices, returning a view (bools add a dim of size 1 or 0).
+fn view_of(t: &Tensor, items: &[Item]) -> PyResult<Tensor> {
     let consumed = items.iter().filter(|i| matches!(i, Item::Int(_) | Item::Slice(..))).count();
     if consumed > t.ndim() {
         return Err(PyIndexError::new_err(format!(
@@ -95,7 +105,7 @@ pub fn getitem(t: &Tensor, idx: &Bound<'_, PyAny>) -> PyResult<Tensor> {
     }
     let mut r = t.make_view(t.layout().clone()).py()?;
     let mut d: i64 = 0;
-    for item in &items {
+    for item in items {
         match *item {
             Item::NewAxis => {
                 r = r.unsqueeze(d).py()?;
@@ -131,7 +141,8 @@ pub fn getitem(t: &Tensor, idx: &Bound<'_, PyAny>) -> PyResult<Tensor> {
 
 /// `t[idx] = value`: a scalar fills the view, anything else is broadcast-copied.
 pub fn setitem(t: &Tensor, idx: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>) -> PyResult<()> {
-    let view = getitem(t, idx)?;
+    let view = view_of(t, &parse(idx)?)?;
+    view.layout().check_no_internal_overlap().py()?;
     if let Some(s) = number_of(value) {
         return view.fill_(s).py();
     }

@@ -118,12 +118,10 @@ pub fn from_numpy(py: Python<'_>, arr: &Bound<'_, PyAny>) -> PyResult<Tensor> {
     let shape: Vec<usize> = iface.get_item("shape")?.extract()?;
     let (ptr, _readonly): (usize, bool) = iface.get_item("data")?.extract()?;
     let item = dtype.itemsize() as isize;
-    let strides_obj = iface.get_item("strides")?;
-    let byte_strides: Vec<isize> = if strides_obj.is_none() {
-        ferrotorch_core::layout::contiguous_strides(&shape).iter().map(|s| s * item).collect()
-    } else {
-        strides_obj.extract()?
-    };
+    // The array's own strides (the interface reports None for C order, but
+    // NumPy's actual strides can differ there, e.g. 0 for empty arrays, and
+    // PyTorch keeps them).
+    let byte_strides: Vec<isize> = arr.getattr("strides")?.extract()?;
     if byte_strides.iter().any(|&s| s < 0) {
         return Err(PyValueError::new_err(
             "At least one stride in the given numpy array is negative, and tensors with negative strides are not currently supported. (You can probably work around this by making a copy of your array  with array.copy().) ",

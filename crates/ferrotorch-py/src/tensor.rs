@@ -236,7 +236,8 @@ impl PyTensor {
         self.t.is_contiguous()
     }
     fn data_ptr(&self) -> usize {
-        self.t.data_ptr() as usize
+        // PyTorch reports 0 for tensors without elements.
+        if self.t.numel() == 0 { 0 } else { self.t.data_ptr() as usize }
     }
     fn is_floating_point(&self) -> bool {
         self.t.dtype().is_floating_point()
@@ -453,7 +454,7 @@ impl PyTensor {
     #[pyo3(signature = (*, memory_format=None))]
     fn clone<'py>(&self, py: Python<'py>, memory_format: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyAny>> {
         let _ = memory_format;
-        wrap(py, self.t.clone_data().py()?)
+        wrap(py, self.t.clone_as(self.t.dtype()).py()?)
     }
     #[pyo3(signature = (src, non_blocking=false))]
     fn copy_<'py>(slf: &Bound<'py, Self>, src: &Bound<'py, PyAny>, non_blocking: bool) -> PyResult<Bound<'py, Self>> {

@@ -140,6 +140,7 @@ pub fn binary_raw(a: Operand, b: Operand, op: BinaryOp) -> Result<Tensor> {
 /// `a <op>= b` in place; the result must be castable to `a`'s dtype and shape.
 /// When autograd records, `a` takes the new node as its history.
 pub fn binary_(a: &Tensor, b: Operand, op: BinaryOp) -> Result<()> {
+    a.layout().check_no_internal_overlap()?;
     let tb = if let Operand::T(x) = b { Some(x) } else { None };
     let recording = crate::autograd::is_grad_enabled()
         && (a.requires_grad() || tb.is_some_and(|x| x.requires_grad()));

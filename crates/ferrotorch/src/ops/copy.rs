@@ -3,7 +3,7 @@
 use super::broadcast_layout;
 use crate::Tensor;
 use ferrotorch_core::layout::{broadcast_shapes, fmt_shape};
-use ferrotorch_core::{DType, Error, Result, Scalar};
+use ferrotorch_core::{DType, Error, Layout, Result, Scalar};
 use ferrotorch_cpu::copy as k;
 use crate::autograd::{record, rule};
 use super::arith_grad::g0;
@@ -14,6 +14,58 @@ impl Tensor {
         let out = Tensor::empty(self.shape(), self.dtype(), self.device())?;
         k::copy_cast(out.dst(), out.dtype(), self.src(), self.dtype());
         record("CloneBackward0", &[Some(self)], &[&out], || rule(|_, g| Ok(vec![g0(g)])));
+        Ok(out)
+    }
+
+    /// A fresh uninitialised tensor of this shape laid out as PyTorch's
+    /// `empty_like(preserve_format)`: the same strides when this layout is
+    /// non-overlapping and dense, otherwise dense strides in the same memory order.
+    pub fn empty_like(&self, dtype: DType) -> Result<Tensor> {
+        let flat = Tensor::empty(&[self.numel()], dtype, self.device())?;
+        let layout = Layout { shape: self.layout().shape.clone(), strides: self.layout().preserved_strides(), offset: 0 };
+        Tensor::from_parts(flat.storage().clone(), layout, dtype)
+    }
+
+    /// `clone()` and `to(dtype, copy=True)` as PyTorch does them: a fresh copy
+    /// converted to `dtype`, in `preserve_format` (see [`Tensor::empty_like`]).
+    /// Records `CloneBackward0`, or `ToCopyBackward0` between floating types.
+    pub fn clone_as(&self, dtype: DType) -> Result<Tensor> {
+        let out = self.empty_like(dtype)?;
+        k::copy_cast(out.dst(), dtype, self.src(), self.dtype());
+        let src = self.dtype();
+        if dtype == src {
+            record("CloneBackward0", &[Some(self)], &[&out], || rule(|_, g| Ok(vec![g0(g)])));
+        } else if dtype.is_floating_point() {
+            record("ToCopyBackward0", &[Some(self)], &[&out], move || {
+                rule(move |_, g| g0(g).map(|g| g.to_dtype(src)).transpose().map(|g| vec![g]))
+            });
+        }
+        Ok(out)
+    }
+
+    /// `to(dtype)` as PyTorch does it: itself when the dtype already matches,
+    /// else a converted copy in `preserve_format`.
+    pub fn to_dtype_preserve(&self, dtype: DType) -> Result<Tensor> {
+        if dtype == self.dtype() {
+            return Ok(self.clone());
+        }
+        self.clone_as(dtype)
+    }
+
+    /// `src`'s values (broadcast and converted) written into `self` without
+    /// counting as an in-place op: for filling tensors that were just created.
+    pub(crate) fn init_from(&self, src: &Tensor) -> Result<()> {
+        let layout = broadcast_layout(src, self.shape())?;
+        let s = ferrotorch_cpu::Src { base: src.storage().as_ptr(), layout: &layout };
+        k::copy_cast(self.dst(), self.dtype(), s, src.dtype());
+        Ok(())
+    }
+
+    /// A fresh tensor laid out like `self` (preserve_format) holding `src`'s
+    /// values converted to `dtype` (`zeros_like`, `rand_like`, ...).
+    pub fn new_like_from(&self, src: &Tensor, dtype: DType) -> Result<Tensor> {
+        let out = self.empty_like(dtype)?;
+        out.init_from(src)?;
         Ok(out)
     }
 
@@ -45,6 +97,7 @@ impl Tensor {
 
     /// `self.copy_(src)`: src is broadcast to self's shape and converted to its dtype.
     pub fn copy_(&self, src: &Tensor) -> Result<()> {
+        self.layout().check_no_internal_overlap()?;
         let b = broadcast_shapes(self.shape(), src.shape())?;
         if b.as_slice() != self.shape() {
             return Err(Error::runtime(format!(
@@ -71,9 +124,15 @@ impl Tensor {
 
     /// `fill_(value)`.
     pub fn fill_(&self, value: Scalar) -> Result<()> {
+        ferrotorch_core::dtype::check_scalar_fits(value, self.dtype(), self.numel())?;
         k::fill(self.dst(), self.dtype(), value);
         self.bump_version();
         Ok(())
+    }
+
+    /// Fills a tensor that was just created (not an in-place op: no version bump).
+    pub(crate) fn fill_init(&self, value: Scalar) {
+        k::fill(self.dst(), self.dtype(), value);
     }
 
     /// `.item()`: the value of a one-element tensor.

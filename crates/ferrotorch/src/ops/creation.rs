@@ -7,8 +7,9 @@ use ferrotorch_core::{dispatch_dtype, DType, Device, Error, Result, Scalar};
 impl Tensor {
     /// `torch.full(shape, value, dtype=dtype)`.
     pub fn full(shape: &[usize], value: Scalar, dtype: DType, device: Device) -> Result<Tensor> {
+        ferrotorch_core::dtype::check_scalar_fits(value, dtype, shape.iter().product())?;
         let t = Tensor::empty(shape, dtype, device)?;
-        t.fill_(value)?;
+        t.fill_init(value);
         Ok(t)
     }
 
@@ -22,6 +23,54 @@ impl Tensor {
         Tensor::full(shape, Scalar::Int(1), dtype, device)
     }
 
+    /// `torch.arange(start, end, step, dtype=dtype)` with PyTorch's rules: the
+    /// bounds are checked in `f64`; an `int64` result converts all three
+    /// arguments to integers first (so `arange(0.5, dtype=int64)` is empty and
+    /// a fractional step that truncates to 0 is a `ValueError`); other integer
+    /// results take their length from the `f64` arguments and their values from
+    /// the truncated ones; floating results compute `start + i * step` in `f64`.
+    pub fn arange(start: Scalar, end: Scalar, step: Scalar, dtype: DType) -> Result<Tensor> {
+        if dtype == DType::Bool {
+            return Err(Error::not_implemented("\"arange_cpu\" not implemented for 'Bool'"));
+        }
+        let (s, e, st) = (start.to_f64(), end.to_f64(), step.to_f64());
+        if st == 0.0 {
+            return Err(Error::runtime("step must be nonzero"));
+        }
+        if !(s.is_finite() && e.is_finite()) {
+            return Err(Error::runtime(format!("unsupported range: {} -> {}", fmt_num(start), fmt_num(end))));
+        }
+        if !((st > 0.0 && e >= s) || (st < 0.0 && e <= s)) {
+            return Err(Error::runtime("upper bound and lower bound inconsistent with step sign"));
+        }
+        if dtype == DType::Int64 {
+            let (xs, xe, xst) = (start.to_i64(), end.to_i64(), step.to_i64());
+            if xst == 0 {
+                return Err(Error::value("step must be nonzero"));
+            }
+            return Tensor::arange_i64(xs, xe, xst, dtype);
+        }
+        let n = ((e - s) / st).ceil();
+        if !(n >= 0.0 && n <= i64::MAX as f64) {
+            return Err(Error::runtime("invalid size, possible overflow?"));
+        }
+        let n = n as usize;
+        if dtype.is_floating_point() {
+            return Tensor::from_fn(n, dtype, |i| s + i as f64 * st);
+        }
+        let (xs, xst) = (start.to_i64(), step.to_i64());
+        let t = Tensor::empty(&[n], dtype, Device::CPU)?;
+        dispatch_dtype!(dtype, T => {
+            let p = t.data_ptr_mut() as *mut T;
+            for i in 0..n {
+                let v = xs.wrapping_add((i as i64).wrapping_mul(xst));
+                // SAFETY: t holds n contiguous elements of T.
+                unsafe { *p.add(i) = ferrotorch_core::element::cast::<i64, T>(v) };
+            }
+        });
+        Ok(t)
+    }
+
     /// `torch.arange(start, end, step)` computed in `f64` then cast, with
     /// PyTorch's length rule `ceil((end - start) / step)`.
     pub fn arange_f64(start: f64, end: f64, step: f64, dtype: DType) -> Result<Tensor> {
@@ -32,7 +81,7 @@ impl Tensor {
             return Err(Error::runtime(format!("unsupported range: {start} -> {end}")));
         }
         if (step > 0.0 && end < start) || (step < 0.0 && end > start) {
-            return Err(Error::runtime("upper bound and larger bound inconsistent with step sign"));
+            return Err(Error::runtime("upper bound and lower bound inconsistent with step sign"));
         }
         let n = ((end - start) / step).ceil().max(0.0) as usize;
         Tensor::from_fn(n, dtype, |i| start + i as f64 * step)
@@ -44,7 +93,7 @@ impl Tensor {
             return Err(Error::runtime("step must be nonzero"));
         }
         if (step > 0 && end < start) || (step < 0 && end > start) {
-            return Err(Error::runtime("upper bound and larger bound inconsistent with step sign"));
+            return Err(Error::runtime("upper bound and lower bound inconsistent with step sign"));
         }
         let n = ((end - start) as i128 + step as i128 - step.signum() as i128) / step as i128;
         let n = n.max(0) as usize;
@@ -104,7 +153,7 @@ impl Tensor {
     pub fn eye(n: usize, m: usize, dtype: DType) -> Result<Tensor> {
         let t = Tensor::zeros(&[n, m], dtype, Device::CPU)?;
         let d = t.diagonal(0, 0, 1)?;
-        d.fill_(Scalar::Int(1))?;
+        d.fill_init(Scalar::Int(1));
         Ok(t)
     }
 
@@ -132,18 +181,19 @@ impl Tensor {
 
     /// `torch.rand`: uniform on [0, 1).
     pub fn rand(shape: &[usize], dtype: DType, gen: Option<&SharedGenerator>) -> Result<Tensor> {
-        check_float("rand", dtype)?;
+        check_float("check_uniform_bounds", dtype)?;
         Tensor::random_with(shape, dtype, gen, |g| g.uniform())
     }
 
     /// `torch.randn`: standard normal.
     pub fn randn(shape: &[usize], dtype: DType, gen: Option<&SharedGenerator>) -> Result<Tensor> {
-        check_float("randn", dtype)?;
+        check_float("normal_kernel_cpu", dtype)?;
         Tensor::random_with(shape, dtype, gen, |g| g.normal())
     }
 
     /// `torch.normal(mean, std, size)`.
     pub fn normal(mean: f64, std: f64, shape: &[usize], dtype: DType, gen: Option<&SharedGenerator>) -> Result<Tensor> {
+        check_float("normal_kernel_cpu", dtype)?;
         if std < 0.0 {
             return Err(Error::runtime(format!("normal expects std >= 0.0, but found std {std}")));
         }
@@ -186,11 +236,21 @@ impl Tensor {
     }
 }
 
-fn check_float(op: &str, dtype: DType) -> Result<()> {
+/// Random floating kernels refuse other dtypes with PyTorch's
+/// `NotImplementedError` naming the kernel (`check_uniform_bounds`, ...).
+fn check_float(kernel: &str, dtype: DType) -> Result<()> {
     if !dtype.is_floating_point() {
-        return Err(Error::runtime(format!("\"{op}\" not implemented for '{}'", pretty(dtype))));
+        return Err(Error::not_implemented(format!("\"{kernel}\" not implemented for '{}'", pretty(dtype))));
     }
     Ok(())
+}
+
+/// A number as PyTorch prints it in messages (`0`, `1.5`, `inf`).
+fn fmt_num(s: Scalar) -> String {
+    match s {
+        Scalar::Float(f) => format!("{f}"),
+        other => other.to_i64().to_string(),
+    }
 }
 
 /// PyTorch's capitalised scalar-type names used in kernel errors (`'Long'`).

@@ -51,7 +51,17 @@ impl Tensor {
                 let l = Layout { shape: sizes, strides, offset: self.storage_offset() };
                 self.view_with_grad(l, "ViewBackward0", move |g| g.reshape(&back))
             }
-            None => self.clone_data()?.view(shape),
+            // PyTorch's `_unsafe_view(clone(contiguous_format))`: the copy is
+            // not a view, so it has no `_base` and its own version counter.
+            None => {
+                let c = self.clone_data()?;
+                let out = Tensor::from_parts(c.storage().clone(), Layout::contiguous(&sizes), c.dtype())?;
+                let back = c.shape_i64();
+                record("UnsafeViewBackward0", &[Some(&c)], &[&out], move || {
+                    rule(move |_, g| Ok(vec![g0(g).map(|g| g.reshape(&back)).transpose()?]))
+                });
+                Ok(out)
+            }
         }
     }
 
