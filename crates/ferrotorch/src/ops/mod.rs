@@ -37,8 +37,11 @@ pub mod arith;
 mod arith_grad;
 pub mod copy;
 pub mod creation;
+pub mod einsum;
+pub mod indexing;
 pub mod linalg;
 pub mod reduce;
+pub mod shape;
 pub mod view;
 pub mod view_grad;
 

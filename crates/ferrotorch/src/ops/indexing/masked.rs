@@ -1,0 +1,226 @@
+//! Condition-driven ops: `where`, `masked_fill(_)`, `masked_select`,
+//! `masked_scatter(_)`, `nonzero`. `where` has its own ternary loop; the rest
+//! are built from it and from advanced indexing, so their gradients follow.
+
+use super::kernels::nonzero_raw;
+use crate::autograd::{apply_inplace, needs_grad, record, rule, GradModeGuard, OldValue};
+use crate::defaults::default_dtype;
+use crate::ops::arith::Operand;
+use crate::ops::arith_grad::{g0, reduce_grad};
+use crate::ops::{broadcast_layout, check_cpu};
+use crate::ops::creation::pretty;
+use crate::Tensor;
+use ferrotorch_core::dtype::{result_type, OperandKind};
+use ferrotorch_core::layout::{broadcast_shapes, fmt_shape};
+use ferrotorch_core::{dispatch_dtype, DType, Element, Error, Result, Scalar};
+use ferrotorch_cpu::iter::Plan;
+
+/// `out = cond ? x : y` over the broadcast shape, computed in `dtype`.
+fn where_raw(cond: &Tensor, x: &Tensor, y: &Tensor, dtype: DType) -> Result<Tensor> {
+    let _g = GradModeGuard::new(false);
+    check_cpu("where", &[cond, x, y])?;
+    let shape = broadcast_shapes(&broadcast_shapes(cond.shape(), x.shape())?, y.shape())?;
+    let c = cond.to_dtype(DType::Bool)?;
+    let (x, y) = (x.to_dtype(dtype)?, y.to_dtype(dtype)?);
+    let out = Tensor::empty(&shape, dtype, x.device())?;
+    let (lc, lx, ly) = (broadcast_layout(&c, &shape)?, broadcast_layout(&x, &shape)?, broadcast_layout(&y, &shape)?);
+    let ol = out.layout();
+    let plan = Plan::<4>::new(&shape, [&ol.strides, &lc.strides, &lx.strides, &ly.strides], [ol.offset, lc.offset, lx.offset, ly.offset]);
+    dispatch_dtype!(dtype, T => where_loop::<T>(&plan, &out, &c, &x, &y));
+    Ok(out)
+}
+
+fn where_loop<T: Element>(plan: &Plan<4>, out: &Tensor, c: &Tensor, x: &Tensor, y: &Tensor) {
+    let o = out.storage().as_mut_ptr() as *mut T;
+    let cb = c.storage().as_ptr() as *const bool;
+    let (xb, yb) = (x.storage().as_ptr() as *const T, y.storage().as_ptr() as *const T);
+    plan.for_each(|off, n, st| {
+        for i in 0..n as isize {
+            // SAFETY: the plan walks layouts broadcast from each operand's own
+            // layout; `out` is fresh.
+            unsafe {
+                let pick = *cb.offset(off[1] + i * st[1]);
+                *o.offset(off[0] + i * st[0]) = if pick { *xb.offset(off[2] + i * st[2]) } else { *yb.offset(off[3] + i * st[3]) };
+            }
+        }
+    });
+}
+
+fn scalar_t(s: Scalar) -> Result<Tensor> {
+    match s {
+        Scalar::Bool(b) => Tensor::scalar(b),
+        Scalar::Int(i) => Tensor::scalar(i),
+        Scalar::Float(f) => Tensor::scalar(f),
+    }
+}
+
+fn info(o: &Operand) -> (DType, OperandKind) {
+    match o {
+        Operand::T(t) => (t.dtype(), if t.ndim() == 0 { OperandKind::ZeroDim } else { OperandKind::Dim }),
+        Operand::S(s) => (s.inferred_dtype(default_dtype()), OperandKind::Scalar),
+    }
+}
+
+fn check_bool(op: &str, t: &Tensor) -> Result<()> {
+    if !matches!(t.dtype(), DType::Bool | DType::UInt8) {
+        return Err(Error::runtime(format!("{op} expected condition to be a boolean tensor, but got a tensor with dtype {}", pretty(t.dtype()))));
+    }
+    Ok(())
+}
+
+fn zero_like_scalar(g: &Tensor) -> Result<Tensor> {
+    Tensor::zeros(&[], g.dtype(), g.device())
+}
+
+/// `torch.where(condition, input, other)` with PyTorch's type promotion
+/// (Python numbers and 0-d tensors promote only across categories).
+pub fn where_(cond: &Tensor, x: Operand, y: Operand) -> Result<Tensor> {
+    check_bool("where", cond)?;
+    let dtype = result_type(&[info(&x), info(&y)])?;
+    let tx = match x {
+        Operand::T(t) => t.clone(),
+        Operand::S(s) => scalar_t(s)?,
+    };
+    let ty = match y {
+        Operand::T(t) => t.clone(),
+        Operand::S(s) => scalar_t(s)?,
+    };
+    let out = where_raw(cond, &tx, &ty, dtype)?;
+    if dtype.is_floating_point() {
+        let xi = if let Operand::T(t) = x { Some(t) } else { None };
+        let yi = if let Operand::T(t) = y { Some(t) } else { None };
+        let c = cond.clone();
+        let (sx, dx, wx) = (tx.shape().to_vec(), tx.dtype(), xi.is_some_and(|t| t.requires_grad()));
+        let (sy, dy, wy) = (ty.shape().to_vec(), ty.dtype(), yi.is_some_and(|t| t.requires_grad()));
+        record("WhereBackward0", &[xi, yi], &[&out], move || {
+            rule(move |_, g| {
+                let Some(g) = g0(g) else { return Ok(vec![None, None]) };
+                let z = zero_like_scalar(&g)?;
+                let gx = if wx { Some(reduce_grad(&where_(&c, Operand::T(&g), Operand::T(&z))?, &sx, dx)?) } else { None };
+                let gy = if wy { Some(reduce_grad(&where_(&c, Operand::T(&z), Operand::T(&g))?, &sy, dy)?) } else { None };
+                Ok(vec![gx, gy])
+            })
+        });
+    }
+    Ok(out)
+}
+
+impl Tensor {
+    /// `masked_fill(mask, value)`: `value` where `mask`, else `self`, in
+    /// `self`'s dtype over the broadcast shape (records `MaskedFillBackward0/1`).
+    pub fn masked_fill(&self, mask: &Tensor, value: Operand) -> Result<Tensor> {
+        if mask.dtype() != DType::Bool {
+            return Err(Error::runtime(format!(
+                "masked_fill_ only supports boolean masks, but got mask with dtype {}",
+                pretty(mask.dtype()).to_lowercase()
+            )));
+        }
+        let vt = match value {
+            Operand::T(t) => {
+                if t.ndim() != 0 {
+                    return Err(Error::runtime(format!(
+                        "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with {} dimension(s).",
+                        t.ndim()
+                    )));
+                }
+                Some(t)
+            }
+            Operand::S(_) => None,
+        };
+        let v = match value {
+            Operand::T(t) => t.clone(),
+            Operand::S(s) => scalar_t(s)?,
+        };
+        let out = where_raw(mask, &v, self, self.dtype())?;
+        let name = if vt.is_some() { "MaskedFillBackward1" } else { "MaskedFillBackward0" };
+        let (m, shape, dt) = (mask.clone(), self.shape().to_vec(), self.dtype());
+        let (wa, wv, vdt) = (self.requires_grad(), vt.is_some_and(|t| t.requires_grad()), v.dtype());
+        record(name, &[Some(self), vt], &[&out], move || {
+            rule(move |_, g| {
+                let Some(g) = g0(g) else { return Ok(vec![None, None]) };
+                let z = zero_like_scalar(&g)?;
+                let ga = if wa { Some(reduce_grad(&where_(&m, Operand::T(&z), Operand::T(&g))?, &shape, dt)?) } else { None };
+                let gv = if wv { Some(reduce_grad(&where_(&m, Operand::T(&g), Operand::T(&z))?, &[], vdt)?) } else { None };
+                Ok(vec![ga, gv])
+            })
+        });
+        Ok(out)
+    }
+
+    /// In-place `masked_fill_`: `mask` must broadcast to `self`'s shape.
+    pub fn masked_fill_(&self, mask: &Tensor, value: Operand) -> Result<()> {
+        check_broadcasts_to(mask, self)?;
+        let others: Vec<&Tensor> = if let Operand::T(v) = value { vec![self, v] } else { vec![self] };
+        if needs_grad(&others) {
+            return apply_inplace(self, OldValue::Alias, |old| old.masked_fill(mask, value));
+        }
+        let r = {
+            let _g = GradModeGuard::new(false);
+            self.masked_fill(mask, value)?
+        };
+        self.copy_(&r)
+    }
+
+    /// `masked_select(mask)`: the elements where the (broadcast) mask is true, as 1-d.
+    pub fn masked_select(&self, mask: &Tensor) -> Result<Tensor> {
+        if mask.dtype() != DType::Bool {
+            return Err(Error::runtime(format!("masked_select: expected BoolTensor for mask, but got {}", pretty(mask.dtype()))));
+        }
+        let shape: Vec<i64> = broadcast_shapes(self.shape(), mask.shape())?.iter().map(|&s| s as i64).collect();
+        self.expand(&shape)?.index(&[Some(mask.expand(&shape)?)])
+    }
+
+    /// `masked_scatter(mask, source)`: where the mask is true, the next
+    /// elements of `source` in row-major order.
+    pub fn masked_scatter(&self, mask: &Tensor, source: &Tensor) -> Result<Tensor> {
+        if mask.dtype() != DType::Bool {
+            return Err(Error::runtime(format!("masked_scatter_ only supports boolean masks, but got mask with dtype {}", pretty(mask.dtype()).to_lowercase())));
+        }
+        if source.dtype() != self.dtype() {
+            return Err(Error::runtime(format!(
+                "masked_scatter_: expected self and source to have same dtypes but got {} and {}",
+                pretty(self.dtype()),
+                pretty(source.dtype())
+            )));
+        }
+        let shape: Vec<i64> = broadcast_shapes(self.shape(), mask.shape())?.iter().map(|&s| s as i64).collect();
+        let mb = mask.expand(&shape)?;
+        let count = nonzero_raw(&mb)?.shape()[0];
+        if source.numel() < count {
+            return Err(Error::runtime("Number of elements of source < number of ones in mask"));
+        }
+        let vals = source.reshape(&[-1])?.narrow(0, 0, count as i64)?;
+        self.expand(&shape)?.index_put(&[Some(mb)], &vals, false)
+    }
+
+    /// In-place `masked_scatter_`.
+    pub fn masked_scatter_(&self, mask: &Tensor, source: &Tensor) -> Result<()> {
+        check_broadcasts_to(mask, self)?;
+        if needs_grad(&[self, source]) {
+            return apply_inplace(self, OldValue::Alias, |old| old.masked_scatter(mask, source));
+        }
+        let r = {
+            let _g = GradModeGuard::new(false);
+            self.masked_scatter(mask, source)?
+        };
+        self.copy_(&r)
+    }
+
+    /// `nonzero()`: `[n, ndim]` int64 coordinates of the non-zero elements.
+    pub fn nonzero(&self) -> Result<Tensor> {
+        check_cpu("nonzero", &[self])?;
+        nonzero_raw(self)
+    }
+}
+
+fn check_broadcasts_to(mask: &Tensor, t: &Tensor) -> Result<()> {
+    let b = broadcast_shapes(t.shape(), mask.shape())?;
+    if b.as_slice() != t.shape() {
+        return Err(Error::runtime(format!(
+            "output with shape {} doesn't match the broadcast shape {}",
+            fmt_shape(t.shape()),
+            fmt_shape(&b)
+        )));
+    }
+    Ok(())
+}

@@ -1,0 +1,698 @@
+//! Gather/scatter along one dim and the `index_*` family, all built on the
+//! offset kernels: `gather`, `scatter(_)`, `scatter_add(_)`, `scatter_reduce(_)`,
+//! `index_select`, `index_add(_)`, `index_copy(_)`, `index_fill(_)`, `take`,
+//! `take_along_dim`. Each records its derivative rule, written with these same
+//! differentiable ops so double backward works.
+
+use super::kernels::{add_index_offsets, element_offsets, read_at, write_at, Bounds, Reduce};
+use crate::autograd::{apply_inplace, needs_grad, record, rule, GradModeGuard, OldValue, SavedTensor};
+use crate::ops::arith::{binary, BinaryOp, Operand};
+use crate::ops::arith_grad::g0;
+use crate::ops::creation::pretty;
+use crate::Tensor;
+use ferrotorch_core::error::wrap_dim;
+use ferrotorch_core::layout::{contiguous_strides, fmt_shape};
+use ferrotorch_core::{DType, Error, Layout, Result, Scalar};
+
+/// The reductions of `scatter_reduce`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ScatterReduce {
+    /// `"sum"`
+    Sum,
+    /// `"prod"`
+    Prod,
+    /// `"mean"`
+    Mean,
+    /// `"amax"`
+    Amax,
+    /// `"amin"`
+    Amin,
+}
+
+impl ScatterReduce {
+    /// Parses PyTorch's reduce names.
+    pub fn parse(s: &str) -> Result<ScatterReduce> {
+        Ok(match s {
+            "sum" => ScatterReduce::Sum,
+            "prod" => ScatterReduce::Prod,
+            "mean" => ScatterReduce::Mean,
+            "amax" => ScatterReduce::Amax,
+            "amin" => ScatterReduce::Amin,
+            _ => return Err(Error::runtime(format!("reduce argument must be either sum, prod, mean, amax or amin, got {s}"))),
+        })
+    }
+    fn kernel(self) -> Reduce {
+        match self {
+            ScatterReduce::Sum | ScatterReduce::Mean => Reduce::Add,
+            ScatterReduce::Prod => Reduce::Mul,
+            ScatterReduce::Amax => Reduce::Max,
+            ScatterReduce::Amin => Reduce::Min,
+        }
+    }
+}
+
+fn i64s(s: &[usize]) -> Vec<i64> {
+    s.iter().map(|&v| v as i64).collect()
+}
+
+/// Storage offsets in `x` of the positions of `shape` whose coordinate along
+/// `dim` is replaced by `index` (broadcast to `shape`).
+fn dim_offsets(x: &Tensor, shape: &[usize], dim: usize, index: &Tensor, bounds: &Bounds) -> Result<Vec<isize>> {
+    let mut strides = x.strides().to_vec();
+    strides[dim] = 0;
+    let base = Layout { shape: shape.into(), strides: strides.into(), offset: x.storage_offset() };
+    let mut offs = element_offsets(&base);
+    add_index_offsets(&mut offs, shape, index, x.strides()[dim], bounds)?;
+    Ok(offs)
+}
+
+fn oob_runtime(dim: usize, size: usize) -> impl Fn(i64) -> Error {
+    move |v| Error::runtime(format!("index {v} is out of bounds for dimension {dim} with size {size}"))
+}
+
+fn oob_index(dim: usize, size: usize) -> impl Fn(i64) -> Error {
+    move |v| Error::index(format!("index {v} is out of bounds for dimension {dim} with size {size}"))
+}
+
+fn check_long(op: &str, index: &Tensor) -> Result<()> {
+    if !matches!(index.dtype(), DType::Int64 | DType::Int32) {
+        return Err(Error::runtime(format!("{op}(): Expected dtype int32/int64 for index")));
+    }
+    Ok(())
+}
+
+/// A view of `t` restricted to the leading `shape` corner (no autograd).
+fn corner(t: &Tensor, shape: &[usize]) -> Result<Tensor> {
+    t.make_view(Layout { shape: shape.into(), strides: t.strides().into(), offset: t.storage_offset() })
+}
+
+/// Pads a gradient shaped like a leading corner back to `shape` with zeros.
+fn pad_corner(g: &Tensor, shape: &[usize]) -> Result<Tensor> {
+    if g.shape() == shape {
+        return Ok(g.clone());
+    }
+    let rel = Layout { shape: g.shape().into(), strides: contiguous_strides(shape), offset: 0 };
+    crate::ops::view_grad::view_scatter_add(g, shape, &rel)
+}
+
+/// Checks gather/scatter shapes: same ndim, and index no larger than self
+/// (except along `dim`) and than src.
+fn check_scatter_shapes(x: &Tensor, dim: usize, index: &Tensor, src: Option<&Tensor>) -> Result<()> {
+    if index.ndim() != x.ndim().max(1) && !(index.ndim() == 0 && x.ndim() <= 1) {
+        return Err(Error::runtime("Index tensor must have the same number of dimensions as input tensor"));
+    }
+    if let Some(s) = src {
+        if s.ndim() != index.ndim() && !(s.ndim() <= 1 && index.ndim() <= 1) {
+            return Err(Error::runtime("Index tensor must have the same number of dimensions as src tensor"));
+        }
+    }
+    for d in 0..index.ndim().min(x.ndim()) {
+        let too_big_self = d != dim && index.shape()[d] > x.shape()[d];
+        let too_big_src = src.is_some_and(|s| s.ndim() == index.ndim() && index.shape()[d] > s.shape()[d]);
+        if too_big_self || too_big_src {
+            return Err(Error::runtime(match src {
+                Some(s) => format!(
+                    "Expected index {} to be no larger than self {} apart from dimension {} and to be no larger size than src {}",
+                    fmt_shape(index.shape()),
+                    fmt_shape(x.shape()),
+                    dim,
+                    fmt_shape(s.shape())
+                ),
+                None => format!(
+                    "Size does not match at dimension {} expected index {} to be no larger than self {} apart from dimension {}",
+                    d,
+                    fmt_shape(index.shape()),
+                    fmt_shape(x.shape()),
+                    dim
+                ),
+            }));
+        }
+    }
+    Ok(())
+}
+
+/// A 1-d view of a 0-d tensor (gather/scatter treat scalars as one element).
+fn at_least_1d(t: &Tensor) -> Result<Tensor> {
+    if t.ndim() == 0 {
+        t.reshape(&[1])
+    } else {
+        Ok(t.clone())
+    }
+}
+
+impl Tensor {
+    /// `gather(dim, index)`: `out[p] = self[p with p[dim] = index[p]]` (records `GatherBackward0`).
+    pub fn gather(&self, dim: i64, index: &Tensor) -> Result<Tensor> {
+        check_long("gather", index)?;
+        let d = wrap_dim(dim, self.ndim())?;
+        check_scatter_shapes(self, d, index, None)?;
+        let out = {
+            let _g = GradModeGuard::new(false);
+            let (x, ix) = (at_least_1d(self)?, at_least_1d(index)?);
+            let size = x.shape()[d];
+            let err = oob_runtime(d, size);
+            let offs = dim_offsets(&x, ix.shape(), d, &ix, &Bounds { size, negative: false, err: &err })?;
+            read_at(&x, &offs, &[0], index.shape())?
+        };
+        let (shape, index_c) = (self.shape().to_vec(), index.clone());
+        record("GatherBackward0", &[Some(self)], &[&out], move || {
+            rule(move |_, g| {
+                let Some(g) = g0(g) else { return Ok(vec![None]) };
+                let z = Tensor::zeros(&shape, g.dtype(), g.device())?;
+                Ok(vec![Some(z.scatter_add(d as i64, &index_c, &g)?)])
+            })
+        });
+        Ok(out)
+    }
+
+    /// `scatter_` without autograd: writes `src` (a tensor's leading corner or
+    /// a scalar) at the positions `index` names along `dim`, combining by `mode`.
+    pub fn scatter_raw_(&self, dim: i64, index: &Tensor, src: Operand, mode: Reduce) -> Result<()> {
+        check_long("scatter", index)?;
+        let d = wrap_dim(dim, self.ndim())?;
+        let st = if let Operand::T(s) = src { Some(s) } else { None };
+        if let Some(s) = st {
+            if s.dtype() != self.dtype() {
+                return Err(Error::runtime(format!(
+                    "scatter(): Expected self.dtype to be equal to src.dtype, but got {} and {}",
+                    pretty(self.dtype()),
+                    pretty(s.dtype())
+                )));
+            }
+        }
+        check_scatter_shapes(self, d, index, st)?;
+        let _g = GradModeGuard::new(false);
+        let (x, ix) = (at_least_1d(self)?, at_least_1d(index)?);
+        let size = x.shape()[d];
+        let err = oob_runtime(d, size);
+        let offs = dim_offsets(&x, ix.shape(), d, &ix, &Bounds { size, negative: false, err: &err })?;
+        let vals = match src {
+            Operand::T(s) => corner(&at_least_1d(s)?, ix.shape())?,
+            Operand::S(v) => Tensor::full(&[], v, self.dtype(), self.device())?.expand(&i64s(ix.shape()))?,
+        };
+        write_at(&x, &offs, &[0], &vals, mode)?;
+        if !x.same(self) {
+            self.bump_version();
+        }
+        Ok(())
+    }
+
+    /// Out-of-place scatter with `mode`, recording the matching node.
+    fn scatter_op(&self, dim: i64, index: &Tensor, src: Operand, mode: Reduce) -> Result<Tensor> {
+        let out = {
+            let _g = GradModeGuard::new(false);
+            let o = self.clone_data()?;
+            o.scatter_raw_(dim, index, src, mode)?;
+            o
+        };
+        let d = wrap_dim(dim, self.ndim())?;
+        let st = if let Operand::T(s) = src { Some(s) } else { None };
+        let name = match (mode, st.is_some()) {
+            (Reduce::Assign, true) => "ScatterBackward0",
+            (Reduce::Assign, false) => "ScatterBackward1",
+            (Reduce::Add, true) => "ScatterAddBackward0",
+            _ => "ScatterReduceBackward0",
+        };
+        let index_c = index.clone();
+        let src_shape = st.map(|s| s.shape().to_vec());
+        let src_rg = st.is_some_and(|s| s.requires_grad());
+        record(name, &[Some(self), st], &[&out], move || {
+            rule(move |_, g| {
+                let Some(g) = g0(g) else { return Ok(vec![None, None]) };
+                let dd = d as i64;
+                let gself = match mode {
+                    Reduce::Assign => Some(g.scatter(dd, &index_c, Operand::S(Scalar::Int(0)))?),
+                    Reduce::Add => Some(g.clone()),
+                    _ => return Err(Error::not_implemented("the derivative of scatter with reduce='multiply' is not implemented")),
+                };
+                let gsrc = match &src_shape {
+                    Some(s) if src_rg => Some(pad_corner(&g.gather(dd, &index_c)?, s)?),
+                    _ => None,
+                };
+                Ok(vec![gself, gsrc])
+            })
+        });
+        Ok(out)
+    }
+
+    /// `scatter(dim, index, src|value)`.
+    pub fn scatter(&self, dim: i64, index: &Tensor, src: Operand) -> Result<Tensor> {
+        self.scatter_op(dim, index, src, Reduce::Assign)
+    }
+
+    /// `scatter(dim, index, src|value, reduce='add'|'multiply')`.
+    pub fn scatter_with_reduce(&self, dim: i64, index: &Tensor, src: Operand, reduce: &str) -> Result<Tensor> {
+        self.scatter_op(dim, index, src, parse_legacy_reduce(reduce)?)
+    }
+
+    /// In-place `scatter_` (optionally with a legacy `reduce`).
+    pub fn scatter_(&self, dim: i64, index: &Tensor, src: Operand, reduce: Option<&str>) -> Result<()> {
+        let mode = match reduce {
+            Some(r) => parse_legacy_reduce(r)?,
+            None => Reduce::Assign,
+        };
+        let others: Vec<&Tensor> = if let Operand::T(s) = src { vec![self, s] } else { vec![self] };
+        if needs_grad(&others) {
+            return apply_inplace(self, OldValue::Alias, |old| old.scatter_op(dim, index, src, mode));
+        }
+        self.scatter_raw_(dim, index, src, mode)
+    }
+
+    /// `scatter_add(dim, index, src)` (records `ScatterAddBackward0`).
+    pub fn scatter_add(&self, dim: i64, index: &Tensor, src: &Tensor) -> Result<Tensor> {
+        self.scatter_op(dim, index, Operand::T(src), Reduce::Add)
+    }
+
+    /// In-place `scatter_add_`.
+    pub fn scatter_add_(&self, dim: i64, index: &Tensor, src: &Tensor) -> Result<()> {
+        self.scatter_(dim, index, Operand::T(src), Some("add"))
+    }
+
+    /// `scatter_reduce(dim, index, src, reduce, include_self)` (records `ScatterReduceBackward0`).
+    pub fn scatter_reduce(&self, dim: i64, index: &Tensor, src: &Tensor, reduce: ScatterReduce, include_self: bool) -> Result<Tensor> {
+        let d = wrap_dim(dim, self.ndim())?;
+        let (out, counts) = {
+            let _g = GradModeGuard::new(false);
+            self.scatter_reduce_raw(d, index, src, reduce, include_self)?
+        };
+        let dd = d as i64;
+        let (s_self, s_src, s_out) = (SavedTensor::input(self), SavedTensor::input(src), SavedTensor::output(&out, 0));
+        let (wa, wb) = (self.requires_grad(), src.requires_grad());
+        let index_c = index.clone();
+        let src_shape = src.shape().to_vec();
+        record("ScatterReduceBackward0", &[Some(self), Some(src)], &[&out], move || {
+            rule(move |node, g| {
+                let Some(g) = g0(g) else { return Ok(vec![None, None]) };
+                let zero = Operand::S(Scalar::Int(0));
+                let srcv = s_src.unpack(node)?;
+                let src_c = corner(&srcv, index_c.shape())?;
+                let (gself, gsrc) = match reduce {
+                    ScatterReduce::Sum | ScatterReduce::Mean => {
+                        let gn = match &counts {
+                            Some(n) => binary(Operand::T(&g), Operand::T(&n.to_dtype(g.dtype())?), BinaryOp::Div)?,
+                            None => g.clone(),
+                        };
+                        let gs = if include_self { gn.clone() } else { gn.scatter(dd, &index_c, zero)? };
+                        (gs, gn.gather(dd, &index_c)?)
+                    }
+                    ScatterReduce::Amax | ScatterReduce::Amin => {
+                        let r = s_out.unpack(node)?;
+                        let x = s_self.unpack(node)?;
+                        let self_eq = if include_self {
+                            binary(Operand::T(&x), Operand::T(&r), BinaryOp::Eq)?.to_dtype(g.dtype())?
+                        } else {
+                            untouched(&r, dd, &index_c, g.dtype())?
+                        };
+                        let rg = r.gather(dd, &index_c)?;
+                        let src_eq = binary(Operand::T(&src_c), Operand::T(&rg), BinaryOp::Eq)?.to_dtype(g.dtype())?;
+                        let z = Tensor::zeros(r.shape(), g.dtype(), g.device())?;
+                        let count = binary(Operand::T(&self_eq), Operand::T(&z.scatter_add(dd, &index_c, &src_eq)?), BinaryOp::Add)?;
+                        let gc = binary(Operand::T(&g), Operand::T(&count), BinaryOp::Div)?;
+                        let gs = binary(Operand::T(&gc), Operand::T(&self_eq), BinaryOp::Mul)?;
+                        (gs, binary(Operand::T(&gc.gather(dd, &index_c)?), Operand::T(&src_eq), BinaryOp::Mul)?)
+                    }
+                    ScatterReduce::Prod => {
+                        let r = s_out.unpack(node)?;
+                        let x = s_self.unpack(node)?;
+                        if has_zero(&src_c)? || (include_self && has_zero(&x)?) {
+                            return Err(Error::not_implemented(
+                                "the derivative of scatter_reduce(reduce='prod') with zeros in the input is not implemented in ferrotorch",
+                            ));
+                        }
+                        let gr = binary(Operand::T(&g), Operand::T(&r), BinaryOp::Mul)?;
+                        let gs = if include_self {
+                            binary(Operand::T(&gr), Operand::T(&x), BinaryOp::Div)?
+                        } else {
+                            binary(Operand::T(&g), Operand::T(&untouched(&r, dd, &index_c, g.dtype())?), BinaryOp::Mul)?
+                        };
+                        (gs, binary(Operand::T(&gr.gather(dd, &index_c)?), Operand::T(&src_c), BinaryOp::Div)?)
+                    }
+                };
+                Ok(vec![if wa { Some(gself) } else { None }, if wb { Some(pad_corner(&gsrc, &src_shape)?) } else { None }])
+            })
+        });
+        Ok(out)
+    }
+
+    /// The forward of `scatter_reduce`; also returns the per-position counts for `mean`.
+    fn scatter_reduce_raw(&self, d: usize, index: &Tensor, src: &Tensor, reduce: ScatterReduce, include_self: bool) -> Result<(Tensor, Option<Tensor>)> {
+        let out = self.clone_data()?;
+        if !include_self {
+            out.scatter_raw_(d as i64, index, Operand::S(identity(reduce, self.dtype())), Reduce::Assign)?;
+        }
+        out.scatter_raw_(d as i64, index, Operand::T(src), reduce.kernel())?;
+        if reduce != ScatterReduce::Mean {
+            return Ok((out, None));
+        }
+        let ones = Tensor::ones(index.shape(), DType::Float64, self.device())?;
+        let counts = Tensor::full(self.shape(), Scalar::Int(include_self as i64), DType::Float64, self.device())?;
+        counts.scatter_raw_(d as i64, index, Operand::T(&ones), Reduce::Add)?;
+        let counts = binary(Operand::T(&counts), Operand::S(Scalar::Float(1.0)), BinaryOp::Maximum)?;
+        let q = binary(Operand::T(&out.to_dtype(DType::Float64)?), Operand::T(&counts), BinaryOp::Div)?;
+        let q = if self.dtype().is_floating_point() { q } else { floor_f64(&q)? };
+        Ok((q.to_dtype(self.dtype())?, Some(counts)))
+    }
+
+    /// In-place `scatter_reduce_`.
+    pub fn scatter_reduce_(&self, dim: i64, index: &Tensor, src: &Tensor, reduce: ScatterReduce, include_self: bool) -> Result<()> {
+        if needs_grad(&[self, src]) {
+            return apply_inplace(self, OldValue::Copy, |old| old.scatter_reduce(dim, index, src, reduce, include_self));
+        }
+        let d = wrap_dim(dim, self.ndim())?;
+        let (r, _) = self.scatter_reduce_raw(d, index, src, reduce, include_self)?;
+        self.copy_(&r)
+    }
+
+    /// `index_select(dim, index)` (records `IndexSelectBackward0`).
+    pub fn index_select(&self, dim: i64, index: &Tensor) -> Result<Tensor> {
+        if !matches!(index.dtype(), DType::Int64 | DType::Int32) {
+            return Err(Error::runtime("index_select(): Expected dtype int32 or int64 for index"));
+        }
+        if index.ndim() > 1 {
+            return Err(Error::index("index_select(): Index is supposed to be a vector"));
+        }
+        let d = wrap_dim(dim, self.ndim())?;
+        let out = {
+            let _g = GradModeGuard::new(false);
+            let x = at_least_1d(self)?;
+            let (shape, ix) = along(&x, d, index)?;
+            let size = x.shape()[d];
+            let err = |_| Error::index("index out of range in self");
+            let offs = dim_offsets(&x, &shape, d, &ix, &Bounds { size, negative: false, err: &err })?;
+            let out = read_at(&x, &offs, &[0], &shape)?;
+            if self.ndim() == 0 { out.reshape(&i64s(&shape[..index.ndim()]))? } else { out }
+        };
+        let (shape, index_c) = (self.shape().to_vec(), index.clone());
+        record("IndexSelectBackward0", &[Some(self)], &[&out], move || {
+            rule(move |_, g| {
+                let Some(g) = g0(g) else { return Ok(vec![None]) };
+                let z = Tensor::zeros(&shape, g.dtype(), g.device())?;
+                Ok(vec![Some(z.index_add(d as i64, &index_c, &g, Scalar::Int(1))?)])
+            })
+        });
+        Ok(out)
+    }
+
+    /// `index_add_`/`index_copy_` without autograd.
+    fn index_write_raw_(&self, op: &str, dim: i64, index: &Tensor, source: &Tensor, mode: Reduce) -> Result<()> {
+        check_index_vector(op, index)?;
+        let d = wrap_dim(dim, self.ndim())?;
+        let _g = GradModeGuard::new(false);
+        let x = at_least_1d(self)?;
+        let src = at_least_1d(source)?;
+        let n = index.numel();
+        if src.ndim() != x.ndim() {
+            return Err(Error::index(format!("{op}(): Source/destination tensor must have same slice shapes")));
+        }
+        if src.shape()[d] != n {
+            return Err(Error::runtime(format!(
+                "{op}(): Number of indices ({n}) should be equal to source.size(dim): ({}), for dim: {d}",
+                src.shape()[d]
+            )));
+        }
+        for k in 0..x.ndim() {
+            if k != d && src.shape()[k] != x.shape()[k] {
+                return Err(Error::runtime(format!(
+                    "{op}(): Source/destination tensor must have same slice shapes. Destination slice shape: {} at dimension {d} and source slice shape: {} at dimension 0.",
+                    fmt_shape(&drop_dim(x.shape(), d)),
+                    fmt_shape(&drop_dim(src.shape(), d))
+                )));
+            }
+        }
+        let (_, ix) = along(&x, d, index)?;
+        let size = x.shape()[d];
+        let err = oob_index(d, size);
+        let offs = dim_offsets(&x, src.shape(), d, &ix, &Bounds { size, negative: true, err: &err })?;
+        write_at(&x, &offs, &[0], &src, mode)?;
+        if !x.same(self) {
+            self.bump_version();
+        }
+        Ok(())
+    }
+
+    /// `index_add(dim, index, source, alpha=1)` (records `IndexAddBackward0`).
+    pub fn index_add(&self, dim: i64, index: &Tensor, source: &Tensor, alpha: Scalar) -> Result<Tensor> {
+        let unit = alpha.to_f64() == 1.0;
+        let out = {
+            let _g = GradModeGuard::new(false);
+            let o = self.clone_data()?;
+            let s = if unit { source.clone() } else { binary(Operand::T(source), Operand::S(alpha), BinaryOp::Mul)? };
+            o.index_write_raw_("index_add_", dim, index, &s, Reduce::Add)?;
+            o
+        };
+        let d = wrap_dim(dim, self.ndim())?;
+        let (index_c, sshape) = (index.clone(), i64s(source.shape()));
+        let (wa, wb) = (self.requires_grad(), source.requires_grad());
+        record("IndexAddBackward0", &[Some(self), Some(source)], &[&out], move || {
+            rule(move |_, g| {
+                let Some(g) = g0(g) else { return Ok(vec![None, None]) };
+                let gs = if wb {
+                    let p = g.index_select(d as i64, &index_c)?;
+                    let p = if unit { p } else { binary(Operand::T(&p), Operand::S(alpha), BinaryOp::Mul)? };
+                    Some(p.reshape(&sshape)?)
+                } else {
+                    None
+                };
+                Ok(vec![if wa { Some(g) } else { None }, gs])
+            })
+        });
+        Ok(out)
+    }
+
+    /// In-place `index_add_`.
+    pub fn index_add_(&self, dim: i64, index: &Tensor, source: &Tensor, alpha: Scalar) -> Result<()> {
+        if needs_grad(&[self, source]) {
+            return apply_inplace(self, OldValue::Alias, |old| old.index_add(dim, index, source, alpha));
+        }
+        if alpha.to_f64() == 1.0 {
+            return self.index_write_raw_("index_add_", dim, index, source, Reduce::Add);
+        }
+        let s = binary(Operand::T(source), Operand::S(alpha), BinaryOp::Mul)?;
+        self.index_write_raw_("index_add_", dim, index, &s, Reduce::Add)
+    }
+
+    /// `index_copy(dim, index, source)` (records `IndexCopyBackward0`).
+    pub fn index_copy(&self, dim: i64, index: &Tensor, source: &Tensor) -> Result<Tensor> {
+        if source.dtype() != self.dtype() {
+            return Err(Error::runtime(format!(
+                "index_copy_(): self and source expected to have the same dtype, but got (self) {} and (source) {}",
+                pretty(self.dtype()),
+                pretty(source.dtype())
+            )));
+        }
+        let out = {
+            let _g = GradModeGuard::new(false);
+            let o = self.clone_data()?;
+            o.index_write_raw_("index_copy_", dim, index, source, Reduce::Assign)?;
+            o
+        };
+        let d = wrap_dim(dim, self.ndim())? as i64;
+        let (index_c, sshape) = (index.clone(), i64s(source.shape()));
+        let (wa, wb) = (self.requires_grad(), source.requires_grad());
+        record("IndexCopyBackward0", &[Some(self), Some(source)], &[&out], move || {
+            rule(move |_, g| {
+                let Some(g) = g0(g) else { return Ok(vec![None, None]) };
+                let ga = if wa { Some(g.index_fill(d, &index_c, Operand::S(Scalar::Int(0)))?) } else { None };
+                let gb = if wb { Some(g.index_select(d, &index_c)?.reshape(&sshape)?) } else { None };
+                Ok(vec![ga, gb])
+            })
+        });
+        Ok(out)
+    }
+
+    /// In-place `index_copy_`.
+    pub fn index_copy_(&self, dim: i64, index: &Tensor, source: &Tensor) -> Result<()> {
+        if needs_grad(&[self, source]) {
+            return apply_inplace(self, OldValue::Alias, |old| old.index_copy(dim, index, source));
+        }
+        self.index_copy(dim, index, source).and_then(|r| self.copy_(&r))
+    }
+
+    /// `index_fill(dim, index, value)` with a scalar or 0-d tensor value
+    /// (records `IndexFillBackward0`/`IndexFillBackward1`).
+    pub fn index_fill(&self, dim: i64, index: &Tensor, value: Operand) -> Result<Tensor> {
+        check_index_vector("index_fill_", index)?;
+        let d = wrap_dim(dim, self.ndim())?;
+        let vt = if let Operand::T(v) = value { Some(v) } else { None };
+        let v = match value {
+            Operand::S(s) => s,
+            Operand::T(t) => {
+                if t.ndim() != 0 {
+                    return Err(Error::runtime(format!(
+                        "index_fill_ only supports a 0-dimensional value tensor, but got tensor with {} dimension(s).",
+                        t.ndim()
+                    )));
+                }
+                t.item()?
+            }
+        };
+        let out = {
+            let _g = GradModeGuard::new(false);
+            let o = self.clone_data()?;
+            let x = at_least_1d(&o)?;
+            let (shape, ix) = along(&x, d, index)?;
+            let size = x.shape()[d];
+            let err = oob_index(d, size);
+            let offs = dim_offsets(&x, &shape, d, &ix, &Bounds { size, negative: true, err: &err })?;
+            let vals = Tensor::full(&[], v, self.dtype(), self.device())?.expand(&i64s(&shape))?;
+            write_at(&x, &offs, &[0], &vals, Reduce::Assign)?;
+            o
+        };
+        let name = if vt.is_some() { "IndexFillBackward1" } else { "IndexFillBackward0" };
+        let index_c = index.clone();
+        let (wa, wv) = (self.requires_grad(), vt.is_some_and(|v| v.requires_grad()));
+        record(name, &[Some(self), vt], &[&out], move || {
+            rule(move |_, g| {
+                let Some(g) = g0(g) else { return Ok(vec![None, None]) };
+                let dd = d as i64;
+                let ga = if wa { Some(g.index_fill(dd, &index_c, Operand::S(Scalar::Int(0)))?) } else { None };
+                let gv = if wv { Some(g.index_select(dd, &index_c)?.sum()?) } else { None };
+                Ok(vec![ga, gv])
+            })
+        });
+        Ok(out)
+    }
+
+    /// In-place `index_fill_`.
+    pub fn index_fill_(&self, dim: i64, index: &Tensor, value: Operand) -> Result<()> {
+        let others: Vec<&Tensor> = if let Operand::T(v) = value { vec![self, v] } else { vec![self] };
+        if needs_grad(&others) {
+            return apply_inplace(self, OldValue::Alias, |old| old.index_fill(dim, index, value));
+        }
+        let _g = GradModeGuard::new(false);
+        self.index_fill(dim, index, value).and_then(|r| self.copy_(&r))
+    }
+
+    /// `take(index)`: elements of the flattened tensor (records `TakeBackward0`).
+    pub fn take(&self, index: &Tensor) -> Result<Tensor> {
+        if index.dtype() != DType::Int64 {
+            return Err(Error::runtime(format!("take(): Expected a long tensor for index, but got {}", pretty(index.dtype()))));
+        }
+        let numel = self.numel();
+        let out = {
+            let _g = GradModeGuard::new(false);
+            let eo = element_offsets(self.layout());
+            let mut flat = vec![0isize; index.numel()];
+            let err = move |v: i64| Error::index(format!("out of range: tried to access index {v} on a tensor of {numel} elements."));
+            add_index_offsets(&mut flat, index.shape(), index, 1, &Bounds { size: numel, negative: true, err: &err })?;
+            let offs: Vec<isize> = flat.iter().map(|&f| eo[f as usize]).collect();
+            read_at(self, &offs, &[0], index.shape())?
+        };
+        let (shape, index_c) = (i64s(self.shape()), index.clone());
+        record("TakeBackward0", &[Some(self)], &[&out], move || {
+            rule(move |_, g| {
+                let Some(g) = g0(g) else { return Ok(vec![None]) };
+                let z = Tensor::zeros(&[numel], g.dtype(), g.device())?;
+                let r = z.index_put(&[Some(index_c.reshape(&[-1])?)], &g.reshape(&[-1])?, true)?;
+                Ok(vec![Some(r.reshape(&shape)?)])
+            })
+        });
+        Ok(out)
+    }
+
+    /// `take_along_dim(indices, dim)`: `gather` after broadcasting input and
+    /// indices against each other (everything flattened when `dim` is None).
+    pub fn take_along_dim(&self, indices: &Tensor, dim: Option<i64>) -> Result<Tensor> {
+        if !matches!(indices.dtype(), DType::Int64 | DType::Int32) {
+            return Err(Error::runtime(format!(
+                "torch.take_along_dim(): dtype of indices should be int64 but got {}",
+                indices.dtype()
+            )));
+        }
+        let Some(dim) = dim else {
+            return self.reshape(&[-1])?.gather(0, &indices.reshape(&[-1])?);
+        };
+        if self.ndim() != indices.ndim() {
+            return Err(Error::runtime(format!(
+                "torch.take_along_dim(): input and indices should have the same number of dimensions, but got {} dimensions for input, and {} dimensions for indices",
+                self.ndim(),
+                indices.ndim()
+            )));
+        }
+        let d = wrap_dim(dim, self.ndim())?;
+        let mut a = self.shape().to_vec();
+        let mut b = indices.shape().to_vec();
+        a[d] = 1;
+        b[d] = 1;
+        let mut shape = ferrotorch_core::layout::broadcast_shapes(&a, &b)?.to_vec();
+        shape[d] = self.shape()[d];
+        let xe = self.expand(&i64s(&shape))?;
+        shape[d] = indices.shape()[d];
+        let ie = indices.expand(&i64s(&shape))?;
+        xe.gather(d as i64, &ie)
+    }
+}
+
+/// The shape of `x` with `dim` resized to `index.numel()`, and the index as
+/// a tensor shaped to broadcast along that dim.
+fn along(x: &Tensor, dim: usize, index: &Tensor) -> Result<(Vec<usize>, Tensor)> {
+    let n = index.numel();
+    let mut shape = x.shape().to_vec();
+    shape[dim] = n;
+    let mut view = vec![1i64; x.ndim()];
+    view[dim] = n as i64;
+    Ok((shape, index.reshape(&view)?))
+}
+
+fn drop_dim(s: &[usize], d: usize) -> Vec<usize> {
+    s.iter().enumerate().filter(|&(i, _)| i != d).map(|(_, &v)| v).collect()
+}
+
+fn check_index_vector(op: &str, index: &Tensor) -> Result<()> {
+    if !matches!(index.dtype(), DType::Int64 | DType::Int32) {
+        return Err(Error::index(format!("{op}(): Expected dtype int32/int64 for index")));
+    }
+    if index.ndim() > 1 {
+        return Err(Error::index(format!("{op}(): Index is supposed to be a vector")));
+    }
+    Ok(())
+}
+
+fn parse_legacy_reduce(s: &str) -> Result<Reduce> {
+    match s {
+        "add" => Ok(Reduce::Add),
+        "multiply" => Ok(Reduce::Mul),
+        _ => Err(Error::runtime(format!("reduce argument must be either add or multiply. Got {s}"))),
+    }
+}
+
+/// The value a reduction starts from when `include_self=False`.
+fn identity(r: ScatterReduce, dt: DType) -> Scalar {
+    let float = dt.is_floating_point();
+    match r {
+        ScatterReduce::Sum | ScatterReduce::Mean => Scalar::Int(0),
+        ScatterReduce::Prod => Scalar::Int(1),
+        ScatterReduce::Amax if float => Scalar::Float(f64::NEG_INFINITY),
+        ScatterReduce::Amin if float => Scalar::Float(f64::INFINITY),
+        ScatterReduce::Amax => Scalar::Int(int_range(dt).0),
+        ScatterReduce::Amin => Scalar::Int(int_range(dt).1),
+    }
+}
+
+fn int_range(dt: DType) -> (i64, i64) {
+    match dt {
+        DType::Bool => (0, 1),
+        DType::UInt8 => (0, u8::MAX as i64),
+        DType::Int8 => (i8::MIN as i64, i8::MAX as i64),
+        DType::Int16 => (i16::MIN as i64, i16::MAX as i64),
+        DType::Int32 => (i32::MIN as i64, i32::MAX as i64),
+        _ => (i64::MIN, i64::MAX),
+    }
+}
+
+/// 1 where no index of `index` lands (along `dim`), else 0, in dtype `dt`.
+fn untouched(like: &Tensor, dim: i64, index: &Tensor, dt: DType) -> Result<Tensor> {
+    let t = Tensor::ones(like.shape(), dt, like.device())?;
+    t.scatter_raw_(dim, index, Operand::S(Scalar::Int(0)), Reduce::Assign)?;
+    Ok(t)
+}
+
+fn has_zero(t: &Tensor) -> Result<bool> {
+    let z = binary(Operand::T(t), Operand::S(Scalar::Int(0)), BinaryOp::Eq)?;
+    Ok(super::kernels::nonzero_raw(&z)?.shape()[0] > 0)
+}
+
+fn floor_f64(t: &Tensor) -> Result<Tensor> {
+    let v: Vec<f64> = t.to_f64_vec()?.into_iter().map(f64::floor).collect();
+    Tensor::from_vec(v, t.shape())
+}
