@@ -40,14 +40,19 @@ pub fn contiguous_strides(shape: &[usize]) -> Strides {
     let mut acc: isize = 1;
     for i in (0..shape.len()).rev() {
         strides[i] = acc;
-        acc *= shape[i].max(1) as isize;
+        acc = acc.saturating_mul(shape[i].max(1) as isize);
     }
     strides
 }
 
 /// Product of sizes.
+/// Product of sizes, saturating instead of wrapping (user-given sizes can be
+/// huge; a saturated count fails allocation and bounds checks cleanly).
 pub fn numel(shape: &[usize]) -> usize {
-    shape.iter().product()
+    if shape.contains(&0) {
+        return 0;
+    }
+    shape.iter().fold(1usize, |acc, &s| acc.saturating_mul(s))
 }
 
 /// Resolves a requested shape that may hold one `-1` against `numel` elements.
@@ -61,7 +66,10 @@ pub fn infer_size(requested: &[i64], numel: usize) -> Result<Shape> {
             }
             infer = Some(i);
         } else if s < 0 {
-            return Err(Error::runtime(format!("invalid shape dimension {s}")));
+            return Err(Error::runtime(format!(
+                "invalid shape dimension {s} at index {i} of shape {}",
+                fmt_i64s(requested)
+            )));
         } else {
             known = known.saturating_mul(s as usize);
         }
@@ -70,7 +78,16 @@ pub fn infer_size(requested: &[i64], numel: usize) -> Result<Shape> {
     let mut shape: Shape = requested.iter().map(|&s| s.max(0) as usize).collect();
     match infer {
         Some(i) => {
-            if known == 0 || numel % known != 0 {
+            if known == 0 {
+                if numel == 0 {
+                    return Err(Error::runtime(format!(
+                        "cannot reshape tensor of 0 elements into shape {} because the unspecified dimension size -1 can be any value and is ambiguous",
+                        fmt_i64s(requested)
+                    )));
+                }
+                return Err(bad());
+            }
+            if numel % known != 0 {
                 return Err(bad());
             }
             shape[i] = numel / known;
@@ -88,7 +105,8 @@ pub fn infer_size(requested: &[i64], numel: usize) -> Result<Shape> {
 pub fn broadcast_shapes(a: &[usize], b: &[usize]) -> Result<Shape> {
     let n = a.len().max(b.len());
     let mut out: Shape = SmallVec::from_elem(0, n);
-    for i in 0..n {
+    // From the right, as PyTorch reports the last mismatching dim.
+    for i in (0..n).rev() {
         let da = if i + a.len() >= n { a[i + a.len() - n] } else { 1 };
         let db = if i + b.len() >= n { b[i + b.len() - n] } else { 1 };
         out[i] = if da == db || db == 1 {
@@ -238,22 +256,25 @@ impl Layout {
         out
     }
 
-    /// Lowest and one-past-highest storage element this layout touches (None if empty).
+    /// Lowest and one-past-highest storage element this layout touches (None if
+    /// empty). Computed without overflow: an extent beyond the address space
+    /// saturates, so bounds checks against a storage fail instead of wrapping.
     pub fn storage_span(&self) -> Option<(usize, usize)> {
         if self.numel() == 0 {
             return None;
         }
-        let mut lo = self.offset as isize;
-        let mut hi = self.offset as isize;
+        let mut lo = self.offset as i128;
+        let mut hi = self.offset as i128;
         for (&s, &st) in self.shape.iter().zip(&self.strides) {
-            let ext = (s as isize - 1) * st;
+            let ext = (s as i128 - 1) * st as i128;
             if ext < 0 {
                 lo += ext;
             } else {
                 hi += ext;
             }
         }
-        Some((lo.max(0) as usize, hi as usize + 1))
+        let clamp = |v: i128| v.clamp(0, usize::MAX as i128 - 1) as usize;
+        Some((clamp(lo), clamp(hi) + 1))
     }
 
     /// Strides for viewing this layout as `new_shape` without copying, if possible
@@ -472,8 +493,10 @@ impl Layout {
         let size = self.shape[d] as i64;
         if index < -size || index >= size {
             return Err(Error::index(format!(
-                "index {} is out of bounds for dimension {} with size {}",
-                index, d, size
+                "select(): index {} out of range for tensor of size {} at dimension {}",
+                index,
+                fmt_shape(&self.shape),
+                d
             )));
         }
         let i = if index < 0 { index + size } else { index };
@@ -574,16 +597,24 @@ impl Layout {
     /// against the storage size.
     pub fn as_strided(sizes: &[i64], strides: &[i64], offset: i64) -> Result<Layout> {
         if sizes.len() != strides.len() {
+            return Err(Error::runtime("mismatch in length of strides and shape"));
+        }
+        if sizes.iter().any(|&s| s < 0) {
             return Err(Error::runtime(format!(
-                "mismatch in length of strides and shape: {} vs {}",
-                strides.len(),
-                sizes.len()
+                "Storage size calculation overflowed with sizes={} and strides={}",
+                fmt_i64s(sizes),
+                fmt_i64s(strides)
             )));
         }
-        if let Some(s) = sizes.iter().find(|&&s| s < 0) {
+        let overflow = sizes.iter().zip(strides).try_fold(1i128, |acc, (&s, &st)| {
+            let v = acc + (s as i128 - 1).max(0) * st as i128;
+            (v <= i64::MAX as i128).then_some(v)
+        });
+        if overflow.is_none() || sizes.iter().try_fold(1u64, |acc, &s| acc.checked_mul(s as u64)).is_none() {
             return Err(Error::runtime(format!(
-                "Trying to create tensor with negative dimension {s}: {}",
-                fmt_i64s(sizes)
+                "Storage size calculation overflowed with sizes={} and strides={}",
+                fmt_i64s(sizes),
+                fmt_i64s(strides)
             )));
         }
         if strides.iter().any(|&s| s < 0) {

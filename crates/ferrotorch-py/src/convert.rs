@@ -8,7 +8,7 @@ use ferrotorch::{defaults::default_dtype, dispatch_dtype, DType, Device, Element
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyBool, PyFloat, PyList, PySequence, PyString, PyTuple};
+use pyo3::types::{PyBool, PyBytes, PyComplex, PyFloat, PyInt, PyList, PySequence, PyString, PyTuple};
 
 static SIZE_TYPE: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 
@@ -57,65 +57,144 @@ pub fn tolist<'py>(py: Python<'py>, t: &Tensor) -> PyResult<Bound<'py, PyAny>> {
     build(py, c.shape(), 0, &leaf)
 }
 
-/// Walks nested sequences, recording the shape and flattening the leaves.
-/// `leaf_dtype` accumulates PyTorch's inference over the leaves: the
-/// promotion of each leaf's type (Python bool → bool, int → int64, float →
-/// the default dtype; NumPy scalars and one-element tensors → their dtype).
-fn flatten_data(obj: &Bound<'_, PyAny>, depth: usize, shape: &mut Vec<usize>, out: &mut Vec<Scalar>, leaf_dtype: &mut Option<DType>) -> PyResult<()> {
-    if let Some(s) = number_of(obj) {
-        let d = numpy_scalar_dtype(obj).unwrap_or_else(|| s.inferred_dtype(default_dtype()));
-        *leaf_dtype = Some(leaf_dtype.map_or(d, |cur| DType::promote(cur, d)));
-        if depth < shape.len() {
-            return Err(PyValueError::new_err(format!(
-                "expected sequence of length {} at dim {} (got {})",
-                shape[depth],
-                depth,
-                type_name(obj)
-            )));
+/// Is `obj` a nested-data sequence (a list, tuple, range, ndarray...)? Strings,
+/// bytes and tensors are not, as in PyTorch.
+fn as_data_seq<'a, 'py>(obj: &'a Bound<'py, PyAny>) -> Option<&'a Bound<'py, PySequence>> {
+    if obj.cast::<PyString>().is_ok() || obj.cast::<PyBytes>().is_ok() || obj.cast::<PyTensor>().is_ok() {
+        return None;
+    }
+    obj.cast::<PySequence>().ok()
+}
+
+/// PyTorch's `infer_scalar_type`: Python bool → bool, int → int64, float →
+/// the default dtype; tensors, arrays and NumPy scalars keep their dtype;
+/// sequences promote over their items (an empty one counts as the default dtype).
+fn infer_scalar_type(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<DType> {
+    if let Some(d) = numpy_scalar_dtype(obj) {
+        return Ok(d);
+    }
+    if obj.cast::<PyBool>().is_ok() {
+        return Ok(DType::Bool);
+    }
+    if obj.cast::<PyInt>().is_ok() {
+        return Ok(DType::Int64);
+    }
+    if obj.cast::<PyFloat>().is_ok() {
+        return Ok(default_dtype());
+    }
+    if let Ok(t) = obj.cast::<PyTensor>() {
+        return Ok(t.get().t.dtype());
+    }
+    if obj.cast::<PyString>().is_ok() || obj.cast::<PyBytes>().is_ok() || obj.cast::<PyComplex>().is_ok() {
+        return Err(PyTypeError::new_err(format!("new(): invalid data type '{}'", type_name(obj))));
+    }
+    if crate::numpy::is_ndarray(py, obj)? {
+        return Ok(crate::numpy::from_numpy(py, obj)?.dtype());
+    }
+    if let Some(seq) = as_data_seq(obj) {
+        if seq.len()? == 0 {
+            return Ok(default_dtype());
         }
-        if depth > shape.len() {
-            return Err(PyValueError::new_err("ragged nested sequence"));
+        let mut acc: Option<DType> = None;
+        for item in seq.try_iter()? {
+            let d = infer_scalar_type(py, &item?)?;
+            acc = Some(acc.map_or(d, |a| DType::promote(a, d)));
+        }
+        return Ok(acc.unwrap_or_else(default_dtype));
+    }
+    if number_of(obj).is_some() {
+        return Ok(default_dtype());
+    }
+    Err(PyRuntimeError::new_err(format!("Could not infer dtype of {}", type_name(obj))))
+}
+
+/// PyTorch's `compute_sizes`: the shape follows the first element of each level.
+fn compute_sizes(obj: &Bound<'_, PyAny>) -> PyResult<Vec<usize>> {
+    let mut sizes = Vec::new();
+    let mut cur = obj.clone();
+    while let Some(seq) = as_data_seq(&cur) {
+        let n = seq.len()?;
+        sizes.push(n);
+        if sizes.len() > 64 {
+            return Err(PyValueError::new_err(format!("too many dimensions '{}'", type_name(&cur))));
+        }
+        if n == 0 {
+            break;
+        }
+        cur = seq.get_item(0)?;
+    }
+    Ok(sizes)
+}
+
+/// One leaf value, with PyTorch's errors for what is not a number.
+fn leaf_scalar(obj: &Bound<'_, PyAny>, dtype: DType) -> PyResult<Scalar> {
+    if let Ok(t) = obj.cast::<PyTensor>() {
+        let t = &t.get().t;
+        if t.numel() != 1 {
+            return Err(PyValueError::new_err("only one element tensors can be converted to Python scalars"));
+        }
+        return t.item().py();
+    }
+    if let Ok(i) = obj.cast::<PyInt>() {
+        if obj.cast::<PyBool>().is_err() && i.extract::<i64>().is_err() {
+            return Err(PyValueError::new_err("Overflow when unpacking long long"));
+        }
+    }
+    if let Some(s) = number_of(obj) {
+        return Ok(s);
+    }
+    if obj.hasattr("dtype").unwrap_or(false) && obj.getattr("ndim").and_then(|n| n.extract::<usize>()).ok() == Some(0) {
+        if let Some(s) = obj.call_method0("item").ok().and_then(|v| number_of(&v)) {
+            return Ok(s);
+        }
+    }
+    Err(PyTypeError::new_err(if dtype.is_floating_point() {
+        format!("must be real number, not {}", type_name(obj))
+    } else {
+        format!("'{}' object cannot be interpreted as an integer", type_name(obj))
+    }))
+}
+
+/// PyTorch's `recursive_store`: walks `obj` along `sizes`, appending the leaves
+/// in row-major order to `out`.
+fn store(obj: &Bound<'_, PyAny>, dim: usize, sizes: &[usize], dtype: DType, out: &mut Vec<Scalar>) -> PyResult<()> {
+    if dim == sizes.len() {
+        let s = leaf_scalar(obj, dtype)?;
+        if dtype.is_integral() {
+            // Integers must fit (uint8 wraps from -255..=255, like PyTorch).
+            ferrotorch_core::dtype::check_scalar_fits(s, dtype, 2).map_err(|_| {
+                PyRuntimeError::new_err(format!("value cannot be converted to type {} without overflow", dtype.name()))
+            })?;
         }
         out.push(s);
         return Ok(());
     }
     if let Ok(t) = obj.cast::<PyTensor>() {
+        // A tensor inside nested data contributes its elements.
         let t = &t.get().t;
-        if t.numel() != 1 || t.ndim() != 0 {
-            if t.numel() != 1 {
-                return Err(PyValueError::new_err("only one element tensors can be converted to Python scalars"));
-            }
-        }
-        *leaf_dtype = Some(leaf_dtype.map_or(t.dtype(), |cur| DType::promote(cur, t.dtype())));
-        out.push(t.item().py()?);
-        return Ok(());
-    }
-    if obj.cast::<PyString>().is_ok() {
-        return Err(PyTypeError::new_err(format!("new(): invalid data type '{}'", type_name(obj))));
-    }
-    let seq = obj.cast::<PySequence>().map_err(|_| {
-        PyTypeError::new_err(format!("new(): invalid data type '{}'", type_name(obj)))
-    })?;
-    let n = seq.len()?;
-    if depth == shape.len() {
-        if !out.is_empty() {
+        if t.shape() != &sizes[dim..] {
             return Err(PyValueError::new_err(format!(
                 "expected sequence of length {} at dim {} (got {})",
-                0, depth.saturating_sub(1), n
+                sizes[dim],
+                dim,
+                t.shape().first().copied().unwrap_or(0)
             )));
         }
-        shape.push(n);
-    } else if shape[depth] != n {
+        for i in 0..t.numel() {
+            out.push(t.get_flat(i).py()?);
+        }
+        return Ok(());
+    }
+    let seq = as_data_seq(obj).ok_or_else(|| PyTypeError::new_err("not a sequence"))?;
+    let n = seq.len()?;
+    if n != sizes[dim] {
         return Err(PyValueError::new_err(format!(
             "expected sequence of length {} at dim {} (got {})",
-            shape[depth], depth, n
+            sizes[dim], dim, n
         )));
     }
     for item in seq.try_iter()? {
-        flatten_data(&item?, depth + 1, shape, out, leaf_dtype)?;
-    }
-    if n == 0 && depth + 1 < shape.len() {
-        return Err(PyValueError::new_err("ragged nested sequence"));
+        store(&item?, dim + 1, sizes, dtype, out)?;
     }
     Ok(())
 }
@@ -133,12 +212,17 @@ pub fn tensor_from_data(py: Python<'_>, data: &Bound<'_, PyAny>, dtype: Option<D
         let t = crate::numpy::from_numpy(py, data)?;
         return t.clone_as(dtype.unwrap_or(t.dtype())).py();
     }
-    let mut shape = Vec::new();
+    // As PyTorch: infer the dtype (unless given), take the shape from the
+    // first elements, then store every leaf, checking the nesting.
+    let target = match dtype {
+        Some(d) => d,
+        None => infer_scalar_type(py, data)?,
+    };
+    let shape = compute_sizes(data)?;
     let mut flat = Vec::new();
-    let mut tdt = None;
-    flatten_data(data, 0, &mut shape, &mut flat, &mut tdt)?;
-    let inferred = infer_dtype(&flat, tdt);
-    let target = dtype.unwrap_or(inferred);
+    if shape.iter().product::<usize>() > 0 {
+        store(data, 0, &shape, target, &mut flat)?;
+    }
     let t = Tensor::empty(&shape, target, Device::CPU).py()?;
     dispatch_dtype!(target, T => {
         let p = t.data_ptr_mut() as *mut T;
@@ -161,13 +245,6 @@ fn numpy_scalar_dtype(obj: &Bound<'_, PyAny>) -> Option<DType> {
     }
     let name: String = obj.getattr("dtype").ok()?.str().ok()?.extract().ok()?;
     DType::from_name(&name).ok()
-}
-
-/// PyTorch's inference: the promotion of the leaves' types; empty data is of
-/// the default dtype.
-fn infer_dtype(flat: &[Scalar], leaf_dtype: Option<DType>) -> DType {
-    let _ = flat;
-    leaf_dtype.unwrap_or_else(default_dtype)
 }
 
 /// Shared body of `to`, `type`, `float()`...: returns `self` when nothing changes.

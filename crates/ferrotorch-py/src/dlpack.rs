@@ -3,7 +3,7 @@
 
 use crate::errors::IntoPyResult;
 use ferrotorch::{DType, Device, DeviceType, Layout, Storage, Tensor};
-use pyo3::exceptions::{PyBufferError, PyRuntimeError, PyTypeError};
+use pyo3::exceptions::{PyBufferError, PyRuntimeError};
 use pyo3::ffi;
 use pyo3::prelude::*;
 use std::ffi::{c_void, CStr};
@@ -172,7 +172,7 @@ pub fn from_dlpack(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Tensor> {
     unsafe {
         let p = cap.as_ptr();
         if ffi::PyCapsule_IsValid(p, NAME.as_ptr()) != 1 {
-            return Err(PyTypeError::new_err("from_dlpack: expected a DLPack capsule named 'dltensor' (was it already consumed?)"));
+            return Err(PyRuntimeError::new_err("from_dlpack received an invalid capsule. Note that DLTensor capsules can be consumed only once, so you might have already constructed a tensor from it once."));
         }
         let m = ffi::PyCapsule_GetPointer(p, NAME.as_ptr()) as *mut DLManagedTensor;
         if m.is_null() {

@@ -1,11 +1,10 @@
 //! `ferrotorch.dtype` objects: one singleton per dtype, so `x.dtype is torch.float32`.
 
-use crate::errors::IntoPyResult;
 use ferrotorch::DType;
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyBool, PyFloat, PyInt, PyString, PyType};
+use pyo3::types::{PyBool, PyFloat, PyInt, PyType};
 
 /// A tensor element type, as `torch.dtype`.
 #[pyclass(name = "dtype", module = "ferrotorch", frozen, eq, hash)]
@@ -58,19 +57,17 @@ pub fn dtype_obj(py: Python<'_>, dt: DType) -> Py<PyDType> {
     all[i].clone_ref(py)
 }
 
-/// Accepts a `ferrotorch.dtype`, a dtype name, or the Python types `float`,
-/// `int`, `bool` (as PyTorch does).
+/// Accepts a `ferrotorch.dtype` or, as PyTorch does, the Python types
+/// `float` (float64), `int` (int64) and `bool`. Anything else, dtype names
+/// included, is PyTorch's `TypeError`.
 pub fn extract_dtype(obj: &Bound<'_, PyAny>) -> PyResult<DType> {
     if let Ok(d) = obj.cast::<PyDType>() {
         return Ok(d.get().dt);
     }
-    if let Ok(s) = obj.cast::<PyString>() {
-        return DType::from_name(&s.to_cow()?).py();
-    }
     if let Ok(t) = obj.cast::<PyType>() {
         let py = obj.py();
         if t.is(py.get_type::<PyFloat>()) {
-            return Ok(ferrotorch::defaults::default_dtype());
+            return Ok(DType::Float64);
         }
         if t.is(py.get_type::<PyBool>()) {
             return Ok(DType::Bool);
@@ -80,7 +77,7 @@ pub fn extract_dtype(obj: &Bound<'_, PyAny>) -> PyResult<DType> {
         }
     }
     Err(PyTypeError::new_err(format!(
-        "dtype must be a ferrotorch.dtype (e.g. ferrotorch.float32), not {}",
+        "argument 'dtype' must be torch.dtype, not {}",
         obj.get_type().name()?
     )))
 }

@@ -255,8 +255,11 @@ pub fn eye<'py>(py: Python<'py>, n: i64, m: Option<i64>, out: Option<&Bound<'py,
     let _ = (layout, out);
     cpu_device(device)?;
     let m = m.unwrap_or(n);
-    if n < 0 || m < 0 {
-        return Err(PyRuntimeError::new_err(format!("n must be greater or equal to 0, got {}", n.min(m))));
+    if n < 0 {
+        return Err(PyRuntimeError::new_err(format!("n must be greater or equal to 0, got {n}")));
+    }
+    if m < 0 {
+        return Err(PyRuntimeError::new_err(format!("m must be greater or equal to 0, got {m}")));
     }
     finish(py, Tensor::eye(n as usize, m as usize, dtype_or_default(dtype)?).py()?, requires_grad)
 }

@@ -8,7 +8,7 @@ use crate::tensor::PyTensor;
 use ferrotorch::Tensor;
 use pyo3::exceptions::{PyIndexError, PyNotImplementedError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyEllipsis, PyInt, PyList, PySlice, PyTuple};
+use pyo3::types::{PyBool, PyEllipsis, PyInt, PyList, PySlice, PyString, PyTuple};
 
 enum Item {
     Int(i64),
@@ -57,6 +57,10 @@ fn parse_item(obj: &Bound<'_, PyAny>) -> PyResult<Item> {
             return Ok(Item::Int(t.item().py()?.to_i64()));
         }
     }
+    if obj.cast::<PyString>().is_ok() {
+        // PyTorch tries to turn a string into an index tensor and fails so.
+        return Err(PyTypeError::new_err(format!("new(): invalid data type '{}'", type_name(obj))));
+    }
     if obj.cast::<PyTensor>().is_ok() || obj.cast::<PyList>().is_ok() {
         return Err(PyNotImplementedError::new_err(
             "advanced indexing with tensors or lists is not implemented yet in ferrotorch",
@@ -94,6 +98,11 @@ pub fn getitem(t: &Tensor, idx: &Bound<'_, PyAny>) -> PyResult<Tensor> {
 /// Applies basic indices, returning a view (bools add a dim of size 1 or 0).
 fn view_of(t: &Tensor, items: &[Item]) -> PyResult<Tensor> {
     let consumed = items.iter().filter(|i| matches!(i, Item::Int(_) | Item::Slice(..))).count();
+    if consumed > 0 && t.ndim() == 0 {
+        return Err(PyIndexError::new_err(
+            "invalid index of a 0-dim tensor. Use `tensor.item()` in Python or `tensor.item<T>()` in C++ to convert a 0-dim tensor to a number",
+        ));
+    }
     if consumed > t.ndim() {
         return Err(PyIndexError::new_err(format!(
             "too many indices for tensor of dimension {}",
@@ -105,6 +114,8 @@ fn view_of(t: &Tensor, items: &[Item]) -> PyResult<Tensor> {
     }
     let mut r = t.make_view(t.layout().clone()).py()?;
     let mut d: i64 = 0;
+    // The dim of the original tensor an index refers to, for messages.
+    let mut orig: usize = 0;
     for item in items {
         match *item {
             Item::NewAxis => {
@@ -124,16 +135,21 @@ fn view_of(t: &Tensor, items: &[Item]) -> PyResult<Tensor> {
                 if i < -size || i >= size {
                     return Err(PyIndexError::new_err(format!(
                         "index {} is out of bounds for dimension {} with size {}",
-                        i, d, size
+                        i, orig, size
                     )));
                 }
                 r = r.select(d, i).py()?;
+                orig += 1;
             }
             Item::Slice(start, stop, step) => {
                 r = r.slice(d, start, stop, step).py()?;
                 d += 1;
+                orig += 1;
             }
-            Item::Ellipsis => d += (t.ndim() - consumed) as i64,
+            Item::Ellipsis => {
+                d += (t.ndim() - consumed) as i64;
+                orig += t.ndim() - consumed;
+            }
         }
     }
     Ok(r)

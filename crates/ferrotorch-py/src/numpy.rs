@@ -72,7 +72,9 @@ impl ArrayHolder {
         let d = PyDict::new(py);
         let item = t.dtype().itemsize() as isize;
         d.set_item("shape", PyTuple::new(py, t.shape())?)?;
-        d.set_item("strides", PyTuple::new(py, t.strides().iter().map(|s| s * item))?)?;
+        // NumPy (and so PyTorch's `.numpy()`) gives arrays without elements zero strides.
+        let empty = t.numel() == 0;
+        d.set_item("strides", PyTuple::new(py, t.strides().iter().map(|s| if empty { 0 } else { s * item }))?)?;
         d.set_item("typestr", typestr(t.dtype())?)?;
         d.set_item("data", (t.data_ptr() as usize, false))?;
         d.set_item("version", 3)?;
@@ -106,17 +108,30 @@ pub fn from_numpy(py: Python<'_>, arr: &Bound<'_, PyAny>) -> PyResult<Tensor> {
     }
     let iface = arr.getattr("__array_interface__")?;
     let ts: String = iface.get_item("typestr")?.extract()?;
+    if ts.starts_with('>') && !ts.ends_with('1') {
+        return Err(PyValueError::new_err("given numpy array has byte order different from the native byte order. Conversion between byte orders is currently not supported."));
+    }
     let dtype = dtype_of_typestr(&ts).ok_or_else(|| {
-        let name: String = arr.getattr("dtype").and_then(|d| d.str()).map(|s| s.to_string()).unwrap_or(ts.clone());
+        let name: String = arr
+            .getattr("dtype")
+            .and_then(|d| d.getattr("type"))
+            .and_then(|t| t.getattr("__name__"))
+            .and_then(|n| n.extract())
+            .unwrap_or(ts.clone());
         PyTypeError::new_err(format!(
             "can't convert np.ndarray of type numpy.{name}. The only supported types are: float64, float32, float16, int64, int32, int16, int8, uint8, and bool."
         ))
     })?;
-    if ts.starts_with('>') {
-        return Err(PyValueError::new_err("given numpy array has byte order different from the native byte order. Conversion between byte orders is currently not supported."));
-    }
     let shape: Vec<usize> = iface.get_item("shape")?.extract()?;
-    let (ptr, _readonly): (usize, bool) = iface.get_item("data")?.extract()?;
+    let (ptr, readonly): (usize, bool) = iface.get_item("data")?.extract()?;
+    if readonly {
+        PyErr::warn(
+            py,
+            &py.get_type::<pyo3::exceptions::PyUserWarning>(),
+            c"The given NumPy array is not writable, and PyTorch does not support non-writable tensors. This means writing to this tensor will result in undefined behavior. You may want to copy the array to protect its data or make it writable before converting it to a tensor.",
+            1,
+        )?;
+    }
     let item = dtype.itemsize() as isize;
     // The array's own strides (the interface reports None for C order, but
     // NumPy's actual strides can differ there, e.g. 0 for empty arrays, and

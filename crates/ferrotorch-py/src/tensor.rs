@@ -100,6 +100,14 @@ fn inplace<'py>(slf: &Bound<'py, PyTensor>, other: &Bound<'py, PyAny>, op: Binar
     Ok(slf.clone().into_any())
 }
 
+/// `int(t)` / `float(t)` need exactly one element (PyTorch's `ValueError`).
+fn check_one_element(t: &Tensor) -> PyResult<()> {
+    if t.numel() != 1 {
+        return Err(pyo3::exceptions::PyValueError::new_err("only one element tensors can be converted to Python scalars"));
+    }
+    Ok(())
+}
+
 /// PyTorch refuses in-place changes of a leaf that requires grad.
 pub fn check_inplace_leaf(t: &Tensor) -> PyResult<()> {
     if t.is_leaf() && t.requires_grad() && crate::grad_mode::is_enabled() {
@@ -461,10 +469,9 @@ impl PyTensor {
         let _ = non_blocking;
         let t = &slf.get().t;
         check_inplace_leaf(t)?;
-        let s = match src.cast::<PyTensor>() {
-            Ok(s) => s.get().t.clone(),
-            Err(_) => convert::tensor_from_data(slf.py(), src, None, None)?,
-        };
+        let s = tensor_of(src).map_err(|_| {
+            PyTypeError::new_err(format!("copy_(): argument 'other' (position 1) must be Tensor, not {}", type_name(src)))
+        })?;
         t.copy_(&s).py()?;
         Ok(slf.clone())
     }
@@ -525,7 +532,7 @@ impl PyTensor {
     fn __dlpack__<'py>(&self, py: Python<'py>, stream: Option<&Bound<'py, PyAny>>, max_version: Option<&Bound<'py, PyAny>>, dl_device: Option<&Bound<'py, PyAny>>, copy: Option<bool>) -> PyResult<Bound<'py, PyAny>> {
         let _ = (stream, max_version, dl_device, copy);
         if self.t.requires_grad() {
-            return Err(PyRuntimeError::new_err(
+            return Err(pyo3::exceptions::PyBufferError::new_err(
                 "Can't export tensors that require gradient, use tensor.detach()",
             ));
         }
@@ -558,6 +565,8 @@ impl PyTensor {
                 dev = Some(o.get().t.device());
             } else if a.cast::<PyDType>().is_ok() {
                 dt = Some(extract_dtype(&a)?);
+            } else if a.is_instance_of::<pyo3::types::PyString>() {
+                dev = Some(extract_device(&a)?);
             } else if let Ok(d) = extract_device(&a) {
                 dev = Some(d);
             } else {
@@ -635,16 +644,18 @@ impl PyTensor {
     fn __bool__(&self) -> PyResult<bool> {
         if self.t.numel() != 1 {
             return Err(PyRuntimeError::new_err(format!(
-                "Boolean value of Tensor with {} values is ambiguous",
-                if self.t.numel() == 0 { "no".to_string() } else { "more than one".to_string() }
+                "Boolean value of Tensor with {} is ambiguous",
+                if self.t.numel() == 0 { "no values" } else { "more than one value" }
             )));
         }
         Ok(self.t.item().py()?.to_bool())
     }
     fn __float__(&self) -> PyResult<f64> {
+        check_one_element(&self.t)?;
         Ok(self.t.item().py()?.to_f64())
     }
     fn __int__(&self) -> PyResult<i64> {
+        check_one_element(&self.t)?;
         Ok(self.t.item().py()?.to_i64())
     }
     fn __index__(&self) -> PyResult<i64> {

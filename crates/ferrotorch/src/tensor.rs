@@ -289,7 +289,7 @@ pub fn check_fits(storage: &Storage, layout: &Layout, dtype: DType) -> Result<()
                 format!("{:?}", layout.strides.as_slice()).replace(' ', ""),
                 layout.offset,
                 dtype.itemsize(),
-                hi * dtype.itemsize(),
+                hi.saturating_mul(dtype.itemsize()),
                 storage.nbytes()
             )));
         }

@@ -7,7 +7,7 @@ use ferrotorch_core::{dispatch_dtype, DType, Device, Error, Result, Scalar};
 impl Tensor {
     /// `torch.full(shape, value, dtype=dtype)`.
     pub fn full(shape: &[usize], value: Scalar, dtype: DType, device: Device) -> Result<Tensor> {
-        ferrotorch_core::dtype::check_scalar_fits(value, dtype, shape.iter().product())?;
+        ferrotorch_core::dtype::check_scalar_fits(value, dtype, ferrotorch_core::layout::numel(shape))?;
         let t = Tensor::empty(shape, dtype, device)?;
         t.fill_init(value);
         Ok(t)
@@ -225,14 +225,20 @@ impl Tensor {
 
     /// `torch.randperm(n)`: a Fisher–Yates shuffle of `0..n`.
     pub fn randperm(n: usize, dtype: DType, gen: Option<&SharedGenerator>) -> Result<Tensor> {
-        let mut v: Vec<i64> = (0..n as i64).collect();
+        // Allocated from the pool first, so an impossible size is an error, not an abort.
+        let t = Tensor::empty(&[n], DType::Int64, Device::CPU)?;
+        // SAFETY: t is a fresh contiguous int64 tensor of n elements that nothing else sees.
+        let v = unsafe { std::slice::from_raw_parts_mut(t.data_ptr_mut() as *mut i64, n) };
+        for (i, x) in v.iter_mut().enumerate() {
+            *x = i as i64;
+        }
         with_generator(gen, |g| {
             for i in (1..n).rev() {
                 let j = g.below(i as u64 + 1) as usize;
                 v.swap(i, j);
             }
         });
-        Tensor::from_vec(v, &[n])?.to_dtype(dtype)
+        t.to_dtype(dtype)
     }
 }
 
