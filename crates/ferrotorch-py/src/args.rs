@@ -19,8 +19,25 @@ pub fn shape_from_args(args: &Bound<'_, PyTuple>, what: &str) -> PyResult<Vec<i6
 
 /// A sequence of ints (also accepting 1-element integer tensors via `__index__`).
 pub fn int_list(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Vec<i64>> {
-    if let Ok(i) = index_of(obj) {
-        return Ok(vec![i]);
+    // Fast path for the common tuple of plain ints (no exception on the way).
+    if let Ok(t) = obj.cast::<PyTuple>() {
+        let mut out = Vec::with_capacity(t.len());
+        for item in t.iter() {
+            match item.cast::<PyInt>() {
+                Ok(i) if item.cast::<PyBool>().is_err() => out.push(i.extract()?),
+                _ => return int_list_slow(obj, what),
+            }
+        }
+        return Ok(out);
+    }
+    int_list_slow(obj, what)
+}
+
+fn int_list_slow(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Vec<i64>> {
+    if obj.cast::<PyTuple>().is_err() && obj.cast::<PyList>().is_err() {
+        if let Ok(i) = index_of(obj) {
+            return Ok(vec![i]);
+        }
     }
     let seq = obj.cast::<PySequence>().map_err(|_| {
         PyTypeError::new_err(format!("{what}(): argument 'size' must be tuple of ints, not {}", type_name(obj)))

@@ -339,10 +339,8 @@ impl PyTensor {
     fn view<'py>(&self, py: Python<'py>, shape: &Bound<'py, PyTuple>) -> PyResult<Bound<'py, PyAny>> {
         if shape.len() == 1 {
             let a = shape.get_item(0)?;
-            if let Ok(d) = extract_dtype(&a) {
-                if a.cast::<PyDType>().is_ok() {
-                    return wrap(py, convert::view_dtype(&self.t, d)?);
-                }
+            if let Ok(d) = a.cast::<PyDType>() {
+                return wrap(py, convert::view_dtype(&self.t, d.get().dt)?);
             }
         }
         wrap(py, self.t.view(&shape_from_args(shape, "view")?).py()?)
