@@ -12,6 +12,7 @@ mod errors;
 mod functions;
 mod grad_mode;
 mod index;
+mod math_ops;
 mod memory;
 mod numpy;
 mod storage;
@@ -82,5 +83,6 @@ fn _C(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(memory::memory_stats, m)?)?;
     m.add_function(wrap_pyfunction!(grad_mode::is_grad_enabled, m)?)?;
     m.add_function(wrap_pyfunction!(grad_mode::_set_grad_enabled, m)?)?;
+    math_ops::register(m)?;
     Ok(())
 }

@@ -48,6 +48,42 @@ pub enum BinaryOp {
     Minimum,
     /// `a ** b`
     Pow,
+    /// `div(a, b, rounding_mode='trunc')`
+    DivTrunc,
+    /// `div(a, b, rounding_mode='floor')`, `floor_divide`, `//`
+    DivFloor,
+    /// `remainder(a, b)`: the result takes the sign of `b` (Python's `%`)
+    Remainder,
+    /// `fmod(a, b)`: the result takes the sign of `a` (C's `fmod`)
+    Fmod,
+    /// `atan2(a, b)`
+    Atan2,
+    /// `fmax(a, b)` (NaN-ignoring)
+    Fmax,
+    /// `fmin(a, b)` (NaN-ignoring)
+    Fmin,
+    /// `hypot(a, b)`
+    Hypot,
+    /// `logaddexp(a, b)`
+    LogAddExp,
+    /// `copysign(a, b)`
+    CopySign,
+    /// `a & b`
+    BitAnd,
+    /// `a | b`
+    BitOr,
+    /// `a ^ b`
+    BitXor,
+    /// `a << b`
+    Shl,
+    /// `a >> b`
+    Shr,
+    /// `logical_and(a, b)`
+    LogicalAnd,
+    /// `logical_or(a, b)`
+    LogicalOr,
+    /// `logical_xor(a, b)`
+    LogicalXor,
 }
 
 impl BinaryOp {
@@ -67,11 +103,44 @@ impl BinaryOp {
             BinaryOp::Maximum => "maximum",
             BinaryOp::Minimum => "minimum",
             BinaryOp::Pow => "pow",
+            BinaryOp::DivTrunc => "div_trunc",
+            BinaryOp::DivFloor => "div_floor",
+            BinaryOp::Remainder => "remainder",
+            BinaryOp::Fmod => "fmod",
+            BinaryOp::Atan2 => "atan2",
+            BinaryOp::Fmax => "fmax",
+            BinaryOp::Fmin => "fmin",
+            BinaryOp::Hypot => "hypot",
+            BinaryOp::LogAddExp => "logaddexp",
+            BinaryOp::CopySign => "copysign",
+            BinaryOp::BitAnd => "bitwise_and",
+            BinaryOp::BitOr => "bitwise_or",
+            BinaryOp::BitXor => "bitwise_xor",
+            BinaryOp::Shl => "lshift",
+            BinaryOp::Shr => "rshift",
+            BinaryOp::LogicalAnd => "logical_and",
+            BinaryOp::LogicalOr => "logical_or",
+            BinaryOp::LogicalXor => "logical_xor",
         }
     }
     /// Does the op return bool (and so never carry gradients)?
     pub fn is_comparison(self) -> bool {
-        matches!(self, BinaryOp::Eq | BinaryOp::Ne | BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge)
+        matches!(
+            self,
+            BinaryOp::Eq
+                | BinaryOp::Ne
+                | BinaryOp::Lt
+                | BinaryOp::Le
+                | BinaryOp::Gt
+                | BinaryOp::Ge
+                | BinaryOp::LogicalAnd
+                | BinaryOp::LogicalOr
+                | BinaryOp::LogicalXor
+        )
+    }
+    /// Ops whose integer inputs compute in the default float dtype.
+    fn int_to_float(self) -> bool {
+        matches!(self, BinaryOp::Div | BinaryOp::Atan2 | BinaryOp::CopySign)
     }
 }
 
@@ -103,7 +172,7 @@ fn operand_info(o: &Operand) -> (DType, OperandKind) {
 fn op_dtypes(op: BinaryOp, a: &Operand, b: &Operand) -> Result<(DType, DType)> {
     let common = result_type(&[operand_info(a), operand_info(b)])?;
     Ok(match op {
-        BinaryOp::Div if !common.is_floating_point() => (default_dtype(), default_dtype()),
+        _ if op.int_to_float() && !common.is_floating_point() => (default_dtype(), default_dtype()),
         _ if op.is_comparison() => (common, DType::Bool),
         _ => (common, common),
     })
@@ -150,38 +219,27 @@ pub fn binary_(a: &Tensor, b: Operand, op: BinaryOp) -> Result<()> {
     binary_raw_(a, b, op)
 }
 
-/// In-place op under autograd: computed out of place on a snapshot that
-/// carries `a`'s old history, then written into `a`, whose history becomes
-/// the new node.
+/// In-place op under autograd: the out-of-place rule on a copy of `a`'s old
+/// value, then the generic history rebase (`CopySlices` for views).
 fn binary_recorded(a: &Tensor, b: Operand, op: BinaryOp) -> Result<()> {
-    crate::autograd::check_inplace(a)?;
-    let snap = {
-        let _no_grad = crate::autograd::GradModeGuard::new(false);
-        a.clone_data()?
-    };
-    if let Some(f) = a.grad_fn() {
-        crate::autograd::set_history(&snap, f, a.output_nr());
-    }
-    let r = binary(Operand::T(&snap), b, op)?;
-    if !DType::can_cast(r.dtype(), a.dtype()) {
-        return Err(Error::runtime(format!(
-            "result type {} can't be cast to the desired output type {}",
-            pretty(r.dtype()),
-            pretty(a.dtype())
-        )));
-    }
-    if r.shape() != a.shape() {
-        return Err(Error::runtime(format!(
-            "output with shape {} doesn't match the broadcast shape {}",
-            fmt_shape(a.shape()),
-            fmt_shape(r.shape())
-        )));
-    }
-    a.copy_(&r)?;
-    if let Some(f) = r.grad_fn() {
-        crate::autograd::set_history(a, f, 0);
-    }
-    Ok(())
+    crate::autograd::apply_inplace(a, crate::autograd::OldValue::Copy, |snap| {
+        let r = binary(Operand::T(snap), b, op)?;
+        if !DType::can_cast(r.dtype(), a.dtype()) {
+            return Err(Error::runtime(format!(
+                "result type {} can't be cast to the desired output type {}",
+                pretty(r.dtype()),
+                pretty(a.dtype())
+            )));
+        }
+        if r.shape() != a.shape() {
+            return Err(Error::runtime(format!(
+                "output with shape {} doesn't match the broadcast shape {}",
+                fmt_shape(a.shape()),
+                fmt_shape(r.shape())
+            )));
+        }
+        Ok(r)
+    })
 }
 
 /// `a <op>= b` without autograd.
@@ -213,7 +271,7 @@ pub fn binary_raw_(a: &Tensor, b: Operand, op: BinaryOp) -> Result<()> {
     } else {
         let tmp = Tensor::empty(a.shape(), out_dtype, a.device())?;
         run_binary(op, &tmp, &ta, &tb, compute)?;
-        a.copy_(&tmp)?;
+        a.copy_raw_(&tmp)?;
     }
     Ok(())
 }
@@ -224,6 +282,10 @@ fn run_binary(op: BinaryOp, out: &Tensor, a: &Tensor, b: &Tensor, compute: DType
     let sa = Src { base: a.storage().as_ptr(), layout: &la };
     let sb = Src { base: b.storage().as_ptr(), layout: &lb };
     let o = out.dst();
+    if matches!(op, BinaryOp::LogicalAnd | BinaryOp::LogicalOr | BinaryOp::LogicalXor) {
+        super::binary_ext::run_logical(op, o, sa, sb, compute);
+        return Ok(());
+    }
     if op.is_comparison() {
         dispatch_dtype!(compute, T => {
             let f: fn(T, T) -> bool = match op {
@@ -264,7 +326,7 @@ fn run_binary(op: BinaryOp, out: &Tensor, a: &Tensor, b: &Tensor, compute: DType
                 if x != x { x } else if y != y { y } else if (x > y) == max { x } else { y }
             }))
         }
-        _ => unreachable!("comparisons handled above"),
+        _ => super::binary_ext::run(op, o, sa, sb, compute, b)?,
     }
     Ok(())
 }
@@ -281,8 +343,8 @@ fn int_pow<T: Element>(x: T, y: T) -> T {
     T::from_i64(b.wrapping_pow(e.min(u32::MAX as i64) as u32))
 }
 
-/// Unary ops with a kernel here.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// Unary ops. Parameters ride along in the variant (`LeakyRelu(slope)`).
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub enum UnaryOp {
     /// `-x`
     Neg,
@@ -300,21 +362,183 @@ pub enum UnaryOp {
     Sigmoid,
     /// `max(x, 0)`
     Relu,
+    /// `sign(x)` (0 for NaN)
+    Sign,
+    /// `1 / sqrt(x)`
+    Rsqrt,
+    /// `2^x`
+    Exp2,
+    /// `e^x - 1`
+    Expm1,
+    /// `log2 x`
+    Log2,
+    /// `log10 x`
+    Log10,
+    /// `ln(1 + x)`
+    Log1p,
+    /// `sin x`
+    Sin,
+    /// `cos x`
+    Cos,
+    /// `tan x`
+    Tan,
+    /// `asin x`
+    Asin,
+    /// `acos x`
+    Acos,
+    /// `atan x`
+    Atan,
+    /// `sinh x`
+    Sinh,
+    /// `cosh x`
+    Cosh,
+    /// `asinh x`
+    Asinh,
+    /// `acosh x`
+    Acosh,
+    /// `atanh x`
+    Atanh,
+    /// `logit(x, eps)`; a negative eps means none
+    Logit(f64),
+    /// `erf x`
+    Erf,
+    /// `erfc x`
+    Erfc,
+    /// `erfinv x`
+    Erfinv,
+    /// `floor x`
+    Floor,
+    /// `ceil x`
+    Ceil,
+    /// `round x` (half to even)
+    Round,
+    /// `round(x, decimals)`
+    RoundDecimals(i64),
+    /// `trunc x`
+    Trunc,
+    /// `x - trunc x`
+    Frac,
+    /// `1 / x`
+    Reciprocal,
+    /// `hardtanh(x, min, max)` (`relu6` is `hardtanh(x, 0, 6)`)
+    Hardtanh(f64, f64),
+    /// `leaky_relu(x, negative_slope)`
+    LeakyRelu(f64),
+    /// `elu` family: (alpha, scale, input_scale); selu and celu are instances
+    Elu(f64, f64, f64),
+    /// `celu(x, alpha)` (the elu kernel with input scale 1/alpha)
+    Celu(f64),
+    /// `gelu(x)`; true for the tanh approximation
+    Gelu(bool),
+    /// `x * sigmoid(x)`
+    Silu,
+    /// `x * tanh(softplus(x))`
+    Mish,
+    /// `softplus(x, beta, threshold)`
+    Softplus(f64, f64),
+    /// `hardsigmoid x`
+    Hardsigmoid,
+    /// `hardswish x`
+    Hardswish,
+    /// `log(sigmoid(x))`
+    LogSigmoid,
+    /// `~x` (logical not on bool)
+    BitwiseNot,
+    /// `logical_not x` (bool result)
+    LogicalNot,
+    /// `isnan x`
+    IsNan,
+    /// `isinf x`
+    IsInf,
+    /// `isposinf x`
+    IsPosInf,
+    /// `isneginf x`
+    IsNegInf,
+    /// `isfinite x`
+    IsFinite,
+    /// `nan_to_num(x, nan, posinf, neginf)`; None = the dtype's extremes
+    NanToNum(f64, Option<f64>, Option<f64>),
 }
 
 impl UnaryOp {
     /// The aten-style name used in messages.
     pub fn name(self) -> &'static str {
+        use UnaryOp::*;
         match self {
-            UnaryOp::Neg => "neg",
-            UnaryOp::Abs => "abs",
-            UnaryOp::Exp => "exp",
-            UnaryOp::Log => "log",
-            UnaryOp::Sqrt => "sqrt",
-            UnaryOp::Tanh => "tanh",
-            UnaryOp::Sigmoid => "sigmoid",
-            UnaryOp::Relu => "relu",
+            Neg => "neg",
+            Abs => "abs",
+            Exp => "exp",
+            Log => "log",
+            Sqrt => "sqrt",
+            Tanh => "tanh",
+            Sigmoid => "sigmoid",
+            Relu => "relu",
+            Sign => "sign",
+            Rsqrt => "rsqrt",
+            Exp2 => "exp2",
+            Expm1 => "expm1",
+            Log2 => "log2",
+            Log10 => "log10",
+            Log1p => "log1p",
+            Sin => "sin",
+            Cos => "cos",
+            Tan => "tan",
+            Asin => "asin",
+            Acos => "acos",
+            Atan => "atan",
+            Sinh => "sinh",
+            Cosh => "cosh",
+            Asinh => "asinh",
+            Acosh => "acosh",
+            Atanh => "atanh",
+            Logit(_) => "logit",
+            Erf => "erf",
+            Erfc => "erfc",
+            Erfinv => "erfinv",
+            Floor => "floor",
+            Ceil => "ceil",
+            Round | RoundDecimals(_) => "round",
+            Trunc => "trunc",
+            Frac => "frac",
+            Reciprocal => "reciprocal",
+            Hardtanh(..) => "hardtanh",
+            LeakyRelu(_) => "leaky_relu",
+            Elu(..) | Celu(_) => "elu",
+            Gelu(_) => "GeluKernelImpl",
+            Silu => "silu",
+            Mish => "mish",
+            Softplus(..) => "softplus",
+            Hardsigmoid => "hardsigmoid",
+            Hardswish => "hardswish",
+            LogSigmoid => "log_sigmoid",
+            BitwiseNot => "bitwise_not",
+            LogicalNot => "logical_not",
+            IsNan => "isnan",
+            IsInf => "isinf",
+            IsPosInf => "isposinf",
+            IsNegInf => "isneginf",
+            IsFinite => "isfinite",
+            NanToNum(..) => "nan_to_num",
         }
+    }
+
+    /// Ops with a bool result.
+    pub fn is_predicate(self) -> bool {
+        use UnaryOp::*;
+        matches!(self, LogicalNot | IsNan | IsInf | IsPosInf | IsNegInf | IsFinite)
+    }
+
+    /// Ops that keep integer dtypes (the others compute integers in the default
+    /// float dtype or refuse them).
+    fn keeps_int(self) -> bool {
+        use UnaryOp::*;
+        matches!(self, Neg | Abs | Relu | Sign | Floor | Ceil | Round | RoundDecimals(_) | Trunc | Hardtanh(..) | BitwiseNot | NanToNum(..))
+    }
+
+    /// Ops PyTorch refuses for integer inputs.
+    fn float_only(self) -> bool {
+        use UnaryOp::*;
+        matches!(self, Frac | LeakyRelu(_) | Elu(..) | Celu(_) | Gelu(_) | Silu | Mish | Softplus(..) | Hardsigmoid | Hardswish | LogSigmoid)
     }
 }
 
@@ -332,39 +556,96 @@ pub fn unary(x: &Tensor, op: UnaryOp) -> Result<Tensor> {
 pub fn unary_raw(x: &Tensor, op: UnaryOp) -> Result<Tensor> {
     let _no_grad = crate::autograd::GradModeGuard::new(false);
     check_cpu(op.name(), &[x])?;
-    let float_only = !matches!(op, UnaryOp::Neg | UnaryOp::Abs | UnaryOp::Relu);
-    if op == UnaryOp::Neg && x.dtype() == DType::Bool {
-        return Err(Error::runtime(
-            "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.",
-        ));
+    let xd = x.dtype();
+    if xd == DType::Bool {
+        match op {
+            UnaryOp::Neg => {
+                return Err(Error::runtime(
+                    "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.",
+                ))
+            }
+            UnaryOp::Relu => return Err(Error::runtime("\"clamp_min_scalar_cpu\" not implemented for 'Bool'")),
+            UnaryOp::Hardtanh(..) => return Err(Error::runtime("Bool inputs not supported for hardtanh")),
+            UnaryOp::Abs | UnaryOp::Floor | UnaryOp::Ceil | UnaryOp::Round | UnaryOp::RoundDecimals(_) | UnaryOp::Trunc => {
+                return Err(super::math::not_impl(op.name(), xd))
+            }
+            UnaryOp::Sign | UnaryOp::NanToNum(..) => return x.clone_data(),
+            UnaryOp::BitwiseNot => return unary_raw(x, UnaryOp::LogicalNot),
+            _ => {}
+        }
     }
-    let dtype = if float_only && !x.dtype().is_floating_point() { default_dtype() } else { x.dtype() };
+    if let UnaryOp::Hardtanh(..) = op {
+        if xd == DType::UInt8 {
+            return Err(Error::runtime("cannot do hardtanh on an unsigned type with negative limits"));
+        }
+    }
+    if !xd.is_floating_point() && op.float_only() {
+        return Err(super::math::not_impl(op.name(), xd));
+    }
+    if !xd.is_floating_point() && matches!(op, UnaryOp::RoundDecimals(_)) {
+        return Err(super::math::not_impl("round", xd));
+    }
+    let dtype = if op.is_predicate() || op.keeps_int() || xd.is_floating_point() { xd } else { default_dtype() };
+    let out_dtype = if op.is_predicate() { DType::Bool } else { dtype };
     let xi = x.to_dtype(dtype)?;
-    let out = Tensor::empty(x.shape(), dtype, x.device())?;
+    let out = Tensor::empty(x.shape(), out_dtype, x.device())?;
     let (o, s) = (out.dst(), xi.src());
     match op {
         UnaryOp::Neg => dispatch_dtype!(dtype, T => un_kernel::<T, T>(o, s, Num::neg)),
         UnaryOp::Abs => dispatch_dtype!(dtype, T => un_kernel::<T, T>(o, s, Num::abs)),
         UnaryOp::Relu => {
-            if dtype == DType::Bool {
-                return Err(Error::runtime("\"clamp_min_scalar_cpu\" not implemented for 'Bool'"));
-            }
             dispatch_dtype!(dtype, T => un_kernel::<T, T>(o, s, |v: T| if v > T::zero() || v != v { v } else { T::zero() }))
         }
-        _ => {
-            float_dispatch!(dtype, op.name(), T => {
-                let f: fn(T) -> T = match op {
-                    UnaryOp::Exp => Float::exp,
-                    UnaryOp::Log => Float::ln,
-                    UnaryOp::Sqrt => Float::sqrt,
-                    UnaryOp::Tanh => Float::tanh,
-                    _ => |v: T| v.map_f64(|z| 1.0 / (1.0 + (-z).exp())),
-                };
-                un_kernel::<T, T>(o, s, f)
-            })
-        }
+        _ if op.is_predicate() => super::unary_ext::run_predicate(op, o, s, dtype),
+        _ if !dtype.is_floating_point() => super::unary_ext::run_int(op, o, s, dtype)?,
+        _ => super::unary_ext::run_float(op, o, s, dtype)?,
     }
     Ok(out)
+}
+
+/// Applies `f` to `a` and writes the result back into `a` (the `op_` forms).
+/// Under autograd, `f` runs on a snapshot carrying `a`'s history so saved
+/// inputs stay intact, and `a` takes the result's node as its history.
+/// `others_require_grad` says whether another input of `f` requires grad.
+pub fn update_with(a: &Tensor, others_require_grad: bool, f: impl FnOnce(&Tensor) -> Result<Tensor>) -> Result<()> {
+    let recording = crate::autograd::is_grad_enabled() && (a.requires_grad() || others_require_grad);
+    if !recording {
+        let r = f(a)?;
+        return write_back(a, &r);
+    }
+    // The autograd layer snapshots the old value, writes back and rebases
+    // the history (through `CopySlices` when `a` is a view).
+    crate::autograd::apply_inplace(a, crate::autograd::OldValue::Copy, |old| {
+        let r = f(old)?;
+        check_write_back(a, &r)?;
+        Ok(r)
+    })
+}
+
+/// Copies an op's result into the tensor it updates in place, with PyTorch's
+/// dtype and shape checks.
+fn write_back(a: &Tensor, r: &Tensor) -> Result<()> {
+    check_write_back(a, r)?;
+    let _no_grad = crate::autograd::GradModeGuard::new(false);
+    a.copy_(r)
+}
+
+fn check_write_back(a: &Tensor, r: &Tensor) -> Result<()> {
+    if !DType::can_cast(r.dtype(), a.dtype()) {
+        return Err(Error::runtime(format!(
+            "result type {} can't be cast to the desired output type {}",
+            pretty(r.dtype()),
+            pretty(a.dtype())
+        )));
+    }
+    if r.shape() != a.shape() {
+        return Err(Error::runtime(format!(
+            "output with shape {} doesn't match the broadcast shape {}",
+            fmt_shape(a.shape()),
+            fmt_shape(r.shape())
+        )));
+    }
+    Ok(())
 }
 
 impl Tensor {

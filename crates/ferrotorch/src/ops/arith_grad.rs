@@ -87,6 +87,18 @@ pub(crate) fn record_binary(a: Operand, b: Operand, op: BinaryOp, out: &Tensor) 
         (BinaryOp::Pow, ..) => "PowBackward1",
         (BinaryOp::Maximum, ..) => "MaximumBackward0",
         (BinaryOp::Minimum, ..) => "MinimumBackward0",
+        (BinaryOp::DivTrunc | BinaryOp::DivFloor, ..) => "DivBackward2",
+        (BinaryOp::Remainder, _, Operand::S(_)) => "RemainderBackward0",
+        (BinaryOp::Remainder, ..) => "RemainderBackward1",
+        (BinaryOp::Fmod, _, Operand::S(_)) => "FmodBackward0",
+        (BinaryOp::Fmod, ..) => "FmodBackward1",
+        (BinaryOp::Atan2, ..) => "Atan2Backward0",
+        (BinaryOp::Fmax, ..) => "FmaxBackward0",
+        (BinaryOp::Fmin, ..) => "FminBackward0",
+        (BinaryOp::Hypot, ..) => "HypotBackward0",
+        (BinaryOp::LogAddExp, ..) => "LogaddexpBackward0",
+        (BinaryOp::CopySign, _, Operand::S(_)) => "CopysignBackward1",
+        (BinaryOp::CopySign, ..) => "CopysignBackward0",
         _ => return,
     };
     // Scalar-first commutative ops record the tensor first, as PyTorch's
@@ -169,7 +181,12 @@ pub(crate) fn record_binary(a: Operand, b: Operand, op: BinaryOp, out: &Tensor) 
                     };
                     (ga, gb)
                 }
-                _ => (None, None),
+                _ => {
+                    let av = sa.value(node)?;
+                    let bv = sb.value(node)?;
+                    let (fa, fb) = binary_ext_grad(op, &g, av.op(), bv.op(), &|| out_saved.unpack(node))?;
+                    (if wa { fa } else { None }, if wb { fb } else { None })
+                }
             };
             let ga = match ga {
                 Some(x) => sa.finish(x)?,
@@ -184,54 +201,359 @@ pub(crate) fn record_binary(a: Operand, b: Operand, op: BinaryOp, out: &Tensor) 
     });
 }
 
+/// Gradients of the ops in `binary_ext` (both sides; the caller drops the
+/// ones not wanted).
+fn binary_ext_grad(
+    op: BinaryOp,
+    g: &Tensor,
+    a: Operand,
+    b: Operand,
+    out: &dyn Fn() -> Result<Tensor>,
+) -> Result<(Option<Tensor>, Option<Tensor>)> {
+    let dt = g.dtype();
+    let bin = |x: Operand, y: Operand, o: BinaryOp| binary(x, y, o);
+    Ok(match op {
+        BinaryOp::DivTrunc | BinaryOp::DivFloor => (Some(zeros_like(g)?), Some(zeros_like(g)?)),
+        BinaryOp::Remainder | BinaryOp::Fmod => {
+            let q = {
+                let _no_grad = crate::autograd::GradModeGuard::new(false);
+                let q = bin(a, b, BinaryOp::Div)?;
+                let q = if op == BinaryOp::Remainder { un(&q, UnaryOp::Floor)? } else { un(&q, UnaryOp::Trunc)? };
+                q.to_dtype(dt)?
+            };
+            (Some(g.clone()), Some(un(&mul(g, &q)?, UnaryOp::Neg)?))
+        }
+        BinaryOp::Atan2 => {
+            let den = bin(bin(a, a, BinaryOp::Mul)?.as_op(), bin(b, b, BinaryOp::Mul)?.as_op(), BinaryOp::Add)?;
+            let ga = div(&bin(t(g), b, BinaryOp::Mul)?, &den)?;
+            let gb = un(&div(&bin(t(g), a, BinaryOp::Mul)?, &den)?, UnaryOp::Neg)?;
+            (Some(ga), Some(gb))
+        }
+        BinaryOp::Fmax | BinaryOp::Fmin => {
+            let _no_grad = crate::autograd::GradModeGuard::new(false);
+            let cmp = if op == BinaryOp::Fmax { BinaryOp::Ge } else { BinaryOp::Le };
+            let ge = bin(a, b, cmp)?;
+            let bnan = match b {
+                Operand::T(x) => unary(x, UnaryOp::IsNan)?,
+                Operand::S(v) => Tensor::scalar(v.to_f64().is_nan())?,
+            };
+            let pick_a = binary(t(&ge), t(&bnan), BinaryOp::LogicalOr)?.to_dtype(dt)?;
+            let pick_b = rsubs(1.0, &pick_a)?;
+            drop(_no_grad);
+            (Some(mul(g, &pick_a)?), Some(mul(g, &pick_b)?))
+        }
+        BinaryOp::Hypot => {
+            let r = out()?;
+            (Some(div(&bin(t(g), a, BinaryOp::Mul)?, &r)?), Some(div(&bin(t(g), b, BinaryOp::Mul)?, &r)?))
+        }
+        BinaryOp::LogAddExp => {
+            let ea = adds(&un(&bin(b, a, BinaryOp::Sub)?, UnaryOp::Exp)?, 1.0)?;
+            let eb = adds(&un(&bin(a, b, BinaryOp::Sub)?, UnaryOp::Exp)?, 1.0)?;
+            (Some(div(g, &ea)?), Some(div(g, &eb)?))
+        }
+        BinaryOp::CopySign => {
+            // grad * (result / self), 0 where self == 0
+            let r = out()?;
+            let ratio = {
+                let _no_grad = crate::autograd::GradModeGuard::new(false);
+                let ratio = bin(t(&r), a, BinaryOp::Div)?;
+                let nz = bin(a, s(0.0), BinaryOp::Ne)?.to_dtype(dt)?;
+                let ratio = binary(t(&un(&ratio, UnaryOp::NanToNum(0.0, Some(0.0), Some(0.0)))?), t(&nz), BinaryOp::Mul)?;
+                ratio
+            };
+            (Some(mul(g, &ratio)?), Some(zeros_like(g)?))
+        }
+        _ => (None, None),
+    })
+}
+
+impl Tensor {
+    /// This tensor as a binary operand.
+    pub(crate) fn as_op(&self) -> Operand<'_> {
+        Operand::T(self)
+    }
+}
+
+/// PyTorch's node name for `op`.
+fn unary_name(op: UnaryOp) -> &'static str {
+    use UnaryOp::*;
+    match op {
+        Neg => "NegBackward0",
+        Abs => "AbsBackward0",
+        Exp => "ExpBackward0",
+        Log => "LogBackward0",
+        Sqrt => "SqrtBackward0",
+        Tanh => "TanhBackward0",
+        Sigmoid => "SigmoidBackward0",
+        Relu => "ReluBackward0",
+        Sign => "SignBackward0",
+        Rsqrt => "RsqrtBackward0",
+        Exp2 => "Exp2Backward0",
+        Expm1 => "Expm1Backward0",
+        Log2 => "Log2Backward0",
+        Log10 => "Log10Backward0",
+        Log1p => "Log1PBackward0",
+        Sin => "SinBackward0",
+        Cos => "CosBackward0",
+        Tan => "TanBackward0",
+        Asin => "AsinBackward0",
+        Acos => "AcosBackward0",
+        Atan => "AtanBackward0",
+        Sinh => "SinhBackward0",
+        Cosh => "CoshBackward0",
+        Asinh => "AsinhBackward0",
+        Acosh => "AcoshBackward0",
+        Atanh => "AtanhBackward0",
+        Logit(_) => "LogitBackward0",
+        Erf => "ErfBackward0",
+        Erfc => "ErfcBackward0",
+        Erfinv => "ErfinvBackward0",
+        Floor => "FloorBackward0",
+        Ceil => "CeilBackward0",
+        Round => "RoundBackward0",
+        RoundDecimals(_) => "RoundBackward1",
+        Trunc => "TruncBackward0",
+        Frac => "FracBackward0",
+        Reciprocal => "ReciprocalBackward0",
+        Hardtanh(..) => "HardtanhBackward0",
+        LeakyRelu(_) => "LeakyReluBackward0",
+        Elu(..) => "EluBackward0",
+        Celu(_) => "CeluBackward0",
+        Gelu(_) => "GeluBackward0",
+        Silu => "SiluBackward0",
+        Mish => "MishBackward0",
+        Softplus(..) => "SoftplusBackward0",
+        Hardsigmoid => "HardsigmoidBackward0",
+        Hardswish => "HardswishBackward0",
+        LogSigmoid => "LogSigmoidBackward0",
+        NanToNum(..) => "NanToNumBackward0",
+        BitwiseNot | LogicalNot | IsNan | IsInf | IsPosInf | IsNegInf | IsFinite => "NotDifferentiable",
+    }
+}
+
+// Small autograd-aware helpers: rules are written with them so that
+// gradients of gradients flow through the same ops.
+pub(crate) fn mul(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    binary(t(a), t(b), BinaryOp::Mul)
+}
+pub(crate) fn div(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    binary(t(a), t(b), BinaryOp::Div)
+}
+pub(crate) fn add(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    binary(t(a), t(b), BinaryOp::Add)
+}
+pub(crate) fn sub(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    binary(t(a), t(b), BinaryOp::Sub)
+}
+pub(crate) fn muls(a: &Tensor, v: f64) -> Result<Tensor> {
+    binary(t(a), s(v), BinaryOp::Mul)
+}
+pub(crate) fn adds(a: &Tensor, v: f64) -> Result<Tensor> {
+    binary(t(a), s(v), BinaryOp::Add)
+}
+/// `v - a`.
+pub(crate) fn rsubs(v: f64, a: &Tensor) -> Result<Tensor> {
+    binary(s(v), t(a), BinaryOp::Sub)
+}
+pub(crate) fn un(a: &Tensor, op: UnaryOp) -> Result<Tensor> {
+    unary(a, op)
+}
+/// A constant 0/1 mask of `a <op> v` in `dtype` (no gradient flows through it).
+pub(crate) fn mask(a: &Tensor, op: BinaryOp, v: f64, dtype: DType) -> Result<Tensor> {
+    let _no_grad = crate::autograd::GradModeGuard::new(false);
+    binary(t(&a.detach()), s(v), op)?.to_dtype(dtype)
+}
+/// `g * 0`, the gradient of piecewise-constant ops (keeps NaN out, as PyTorch's zeros do).
+pub(crate) fn zeros_like(g: &Tensor) -> Result<Tensor> {
+    Tensor::zeros(g.shape(), g.dtype(), g.device())
+}
+
+/// The gradient of `op` at input `x` with output `y`.
+fn unary_grad(op: UnaryOp, g: &Tensor, x: &dyn Fn() -> Result<Tensor>, y: &dyn Fn() -> Result<Tensor>) -> Result<Tensor> {
+    use UnaryOp::*;
+    let dt = g.dtype();
+    Ok(match op {
+        Neg => un(g, Neg)?,
+        Abs => mul(g, &un(&x()?, Sign)?)?,
+        Exp => mul(g, &y()?)?,
+        Log => div(g, &x()?)?,
+        Sqrt => div(g, &muls(&y()?, 2.0)?)?,
+        Tanh => {
+            let y = y()?;
+            mul(g, &rsubs(1.0, &mul(&y, &y)?)?)?
+        }
+        Sigmoid => {
+            let y = y()?;
+            mul(g, &mul(&y, &rsubs(1.0, &y)?)?)?
+        }
+        Relu => mul(g, &mask(&y()?, BinaryOp::Gt, 0.0, dt)?)?,
+        Sign | Floor | Ceil | Round | RoundDecimals(_) | Trunc => zeros_like(g)?,
+        Rsqrt => {
+            let y = y()?;
+            muls(&mul(g, &mul(&y, &mul(&y, &y)?)?)?, -0.5)?
+        }
+        Exp2 => muls(&mul(g, &y()?)?, std::f64::consts::LN_2)?,
+        Expm1 => mul(g, &adds(&y()?, 1.0)?)?,
+        Log2 => div(g, &muls(&x()?, std::f64::consts::LN_2)?)?,
+        Log10 => div(g, &muls(&x()?, std::f64::consts::LN_10)?)?,
+        Log1p => div(g, &adds(&x()?, 1.0)?)?,
+        Sin => mul(g, &un(&x()?, Cos)?)?,
+        Cos => un(&mul(g, &un(&x()?, Sin)?)?, Neg)?,
+        Tan => {
+            let y = y()?;
+            mul(g, &adds(&mul(&y, &y)?, 1.0)?)?
+        }
+        Asin | Acos => {
+            let x = x()?;
+            let r = div(g, &un(&rsubs(1.0, &mul(&x, &x)?)?, Sqrt)?)?;
+            if op == Acos { un(&r, Neg)? } else { r }
+        }
+        Atan => {
+            let x = x()?;
+            div(g, &adds(&mul(&x, &x)?, 1.0)?)?
+        }
+        Sinh => mul(g, &un(&x()?, Cosh)?)?,
+        Cosh => mul(g, &un(&x()?, Sinh)?)?,
+        Asinh => {
+            let x = x()?;
+            div(g, &un(&adds(&mul(&x, &x)?, 1.0)?, Sqrt)?)?
+        }
+        Acosh => {
+            let x = x()?;
+            div(g, &mul(&un(&adds(&x, -1.0)?, Sqrt)?, &un(&adds(&x, 1.0)?, Sqrt)?)?)?
+        }
+        Atanh => {
+            let x = x()?;
+            div(g, &rsubs(1.0, &mul(&x, &x)?)?)?
+        }
+        Logit(eps) => {
+            let x = x()?;
+            let base = div(g, &mul(&x, &rsubs(1.0, &x)?)?)?;
+            if eps < 0.0 {
+                // NaN outside [0, 1], as PyTorch.
+                let out = add(&mask(&x, BinaryOp::Lt, 0.0, dt)?, &mask(&x, BinaryOp::Gt, 1.0, dt)?)?;
+                let inside = rsubs(1.0, &out)?;
+                let r = mul(&base, &inside)?;
+                add_nan_where(&r, &out)?
+            } else {
+                let inside = mul(&mask(&x, BinaryOp::Ge, eps, dt)?, &mask(&x, BinaryOp::Le, 1.0 - eps, dt)?)?;
+                mul(&base, &inside)?
+            }
+        }
+        Erf | Erfc => {
+            let x = x()?;
+            let d = muls(&un(&un(&mul(&x, &x)?, Neg)?, Exp)?, std::f64::consts::FRAC_2_SQRT_PI)?;
+            let r = mul(g, &d)?;
+            if op == Erfc { un(&r, Neg)? } else { r }
+        }
+        Erfinv => {
+            let y = y()?;
+            muls(&mul(g, &un(&mul(&y, &y)?, Exp)?)?, std::f64::consts::PI.sqrt() / 2.0)?
+        }
+        Frac => g.clone(),
+        Reciprocal => {
+            let y = y()?;
+            un(&mul(g, &mul(&y, &y)?)?, Neg)?
+        }
+        Hardtanh(lo, hi) => {
+            let x = x()?;
+            mul(g, &mul(&mask(&x, BinaryOp::Gt, lo, dt)?, &mask(&x, BinaryOp::Lt, hi, dt)?)?)?
+        }
+        LeakyRelu(slope) => {
+            let pos = mask(&x()?, BinaryOp::Gt, 0.0, dt)?;
+            let m = adds(&muls(&pos, 1.0 - slope)?, slope)?;
+            mul(g, &m)?
+        }
+        Elu(alpha, scale, iscale) => elu_grad(g, &x()?, alpha, scale, iscale)?,
+        Celu(alpha) => elu_grad(g, &x()?, alpha, 1.0, 1.0 / alpha)?,
+        Gelu(false) => {
+            let x = x()?;
+            let cdf = muls(&adds(&un(&muls(&x, std::f64::consts::FRAC_1_SQRT_2)?, Erf)?, 1.0)?, 0.5)?;
+            let pdf = muls(&un(&muls(&mul(&x, &x)?, -0.5)?, Exp)?, 1.0 / (2.0 * std::f64::consts::PI).sqrt())?;
+            mul(g, &add(&cdf, &mul(&x, &pdf)?)?)?
+        }
+        Gelu(true) => {
+            let x = x()?;
+            let k = (2.0 / std::f64::consts::PI).sqrt();
+            let x2 = mul(&x, &x)?;
+            let inner = muls(&add(&x, &muls(&mul(&x2, &x)?, 0.044715)?)?, k)?;
+            let th = un(&inner, Tanh)?;
+            let dinner = muls(&adds(&muls(&x2, 3.0 * 0.044715)?, 1.0)?, k)?;
+            let left = muls(&adds(&th, 1.0)?, 0.5)?;
+            let right = mul(&muls(&x, 0.5)?, &mul(&rsubs(1.0, &mul(&th, &th)?)?, &dinner)?)?;
+            mul(g, &add(&left, &right)?)?
+        }
+        Silu => {
+            let x = x()?;
+            let sg = un(&x, Sigmoid)?;
+            mul(g, &mul(&sg, &adds(&mul(&x, &rsubs(1.0, &sg)?)?, 1.0)?)?)?
+        }
+        Mish => {
+            let x = x()?;
+            let th = un(&un(&x, Softplus(1.0, 20.0))?, Tanh)?;
+            let d = add(&th, &mul(&mul(&x, &un(&x, Sigmoid)?)?, &rsubs(1.0, &mul(&th, &th)?)?)?)?;
+            mul(g, &d)?
+        }
+        Softplus(beta, thr) => {
+            let x = x()?;
+            let lin = mask(&muls(&x, beta)?, BinaryOp::Gt, thr, dt)?;
+            let sg = un(&muls(&x, beta)?, Sigmoid)?;
+            mul(g, &add(&lin, &mul(&sg, &rsubs(1.0, &lin)?)?)?)?
+        }
+        Hardsigmoid => {
+            let x = x()?;
+            mul(g, &muls(&mul(&mask(&x, BinaryOp::Gt, -3.0, dt)?, &mask(&x, BinaryOp::Lt, 3.0, dt)?)?, 1.0 / 6.0)?)?
+        }
+        Hardswish => {
+            let x = x()?;
+            let mid = mul(&mask(&x, BinaryOp::Ge, -3.0, dt)?, &mask(&x, BinaryOp::Le, 3.0, dt)?)?;
+            let hi = mask(&x, BinaryOp::Gt, 3.0, dt)?;
+            let d = add(&mul(&mid, &adds(&muls(&x, 1.0 / 3.0)?, 0.5)?)?, &hi)?;
+            mul(g, &d)?
+        }
+        LogSigmoid => mul(g, &un(&un(&x()?, Neg)?, Sigmoid)?)?,
+        NanToNum(..) => {
+            let _no_grad = crate::autograd::GradModeGuard::new(false);
+            let fin = unary(&x()?.detach(), IsFinite)?.to_dtype(dt)?;
+            drop(_no_grad);
+            mul(g, &fin)?
+        }
+        BitwiseNot | LogicalNot | IsNan | IsInf | IsPosInf | IsNegInf | IsFinite => zeros_like(g)?,
+    })
+}
+
+/// `r` with NaN where `outside` is 1.
+fn add_nan_where(r: &Tensor, outside: &Tensor) -> Result<Tensor> {
+    // outside * NaN is NaN for 0 too, so build the NaN term as log(1 - 2*outside):
+    // log(1) = 0 inside, log(-1) = NaN outside.
+    let term = un(&rsubs(1.0, &muls(outside, 2.0)?)?, UnaryOp::Log)?;
+    add(r, &term)
+}
+
+/// elu family: `x > 0 ? g*scale : g * alpha*scale*iscale * exp(x*iscale)`.
+fn elu_grad(g: &Tensor, x: &Tensor, alpha: f64, scale: f64, iscale: f64) -> Result<Tensor> {
+    let dt = g.dtype();
+    let pos = mask(x, BinaryOp::Gt, 0.0, dt)?;
+    let neg = rsubs(1.0, &pos)?;
+    let negd = muls(&un(&muls(x, iscale)?, UnaryOp::Exp)?, alpha * scale * iscale)?;
+    mul(g, &add(&muls(&pos, scale)?, &mul(&neg, &negd)?)?)
+}
+
 /// Records the node of `op(x)` producing `out`.
 pub(crate) fn record_unary(x: &Tensor, op: UnaryOp, out: &Tensor) {
-    let name = match op {
-        UnaryOp::Neg => "NegBackward0",
-        UnaryOp::Abs => "AbsBackward0",
-        UnaryOp::Exp => "ExpBackward0",
-        UnaryOp::Log => "LogBackward0",
-        UnaryOp::Sqrt => "SqrtBackward0",
-        UnaryOp::Tanh => "TanhBackward0",
-        UnaryOp::Sigmoid => "SigmoidBackward0",
-        UnaryOp::Relu => "ReluBackward0",
-    };
+    if op.is_predicate() || op == UnaryOp::BitwiseNot {
+        return;
+    }
+    let name = unary_name(op);
     let saved_in = SavedTensor::input(x);
     let saved_out = SavedTensor::output(out, 0);
     let dtype = x.dtype();
     record(name, &[Some(x)], &[out], move || {
         rule(move |node, grads| {
             let Some(g) = g0(grads) else { return Ok(vec![None]) };
-            let r = match op {
-                UnaryOp::Neg => unary(&g, UnaryOp::Neg)?,
-                UnaryOp::Abs => {
-                    let xv = saved_in.unpack(node)?;
-                    let pos = binary(t(&xv), s(0.0), BinaryOp::Gt)?.to_dtype(g.dtype())?;
-                    let neg = binary(t(&xv), s(0.0), BinaryOp::Lt)?.to_dtype(g.dtype())?;
-                    binary(t(&g), t(&binary(t(&pos), t(&neg), BinaryOp::Sub)?), BinaryOp::Mul)?
-                }
-                UnaryOp::Exp => binary(t(&g), t(&saved_out.unpack(node)?), BinaryOp::Mul)?,
-                UnaryOp::Log => binary(t(&g), t(&saved_in.unpack(node)?), BinaryOp::Div)?,
-                UnaryOp::Sqrt => {
-                    let r = saved_out.unpack(node)?;
-                    binary(t(&g), t(&binary(t(&r), s(2.0), BinaryOp::Mul)?), BinaryOp::Div)?
-                }
-                UnaryOp::Tanh => {
-                    let r = saved_out.unpack(node)?;
-                    let d = binary(s(1.0), t(&binary(t(&r), t(&r), BinaryOp::Mul)?), BinaryOp::Sub)?;
-                    binary(t(&g), t(&d), BinaryOp::Mul)?
-                }
-                UnaryOp::Sigmoid => {
-                    let r = saved_out.unpack(node)?;
-                    let d = binary(t(&r), t(&binary(s(1.0), t(&r), BinaryOp::Sub)?), BinaryOp::Mul)?;
-                    binary(t(&g), t(&d), BinaryOp::Mul)?
-                }
-                UnaryOp::Relu => {
-                    let r = saved_out.unpack(node)?;
-                    let m = binary(t(&r), s(0.0), BinaryOp::Gt)?.to_dtype(g.dtype())?;
-                    binary(t(&g), t(&m), BinaryOp::Mul)?
-                }
-            };
+            let xf = || saved_in.unpack(node);
+            let yf = || saved_out.unpack(node);
+            let r = unary_grad(op, &g, &xf, &yf)?;
             let r = if r.dtype() != dtype && dtype.is_floating_point() { r.to_dtype(dtype)? } else { r };
             Ok(vec![Some(r)])
         })

@@ -35,6 +35,9 @@ macro_rules! float_dispatch {
 
 pub mod arith;
 mod arith_grad;
+mod binary_ext;
+pub mod math;
+mod unary_ext;
 pub mod copy;
 pub mod creation;
 pub mod einsum;
@@ -42,6 +45,10 @@ pub mod indexing;
 pub mod linalg;
 pub mod reduce;
 pub mod shape;
+pub mod reduction;
+pub mod softmax;
+pub mod sort;
+pub mod ternary;
 pub mod view;
 pub mod view_grad;
 

@@ -168,7 +168,7 @@ impl Tensor {
 }
 
 /// Broadcasts a reduction's gradient back over the reduced dims.
-fn expand_reduced(g: &Tensor, shape: &[usize], mask: &[bool], keepdim: bool) -> Result<Tensor> {
+pub(crate) fn expand_reduced(g: &Tensor, shape: &[usize], mask: &[bool], keepdim: bool) -> Result<Tensor> {
     let mut g = g.clone();
     if !keepdim {
         for (d, &m) in mask.iter().enumerate() {

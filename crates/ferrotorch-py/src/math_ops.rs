@@ -1,0 +1,415 @@
+//! Bindings of the elementwise and reduction op set (`ferrotorch._C._math_*`).
+//! The Python module `ferrotorch._math_ops` gives them PyTorch's signatures
+//! and attaches them as functions and `Tensor` methods; these functions take
+//! already-normalised arguments.
+
+use crate::args::{dims_of, number_of, type_name};
+use crate::dtype::opt_dtype;
+use crate::errors::IntoPyResult;
+use crate::tensor::{tensor_of, wrap, wrap_tuple, PyTensor};
+use ferrotorch::ops::arith::{binary, unary, update_with, BinaryOp, Operand, UnaryOp};
+use ferrotorch::ops::ternary::Arg;
+use ferrotorch::Tensor;
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::PyTuple;
+
+/// A tensor or a Python number.
+fn arg_of(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Arg> {
+    if let Ok(t) = obj.cast::<PyTensor>() {
+        return Ok(Arg::T(t.get().t.clone()));
+    }
+    number_of(obj)
+        .map(Arg::S)
+        .ok_or_else(|| PyTypeError::new_err(format!("{what}: expected Tensor or Number, but got {}", type_name(obj))))
+}
+
+fn opt_arg(obj: Option<&Bound<'_, PyAny>>, what: &str) -> PyResult<Option<Arg>> {
+    match obj {
+        None => Ok(None),
+        Some(o) if o.is_none() => Ok(None),
+        Some(o) => Ok(Some(arg_of(o, what)?)),
+    }
+}
+
+fn f(p: Option<f64>, default: f64) -> f64 {
+    p.unwrap_or(default)
+}
+
+/// The unary op called `name` with up to three numeric parameters.
+fn unary_op(name: &str, p0: Option<f64>, p1: Option<f64>, p2: Option<f64>) -> PyResult<UnaryOp> {
+    use UnaryOp::*;
+    Ok(match name {
+        "neg" | "negative" => Neg,
+        "abs" | "absolute" => Abs,
+        "exp" => Exp,
+        "log" => Log,
+        "sqrt" => Sqrt,
+        "tanh" => Tanh,
+        "sigmoid" => Sigmoid,
+        "relu" => Relu,
+        "sign" => Sign,
+        "rsqrt" => Rsqrt,
+        "exp2" => Exp2,
+        "expm1" => Expm1,
+        "log2" => Log2,
+        "log10" => Log10,
+        "log1p" => Log1p,
+        "sin" => Sin,
+        "cos" => Cos,
+        "tan" => Tan,
+        "asin" => Asin,
+        "acos" => Acos,
+        "atan" => Atan,
+        "sinh" => Sinh,
+        "cosh" => Cosh,
+        "asinh" => Asinh,
+        "acosh" => Acosh,
+        "atanh" => Atanh,
+        "logit" => Logit(p0.unwrap_or(-1.0)),
+        "erf" => Erf,
+        "erfc" => Erfc,
+        "erfinv" => Erfinv,
+        "floor" => Floor,
+        "ceil" => Ceil,
+        "round" => match p0 {
+            Some(d) if d != 0.0 => RoundDecimals(d as i64),
+            _ => Round,
+        },
+        "trunc" | "fix" => Trunc,
+        "frac" => Frac,
+        "reciprocal" => Reciprocal,
+        "hardtanh" => Hardtanh(f(p0, -1.0), f(p1, 1.0)),
+        "relu6" => Hardtanh(0.0, 6.0),
+        "leaky_relu" => LeakyRelu(f(p0, 0.01)),
+        "elu" => Elu(f(p0, 1.0), f(p1, 1.0), f(p2, 1.0)),
+        "selu" => Elu(1.673_263_242_354_377_3, 1.050_700_987_355_480_5, 1.0),
+        "celu" => Celu(f(p0, 1.0)),
+        "gelu" => Gelu(p0.is_some_and(|v| v != 0.0)),
+        "silu" => Silu,
+        "mish" => Mish,
+        "softplus" => Softplus(f(p0, 1.0), f(p1, 20.0)),
+        "hardsigmoid" => Hardsigmoid,
+        "hardswish" => Hardswish,
+        "logsigmoid" => LogSigmoid,
+        "bitwise_not" => BitwiseNot,
+        "logical_not" => LogicalNot,
+        "isnan" => IsNan,
+        "isinf" => IsInf,
+        "isposinf" => IsPosInf,
+        "isneginf" => IsNegInf,
+        "isfinite" => IsFinite,
+        "nan_to_num" => NanToNum(f(p0, 0.0), p1, p2),
+        _ => return Err(PyValueError::new_err(format!("unknown unary op {name}"))),
+    })
+}
+
+fn binary_op(name: &str) -> PyResult<BinaryOp> {
+    use BinaryOp::*;
+    Ok(match name {
+        "add" => Add,
+        "sub" => Sub,
+        "mul" => Mul,
+        "div" => Div,
+        "div_trunc" => DivTrunc,
+        "div_floor" => DivFloor,
+        "remainder" => Remainder,
+        "fmod" => Fmod,
+        "pow" => Pow,
+        "atan2" => Atan2,
+        "maximum" => Maximum,
+        "minimum" => Minimum,
+        "fmax" => Fmax,
+        "fmin" => Fmin,
+        "hypot" => Hypot,
+        "logaddexp" => LogAddExp,
+        "copysign" => CopySign,
+        "bitwise_and" => BitAnd,
+        "bitwise_or" => BitOr,
+        "bitwise_xor" => BitXor,
+        "bitwise_left_shift" => Shl,
+        "bitwise_right_shift" => Shr,
+        "logical_and" => LogicalAnd,
+        "logical_or" => LogicalOr,
+        "logical_xor" => LogicalXor,
+        "eq" => Eq,
+        "ne" => Ne,
+        "lt" => Lt,
+        "le" => Le,
+        "gt" => Gt,
+        "ge" => Ge,
+        _ => return Err(PyValueError::new_err(format!("unknown binary op {name}"))),
+    })
+}
+
+/// Runs `f` out of place, or in place on `input` (the `op_` forms).
+fn run<'py>(
+    py: Python<'py>,
+    input: &Bound<'py, PyAny>,
+    inplace: bool,
+    others_rg: bool,
+    f: impl FnOnce(&Tensor) -> ferrotorch::Result<Tensor>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let x = tensor_of(input)?;
+    if inplace {
+        crate::tensor::check_inplace_leaf(&x)?;
+        update_with(&x, others_rg, f).py()?;
+        return Ok(input.clone());
+    }
+    wrap(py, f(&x).py()?)
+}
+
+fn requires_grad(a: &Arg) -> bool {
+    matches!(a, Arg::T(t) if t.requires_grad())
+}
+
+/// `op(input)` for a named unary op with numeric parameters.
+#[pyfunction]
+#[pyo3(signature = (name, input, p0=None, p1=None, p2=None, inplace=false))]
+pub fn _math_unary<'py>(py: Python<'py>, name: &str, input: &Bound<'py, PyAny>, p0: Option<f64>, p1: Option<f64>, p2: Option<f64>, inplace: bool) -> PyResult<Bound<'py, PyAny>> {
+    let op = unary_op(name, p0, p1, p2)?;
+    run(py, input, inplace, false, |x| unary(x, op))
+}
+
+/// `input <op> other`; either side may be a Python number (not both).
+#[pyfunction]
+#[pyo3(signature = (name, input, other, inplace=false))]
+pub fn _math_binary<'py>(py: Python<'py>, name: &str, input: &Bound<'py, PyAny>, other: &Bound<'py, PyAny>, inplace: bool) -> PyResult<Bound<'py, PyAny>> {
+    let op = binary_op(name)?;
+    let b = arg_of(other, name)?;
+    if input.cast::<PyTensor>().is_err() {
+        // A number on the left: torch.atan2(2.0, x) style calls.
+        let a = arg_of(input, name)?;
+        if let Arg::S(_) = b {
+            return Err(PyTypeError::new_err(format!("{name}(): at least one argument must be a Tensor")));
+        }
+        return wrap(py, binary(a.op(), b.op(), op).py()?);
+    }
+    let rg = requires_grad(&b);
+    run(py, input, inplace, rg, |x| binary(Operand::T(x), b.op(), op))
+}
+
+/// `clamp(input, min, max)` with scalar or tensor bounds.
+#[pyfunction]
+#[pyo3(signature = (input, min=None, max=None, inplace=false))]
+pub fn _math_clamp<'py>(py: Python<'py>, input: &Bound<'py, PyAny>, min: Option<&Bound<'py, PyAny>>, max: Option<&Bound<'py, PyAny>>, inplace: bool) -> PyResult<Bound<'py, PyAny>> {
+    let (lo, hi) = (opt_arg(min, "clamp")?, opt_arg(max, "clamp")?);
+    let rg = lo.as_ref().is_some_and(requires_grad) || hi.as_ref().is_some_and(requires_grad);
+    run(py, input, inplace, rg, |x| x.clamp(lo, hi))
+}
+
+/// `lerp(input, end, weight)`.
+#[pyfunction]
+#[pyo3(signature = (input, end, weight, inplace=false))]
+pub fn _math_lerp<'py>(py: Python<'py>, input: &Bound<'py, PyAny>, end: &Bound<'py, PyAny>, weight: &Bound<'py, PyAny>, inplace: bool) -> PyResult<Bound<'py, PyAny>> {
+    let e = tensor_of(end)?;
+    let w = arg_of(weight, "lerp")?;
+    let rg = e.requires_grad() || requires_grad(&w);
+    run(py, input, inplace, rg, |x| x.lerp(&e, w))
+}
+
+/// `addcmul` / `addcdiv`.
+#[pyfunction]
+#[pyo3(signature = (input, tensor1, tensor2, value, div, inplace=false))]
+pub fn _math_addc<'py>(py: Python<'py>, input: &Bound<'py, PyAny>, tensor1: &Bound<'py, PyAny>, tensor2: &Bound<'py, PyAny>, value: &Bound<'py, PyAny>, div: bool, inplace: bool) -> PyResult<Bound<'py, PyAny>> {
+    let (a, b) = (tensor_of(tensor1)?, tensor_of(tensor2)?);
+    let v = number_of(value).ok_or_else(|| PyTypeError::new_err("addcmul(): argument 'value' must be Number"))?;
+    let rg = a.requires_grad() || b.requires_grad();
+    run(py, input, inplace, rg, |x| x.addc(&a, &b, v, div))
+}
+
+fn one_dim(dim: Option<&Bound<'_, PyAny>>) -> PyResult<Option<i64>> {
+    match dims_of(dim)? {
+        None => Ok(None),
+        Some(v) if v.len() == 1 => Ok(Some(v[0])),
+        Some(_) => Err(PyTypeError::new_err("expected a single dim (int)")),
+    }
+}
+
+/// `prod(input, dim=None, keepdim, dtype)`.
+#[pyfunction]
+#[pyo3(signature = (input, dim=None, keepdim=false, dtype=None))]
+pub fn _math_prod<'py>(py: Python<'py>, input: &Bound<'py, PyAny>, dim: Option<&Bound<'py, PyAny>>, keepdim: bool, dtype: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyAny>> {
+    let x = tensor_of(input)?;
+    wrap(py, x.prod_dim(one_dim(dim)?, keepdim, opt_dtype(dtype)?).py()?)
+}
+
+/// `amax`/`amin(input, dim=(), keepdim)`.
+#[pyfunction]
+#[pyo3(signature = (input, dim=None, keepdim=false, max=true))]
+pub fn _math_amax<'py>(py: Python<'py>, input: &Bound<'py, PyAny>, dim: Option<&Bound<'py, PyAny>>, keepdim: bool, max: bool) -> PyResult<Bound<'py, PyAny>> {
+    let x = tensor_of(input)?;
+    let d = dims_of(dim)?;
+    wrap(py, x.amax_dims(d.as_deref(), keepdim, max).py()?)
+}
+
+/// `max()`/`min()` of everything, or `(values, indices)` along `dim`.
+#[pyfunction]
+#[pyo3(signature = (input, dim=None, keepdim=false, max=true))]
+pub fn _math_max<'py>(py: Python<'py>, input: &Bound<'py, PyAny>, dim: Option<i64>, keepdim: bool, max: bool) -> PyResult<Bound<'py, PyAny>> {
+    let x = tensor_of(input)?;
+    match dim {
+        None => wrap(py, x.max_all(max).py()?),
+        Some(d) => {
+            let (v, i) = x.max_dim(d, keepdim, max).py()?;
+            Ok(wrap_tuple(py, vec![v, i])?.into_any())
+        }
+    }
+}
+
+/// `argmax`/`argmin(input, dim=None, keepdim)`.
+#[pyfunction]
+#[pyo3(signature = (input, dim=None, keepdim=false, max=true))]
+pub fn _math_argmax<'py>(py: Python<'py>, input: &Bound<'py, PyAny>, dim: Option<i64>, keepdim: bool, max: bool) -> PyResult<Bound<'py, PyAny>> {
+    wrap(py, tensor_of(input)?.argmax_dim(dim, keepdim, max).py()?)
+}
+
+/// `var`/`std` (and `var_mean`/`std_mean` with `with_mean`).
+#[pyfunction]
+#[pyo3(signature = (input, dim=None, correction=1.0, keepdim=false, std=false, with_mean=false))]
+pub fn _math_var<'py>(py: Python<'py>, input: &Bound<'py, PyAny>, dim: Option<&Bound<'py, PyAny>>, correction: f64, keepdim: bool, std: bool, with_mean: bool) -> PyResult<Bound<'py, PyAny>> {
+    let x = tensor_of(input)?;
+    let d = dims_of(dim)?;
+    if with_mean {
+        let (v, m) = x.var_mean(d.as_deref(), correction, keepdim, std).py()?;
+        return Ok(wrap_tuple(py, vec![v, m])?.into_any());
+    }
+    let r = if std { x.std_dims(d.as_deref(), correction, keepdim) } else { x.var_dims(d.as_deref(), correction, keepdim) };
+    wrap(py, r.py()?)
+}
+
+/// `linalg.vector_norm(input, ord, dim, keepdim, dtype)`.
+#[pyfunction]
+#[pyo3(signature = (input, ord=2.0, dim=None, keepdim=false, dtype=None))]
+pub fn _math_vector_norm<'py>(py: Python<'py>, input: &Bound<'py, PyAny>, ord: f64, dim: Option<&Bound<'py, PyAny>>, keepdim: bool, dtype: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyAny>> {
+    let x = tensor_of(input)?;
+    let d = dims_of(dim)?;
+    wrap(py, x.vector_norm(ord, d.as_deref(), keepdim, opt_dtype(dtype)?).py()?)
+}
+
+/// `logsumexp(input, dim, keepdim)`.
+#[pyfunction]
+#[pyo3(signature = (input, dim=None, keepdim=false))]
+pub fn _math_logsumexp<'py>(py: Python<'py>, input: &Bound<'py, PyAny>, dim: Option<&Bound<'py, PyAny>>, keepdim: bool) -> PyResult<Bound<'py, PyAny>> {
+    let d = dims_of(dim)?;
+    wrap(py, tensor_of(input)?.logsumexp(d.as_deref(), keepdim).py()?)
+}
+
+/// `all`/`any(input, dim=None, keepdim)`.
+#[pyfunction]
+#[pyo3(signature = (input, dim=None, keepdim=false, all=true))]
+pub fn _math_all<'py>(py: Python<'py>, input: &Bound<'py, PyAny>, dim: Option<&Bound<'py, PyAny>>, keepdim: bool, all: bool) -> PyResult<Bound<'py, PyAny>> {
+    let d = dims_of(dim)?;
+    wrap(py, tensor_of(input)?.all_any(d.as_deref(), keepdim, all).py()?)
+}
+
+/// `count_nonzero(input, dim=None)`.
+#[pyfunction]
+#[pyo3(signature = (input, dim=None))]
+pub fn _math_count_nonzero<'py>(py: Python<'py>, input: &Bound<'py, PyAny>, dim: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyAny>> {
+    let d = dims_of(dim)?;
+    wrap(py, tensor_of(input)?.count_nonzero(d.as_deref()).py()?)
+}
+
+/// `cumsum`/`cumprod(input, dim, dtype)`.
+#[pyfunction]
+#[pyo3(signature = (input, dim, dtype=None, prod=false))]
+pub fn _math_cumulative<'py>(py: Python<'py>, input: &Bound<'py, PyAny>, dim: i64, dtype: Option<&Bound<'py, PyAny>>, prod: bool) -> PyResult<Bound<'py, PyAny>> {
+    wrap(py, tensor_of(input)?.cumulative(dim, opt_dtype(dtype)?, prod).py()?)
+}
+
+/// `cummax`/`cummin(input, dim)`.
+#[pyfunction]
+#[pyo3(signature = (input, dim, max=true))]
+pub fn _math_cum_extreme<'py>(py: Python<'py>, input: &Bound<'py, PyAny>, dim: i64, max: bool) -> PyResult<Bound<'py, PyTuple>> {
+    let (v, i) = tensor_of(input)?.cum_extreme(dim, max).py()?;
+    wrap_tuple(py, vec![v, i])
+}
+
+/// `sort(input, dim, descending)`.
+#[pyfunction]
+#[pyo3(signature = (input, dim=-1, descending=false))]
+pub fn _math_sort<'py>(py: Python<'py>, input: &Bound<'py, PyAny>, dim: i64, descending: bool) -> PyResult<Bound<'py, PyTuple>> {
+    let (v, i) = tensor_of(input)?.sort_dim(dim, descending).py()?;
+    wrap_tuple(py, vec![v, i])
+}
+
+/// `topk(input, k, dim, largest)` (always sorted).
+#[pyfunction]
+#[pyo3(signature = (input, k, dim=-1, largest=true))]
+pub fn _math_topk<'py>(py: Python<'py>, input: &Bound<'py, PyAny>, k: i64, dim: i64, largest: bool) -> PyResult<Bound<'py, PyTuple>> {
+    let (v, i) = tensor_of(input)?.topk(k, dim, largest).py()?;
+    wrap_tuple(py, vec![v, i])
+}
+
+/// `kthvalue(input, k, dim, keepdim)`.
+#[pyfunction]
+#[pyo3(signature = (input, k, dim=-1, keepdim=false))]
+pub fn _math_kthvalue<'py>(py: Python<'py>, input: &Bound<'py, PyAny>, k: i64, dim: i64, keepdim: bool) -> PyResult<Bound<'py, PyTuple>> {
+    let (v, i) = tensor_of(input)?.kthvalue(k, dim, keepdim).py()?;
+    wrap_tuple(py, vec![v, i])
+}
+
+/// `median(input)` or `median(input, dim, keepdim)`.
+#[pyfunction]
+#[pyo3(signature = (input, dim=None, keepdim=false))]
+pub fn _math_median<'py>(py: Python<'py>, input: &Bound<'py, PyAny>, dim: Option<i64>, keepdim: bool) -> PyResult<Bound<'py, PyAny>> {
+    let x = tensor_of(input)?;
+    match dim {
+        None => wrap(py, x.median_all().py()?),
+        Some(d) => {
+            let (v, i) = x.median_dim(d, keepdim).py()?;
+            Ok(wrap_tuple(py, vec![v, i])?.into_any())
+        }
+    }
+}
+
+/// `mode(input, dim, keepdim)`.
+#[pyfunction]
+#[pyo3(signature = (input, dim=-1, keepdim=false))]
+pub fn _math_mode<'py>(py: Python<'py>, input: &Bound<'py, PyAny>, dim: i64, keepdim: bool) -> PyResult<Bound<'py, PyTuple>> {
+    let (v, i) = tensor_of(input)?.mode(dim, keepdim).py()?;
+    wrap_tuple(py, vec![v, i])
+}
+
+/// `unique(input)` over the flattened tensor: (values, inverse, counts).
+#[pyfunction]
+pub fn _math_unique<'py>(py: Python<'py>, input: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyTuple>> {
+    let (v, i, c) = tensor_of(input)?.unique().py()?;
+    wrap_tuple(py, vec![v, i, c])
+}
+
+/// `softmax`/`log_softmax(input, dim, dtype)`.
+#[pyfunction]
+#[pyo3(signature = (input, dim, dtype=None, log=false))]
+pub fn _math_softmax<'py>(py: Python<'py>, input: &Bound<'py, PyAny>, dim: i64, dtype: Option<&Bound<'py, PyAny>>, log: bool) -> PyResult<Bound<'py, PyAny>> {
+    wrap(py, tensor_of(input)?.softmax(dim, opt_dtype(dtype)?, log).py()?)
+}
+
+/// Registers every function of this file on the module.
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(_math_unary, m)?)?;
+    m.add_function(wrap_pyfunction!(_math_binary, m)?)?;
+    m.add_function(wrap_pyfunction!(_math_clamp, m)?)?;
+    m.add_function(wrap_pyfunction!(_math_lerp, m)?)?;
+    m.add_function(wrap_pyfunction!(_math_addc, m)?)?;
+    m.add_function(wrap_pyfunction!(_math_prod, m)?)?;
+    m.add_function(wrap_pyfunction!(_math_amax, m)?)?;
+    m.add_function(wrap_pyfunction!(_math_max, m)?)?;
+    m.add_function(wrap_pyfunction!(_math_argmax, m)?)?;
+    m.add_function(wrap_pyfunction!(_math_var, m)?)?;
+    m.add_function(wrap_pyfunction!(_math_vector_norm, m)?)?;
+    m.add_function(wrap_pyfunction!(_math_logsumexp, m)?)?;
+    m.add_function(wrap_pyfunction!(_math_all, m)?)?;
+    m.add_function(wrap_pyfunction!(_math_count_nonzero, m)?)?;
+    m.add_function(wrap_pyfunction!(_math_cumulative, m)?)?;
+    m.add_function(wrap_pyfunction!(_math_cum_extreme, m)?)?;
+    m.add_function(wrap_pyfunction!(_math_sort, m)?)?;
+    m.add_function(wrap_pyfunction!(_math_topk, m)?)?;
+    m.add_function(wrap_pyfunction!(_math_kthvalue, m)?)?;
+    m.add_function(wrap_pyfunction!(_math_median, m)?)?;
+    m.add_function(wrap_pyfunction!(_math_mode, m)?)?;
+    m.add_function(wrap_pyfunction!(_math_unique, m)?)?;
+    m.add_function(wrap_pyfunction!(_math_softmax, m)?)?;
+    Ok(())
+}

@@ -1,0 +1,803 @@
+//! Reductions beyond `sum`/`mean`: prod, amax/amin, max/min with indices,
+//! argmax/argmin, var/std, vector norms, logsumexp, all/any, count_nonzero,
+//! and the scans (cumsum, cumprod, cummax, cummin).
+//!
+//! Every kernel here works on [`Rows`]: the input with its reduced dims moved
+//! last and made contiguous, so a reduction is a function of one `&[T]` row.
+//! That keeps each op a few lines; a faster strided kernel can replace a row
+//! function later without changing the op.
+
+use super::arith::{binary, unary, BinaryOp, Operand, UnaryOp};
+use super::arith_grad::{add, div, g0, mask, mul, muls, sub, un, zeros_like};
+use super::creation::pretty;
+use super::reduce::{expand_reduced, reduced_dims};
+use crate::autograd::{record, rule, GradModeGuard, SavedTensor};
+use crate::Tensor;
+use ferrotorch_core::error::wrap_dim;
+use ferrotorch_core::{dispatch_dtype, DType, Element, Error, Result, Scalar};
+
+/// A tensor's reduced dims laid out last and contiguous: `outer` rows of `inner`.
+pub(crate) struct Rows {
+    /// Contiguous data, rows one after the other.
+    pub t: Tensor,
+    /// Number of rows (product of the kept dims).
+    pub outer: usize,
+    /// Length of each row (product of the reduced dims).
+    pub inner: usize,
+    /// Output shape with reduced dims kept as 1.
+    pub keep_shape: Vec<usize>,
+    /// Output shape with reduced dims dropped.
+    pub drop_shape: Vec<usize>,
+}
+
+impl Rows {
+    /// Lays `x` out so the dims in `mask` are the last ones.
+    pub fn new(x: &Tensor, mask: &[bool]) -> Result<Rows> {
+        let _no_grad = GradModeGuard::new(false);
+        let nd = x.ndim();
+        let mut perm: Vec<i64> = (0..nd).filter(|&d| !mask[d]).map(|d| d as i64).collect();
+        perm.extend((0..nd).filter(|&d| mask[d]).map(|d| d as i64));
+        let t = if nd == 0 { x.clone() } else { x.permute(&perm)?.contiguous()? };
+        let inner: usize = (0..nd).filter(|&d| mask[d]).map(|d| x.shape()[d]).product();
+        let outer: usize = (0..nd).filter(|&d| !mask[d]).map(|d| x.shape()[d]).product();
+        let keep_shape = (0..nd).map(|d| if mask[d] { 1 } else { x.shape()[d] }).collect();
+        let drop_shape = (0..nd).filter(|&d| !mask[d]).map(|d| x.shape()[d]).collect();
+        Ok(Rows { t, outer, inner, keep_shape, drop_shape })
+    }
+
+    /// The output shape.
+    pub fn shape(&self, keepdim: bool) -> &[usize] {
+        if keepdim {
+            &self.keep_shape
+        } else {
+            &self.drop_shape
+        }
+    }
+
+    /// The data as a slice of `T` (must be the tensor's dtype).
+    pub fn data<T: Element>(&self) -> &[T] {
+        debug_assert_eq!(T::DTYPE, self.t.dtype());
+        // SAFETY: `t` is contiguous with `outer * inner` elements of its dtype,
+        // and callers dispatch `T` on that dtype.
+        unsafe { std::slice::from_raw_parts(self.t.data_ptr() as *const T, self.t.numel()) }
+    }
+
+    /// Applies `f` to every row, collecting one value per row.
+    pub fn map<T: Element, O>(&self, f: impl Fn(&[T]) -> O) -> Vec<O> {
+        let d = self.data::<T>();
+        (0..self.outer).map(|r| f(&d[r * self.inner..(r + 1) * self.inner])).collect()
+    }
+}
+
+/// One dim as a mask.
+fn dim_mask(dim: i64, ndim: usize) -> Result<(usize, Vec<bool>)> {
+    let d = wrap_dim(dim, ndim)?;
+    let mut m = vec![false; ndim];
+    if ndim > 0 {
+        m[d] = true;
+    }
+    Ok((d, m))
+}
+
+/// PyTorch's error for reducing an empty dim where no identity exists.
+fn check_nonempty(name: &str, x: &Tensor, mask: &[bool], dim: Option<usize>) -> Result<()> {
+    if x.numel() != 0 {
+        return Ok(());
+    }
+    match dim {
+        Some(d) if x.ndim() > 0 && x.shape()[d] == 0 => {
+            Err(Error::index(format!("{name}(): Expected reduction dim {d} to have non-zero size.")))
+        }
+        Some(_) => Ok(()),
+        None => {
+            if let Some(d) = (0..x.ndim()).find(|&d| mask[d] && x.shape()[d] == 0) {
+                if mask.iter().all(|&m| m) && name != "amax" && name != "amin" {
+                    return Err(Error::runtime(format!(
+                        "{name}(): Expected reduction dim to be specified for input.numel() == 0. Specify the reduction dim with the 'dim' argument."
+                    )));
+                }
+                return Err(Error::index(format!("{name}(): Expected reduction dim {d} to have non-zero size.")));
+            }
+            Ok(())
+        }
+    }
+}
+
+/// The larger of two values with NaN winning (`max`), or the smaller (`min`).
+#[inline(always)]
+fn pick<T: Element>(best: T, v: T, max: bool) -> bool {
+    // True when `v` should replace `best`.
+    if best != best {
+        return false;
+    }
+    v != v || if max { v > best } else { v < best }
+}
+
+fn shape_i64(s: &[usize]) -> Vec<i64> {
+    s.iter().map(|&v| v as i64).collect()
+}
+
+/// Casts a gradient back to the input's dtype.
+fn cast_to(g: Tensor, dt: DType) -> Result<Tensor> {
+    if g.dtype() != dt && dt.is_floating_point() {
+        g.to_dtype(dt)
+    } else {
+        Ok(g)
+    }
+}
+
+/// `grad * (x == result) / count`: the gradient of a reduction whose result
+/// equals some inputs (max/min/amax/amin/median over all), split evenly.
+fn evenly_distribute(g: &Tensor, x: &Tensor, result: &Tensor, mask_dims: &[bool], keepdim: bool) -> Result<Tensor> {
+    let shape = x.shape().to_vec();
+    let r = expand_reduced(&result.detach(), &shape, mask_dims, keepdim)?;
+    let hits = {
+        let _no_grad = GradModeGuard::new(false);
+        let eq = binary(Operand::T(&x.detach()), Operand::T(&r), BinaryOp::Eq)?;
+        // NaN results select the NaN inputs.
+        let both_nan = binary(
+            Operand::T(&unary(&x.detach(), UnaryOp::IsNan)?),
+            Operand::T(&unary(&r, UnaryOp::IsNan)?),
+            BinaryOp::LogicalAnd,
+        )?;
+        binary(Operand::T(&eq), Operand::T(&both_nan), BinaryOp::LogicalOr)?.to_dtype(g.dtype())?
+    };
+    let dims: Vec<i64> = (0..shape.len()).filter(|&d| mask_dims[d]).map(|d| d as i64).collect();
+    let count = {
+        let _no_grad = GradModeGuard::new(false);
+        hits.sum_dims(Some(&dims), true, None)?
+    };
+    let ge = expand_reduced(g, &shape, mask_dims, keepdim)?;
+    div(&mul(&ge, &hits)?, &count)
+}
+
+impl Tensor {
+    /// `prod(dim=None, keepdim, dtype)`: integers multiply in `int64`.
+    /// Records `ProdBackward0` (all) or `ProdBackward1` (one dim).
+    pub fn prod_dim(&self, dim: Option<i64>, keepdim: bool, dtype: Option<DType>) -> Result<Tensor> {
+        let x = match dtype {
+            Some(d) => self.to_dtype(d)?,
+            None => self.clone(),
+        };
+        let mask = match dim {
+            Some(d) => dim_mask(d, x.ndim())?.1,
+            None => vec![true; x.ndim()],
+        };
+        let out = {
+            let _no_grad = GradModeGuard::new(false);
+            let rows = Rows::new(&x, &mask)?;
+            let shape = rows.shape(keepdim || (dim.is_none() && false)).to_vec();
+            let shape = if dim.is_none() { vec![] } else { shape };
+            if x.dtype().is_floating_point() {
+                let v: Vec<f64> = dispatch_dtype!(x.dtype(), T => rows.map::<T, f64>(|r| r.iter().fold(1.0, |a, &v| a * v.to_f64())));
+                Tensor::from_vec(v, &shape)?.to_dtype(x.dtype())?
+            } else {
+                let v: Vec<i64> = dispatch_dtype!(x.dtype(), T => rows.map::<T, i64>(|r| r.iter().fold(1i64, |a, &v| a.wrapping_mul(v.to_i64()))));
+                Tensor::from_vec(v, &shape)?.to_dtype(dtype.unwrap_or(DType::Int64))?
+            }
+        };
+        if out.dtype().is_floating_point() {
+            let name = if dim.is_none() { "ProdBackward0" } else { "ProdBackward1" };
+            let (sx, so, dt) = (SavedTensor::input(&x), SavedTensor::output(&out, 0), x.dtype());
+            let keep = keepdim && dim.is_some();
+            record(name, &[Some(&x)], &[&out], move || {
+                rule(move |node, g| {
+                    let Some(g) = g0(g) else { return Ok(vec![None]) };
+                    let (x, r) = (sx.unpack(node)?, so.unpack(node)?);
+                    Ok(vec![Some(cast_to(prod_grad(&g, &x, &r, &mask, keep)?, dt)?)])
+                })
+            });
+        }
+        Ok(out)
+    }
+
+    /// `amax(dim, keepdim)` / `amin` (NaN propagates). Records `AmaxBackward0`.
+    pub fn amax_dims(&self, dims: Option<&[i64]>, keepdim: bool, max: bool) -> Result<Tensor> {
+        let name = if max { "amax" } else { "amin" };
+        let mask = reduced_dims(dims, self.ndim())?;
+        check_nonempty(name, self, &mask, None)?;
+        let out = {
+            let rows = Rows::new(self, &mask)?;
+            dispatch_dtype!(self.dtype(), T => {
+                let v = rows.map::<T, T>(|r| r.iter().skip(1).fold(r[0], |b, &v| if pick(b, v, max) { v } else { b }));
+                Tensor::from_vec(v, rows.shape(keepdim))?
+            })
+        };
+        let node = if max { "AmaxBackward0" } else { "AminBackward0" };
+        self.record_even(node, &out, mask, keepdim);
+        Ok(out)
+    }
+
+    /// Records a node whose gradient is split evenly over the inputs equal to
+    /// the result (max/min/amax/amin over dims).
+    fn record_even(&self, name: &'static str, out: &Tensor, mask: Vec<bool>, keepdim: bool) {
+        if !out.dtype().is_floating_point() {
+            return;
+        }
+        let (sx, so, dt) = (SavedTensor::input(self), SavedTensor::output(out, 0), self.dtype());
+        record(name, &[Some(self)], &[out], move || {
+            rule(move |node, g| {
+                let Some(g) = g0(g) else { return Ok(vec![None]) };
+                let r = evenly_distribute(&g, &sx.unpack(node)?, &so.unpack(node)?, &mask, keepdim)?;
+                Ok(vec![Some(cast_to(r, dt)?)])
+            })
+        });
+    }
+
+    /// `max()` / `min()` over every element. Records `MaxBackward1`/`MinBackward1`.
+    pub fn max_all(&self, max: bool) -> Result<Tensor> {
+        let name = if max { "max" } else { "min" };
+        if self.numel() == 0 {
+            return Err(Error::runtime(format!(
+                "{name}(): Expected reduction dim to be specified for input.numel() == 0. Specify the reduction dim with the 'dim' argument."
+            )));
+        }
+        let out = {
+            let _no_grad = GradModeGuard::new(false);
+            self.amax_dims(None, false, max)?
+        };
+        let node = if max { "MaxBackward1" } else { "MinBackward1" };
+        self.record_even(node, &out, vec![true; self.ndim()], false);
+        Ok(out)
+    }
+
+    /// `max(dim, keepdim)` / `min`: values and int64 indices (first NaN, else
+    /// first extreme). Records `MaxBackward0`/`MinBackward0`.
+    pub fn max_dim(&self, dim: i64, keepdim: bool, max: bool) -> Result<(Tensor, Tensor)> {
+        let name = if max { "max" } else { "min" };
+        let (d, mask) = dim_mask(dim, self.ndim())?;
+        check_nonempty(name, self, &mask, Some(d))?;
+        let (vals, idx) = {
+            let rows = Rows::new(self, &mask)?;
+            let shape = rows.shape(keepdim).to_vec();
+            dispatch_dtype!(self.dtype(), T => {
+                let r = rows.map::<T, (T, i64)>(|r| arg_extreme(r, max));
+                let (v, i): (Vec<T>, Vec<i64>) = r.into_iter().unzip();
+                (Tensor::from_vec(v, &shape)?, Tensor::from_vec(i, &shape)?)
+            })
+        };
+        let node = if max { "MaxBackward0" } else { "MinBackward0" };
+        record_indexed(node, self, &vals, &idx, d, keepdim);
+        Ok((vals, idx))
+    }
+
+    /// `argmax(dim=None, keepdim)` / `argmin`.
+    pub fn argmax_dim(&self, dim: Option<i64>, keepdim: bool, max: bool) -> Result<Tensor> {
+        let name = if max { "argmax" } else { "argmin" };
+        let _no_grad = GradModeGuard::new(false);
+        match dim {
+            Some(d) => {
+                let (dd, mask) = dim_mask(d, self.ndim())?;
+                check_nonempty(name, self, &mask, Some(dd))?;
+                let rows = Rows::new(self, &mask)?;
+                let v: Vec<i64> = dispatch_dtype!(self.dtype(), T => rows.map::<T, i64>(|r| arg_extreme(r, max).1));
+                Tensor::from_vec(v, rows.shape(keepdim))
+            }
+            None => {
+                if self.numel() == 0 {
+                    return Err(Error::runtime(format!(
+                        "{name}(): Expected reduction dim to be specified for input.numel() == 0."
+                    )));
+                }
+                let flat = self.reshape(&[-1])?;
+                let r = flat.argmax_dim(Some(0), false, max)?;
+                if keepdim {
+                    r.reshape(&vec![1; self.ndim()])
+                } else {
+                    Ok(r)
+                }
+            }
+        }
+    }
+
+    /// `var(dim, correction, keepdim)` (floats only). Records `VarBackward0`.
+    pub fn var_dims(&self, dims: Option<&[i64]>, correction: f64, keepdim: bool) -> Result<Tensor> {
+        let (v, _) = self.var_mean_raw(dims, correction, keepdim, "var")?;
+        let mask = reduced_dims(dims, self.ndim())?;
+        let n = reduced_count(self, &mask);
+        let (sx, dt) = (SavedTensor::input(self), self.dtype());
+        record("VarBackward0", &[Some(self)], &[&v], move || {
+            rule(move |node, g| {
+                let Some(g) = g0(g) else { return Ok(vec![None]) };
+                let x = sx.unpack(node)?;
+                Ok(vec![Some(cast_to(var_grad(&g, &x, &mask, keepdim, correction, n)?, dt)?)])
+            })
+        });
+        Ok(v)
+    }
+
+    /// `std(dim, correction, keepdim)`. Records `StdBackward0`.
+    pub fn std_dims(&self, dims: Option<&[i64]>, correction: f64, keepdim: bool) -> Result<Tensor> {
+        let (v, _) = self.var_mean_raw(dims, correction, keepdim, "std")?;
+        let s = {
+            let _no_grad = GradModeGuard::new(false);
+            unary(&v, UnaryOp::Sqrt)?
+        };
+        let mask = reduced_dims(dims, self.ndim())?;
+        let n = reduced_count(self, &mask);
+        let (sx, so, dt) = (SavedTensor::input(self), SavedTensor::output(&s, 0), self.dtype());
+        record("StdBackward0", &[Some(self)], &[&s], move || {
+            rule(move |node, g| {
+                let Some(g) = g0(g) else { return Ok(vec![None]) };
+                let (x, r) = (sx.unpack(node)?, so.unpack(node)?);
+                Ok(vec![Some(cast_to(std_grad(&g, &x, &r, &mask, keepdim, correction, n)?, dt)?)])
+            })
+        });
+        Ok(s)
+    }
+
+    /// `var_mean` / `std_mean`: both outputs from one node (`VarMeanBackward0`,
+    /// `StdMeanBackward0`).
+    pub fn var_mean(&self, dims: Option<&[i64]>, correction: f64, keepdim: bool, std: bool) -> Result<(Tensor, Tensor)> {
+        let (v, m) = self.var_mean_raw(dims, correction, keepdim, if std { "std_mean" } else { "var_mean" })?;
+        let v = if std {
+            let _no_grad = GradModeGuard::new(false);
+            unary(&v, UnaryOp::Sqrt)?
+        } else {
+            v
+        };
+        let mask = reduced_dims(dims, self.ndim())?;
+        let n = reduced_count(self, &mask);
+        let (sx, so, dt) = (SavedTensor::input(self), SavedTensor::output(&v, 0), self.dtype());
+        let name = if std { "StdMeanBackward0" } else { "VarMeanBackward0" };
+        record(name, &[Some(self)], &[&v, &m], move || {
+            rule(move |node, g| {
+                let mut it = g.into_iter();
+                let (gv, gm) = (it.next().flatten(), it.next().flatten());
+                let x = sx.unpack(node)?;
+                let mut total: Option<Tensor> = None;
+                if let Some(gv) = gv {
+                    let r = if std {
+                        std_grad(&gv, &x, &so.unpack(node)?, &mask, keepdim, correction, n)?
+                    } else {
+                        var_grad(&gv, &x, &mask, keepdim, correction, n)?
+                    };
+                    total = Some(r);
+                }
+                if let Some(gm) = gm {
+                    let e = muls(&expand_reduced(&gm, x.shape(), &mask, keepdim)?, 1.0 / n as f64)?;
+                    total = Some(match total {
+                        Some(t) => add(&t, &e)?,
+                        None => e,
+                    });
+                }
+                Ok(vec![total.map(|t| cast_to(t, dt)).transpose()?])
+            })
+        });
+        Ok((v, m))
+    }
+
+    /// Variance and mean without autograd, two-pass in `f64`.
+    fn var_mean_raw(&self, dims: Option<&[i64]>, correction: f64, keepdim: bool, name: &str) -> Result<(Tensor, Tensor)> {
+        if !self.dtype().is_floating_point() {
+            return Err(Error::runtime("std and var only support floating point and complex dtypes"));
+        }
+        let _ = name;
+        let _no_grad = GradModeGuard::new(false);
+        let mask = reduced_dims(dims, self.ndim())?;
+        let rows = Rows::new(self, &mask)?;
+        let n = rows.inner as f64;
+        let vm: Vec<(f64, f64)> = dispatch_dtype!(self.dtype(), T => rows.map::<T, (f64, f64)>(|r| {
+            let mean = r.iter().map(|v| v.to_f64()).sum::<f64>() / n;
+            let ss: f64 = r.iter().map(|v| { let d = v.to_f64() - mean; d * d }).sum();
+            (ss / (n - correction).max(0.0), mean)
+        }));
+        let (v, m): (Vec<f64>, Vec<f64>) = vm.into_iter().unzip();
+        let shape = rows.shape(keepdim);
+        Ok((Tensor::from_vec(v, shape)?.to_dtype(self.dtype())?, Tensor::from_vec(m, shape)?.to_dtype(self.dtype())?))
+    }
+
+    /// `linalg.vector_norm(x, ord, dim, keepdim, dtype)`. Records `LinalgVectorNormBackward0`.
+    pub fn vector_norm(&self, ord: f64, dims: Option<&[i64]>, keepdim: bool, dtype: Option<DType>) -> Result<Tensor> {
+        let x = match dtype {
+            Some(d) => self.to_dtype(d)?,
+            None => self.clone(),
+        };
+        if !x.dtype().is_floating_point() {
+            return Err(Error::runtime(format!(
+                "linalg.vector_norm: Expected a floating point or complex tensor as input. Got {}",
+                pretty(x.dtype())
+            )));
+        }
+        let mask = reduced_dims(dims, x.ndim())?;
+        if ord < 0.0 || ord.is_infinite() {
+            if x.numel() == 0 && x.shape().iter().zip(&mask).any(|(&s, &m)| m && s == 0) {
+                return Err(Error::index(format!(
+                    "linalg.vector_norm cannot compute the {ord} norm on an empty tensor because the operation does not have an identity"
+                )));
+            }
+        }
+        let out = {
+            let _no_grad = GradModeGuard::new(false);
+            let rows = Rows::new(&x, &mask)?;
+            let v: Vec<f64> = dispatch_dtype!(x.dtype(), T => rows.map::<T, f64>(|r| {
+                let a = r.iter().map(|v| v.to_f64().abs());
+                if ord == f64::INFINITY {
+                    a.fold(f64::NEG_INFINITY, |m, v| if v.is_nan() || m.is_nan() { f64::NAN } else { m.max(v) }).max(if r.is_empty() { 0.0 } else { f64::NEG_INFINITY })
+                } else if ord == f64::NEG_INFINITY {
+                    a.fold(f64::INFINITY, |m, v| if v.is_nan() || m.is_nan() { f64::NAN } else { m.min(v) })
+                } else if ord == 0.0 {
+                    a.filter(|&v| v != 0.0).count() as f64
+                } else if ord == 1.0 {
+                    a.sum()
+                } else if ord == 2.0 {
+                    a.map(|v| v * v).sum::<f64>().sqrt()
+                } else {
+                    a.map(|v| v.powf(ord)).sum::<f64>().powf(1.0 / ord)
+                }
+            }));
+            Tensor::from_vec(v, rows.shape(keepdim))?.to_dtype(x.dtype())?
+        };
+        let (sx, so, dt) = (SavedTensor::input(&x), SavedTensor::output(&out, 0), x.dtype());
+        record("LinalgVectorNormBackward0", &[Some(&x)], &[&out], move || {
+            rule(move |node, g| {
+                let Some(g) = g0(g) else { return Ok(vec![None]) };
+                let (x, r) = (sx.unpack(node)?, so.unpack(node)?);
+                Ok(vec![Some(cast_to(norm_grad(&g, &x, &r, ord, &mask, keepdim)?, dt)?)])
+            })
+        });
+        Ok(out)
+    }
+
+    /// `logsumexp(dim, keepdim)`, stable (max subtracted). Records `LogsumexpBackward0`.
+    pub fn logsumexp(&self, dims: Option<&[i64]>, keepdim: bool) -> Result<Tensor> {
+        let x = if self.dtype().is_floating_point() { self.clone() } else { self.to_dtype(crate::defaults::default_dtype())? };
+        let mask = reduced_dims(dims, x.ndim())?;
+        let out = {
+            let _no_grad = GradModeGuard::new(false);
+            let rows = Rows::new(&x, &mask)?;
+            let v: Vec<f64> = dispatch_dtype!(x.dtype(), T => rows.map::<T, f64>(|r| {
+                let m = r.iter().map(|v| v.to_f64()).fold(f64::NEG_INFINITY, f64::max);
+                if r.iter().any(|v| v.to_f64().is_nan()) {
+                    return f64::NAN;
+                }
+                if m.is_infinite() {
+                    // all -inf gives -inf; any +inf gives +inf
+                    return m;
+                }
+                m + r.iter().map(|v| (v.to_f64() - m).exp()).sum::<f64>().ln()
+            }));
+            Tensor::from_vec(v, rows.shape(keepdim))?.to_dtype(x.dtype())?
+        };
+        let (sx, so, dt) = (SavedTensor::input(&x), SavedTensor::output(&out, 0), x.dtype());
+        record("LogsumexpBackward0", &[Some(&x)], &[&out], move || {
+            rule(move |node, g| {
+                let Some(g) = g0(g) else { return Ok(vec![None]) };
+                let (x, r) = (sx.unpack(node)?, so.unpack(node)?);
+                let shape = x.shape().to_vec();
+                let e = un(&sub(&x, &expand_reduced(&r, &shape, &mask, keepdim)?)?, UnaryOp::Exp)?;
+                Ok(vec![Some(cast_to(mul(&expand_reduced(&g, &shape, &mask, keepdim)?, &e)?, dt)?)])
+            })
+        });
+        Ok(out)
+    }
+
+    /// `all(dim, keepdim)` / `any`: bool results (uint8 for uint8 inputs, as PyTorch).
+    pub fn all_any(&self, dims: Option<&[i64]>, keepdim: bool, all: bool) -> Result<Tensor> {
+        let _no_grad = GradModeGuard::new(false);
+        let mask = reduced_dims(dims, self.ndim())?;
+        let rows = Rows::new(self, &mask)?;
+        let v: Vec<bool> = dispatch_dtype!(self.dtype(), T => rows.map::<T, bool>(|r| {
+            if all { r.iter().all(|&v| v != T::zero()) } else { r.iter().any(|&v| v != T::zero()) }
+        }));
+        let out = Tensor::from_vec(v, rows.shape(keepdim))?;
+        if self.dtype() == DType::UInt8 {
+            out.to_dtype(DType::UInt8)
+        } else {
+            Ok(out)
+        }
+    }
+
+    /// `count_nonzero(dim)` as int64.
+    pub fn count_nonzero(&self, dims: Option<&[i64]>) -> Result<Tensor> {
+        let _no_grad = GradModeGuard::new(false);
+        let mask = reduced_dims(dims, self.ndim())?;
+        let rows = Rows::new(self, &mask)?;
+        let v: Vec<i64> = dispatch_dtype!(self.dtype(), T => rows.map::<T, i64>(|r| r.iter().filter(|&&v| v != T::zero()).count() as i64));
+        Tensor::from_vec(v, rows.shape(false))
+    }
+
+    /// `cumsum(dim, dtype)` / `cumprod`: integers accumulate in int64.
+    /// Records `CumsumBackward0` / `CumprodBackward0`.
+    pub fn cumulative(&self, dim: i64, dtype: Option<DType>, prod: bool) -> Result<Tensor> {
+        let x = match dtype {
+            Some(d) => self.to_dtype(d)?,
+            None => self.clone(),
+        };
+        let (d, _) = dim_mask(dim, x.ndim())?;
+        let out_dtype = if x.dtype().is_floating_point() { x.dtype() } else { dtype.unwrap_or(DType::Int64) };
+        let out = {
+            let _no_grad = GradModeGuard::new(false);
+            let (rows, finish) = scan_rows(&x, d)?;
+            let t = if x.dtype().is_floating_point() {
+                let v: Vec<f64> = dispatch_dtype!(x.dtype(), T => scan_vec::<T, f64>(&rows, |r, o| {
+                    let mut acc = if prod { 1.0 } else { 0.0 };
+                    for (i, v) in r.iter().enumerate() {
+                        acc = if prod { acc * v.to_f64() } else { acc + v.to_f64() };
+                        // Round through the storage type at each step, as PyTorch accumulates.
+                        acc = T::from_f64(acc).to_f64();
+                        o[i] = acc;
+                    }
+                }));
+                Tensor::from_vec(v, rows.t.shape())?
+            } else {
+                let v: Vec<i64> = dispatch_dtype!(x.dtype(), T => scan_vec::<T, i64>(&rows, |r, o| {
+                    let mut acc: i64 = if prod { 1 } else { 0 };
+                    for (i, v) in r.iter().enumerate() {
+                        acc = if prod { acc.wrapping_mul(v.to_i64()) } else { acc.wrapping_add(v.to_i64()) };
+                        o[i] = acc;
+                    }
+                }));
+                Tensor::from_vec(v, rows.t.shape())?
+            };
+            finish(&t)?.to_dtype(out_dtype)?
+        };
+        if out.dtype().is_floating_point() {
+            let (sx, so, dt) = (SavedTensor::input(&x), SavedTensor::output(&out, 0), x.dtype());
+            let name = if prod { "CumprodBackward0" } else { "CumsumBackward0" };
+            record(name, &[Some(&x)], &[&out], move || {
+                rule(move |node, g| {
+                    let Some(g) = g0(g) else { return Ok(vec![None]) };
+                    let r = if prod {
+                        cumprod_grad(&g, &sx.unpack(node)?, &so.unpack(node)?, d)?
+                    } else {
+                        reverse_cumsum(&g, d)?
+                    };
+                    Ok(vec![Some(cast_to(r, dt)?)])
+                })
+            });
+        }
+        Ok(out)
+    }
+
+    /// `cummax(dim)` / `cummin`: running extreme and its index (later ties
+    /// win; NaN sticks). Records `CummaxBackward0` / `CumminBackward0`.
+    pub fn cum_extreme(&self, dim: i64, max: bool) -> Result<(Tensor, Tensor)> {
+        let (d, _) = dim_mask(dim, self.ndim())?;
+        let (vals, idx) = {
+            let _no_grad = GradModeGuard::new(false);
+            let (rows, finish) = scan_rows(self, d)?;
+            let (v, i) = dispatch_dtype!(self.dtype(), T => {
+                let n = rows.inner;
+                let data = rows.data::<T>();
+                let mut vo: Vec<T> = data.to_vec();
+                let mut io = vec![0i64; data.len()];
+                for r in 0..rows.outer {
+                    let row = &data[r * n..(r + 1) * n];
+                    let mut best = T::zero();
+                    let mut bi = 0i64;
+                    for (k, &v) in row.iter().enumerate() {
+                        let take = k == 0 || v != v || (best == best && if max { v >= best } else { v <= best });
+                        if take {
+                            best = v;
+                            bi = k as i64;
+                        }
+                        vo[r * n + k] = best;
+                        io[r * n + k] = bi;
+                    }
+                }
+                (Tensor::from_vec(vo, rows.t.shape())?, Tensor::from_vec(io, rows.t.shape())?)
+            });
+            (finish(&v)?, finish(&i)?)
+        };
+        let name = if max { "CummaxBackward0" } else { "CumminBackward0" };
+        record_indexed(name, self, &vals, &idx, d, true);
+        Ok((vals, idx))
+    }
+}
+
+/// Number of elements folded into each output.
+fn reduced_count(x: &Tensor, mask: &[bool]) -> usize {
+    x.shape().iter().zip(mask).filter(|(_, &m)| m).map(|(&s, _)| s).product()
+}
+
+/// Index and value of the first NaN, else of the first extreme.
+fn arg_extreme<T: Element>(r: &[T], max: bool) -> (T, i64) {
+    let mut bi = 0;
+    for (i, &v) in r.iter().enumerate().skip(1) {
+        if pick(r[bi], v, max) {
+            bi = i;
+        }
+    }
+    (r[bi], bi as i64)
+}
+
+/// `dim` moved last and contiguous, plus the function that moves it back.
+#[allow(clippy::type_complexity)]
+pub(crate) fn scan_rows(x: &Tensor, d: usize) -> Result<(Rows, Box<dyn Fn(&Tensor) -> Result<Tensor>>)> {
+    let nd = x.ndim();
+    let mut mask = vec![false; nd];
+    if nd > 0 {
+        mask[d] = true;
+    }
+    let rows = Rows::new(x, &mask)?;
+    let shape = x.shape().to_vec();
+    // Rows hold the data permuted (kept dims, then d); undo that permutation.
+    let finish = move |t: &Tensor| -> Result<Tensor> {
+        if nd == 0 {
+            return t.reshape(&[]);
+        }
+        let mut permuted: Vec<i64> = (0..nd).filter(|&k| k != d).map(|k| shape[k] as i64).collect();
+        permuted.push(shape[d] as i64);
+        let v = t.reshape(&permuted)?;
+        // Position of each original dim in the permuted order.
+        let back: Vec<i64> = (0..nd).map(|k| if k == d { (nd - 1) as i64 } else if k < d { k as i64 } else { (k - 1) as i64 }).collect();
+        v.permute(&back)?.contiguous()
+    };
+    Ok((rows, Box::new(finish)))
+}
+
+fn scan_vec<T: Element, O: Copy + Default>(rows: &Rows, f: impl Fn(&[T], &mut [O])) -> Vec<O> {
+    let data = rows.data::<T>();
+    let n = rows.inner;
+    let mut out = vec![O::default(); data.len()];
+    if n == 0 {
+        return out;
+    }
+    for (r, o) in data.chunks(n).zip(out.chunks_mut(n)) {
+        f(r, o);
+    }
+    out
+}
+
+/// Records a node whose gradient scatters into the positions of `idx` along `d`
+/// (max/min over a dim, sort, topk, kthvalue, median, mode, cummax).
+pub(crate) fn record_indexed(name: &'static str, x: &Tensor, vals: &Tensor, idx: &Tensor, d: usize, keepdim: bool) {
+    if !vals.dtype().is_floating_point() {
+        return;
+    }
+    let (shape, dt, idx) = (x.shape().to_vec(), x.dtype(), idx.clone());
+    let scalar = x.ndim() == 0;
+    record(name, &[Some(x)], &[vals], move || {
+        rule(move |_, g| {
+            let Some(g) = g0(g) else { return Ok(vec![None]) };
+            if scalar {
+                return Ok(vec![Some(cast_to(g.reshape(&[])?, dt)?)]);
+            }
+            let (g, i) = if keepdim { (g, idx.clone()) } else { (g.unsqueeze(d as i64)?, idx.unsqueeze(d as i64)?) };
+            let r = super::sort::scatter_add_dim(&shape, d, &i, &g)?;
+            Ok(vec![Some(cast_to(r, dt)?)])
+        })
+    });
+}
+
+/// `sum over d of g from i onwards` (the backward of cumsum), written with
+/// differentiable ops: `total - cumsum(g) + g`.
+fn reverse_cumsum(g: &Tensor, d: usize) -> Result<Tensor> {
+    if g.ndim() == 0 {
+        return Ok(g.clone());
+    }
+    let total = g.sum_dims(Some(&[d as i64]), true, None)?;
+    let c = g.cumulative(d as i64, None, false)?;
+    add(&sub(&total.expand(&shape_i64(g.shape()))?, &c)?, g)
+}
+
+/// Backward of cumprod: `reverse_cumsum(g * out) / x` when `x` has no zeros;
+/// otherwise the exact O(n^2)-per-row product of the other factors.
+fn cumprod_grad(g: &Tensor, x: &Tensor, out: &Tensor, d: usize) -> Result<Tensor> {
+    if !x.to_f64_vec()?.contains(&0.0) {
+        return div(&reverse_cumsum(&mul(g, out)?, d)?, x);
+    }
+    let _no_grad = GradModeGuard::new(false);
+    let (rx, finish) = scan_rows(&x.to_dtype(DType::Float64)?, d)?;
+    let (rg, _) = scan_rows(&g.to_dtype(DType::Float64)?, d)?;
+    let n = rx.inner;
+    let (xs, gs) = (rx.data::<f64>(), rg.data::<f64>());
+    let mut out = vec![0.0; xs.len()];
+    for r in 0..rx.outer {
+        let (xr, gr) = (&xs[r * n..(r + 1) * n], &gs[r * n..(r + 1) * n]);
+        for k in 0..n {
+            // d out_j / d x_k = prod_{i<=j, i!=k} x_i for j >= k
+            let before: f64 = xr[..k].iter().product();
+            let mut acc = 0.0;
+            let mut after = 1.0;
+            for j in k..n {
+                if j > k {
+                    after *= xr[j];
+                }
+                acc += gr[j] * before * after;
+            }
+            out[r * n + k] = acc;
+        }
+    }
+    finish(&Tensor::from_vec(out, rx.t.shape())?)?.to_dtype(g.dtype())
+}
+
+/// Backward of prod: `g * out / x` without zeros; with zeros the product of
+/// the other elements, computed exactly.
+fn prod_grad(g: &Tensor, x: &Tensor, out: &Tensor, mask: &[bool], keepdim: bool) -> Result<Tensor> {
+    let shape = x.shape().to_vec();
+    let ge = expand_reduced(g, &shape, mask, keepdim)?;
+    if !x.to_f64_vec()?.contains(&0.0) {
+        let oe = expand_reduced(out, &shape, mask, keepdim)?;
+        return div(&mul(&ge, &oe)?, x);
+    }
+    let _no_grad = GradModeGuard::new(false);
+    let rows = Rows::new(&x.to_dtype(DType::Float64)?, mask)?;
+    let n = rows.inner;
+    let xs = rows.data::<f64>();
+    let mut others = vec![0.0; xs.len()];
+    for r in 0..rows.outer {
+        let row = &xs[r * n..(r + 1) * n];
+        for k in 0..n {
+            others[r * n + k] = row.iter().enumerate().filter(|&(i, _)| i != k).map(|(_, v)| v).product();
+        }
+    }
+    // Back from the rows layout: kept dims then reduced dims, in order.
+    let nd = shape.len();
+    let kept: Vec<usize> = (0..nd).filter(|&k| !mask[k]).collect();
+    let red: Vec<usize> = (0..nd).filter(|&k| mask[k]).collect();
+    let order: Vec<usize> = kept.iter().chain(red.iter()).copied().collect();
+    let permuted: Vec<i64> = order.iter().map(|&k| shape[k] as i64).collect();
+    let mut back = vec![0i64; nd];
+    for (pos, &k) in order.iter().enumerate() {
+        back[k] = pos as i64;
+    }
+    let o = Tensor::from_vec(others, &[xs.len()])?.reshape(&permuted)?;
+    let o = if nd == 0 { o } else { o.permute(&back)? };
+    mul(&ge, &o.to_dtype(g.dtype())?)
+}
+
+/// `g * 2 (x - mean) / (N - correction)`.
+fn var_grad(g: &Tensor, x: &Tensor, mask: &[bool], keepdim: bool, correction: f64, n: usize) -> Result<Tensor> {
+    let dims: Vec<i64> = (0..x.ndim()).filter(|&d| mask[d]).map(|d| d as i64).collect();
+    let mean = x.mean_dims(Some(&dims), true, None)?;
+    let centered = sub(x, &mean)?;
+    let ge = expand_reduced(g, x.shape(), mask, keepdim)?;
+    muls(&mul(&ge, &centered)?, 2.0 / (n as f64 - correction))
+}
+
+/// `g * (x - mean) / (std * (N - correction))`, 0 where std is 0.
+fn std_grad(g: &Tensor, x: &Tensor, std: &Tensor, mask: &[bool], keepdim: bool, correction: f64, n: usize) -> Result<Tensor> {
+    let dims: Vec<i64> = (0..x.ndim()).filter(|&d| mask[d]).map(|d| d as i64).collect();
+    let mean = x.mean_dims(Some(&dims), true, None)?;
+    let centered = sub(x, &mean)?;
+    let se = expand_reduced(std, x.shape(), mask, keepdim)?;
+    let ge = expand_reduced(g, x.shape(), mask, keepdim)?;
+    let r = div(&mul(&ge, &centered)?, &muls(&se, n as f64 - correction)?)?;
+    let nz = mask_ne0(&se, g.dtype())?;
+    mul(&r, &nz)
+}
+
+fn mask_ne0(t: &Tensor, dt: DType) -> Result<Tensor> {
+    mask(t, BinaryOp::Ne, 0.0, dt)
+}
+
+/// Gradient of the vector norm for any `ord`.
+fn norm_grad(g: &Tensor, x: &Tensor, r: &Tensor, ord: f64, mask_dims: &[bool], keepdim: bool) -> Result<Tensor> {
+    let shape = x.shape().to_vec();
+    let dt = g.dtype();
+    if ord == 0.0 {
+        return zeros_like(x);
+    }
+    let ge = expand_reduced(g, &shape, mask_dims, keepdim)?;
+    let re = expand_reduced(r, &shape, mask_dims, keepdim)?;
+    if ord == 1.0 {
+        return mul(&ge, &un(x, UnaryOp::Sign)?);
+    }
+    if ord.is_infinite() {
+        let ax = un(x, UnaryOp::Abs)?;
+        let even = evenly_distribute(g, &ax, r, mask_dims, keepdim)?;
+        return mul(&even, &un(x, UnaryOp::Sign)?);
+    }
+    if ord == 2.0 {
+        let q = div(&mul(&ge, x)?, &re)?;
+        return mul(&q, &mask_ne0(&re, dt)?).and_then(|v| un(&v, UnaryOp::NanToNum(0.0, None, None)));
+    }
+    // g * x * |x|^(p-2) / r^(p-1)
+    let ax = un(x, UnaryOp::Abs)?;
+    let p = binary(Operand::T(&ax), Operand::S(Scalar::Float(ord - 2.0)), BinaryOp::Pow)?;
+    let den = binary(Operand::T(&re), Operand::S(Scalar::Float(ord - 1.0)), BinaryOp::Pow)?;
+    let q = div(&mul(&mul(&ge, x)?, &p)?, &den)?;
+    let q = mul(&q, &mask_ne0(&re, dt)?)?;
+    if ord < 1.0 {
+        // |x|^(p-2) is infinite at 0; PyTorch gives 0 there.
+        return mul(&q, &mask_ne0(x, dt)?).and_then(|v| un(&v, UnaryOp::NanToNum(0.0, None, None)));
+    }
+    Ok(q)
+}
+
+/// Records `name` with the evenly-split gradient of a full reduction.
+pub(crate) fn record_even_pub(x: &Tensor, name: &'static str, out: &Tensor) {
+    x.record_even(name, out, vec![true; x.ndim()], false)
+}

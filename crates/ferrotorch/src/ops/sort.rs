@@ -1,0 +1,316 @@
+//! Order statistics along one dim: sort, argsort, topk, kthvalue, median,
+//! mode, and unique; plus the gather / scatter-add pair their gradients use.
+//!
+//! NaN sorts as the largest value, as in PyTorch. Sorting is always stable.
+
+use super::reduction::{record_indexed, scan_rows, Rows};
+use crate::autograd::{record, rule, GradModeGuard};
+use crate::Tensor;
+use ferrotorch_core::error::wrap_dim;
+use ferrotorch_core::{dispatch_dtype, DType, Element, Error, Result};
+use std::cmp::Ordering;
+
+/// Total order with NaN last.
+#[inline]
+fn cmp_nan_last<T: Element>(a: &T, b: &T) -> Ordering {
+    match (a != a, b != b) {
+        (true, true) => Ordering::Equal,
+        (true, false) => Ordering::Greater,
+        (false, true) => Ordering::Less,
+        _ => a.partial_cmp(b).unwrap_or(Ordering::Equal),
+    }
+}
+
+/// Stable order of a row's indices.
+fn order<T: Element>(row: &[T], descending: bool) -> Vec<usize> {
+    let mut idx: Vec<usize> = (0..row.len()).collect();
+    if descending {
+        idx.sort_by(|&i, &j| cmp_nan_last(&row[j], &row[i]));
+    } else {
+        idx.sort_by(|&i, &j| cmp_nan_last(&row[i], &row[j]));
+    }
+    idx
+}
+
+/// Row-major coordinates of every element of `shape`, visited in order.
+fn for_each_coord(shape: &[usize], mut f: impl FnMut(usize, &[usize])) {
+    let n: usize = shape.iter().product();
+    let mut c = vec![0usize; shape.len()];
+    for lin in 0..n {
+        f(lin, &c);
+        for d in (0..shape.len()).rev() {
+            c[d] += 1;
+            if c[d] < shape[d] {
+                break;
+            }
+            c[d] = 0;
+        }
+    }
+}
+
+fn contiguous_strides(shape: &[usize]) -> Vec<usize> {
+    let mut s = vec![1usize; shape.len()];
+    for d in (0..shape.len().saturating_sub(1)).rev() {
+        s[d] = s[d + 1] * shape[d + 1];
+    }
+    s
+}
+
+fn indices_of(idx: &Tensor) -> Result<Vec<i64>> {
+    idx.to_dtype(DType::Int64)?.to_vec::<i64>()
+}
+
+/// `zeros(shape).scatter_add_(d, idx, src)`; records `ScatterAddBackward0`
+/// (whose gradient is a gather), so double backward works.
+pub(crate) fn scatter_add_dim(shape: &[usize], d: usize, idx: &Tensor, src: &Tensor) -> Result<Tensor> {
+    let out = {
+        let _no_grad = GradModeGuard::new(false);
+        let ix = indices_of(idx)?;
+        let sv = src.to_f64_vec()?;
+        let st = contiguous_strides(shape);
+        let mut acc = vec![0.0f64; shape.iter().product()];
+        let mut bad = None;
+        for_each_coord(idx.shape(), |lin, c| {
+            let i = ix[lin];
+            if i < 0 || i as usize >= shape[d] {
+                bad = Some(i);
+                return;
+            }
+            let off: usize = c.iter().enumerate().map(|(k, &v)| if k == d { i as usize } else { v } * st[k]).sum();
+            acc[off] += sv[lin];
+        });
+        if let Some(i) = bad {
+            return Err(Error::index(format!("index {i} is out of bounds for dimension {d} with size {}", shape[d])));
+        }
+        Tensor::from_vec(acc, shape)?.to_dtype(src.dtype())?
+    };
+    let idx = idx.clone();
+    record("ScatterAddBackward0", &[Some(src)], &[&out], move || {
+        rule(move |_, g| {
+            let Some(g) = super::arith_grad::g0(g) else { return Ok(vec![None]) };
+            Ok(vec![Some(gather_dim(&g, d, &idx)?)])
+        })
+    });
+    Ok(out)
+}
+
+/// `x.gather(d, idx)`; records `GatherBackward0` (a scatter-add).
+pub(crate) fn gather_dim(x: &Tensor, d: usize, idx: &Tensor) -> Result<Tensor> {
+    let out = {
+        let _no_grad = GradModeGuard::new(false);
+        let ix = indices_of(idx)?;
+        let xc = x.contiguous()?;
+        let st = contiguous_strides(x.shape());
+        let n = x.shape().get(d).copied().unwrap_or(1);
+        dispatch_dtype!(x.dtype(), T => {
+            // SAFETY: xc is contiguous with numel elements of T.
+            let xs = unsafe { std::slice::from_raw_parts(xc.data_ptr() as *const T, xc.numel()) };
+            let mut v = Vec::with_capacity(ix.len());
+            let mut bad = None;
+            for_each_coord(idx.shape(), |lin, c| {
+                let i = ix[lin];
+                if i < 0 || i as usize >= n {
+                    bad = Some(i);
+                    v.push(T::zero());
+                    return;
+                }
+                let off: usize = c.iter().enumerate().map(|(k, &cv)| if k == d { i as usize } else { cv } * st[k]).sum();
+                v.push(xs[off]);
+            });
+            if let Some(i) = bad {
+                return Err(Error::index(format!("index {i} is out of bounds for dimension {d} with size {n}")));
+            }
+            Tensor::from_vec(v, idx.shape())?
+        })
+    };
+    let (shape, idx) = (x.shape().to_vec(), idx.clone());
+    record("GatherBackward0", &[Some(x)], &[&out], move || {
+        rule(move |_, g| {
+            let Some(g) = super::arith_grad::g0(g) else { return Ok(vec![None]) };
+            Ok(vec![Some(scatter_add_dim(&shape, d, &idx, &g)?)])
+        })
+    });
+    Ok(out)
+}
+
+/// Per-row selection: for each row, the chosen positions (in output order).
+fn select_rows(x: &Tensor, d: usize, pick: impl Fn(DType, &Rows) -> Vec<Vec<usize>>, name: &'static str) -> Result<(Tensor, Tensor)> {
+    let _no_grad = GradModeGuard::new(false);
+    let (rows, _) = scan_rows(x, d)?;
+    let sel = pick(x.dtype(), &rows);
+    let k = sel.first().map(|s| s.len()).unwrap_or(0);
+    let mut shape = x.shape().to_vec();
+    let k_out = if x.ndim() == 0 { 1 } else { k };
+    if x.ndim() > 0 {
+        shape[d] = k_out;
+    }
+    // Output rows in the permuted layout: kept dims then d.
+    let mut permuted: Vec<usize> = (0..x.ndim()).filter(|&j| j != d).map(|j| x.shape()[j]).collect();
+    if x.ndim() > 0 {
+        permuted.push(k_out);
+    }
+    let n = rows.inner;
+    let (vals, idx) = dispatch_dtype!(x.dtype(), T => {
+        let data = rows.data::<T>();
+        let mut v = Vec::with_capacity(rows.outer * k);
+        let mut ix = Vec::with_capacity(rows.outer * k);
+        for (r, s) in sel.iter().enumerate() {
+            for &j in s {
+                v.push(data[r * n + j]);
+                ix.push(j as i64);
+            }
+        }
+        (Tensor::from_vec(v, &permuted)?, Tensor::from_vec(ix, &permuted)?)
+    });
+    let _ = name;
+    // Undo the permutation: the rows layout has d last.
+    let back = |t: &Tensor| -> Result<Tensor> {
+        if x.ndim() == 0 {
+            return t.reshape(&[]);
+        }
+        let nd = x.ndim();
+        let perm: Vec<i64> = (0..nd).map(|j| if j == d { (nd - 1) as i64 } else if j < d { j as i64 } else { (j - 1) as i64 }).collect();
+        t.permute(&perm)?.contiguous()
+    };
+    Ok((back(&vals)?, back(&idx)?))
+}
+
+fn check_dim_nonempty(name: &str, x: &Tensor, d: usize) -> Result<()> {
+    if x.ndim() > 0 && x.shape()[d] == 0 {
+        return Err(Error::index(format!("{name}(): Expected reduction dim {d} to have non-zero size.")));
+    }
+    Ok(())
+}
+
+impl Tensor {
+    /// `sort(dim, descending, stable)`: values and int64 indices. Records `SortBackward0`.
+    pub fn sort_dim(&self, dim: i64, descending: bool) -> Result<(Tensor, Tensor)> {
+        let d = wrap_dim(dim, self.ndim())?;
+        let (v, i) = select_rows(self, d, |dt, rows| dispatch_dtype!(dt, T => rows.map::<T, Vec<usize>>(|r| order(r, descending))), "sort")?;
+        record_indexed("SortBackward0", self, &v, &i, d, true);
+        Ok((v, i))
+    }
+
+    /// `topk(k, dim, largest, sorted)`. Records `TopkBackward0`.
+    pub fn topk(&self, k: i64, dim: i64, largest: bool) -> Result<(Tensor, Tensor)> {
+        let d = wrap_dim(dim, self.ndim())?;
+        let n = if self.ndim() == 0 { 1 } else { self.shape()[d] };
+        if k < 0 || k as usize > n {
+            return Err(Error::runtime("selected index k out of range"));
+        }
+        let k = k as usize;
+        let (v, i) = select_rows(self, d, |dt, rows| {
+            dispatch_dtype!(dt, T => rows.map::<T, Vec<usize>>(|r| order(r, largest).into_iter().take(k).collect()))
+        }, "topk")?;
+        record_indexed("TopkBackward0", self, &v, &i, d, true);
+        Ok((v, i))
+    }
+
+    /// `kthvalue(k, dim, keepdim)` (k-th smallest, 1-based). Records `KthvalueBackward0`.
+    pub fn kthvalue(&self, k: i64, dim: i64, keepdim: bool) -> Result<(Tensor, Tensor)> {
+        let d = wrap_dim(dim, self.ndim())?;
+        check_dim_nonempty("kthvalue", self, d)?;
+        let n = if self.ndim() == 0 { 1 } else { self.shape()[d] };
+        if k < 1 || k as usize > n {
+            return Err(Error::index(format!("kthvalue(): selected number k out of range for dimension {d}")));
+        }
+        let k = k as usize;
+        self.pick_one("KthvalueBackward0", d, keepdim, move |dt, rows| {
+            dispatch_dtype!(dt, T => rows.map::<T, Vec<usize>>(|r| vec![order(r, false)[k - 1]]))
+        })
+    }
+
+    /// `median(dim, keepdim)`: the lower median, NaN if the row has one.
+    /// Records `MedianBackward1`.
+    pub fn median_dim(&self, dim: i64, keepdim: bool) -> Result<(Tensor, Tensor)> {
+        let d = wrap_dim(dim, self.ndim())?;
+        check_dim_nonempty("median", self, d)?;
+        self.pick_one("MedianBackward1", d, keepdim, |dt, rows| dispatch_dtype!(dt, T => rows.map::<T, Vec<usize>>(|r| vec![median_pos(r)])))
+    }
+
+    /// `median()` over every element (NaN if any). Records `MedianBackward0`.
+    pub fn median_all(&self) -> Result<Tensor> {
+        let out = {
+            let _no_grad = GradModeGuard::new(false);
+            if self.numel() == 0 {
+                Tensor::full(&[], ferrotorch_core::Scalar::Float(f64::NAN), self.dtype(), self.device())?
+            } else {
+                self.reshape(&[-1])?.median_dim(0, false)?.0
+            }
+        };
+        super::reduction::record_even_pub(self, "MedianBackward0", &out);
+        Ok(out)
+    }
+
+    /// `mode(dim, keepdim)`: the most frequent value (smallest on ties) and its
+    /// last index. Records `ModeBackward0`.
+    pub fn mode(&self, dim: i64, keepdim: bool) -> Result<(Tensor, Tensor)> {
+        let d = wrap_dim(dim, self.ndim())?;
+        check_dim_nonempty("mode", self, d)?;
+        self.pick_one("ModeBackward0", d, keepdim, |dt, rows| {
+            dispatch_dtype!(dt, T => rows.map::<T, Vec<usize>>(|r| {
+                let o = order(r, false);
+                let (mut best, mut best_n, mut i) = (o[0], 0usize, 0usize);
+                while i < o.len() {
+                    let mut j = i;
+                    while j + 1 < o.len() && cmp_nan_last(&r[o[j + 1]], &r[o[i]]) == Ordering::Equal {
+                        j += 1;
+                    }
+                    let cnt = j - i + 1;
+                    if cnt > best_n {
+                        best_n = cnt;
+                        // last occurrence: the stable order puts it at the end of the run
+                        best = o[j];
+                    }
+                    i = j + 1;
+                }
+                vec![best]
+            }))
+        })
+    }
+
+    /// Selects one position per row along `d` and records `name`.
+    fn pick_one(&self, name: &'static str, d: usize, keepdim: bool, pick: impl Fn(DType, &Rows) -> Vec<Vec<usize>>) -> Result<(Tensor, Tensor)> {
+        let (v, i) = select_rows(self, d, pick, name)?;
+        let (v, i) = if keepdim || self.ndim() == 0 { (v, i) } else { (v.squeeze(Some(&[d as i64]))?, i.squeeze(Some(&[d as i64]))?) };
+        let (v, i) = (v.detach(), i.detach());
+        record_indexed(name, self, &v, &i, d, keepdim);
+        Ok((v, i))
+    }
+
+    /// `unique(sorted, return_inverse, return_counts)` over the flattened tensor:
+    /// (values, inverse indices shaped like the input, counts).
+    pub fn unique(&self) -> Result<(Tensor, Tensor, Tensor)> {
+        let _no_grad = GradModeGuard::new(false);
+        let flat = self.reshape(&[-1])?.contiguous()?;
+        dispatch_dtype!(self.dtype(), T => {
+            // SAFETY: flat is contiguous with numel elements of T.
+            let xs = unsafe { std::slice::from_raw_parts(flat.data_ptr() as *const T, flat.numel()) };
+            let o = order(xs, false);
+            let mut vals: Vec<T> = Vec::new();
+            let mut counts: Vec<i64> = Vec::new();
+            let mut inv = vec![0i64; xs.len()];
+            for &j in &o {
+                // NaNs are all distinct, as in PyTorch.
+                let same = vals.last().is_some_and(|l| *l == xs[j]);
+                if !same {
+                    vals.push(xs[j]);
+                    counts.push(0);
+                }
+                *counts.last_mut().unwrap_or(&mut 0) += 1;
+                inv[j] = vals.len() as i64 - 1;
+            }
+            let n = vals.len();
+            let shape: Vec<i64> = self.shape().iter().map(|&s| s as i64).collect();
+            Ok((Tensor::from_vec(vals, &[n])?, Tensor::from_vec(inv, &[xs.len()])?.reshape(&shape)?, Tensor::from_vec(counts, &[n])?))
+        })
+    }
+}
+
+/// Position of the lower median (the first NaN if any).
+fn median_pos<T: Element>(r: &[T]) -> usize {
+    if let Some(p) = r.iter().position(|v| v != v) {
+        return p;
+    }
+    order(r, false)[(r.len() - 1) / 2]
+}

@@ -1,0 +1,240 @@
+//! Ops of three operands: `clamp` (scalar or tensor bounds), `lerp`,
+//! `addcmul`, `addcdiv`. The forward composes the binary kernels under
+//! no-grad (promotion and broadcasting come with them); each op records one
+//! node with PyTorch's name.
+
+use super::arith::{binary, BinaryOp, Operand};
+use super::arith_grad::{g0, mask, mul, muls, reduce_grad, rsubs, sub};
+use crate::autograd::{record, rule, GradModeGuard, SavedTensor};
+use crate::Tensor;
+use ferrotorch_core::{DType, Error, Result, Scalar};
+
+/// An owned operand: a tensor or a Python number.
+#[derive(Clone)]
+pub enum Arg {
+    /// A tensor.
+    T(Tensor),
+    /// A Python number.
+    S(Scalar),
+}
+
+impl Arg {
+    /// As a binary operand.
+    pub fn op(&self) -> Operand<'_> {
+        match self {
+            Arg::T(t) => Operand::T(t),
+            Arg::S(s) => Operand::S(*s),
+        }
+    }
+    fn tensor(&self) -> Option<&Tensor> {
+        match self {
+            Arg::T(t) => Some(t),
+            Arg::S(_) => None,
+        }
+    }
+}
+
+fn float_mask(x: &Tensor, op: BinaryOp, bound: &Arg, dt: DType) -> Result<Tensor> {
+    let _no_grad = GradModeGuard::new(false);
+    match bound {
+        Arg::S(s) => mask(x, op, s.to_f64(), dt),
+        Arg::T(b) => binary(Operand::T(&x.detach()), Operand::T(&b.detach()), op)?.to_dtype(dt),
+    }
+}
+
+impl Tensor {
+    /// `clamp(min, max)`: NaN passes through; with `min > max` every element is
+    /// `max`. Records `ClampBackward1` (scalar bounds) or `ClampBackward0`.
+    pub fn clamp(&self, min: Option<Arg>, max: Option<Arg>) -> Result<Tensor> {
+        if min.is_none() && max.is_none() {
+            return Err(Error::runtime("torch.clamp: At least one of 'min' or 'max' must not be None"));
+        }
+        if self.dtype() == DType::Bool && (min.as_ref().is_some_and(|m| matches!(m, Arg::S(_))) || max.as_ref().is_some_and(|m| matches!(m, Arg::S(_)))) {
+            return Err(super::math::not_impl("clamp", DType::Bool));
+        }
+        let out = {
+            let _no_grad = GradModeGuard::new(false);
+            let mut r = self.clone();
+            if let Some(lo) = &min {
+                r = binary(Operand::T(&r), lo.op(), BinaryOp::Maximum)?;
+            }
+            if let Some(hi) = &max {
+                r = binary(Operand::T(&r), hi.op(), BinaryOp::Minimum)?;
+            }
+            if r.same(self) {
+                r = r.clone_data()?;
+            }
+            r
+        };
+        if !out.dtype().is_floating_point() {
+            return Ok(out);
+        }
+        let tensor_bounds = min.as_ref().and_then(Arg::tensor).is_some() || max.as_ref().and_then(Arg::tensor).is_some();
+        let name = if tensor_bounds { "ClampBackward0" } else { "ClampBackward1" };
+        let (tmin, tmax) = (min.as_ref().and_then(Arg::tensor).cloned(), max.as_ref().and_then(Arg::tensor).cloned());
+        let sx = SavedTensor::input(self);
+        let (shape, dt) = (self.shape().to_vec(), self.dtype());
+        let bshapes = (tmin.as_ref().map(|t| (t.shape().to_vec(), t.dtype())), tmax.as_ref().map(|t| (t.shape().to_vec(), t.dtype())));
+        let (wmin, wmax) = (tmin.as_ref().is_some_and(|t| t.requires_grad()), tmax.as_ref().is_some_and(|t| t.requires_grad()));
+        record(name, &[Some(self), tmin.as_ref(), tmax.as_ref()], &[&out], move || {
+            rule(move |node, grads| {
+                let Some(g) = g0(grads) else { return Ok(vec![None, None, None]) };
+                let x = sx.unpack(node)?;
+                let gd = g.dtype();
+                let mut inside = Tensor::ones(x.shape(), gd, x.device())?;
+                if let Some(lo) = &min {
+                    inside = mul(&inside, &float_mask(&x, BinaryOp::Ge, lo, gd)?)?;
+                }
+                if let Some(hi) = &max {
+                    inside = mul(&inside, &float_mask(&x, BinaryOp::Le, hi, gd)?)?;
+                }
+                let gx = reduce_grad(&mul(&g, &inside)?, &shape, dt)?;
+                let gmin = match (&min, &bshapes.0) {
+                    (Some(lo), Some((s, d))) if wmin => {
+                        let below = float_mask(&x, BinaryOp::Lt, lo, gd)?;
+                        Some(reduce_grad(&mul(&g, &below)?, s, *d)?)
+                    }
+                    _ => None,
+                };
+                let gmax = match (&max, &bshapes.1) {
+                    (Some(hi), Some((s, d))) if wmax => {
+                        let above = float_mask(&x, BinaryOp::Gt, hi, gd)?;
+                        Some(reduce_grad(&mul(&g, &above)?, s, *d)?)
+                    }
+                    _ => None,
+                };
+                Ok(vec![Some(gx), gmin, gmax])
+            })
+        });
+        Ok(out)
+    }
+
+    /// `lerp(end, weight)`: `self + weight * (end - self)`, computed from the
+    /// nearer end as PyTorch does. Records `LerpBackward0` (scalar weight) or
+    /// `LerpBackward1`.
+    pub fn lerp(&self, end: &Tensor, weight: Arg) -> Result<Tensor> {
+        if self.dtype() != end.dtype() {
+            return Err(Error::runtime(format!(
+                "expected dtype {} for `end` but got dtype {}",
+                super::creation::pretty(self.dtype()),
+                super::creation::pretty(end.dtype())
+            )));
+        }
+        if !self.dtype().is_floating_point() {
+            return Err(super::math::not_impl("lerp_kernel_scalar", self.dtype()));
+        }
+        let out = {
+            let _no_grad = GradModeGuard::new(false);
+            let diff = binary(Operand::T(end), Operand::T(self), BinaryOp::Sub)?;
+            let wd = binary(weight.op(), Operand::T(&diff), BinaryOp::Mul)?;
+            let lo = binary(Operand::T(self), Operand::T(&wd), BinaryOp::Add)?;
+            // For weight >= 0.5: end - diff * (1 - weight).
+            let om = binary(Operand::S(Scalar::Float(1.0)), weight.op(), BinaryOp::Sub)?;
+            let hi = binary(Operand::T(end), Operand::T(&binary(Operand::T(&diff), Operand::T(&om), BinaryOp::Mul)?), BinaryOp::Sub)?;
+            let use_hi = binary(weight.op(), Operand::S(Scalar::Float(0.5)), BinaryOp::Ge)?;
+            let r = select(&use_hi, &hi, &lo)?;
+            if r.dtype() != self.dtype() { r.to_dtype(self.dtype())? } else { r }
+        };
+        let tw = weight.tensor().cloned();
+        let name = if tw.is_some() { "LerpBackward1" } else { "LerpBackward0" };
+        let (ss, se) = (SavedTensor::input(self), SavedTensor::input(end));
+        let sw = tw.as_ref().map(SavedTensor::input);
+        let shapes = (self.shape().to_vec(), end.shape().to_vec(), tw.as_ref().map(|t| t.shape().to_vec()));
+        let dt = self.dtype();
+        let ws = match &weight {
+            Arg::S(s) => s.to_f64(),
+            Arg::T(_) => 0.0,
+        };
+        record(name, &[Some(self), Some(end), tw.as_ref()], &[&out], move || {
+            rule(move |node, grads| {
+                let Some(g) = g0(grads) else { return Ok(vec![None, None, None]) };
+                let w = match &sw {
+                    Some(s) => Some(s.unpack(node)?),
+                    None => None,
+                };
+                let (gs, ge) = match &w {
+                    Some(w) => (mul(&g, &rsubs(1.0, w)?)?, mul(&g, w)?),
+                    None => (muls(&g, 1.0 - ws)?, muls(&g, ws)?),
+                };
+                let gw = match (&w, &shapes.2) {
+                    (Some(w), Some(s)) => {
+                        let d = sub(&se.unpack(node)?, &ss.unpack(node)?)?;
+                        Some(reduce_grad(&mul(&g, &d)?, s, w.dtype())?)
+                    }
+                    _ => None,
+                };
+                Ok(vec![Some(reduce_grad(&gs, &shapes.0, dt)?), Some(reduce_grad(&ge, &shapes.1, dt)?), gw])
+            })
+        });
+        Ok(out)
+    }
+
+    /// `addcmul(t1, t2, value)` (`div = false`) or `addcdiv`: `self + value * t1 op t2`.
+    /// Records `AddcmulBackward0` / `AddcdivBackward0`.
+    pub fn addc(&self, t1: &Tensor, t2: &Tensor, value: Scalar, div: bool) -> Result<Tensor> {
+        if div && !t1.dtype().is_floating_point() && !t2.dtype().is_floating_point() {
+            return Err(Error::runtime(
+                "Integer division with addcdiv is no longer supported, and in a future release addcdiv will perform a true division of tensor1 and tensor2. The historic addcdiv behavior can be implemented as (input + value * torch.trunc(tensor1 / tensor2)).to(input.dtype) for integer inputs and as (input + value * tensor1 / tensor2) for float inputs. The future addcdiv behavior is just the latter implementation: (input + value * tensor1 / tensor2), for all dtypes.",
+            ));
+        }
+        let op = if div { BinaryOp::Div } else { BinaryOp::Mul };
+        let out = {
+            let _no_grad = GradModeGuard::new(false);
+            let common = ferrotorch_core::dtype::result_type(&[
+                (self.dtype(), kind(self)),
+                (t1.dtype(), kind(t1)),
+                (t2.dtype(), kind(t2)),
+            ])?;
+            let q = binary(Operand::T(&t1.to_dtype(common)?), Operand::T(&t2.to_dtype(common)?), op)?;
+            let q = binary(Operand::T(&q), Operand::S(value), BinaryOp::Mul)?;
+            let r = binary(Operand::T(&self.to_dtype(common)?), Operand::T(&q.to_dtype(common)?), BinaryOp::Add)?;
+            if r.dtype() != common { r.to_dtype(common)? } else { r }
+        };
+        if !out.dtype().is_floating_point() {
+            return Ok(out);
+        }
+        let name = if div { "AddcdivBackward0" } else { "AddcmulBackward0" };
+        let (s1, s2) = (SavedTensor::input(t1), SavedTensor::input(t2));
+        let shapes = [(self.shape().to_vec(), self.dtype()), (t1.shape().to_vec(), t1.dtype()), (t2.shape().to_vec(), t2.dtype())];
+        let v = value.to_f64();
+        record(name, &[Some(self), Some(t1), Some(t2)], &[&out], move || {
+            rule(move |node, grads| {
+                let Some(g) = g0(grads) else { return Ok(vec![None, None, None]) };
+                let (a, b) = (s1.unpack(node)?, s2.unpack(node)?);
+                let (g1, g2) = if div {
+                    let g1 = muls(&super::arith_grad::div(&g, &b)?, v)?;
+                    let g2 = muls(&super::arith_grad::div(&mul(&g, &a)?, &mul(&b, &b)?)?, -v)?;
+                    (g1, g2)
+                } else {
+                    (muls(&mul(&g, &b)?, v)?, muls(&mul(&g, &a)?, v)?)
+                };
+                Ok(vec![
+                    Some(reduce_grad(&g, &shapes[0].0, shapes[0].1)?),
+                    Some(reduce_grad(&g1, &shapes[1].0, shapes[1].1)?),
+                    Some(reduce_grad(&g2, &shapes[2].0, shapes[2].1)?),
+                ])
+            })
+        });
+        Ok(out)
+    }
+}
+
+fn kind(t: &Tensor) -> ferrotorch_core::dtype::OperandKind {
+    if t.ndim() == 0 {
+        ferrotorch_core::dtype::OperandKind::ZeroDim
+    } else {
+        ferrotorch_core::dtype::OperandKind::Dim
+    }
+}
+
+/// `cond ? a : b` elementwise (no autograd; a helper for forwards).
+fn select(cond: &Tensor, a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    // Float operands only (lerp), so going through f64 is exact.
+    let pick_a = cond.to_dtype(DType::Bool)?;
+    let shape = ferrotorch_core::layout::broadcast_shapes(a.shape(), &ferrotorch_core::layout::broadcast_shapes(b.shape(), cond.shape())?)?;
+    let sh: Vec<i64> = shape.iter().map(|&v| v as i64).collect();
+    let (pa, aa, bb) = (pick_a.expand(&sh)?.contiguous()?, a.expand(&sh)?.to_f64_vec()?, b.expand(&sh)?.to_f64_vec()?);
+    let pv = pa.to_vec::<bool>()?;
+    let v: Vec<f64> = pv.iter().zip(aa.iter().zip(&bb)).map(|(&p, (&x, &y))| if p { x } else { y }).collect();
+    Tensor::from_vec(v, &shape)?.to_dtype(a.dtype())
+}

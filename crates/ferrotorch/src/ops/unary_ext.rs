@@ -1,0 +1,200 @@
+//! Kernels of the unary ops: one generic loop per op (`ferrotorch_cpu`'s
+//! `elementwise::unary`), floats computed in their compute type (halves in
+//! `f32`). A SIMD fast path can replace a closure here without touching callers.
+
+use super::arith::UnaryOp;
+use super::math::{real_dispatch, Compute, Real};
+use num_traits::Float as _;
+use ferrotorch_core::{dispatch_dtype, DType, Element, Result};
+use ferrotorch_cpu::elementwise::unary as un_kernel;
+use ferrotorch_cpu::{Dst, Src};
+
+/// Bool-valued ops (`isnan`, `logical_not`, ...) on any dtype.
+pub(crate) fn run_predicate(op: UnaryOp, o: Dst, s: Src, dtype: DType) {
+    dispatch_dtype!(dtype, T => un_kernel::<T, bool>(o, s, move |v: T| {
+        let f = v.to_f64();
+        match op {
+            UnaryOp::LogicalNot => v == T::zero(),
+            UnaryOp::IsNan => f.is_nan(),
+            UnaryOp::IsInf => f.is_infinite(),
+            UnaryOp::IsPosInf => f == f64::INFINITY,
+            UnaryOp::IsNegInf => f == f64::NEG_INFINITY,
+            _ => f.is_finite(),
+        }
+    }))
+}
+
+/// The ops that keep integer dtypes (`neg`, `abs` and `relu` are done by the caller).
+pub(crate) fn run_int(op: UnaryOp, o: Dst, s: Src, dtype: DType) -> Result<()> {
+    dispatch_dtype!(dtype, T => {
+        match op {
+            UnaryOp::Sign => un_kernel::<T, T>(o, s, |v: T| T::from_i64(v.to_i64().signum())),
+            UnaryOp::BitwiseNot => un_kernel::<T, T>(o, s, |v: T| T::from_i64(!v.to_i64())),
+            UnaryOp::Hardtanh(lo, hi) => {
+                let (lo, hi) = (lo as i64, hi as i64);
+                un_kernel::<T, T>(o, s, move |v: T| T::from_i64(v.to_i64().max(lo).min(hi)))
+            }
+            UnaryOp::Floor | UnaryOp::Ceil | UnaryOp::Round | UnaryOp::Trunc | UnaryOp::NanToNum(..) => {
+                un_kernel::<T, T>(o, s, |v: T| v)
+            }
+            _ => return Err(super::math::not_impl(op.name(), dtype)),
+        }
+    });
+    Ok(())
+}
+
+/// Round half to even, as `nearbyint` does.
+#[inline(always)]
+pub(crate) fn rint<C: Real>(x: C) -> C {
+    let r = x.round();
+    if (r - x).abs() == C::c(0.5) {
+        C::c(2.0) * (x * C::c(0.5)).round()
+    } else {
+        r
+    }
+}
+
+#[inline(always)]
+fn sigmoid<C: Real>(x: C) -> C {
+    C::one() / (C::one() + (-x).exp())
+}
+
+/// Floating kernels.
+pub(crate) fn run_float(op: UnaryOp, o: Dst, s: Src, dtype: DType) -> Result<()> {
+    if op == UnaryOp::BitwiseNot || op.is_predicate() {
+        return Err(super::math::not_impl(op.name(), dtype));
+    }
+    real_dispatch!(dtype, op.name(), T => float_kernel::<T>(op, o, s));
+    Ok(())
+}
+
+fn float_kernel<T: Compute>(op: UnaryOp, o: Dst, s: Src) {
+    macro_rules! go {
+        (|$x:ident| $e:expr) => {
+            un_kernel::<T, T>(o, s, move |v: T| {
+                let $x: T::C = v.up();
+                T::down($e)
+            })
+        };
+    }
+    let c = |v: f64| <T::C as Real>::c(v);
+    let (zero, one) = (c(0.0), c(1.0));
+    use UnaryOp::*;
+    match op {
+        Neg => go!(|x| -x),
+        Abs => go!(|x| x.abs()),
+        Relu => go!(|x| if x > zero || x.is_nan() { x } else { zero }),
+        Exp => go!(|x| x.exp()),
+        Log => go!(|x| x.ln()),
+        Sqrt => go!(|x| x.sqrt()),
+        Tanh => go!(|x| x.tanh()),
+        Sigmoid => go!(|x| sigmoid(x)),
+        Sign => go!(|x| if x > zero { one } else if x < zero { -one } else { zero }),
+        Rsqrt => go!(|x| one / x.sqrt()),
+        Exp2 => go!(|x| x.exp2()),
+        Expm1 => go!(|x| x.exp_m1()),
+        Log2 => go!(|x| x.log2()),
+        Log10 => go!(|x| x.log10()),
+        Log1p => go!(|x| x.ln_1p()),
+        Sin => go!(|x| x.sin()),
+        Cos => go!(|x| x.cos()),
+        Tan => go!(|x| x.tan()),
+        Asin => go!(|x| x.asin()),
+        Acos => go!(|x| x.acos()),
+        Atan => go!(|x| x.atan()),
+        Sinh => go!(|x| x.sinh()),
+        Cosh => go!(|x| x.cosh()),
+        Asinh => go!(|x| x.asinh()),
+        Acosh => go!(|x| x.acosh()),
+        Atanh => go!(|x| x.atanh()),
+        Logit(eps) => {
+            let (lo, hi) = (c(eps), c(1.0 - eps));
+            if eps < 0.0 {
+                go!(|x| (x / (one - x)).ln())
+            } else {
+                go!(|x| {
+                    let z = if x < lo { lo } else if x > hi { hi } else { x };
+                    (z / (one - z)).ln()
+                })
+            }
+        }
+        Erf => go!(|x| x.erf()),
+        Erfc => go!(|x| x.erfc()),
+        Erfinv => go!(|x| x.erfinv()),
+        Floor => go!(|x| x.floor()),
+        Ceil => go!(|x| x.ceil()),
+        Round => go!(|x| rint(x)),
+        RoundDecimals(d) => {
+            let p = c(10f64.powi(d.unsigned_abs().min(400) as i32));
+            if d >= 0 {
+                go!(|x| rint(x * p) / p)
+            } else {
+                go!(|x| rint(x / p) * p)
+            }
+        }
+        Trunc => go!(|x| x.trunc()),
+        Frac => go!(|x| x - x.trunc()),
+        Reciprocal => go!(|x| one / x),
+        Hardtanh(lo, hi) => {
+            let (lo, hi) = (c(lo), c(hi));
+            // NaN passes through, as PyTorch's clamp does.
+            go!(|x| if x < lo { lo } else if x > hi { hi } else { x })
+        }
+        LeakyRelu(slope) => {
+            let sl = c(slope);
+            go!(|x| if x > zero { x } else { x * sl })
+        }
+        Elu(alpha, scale, iscale) => {
+            let (a, sc, isc) = (c(alpha), c(scale), c(iscale));
+            go!(|x| if x > zero { x * sc } else { ((x * isc).exp_m1()) * a * sc })
+        }
+        Celu(alpha) => float_kernel::<T>(Elu(alpha, 1.0, 1.0 / alpha), o, s),
+        Gelu(false) => go!(|x| x * c(0.5) * (one + (x * c(std::f64::consts::FRAC_1_SQRT_2)).erf())),
+        Gelu(true) => {
+            let k = c((2.0 / std::f64::consts::PI).sqrt());
+            go!(|x| c(0.5) * x * (one + (k * (x + c(0.044715) * x * x * x)).tanh()))
+        }
+        Silu => go!(|x| x * sigmoid(x)),
+        Mish => go!(|x| x * softplus(x, one, c(20.0)).tanh()),
+        Softplus(beta, thr) => {
+            let (b, t) = (c(beta), c(thr));
+            go!(|x| softplus(x, b, t))
+        }
+        Hardsigmoid => go!(|x| ((x + c(3.0)).max(zero).min(c(6.0))) / c(6.0)),
+        Hardswish => go!(|x| x * ((x + c(3.0)).max(zero).min(c(6.0))) / c(6.0)),
+        LogSigmoid => go!(|x| {
+            // log(sigmoid(x)) = min(x, 0) - log1p(exp(-|x|)), stable for large |x|.
+            x.min(zero) - (-x.abs()).exp().ln_1p()
+        }),
+        NanToNum(nan, pos, neg) => {
+            let nan = c(nan);
+            let pos = pos.map(c).unwrap_or_else(T::C::max_value);
+            let neg = neg.map(c).unwrap_or_else(T::C::min_value);
+            // A half's extremes are not f32's: clamp to the storage type's range.
+            let (pos, neg) = (T::down(pos).up(), T::down(neg).up());
+            let (pos, neg) = (if pos.is_infinite() { half_max::<T>() } else { pos }, if neg.is_infinite() { -half_max::<T>() } else { neg });
+            go!(|x| if x.is_nan() { nan } else if x == T::C::infinity() { pos } else if x == T::C::neg_infinity() { neg } else { x })
+        }
+        BitwiseNot | LogicalNot | IsNan | IsInf | IsPosInf | IsNegInf | IsFinite => {} // refused by run_float
+    }
+}
+
+/// The largest finite value of the storage type `T`, in its compute type.
+fn half_max<T: Compute>() -> T::C {
+    let v = match T::DTYPE {
+        DType::Float16 => 65504.0,
+        DType::BFloat16 => 3.389_531_389_251_535_5e38,
+        DType::Float32 => f32::MAX as f64,
+        _ => f64::MAX,
+    };
+    <T::C as Real>::c(v)
+}
+
+#[inline(always)]
+fn softplus<C: Real>(x: C, beta: C, thr: C) -> C {
+    if x * beta > thr {
+        x
+    } else {
+        (x * beta).exp().ln_1p() / beta
+    }
+}
