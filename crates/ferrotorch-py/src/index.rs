@@ -1,22 +1,17 @@
-//! `tensor[idx]` and `tensor[idx] = value` for basic indices: ints, slices
-//! with steps, `None`, `...` and bools. Basic indexing always returns a view.
+//! `tensor[idx]` and `tensor[idx] = value`: parses Python index expressions
+//! into [`TensorIndex`] items (ints, slices, `None`, `...`, bools, tensors,
+//! lists, NumPy arrays) and hands them to the engine, which returns a view for
+//! basic indices and a copy for advanced ones.
 
 use crate::args::{number_of, type_name};
 use crate::convert;
 use crate::errors::IntoPyResult;
 use crate::tensor::PyTensor;
-use ferrotorch::Tensor;
-use pyo3::exceptions::{PyIndexError, PyNotImplementedError, PyTypeError, PyValueError};
+use ferrotorch::ops::indexing::TensorIndex;
+use ferrotorch::{DType, Tensor};
+use pyo3::exceptions::{PyIndexError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyEllipsis, PyInt, PyList, PySlice, PyString, PyTuple};
-
-enum Item {
-    Int(i64),
-    Slice(i64, i64, i64),
-    NewAxis,
-    Ellipsis,
-    Bool(bool),
-}
+use pyo3::types::{PyBool, PyEllipsis, PyInt, PyList, PySequence, PySlice, PyString, PyTuple};
 
 fn opt_i64(obj: &Bound<'_, PyAny>, default: i64) -> PyResult<i64> {
     if obj.is_none() {
@@ -26,18 +21,39 @@ fn opt_i64(obj: &Bound<'_, PyAny>, default: i64) -> PyResult<i64> {
     }
 }
 
-fn parse_item(obj: &Bound<'_, PyAny>) -> PyResult<Item> {
+/// A tensor index from a tensor, list or array; empty lists index as int64.
+fn index_tensor(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<TensorIndex> {
+    let t = match obj.cast::<PyTensor>() {
+        Ok(t) => t.get().t.clone(),
+        Err(_) => convert::tensor_from_data(py, obj, None, None)?,
+    };
+    let t = if t.numel() == 0 && t.dtype().is_floating_point() { t.to_dtype(DType::Int64).py()? } else { t };
+    if t.dtype().is_floating_point() {
+        return Err(PyIndexError::new_err("tensors used as indices must be long, int, byte or bool tensors"));
+    }
+    Ok(TensorIndex::Tensor(t))
+}
+
+fn is_sequence(obj: &Bound<'_, PyAny>) -> bool {
+    obj.cast::<PyList>().is_ok() || obj.cast::<PyTuple>().is_ok()
+}
+
+fn is_ndarray(obj: &Bound<'_, PyAny>) -> bool {
+    crate::numpy::is_ndarray(obj.py(), obj).unwrap_or(false)
+}
+
+fn parse_item(obj: &Bound<'_, PyAny>) -> PyResult<TensorIndex> {
     if obj.is_none() {
-        return Ok(Item::NewAxis);
+        return Ok(TensorIndex::NewAxis);
     }
     if obj.is(obj.py().Ellipsis()) || obj.cast::<PyEllipsis>().is_ok() {
-        return Ok(Item::Ellipsis);
+        return Ok(TensorIndex::Ellipsis);
     }
     if let Ok(b) = obj.cast::<PyBool>() {
-        return Ok(Item::Bool(b.is_true()));
+        return Ok(TensorIndex::Bool(b.is_true()));
     }
     if let Ok(i) = obj.cast::<PyInt>() {
-        return Ok(Item::Int(i.extract()?));
+        return Ok(TensorIndex::Int(i.extract()?));
     }
     if let Ok(s) = obj.cast::<PySlice>() {
         let step = opt_i64(&s.getattr("step")?, 1)?;
@@ -49,26 +65,14 @@ fn parse_item(obj: &Bound<'_, PyAny>) -> PyResult<Item> {
         }
         let start = opt_i64(&s.getattr("start")?, 0)?;
         let stop = opt_i64(&s.getattr("stop")?, i64::MAX)?;
-        return Ok(Item::Slice(start, stop, step));
+        return Ok(TensorIndex::Slice { start, stop, step });
     }
-    if let Ok(t) = obj.cast::<PyTensor>() {
-        let t = &t.get().t;
-        if t.ndim() == 0 && t.dtype().is_integral() {
-            return Ok(Item::Int(t.item().py()?.to_i64()));
-        }
+    if obj.cast::<PyTensor>().is_ok() || is_sequence(obj) || is_ndarray(obj) {
+        return index_tensor(obj.py(), obj);
     }
-    if obj.cast::<PyString>().is_ok() {
-        // PyTorch tries to turn a string into an index tensor and fails so.
-        return Err(PyTypeError::new_err(format!("new(): invalid data type '{}'", type_name(obj))));
-    }
-    if obj.cast::<PyTensor>().is_ok() || obj.cast::<PyList>().is_ok() {
-        return Err(PyNotImplementedError::new_err(
-            "advanced indexing with tensors or lists is not implemented yet in ferrotorch",
-        ));
-    }
-    if number_of(obj).is_some() {
+    if obj.cast::<PyString>().is_err() && number_of(obj).is_some() {
         if let Ok(i) = crate::args::index_of(obj) {
-            return Ok(Item::Int(i));
+            return Ok(TensorIndex::Int(i));
         }
     }
     Err(PyIndexError::new_err(format!(
@@ -77,94 +81,55 @@ fn parse_item(obj: &Bound<'_, PyAny>) -> PyResult<Item> {
     )))
 }
 
-fn parse(idx: &Bound<'_, PyAny>) -> PyResult<Vec<Item>> {
-    match idx.cast::<PyTuple>() {
-        Ok(t) => t.iter().map(|i| parse_item(&i)).collect(),
-        Err(_) => Ok(vec![parse_item(idx)?]),
+/// PyTorch's legacy rule: a short non-tuple sequence holding slices, `...`,
+/// `None`, tensors or sequences is read as a tuple of indices.
+fn sequence_is_tuple(obj: &Bound<'_, PyAny>) -> PyResult<bool> {
+    let Ok(seq) = obj.cast::<PySequence>() else { return Ok(false) };
+    let n = seq.len()?;
+    if n >= 32 {
+        return Ok(false);
     }
-}
-
-/// `t[idx]`: a view for basic indices. A bool index is advanced indexing in
-/// PyTorch (a mask of one element), so the result is then a copy.
-pub fn getitem(t: &Tensor, idx: &Bound<'_, PyAny>) -> PyResult<Tensor> {
-    let items = parse(idx)?;
-    let v = view_of(t, &items)?;
-    if items.iter().any(|i| matches!(i, Item::Bool(_))) {
-        return v.clone_data().py();
-    }
-    Ok(v)
-}
-
-/// Applies basic indices, returning a view (bools add a dim of size 1 or 0).
-fn view_of(t: &Tensor, items: &[Item]) -> PyResult<Tensor> {
-    let consumed = items.iter().filter(|i| matches!(i, Item::Int(_) | Item::Slice(..))).count();
-    if consumed > 0 && t.ndim() == 0 {
-        return Err(PyIndexError::new_err(
-            "invalid index of a 0-dim tensor. Use `tensor.item()` in Python or `tensor.item<T>()` in C++ to convert a 0-dim tensor to a number",
-        ));
-    }
-    if consumed > t.ndim() {
-        return Err(PyIndexError::new_err(format!(
-            "too many indices for tensor of dimension {}",
-            t.ndim()
-        )));
-    }
-    if items.iter().filter(|i| matches!(i, Item::Ellipsis)).count() > 1 {
-        return Err(PyIndexError::new_err("an index can only have a single ellipsis ('...')"));
-    }
-    let mut r = t.make_view(t.layout().clone()).py()?;
-    let mut d: i64 = 0;
-    // The dim of the original tensor an index refers to, for messages.
-    let mut orig: usize = 0;
-    for item in items {
-        match *item {
-            Item::NewAxis => {
-                r = r.unsqueeze(d).py()?;
-                d += 1;
-            }
-            Item::Bool(b) => {
-                // x[True] adds a dim of size 1; x[False] one of size 0.
-                r = r.unsqueeze(d).py()?;
-                if !b {
-                    r = r.slice(d, 0, 0, 1).py()?;
-                }
-                d += 1;
-            }
-            Item::Int(i) => {
-                let size = r.shape()[d as usize] as i64;
-                if i < -size || i >= size {
-                    return Err(PyIndexError::new_err(format!(
-                        "index {} is out of bounds for dimension {} with size {}",
-                        i, orig, size
-                    )));
-                }
-                r = r.select(d, i).py()?;
-                orig += 1;
-            }
-            Item::Slice(start, stop, step) => {
-                r = r.slice(d, start, stop, step).py()?;
-                d += 1;
-                orig += 1;
-            }
-            Item::Ellipsis => {
-                d += (t.ndim() - consumed) as i64;
-                orig += t.ndim() - consumed;
-            }
+    for item in seq.try_iter()? {
+        let item = item?;
+        if item.is_none()
+            || item.cast::<PySlice>().is_ok()
+            || item.cast::<PyEllipsis>().is_ok()
+            || item.cast::<PyTensor>().is_ok()
+            || is_sequence(&item)
+            || is_ndarray(&item)
+        {
+            return Ok(true);
         }
     }
-    Ok(r)
+    Ok(false)
 }
 
-/// `t[idx] = value`: a scalar fills the view, anything else is broadcast-copied.
-pub fn setitem(t: &Tensor, idx: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>) -> PyResult<()> {
-    let view = view_of(t, &parse(idx)?)?;
-    view.layout().check_no_internal_overlap().py()?;
-    if let Some(s) = number_of(value) {
-        return view.fill_(s).py();
+fn parse(idx: &Bound<'_, PyAny>) -> PyResult<Vec<TensorIndex>> {
+    if let Ok(t) = idx.cast::<PyTuple>() {
+        return t.iter().map(|i| parse_item(&i)).collect();
     }
+    if idx.cast::<PyList>().is_ok() && sequence_is_tuple(idx)? {
+        return idx.cast::<PySequence>()?.try_iter()?.map(|i| parse_item(&i?)).collect();
+    }
+    Ok(vec![parse_item(idx)?])
+}
+
+/// `t[idx]`: a view for basic indices, a copy (`IndexBackward0`) otherwise.
+pub fn getitem(t: &Tensor, idx: &Bound<'_, PyAny>) -> PyResult<Tensor> {
+    let items = parse(idx)?;
+    t.getitem(&items).py()
+}
+
+/// `t[idx] = value`: `value` (a number, tensor or nested data) is converted
+/// to `t`'s dtype and broadcast into the indexed region.
+pub fn setitem(t: &Tensor, idx: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>) -> PyResult<()> {
+    let items = parse(idx)?;
     let src = match value.cast::<PyTensor>() {
         Ok(v) => v.get().t.clone(),
-        Err(_) => convert::tensor_from_data(value.py(), value, Some(t.dtype()), None)?,
+        Err(_) => match number_of(value) {
+            Some(s) => Tensor::full(&[], s, t.dtype(), t.device()).py()?,
+            None => convert::tensor_from_data(value.py(), value, Some(t.dtype()), None)?,
+        },
     };
-    view.copy_(&src).py()
+    t.setitem(&items, &src).py()
 }

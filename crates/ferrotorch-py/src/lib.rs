@@ -15,6 +15,7 @@ mod index;
 mod math_ops;
 mod memory;
 mod numpy;
+mod shape_ops;
 mod storage;
 mod tensor;
 
@@ -24,6 +25,7 @@ use pyo3::prelude::*;
 fn _C(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     m.add_class::<tensor::PyTensor>()?;
+    shape_ops::register(m)?;
     m.add_class::<dtype::PyDType>()?;
     m.add_class::<device::PyDevice>()?;
     m.add_class::<storage::PyUntypedStorage>()?;
