@@ -56,6 +56,8 @@ from ._dtypes import layout, strided  # noqa: F401
 from . import _tensor  # noqa: F401  (attaches the Python half of Tensor)
 from ._tensor_str import set_printoptions, get_printoptions  # noqa: F401
 from ._functional import *  # noqa: F401,F403
+from ._math_ops import *  # noqa: F401,F403
+from ._math_ops import return_types  # noqa: F401
 from ._shape_ops import *  # noqa: F401,F403
 from .autograd.grad_mode import no_grad, enable_grad, set_grad_enabled, inference_mode  # noqa: F401
 from . import cuda  # noqa: F401

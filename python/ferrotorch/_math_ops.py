@@ -1,0 +1,745 @@
+"""The elementwise and reduction op set: PyTorch's signatures over the
+``_C._math_*`` kernels, exposed as ``ferrotorch.xxx`` functions, ``Tensor``
+methods, in-place ``xxx_`` methods and operators.
+
+Activation functions with extra arguments (``leaky_relu``, ``elu``, ``gelu``,
+``softplus``, ...) are plain functions here so ``nn.functional`` can import them.
+"""
+
+import builtins
+import collections
+import math
+import types
+
+from . import _C
+from ._C import Tensor
+
+_unary = _C._math_unary
+_binary = _C._math_binary
+
+__all__ = []
+
+
+def _export(fn, name=None):
+    __all__.append(name or fn.__name__)
+    return fn
+
+
+def _is_tensor(x):
+    return isinstance(x, Tensor)
+
+
+# ----- out= and return types ------------------------------------------------------
+
+
+def _write_out(result, out):
+    """Copies ``result`` into ``out`` (PyTorch's ``out=`` contract) and returns ``out``."""
+    if out is None:
+        return result
+    if isinstance(result, tuple):
+        if not isinstance(out, (tuple, list)) or len(out) != len(result):
+            raise TypeError(f"out must be a tuple of {len(result)} tensors")
+        for r, o in zip(result, out):
+            _write_out(r, o)
+        return type(result)(*out) if hasattr(result, "_fields") else tuple(out)
+    if not _is_tensor(out):
+        raise TypeError(f"argument 'out' must be Tensor, not {type(out).__name__}")
+    if result.requires_grad and _C.is_grad_enabled():
+        raise RuntimeError(
+            "functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad."
+        )
+    if not _C.can_cast(result.dtype, out.dtype):
+        raise RuntimeError(f"result type {_pretty(result.dtype)} can't be cast to the desired output type {_pretty(out.dtype)}")
+    if tuple(out.shape) != tuple(result.shape):
+        if out.numel() == result.numel() and out.is_contiguous():
+            out.view(tuple(result.shape)).copy_(result)
+            return out
+        raise RuntimeError(
+            f"out= tensor has shape {list(out.shape)} but the result has shape {list(result.shape)}; "
+            "ferrotorch cannot resize out= tensors yet"
+        )
+    out.copy_(result)
+    return out
+
+
+def _pretty(dt):
+    names = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16", "int64": "Long",
+             "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
+    return names.get(str(dt).replace("torch.", ""), str(dt))
+
+
+def _rt(name, fields=("values", "indices")):
+    cls = collections.namedtuple(name, fields)
+    cls.__module__ = "torch.return_types"
+    cls.__repr__ = lambda self: "torch.return_types.%s(\n%s)" % (
+        name, ",\n".join(f"{f}={v!r}" for f, v in zip(fields, self)))
+    return cls
+
+
+return_types = types.SimpleNamespace(
+    **{n: _rt(n) for n in ("max", "min", "sort", "topk", "kthvalue", "median", "mode", "cummax", "cummin", "aminmax")}
+)
+
+
+# ----- unary ----------------------------------------------------------------------
+
+_PLAIN_UNARY = [
+    "neg", "abs", "sign", "sqrt", "rsqrt", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p",
+    "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh",
+    "sigmoid", "erf", "erfc", "erfinv", "floor", "ceil", "trunc", "frac", "reciprocal", "relu",
+    "bitwise_not", "logical_not",
+]
+_ALIASES = {
+    "negative": "neg", "absolute": "abs", "arcsin": "asin", "arccos": "acos", "arctan": "atan",
+    "arcsinh": "asinh", "arccosh": "acosh", "arctanh": "atanh", "fix": "trunc",
+}
+_PREDICATES = ["isnan", "isinf", "isfinite", "isposinf", "isneginf"]
+
+
+def _make_unary(kernel, pub):
+    def fn(input, *, out=None):
+        return _write_out(_unary(kernel, input), out)
+
+    def method(self):
+        return _unary(kernel, self)
+
+    def method_(self):
+        return _unary(kernel, self, inplace=True)
+
+    fn.__name__ = method.__name__ = pub
+    method_.__name__ = pub + "_"
+    fn.__doc__ = method.__doc__ = f"Elementwise ``{kernel}``."
+    method_.__doc__ = f"In-place ``{kernel}``."
+    return fn, method, method_
+
+
+def _attach(name, method):
+    """Sets a Tensor method unless the native class already has it (hot paths stay native)."""
+    if name not in Tensor.__dict__:
+        setattr(Tensor, name, method)
+
+
+for _name in _PLAIN_UNARY + list(_ALIASES):
+    _k = _ALIASES.get(_name, _name)
+    _f, _m, _m_ = _make_unary(_k, _name)
+    globals()[_name] = _export(_f, _name)
+    _attach(_name, _m)
+    _attach(_name + "_", _m_)
+    if _name in ("relu", "sigmoid", "exp", "sqrt", "neg", "abs", "tanh", "log", "sin", "cos", "floor", "ceil",
+                 "trunc", "frac", "round", "erf", "exp2", "log2", "log10", "log1p", "expm1", "rsqrt", "reciprocal"):
+        globals()[_name + "_"] = _export(_m_, _name + "_")
+
+for _name in _PREDICATES:
+    _f, _m, _ = _make_unary(_name, _name)
+    globals()[_name] = _export(_f, _name)
+    _attach(_name, _m)
+
+
+def round(input, *, decimals=0, out=None):
+    """Rounds half to even, optionally to ``decimals`` places."""
+    return _write_out(_unary("round", input, float(decimals)), out)
+
+
+def _round_method(self, *, decimals=0):
+    return _unary("round", self, float(decimals))
+
+
+def _round_(self, *, decimals=0):
+    return _unary("round", self, float(decimals), inplace=True)
+
+
+_export(round)
+Tensor.round = _round_method
+Tensor.round_ = _round_
+
+
+def logit(input, eps=None, *, out=None):
+    """``log(p / (1 - p))``, with inputs clamped to ``[eps, 1 - eps]`` when given."""
+    return _write_out(_unary("logit", input, -1.0 if eps is None else float(eps)), out)
+
+
+_export(logit)
+Tensor.logit = lambda self, eps=None: logit(self, eps)
+Tensor.logit_ = lambda self, eps=None: _unary("logit", self, -1.0 if eps is None else float(eps), inplace=True)
+
+
+def nan_to_num(input, nan=0.0, posinf=None, neginf=None, *, out=None):
+    """Replaces NaN, +inf and -inf (by default with 0 and the dtype's extremes)."""
+    return _write_out(_unary("nan_to_num", input, float(nan), _opt(posinf), _opt(neginf)), out)
+
+
+def _opt(v):
+    return None if v is None else float(v)
+
+
+_export(nan_to_num)
+Tensor.nan_to_num = lambda self, nan=0.0, posinf=None, neginf=None: nan_to_num(self, nan, posinf, neginf)
+Tensor.nan_to_num_ = lambda self, nan=0.0, posinf=None, neginf=None: _unary(
+    "nan_to_num", self, float(nan), _opt(posinf), _opt(neginf), inplace=True)
+
+
+def square(input, *, out=None):
+    """``input ** 2`` (integers stay integers; bool becomes int64)."""
+    return _write_out(_binary("pow", input, 2), out)
+
+
+_export(square)
+Tensor.square = lambda self: square(self)
+Tensor.square_ = lambda self: _binary("pow", self, 2, inplace=True)
+Tensor.__invert__ = lambda self: _unary("bitwise_not", self)
+
+
+# ----- activations ------------------------------------------------------------------
+
+
+def _act(name, input, *params, inplace=False):
+    return _unary(name, input, *params, inplace=inplace)
+
+
+def relu6(input, inplace=False):
+    """``min(max(x, 0), 6)``."""
+    return _act("relu6", input, inplace=inplace)
+
+
+def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
+    """Clamps to ``[min_val, max_val]``."""
+    if min_val > max_val:
+        raise ValueError("min_val cannot be greater than max_val")
+    return _act("hardtanh", input, float(min_val), float(max_val), inplace=inplace)
+
+
+def leaky_relu(input, negative_slope=0.01, inplace=False):
+    """``x if x > 0 else negative_slope * x``."""
+    return _act("leaky_relu", input, float(negative_slope), inplace=inplace)
+
+
+def elu(input, alpha=1.0, inplace=False):
+    """``x if x > 0 else alpha * (exp(x) - 1)``."""
+    return _act("elu", input, float(alpha), inplace=inplace)
+
+
+def selu(input, inplace=False):
+    """Scaled ELU with the self-normalising constants."""
+    return _act("selu", input, inplace=inplace)
+
+
+def celu(input, alpha=1.0, inplace=False):
+    """``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``."""
+    if alpha == 0:
+        raise RuntimeError("ZeroDivisionError")
+    return _act("celu", input, float(alpha), inplace=inplace)
+
+
+def gelu(input, approximate="none"):
+    """Gaussian error linear unit, exact or with the tanh approximation."""
+    if approximate not in ("none", "tanh"):
+        raise RuntimeError(f"approximate argument must be either none or tanh.")
+    return _act("gelu", input, 1.0 if approximate == "tanh" else 0.0)
+
+
+def silu(input, inplace=False):
+    """``x * sigmoid(x)``."""
+    return _act("silu", input, inplace=inplace)
+
+
+def mish(input, inplace=False):
+    """``x * tanh(softplus(x))``."""
+    return _act("mish", input, inplace=inplace)
+
+
+def softplus(input, beta=1.0, threshold=20.0):
+    """``log(1 + exp(beta x)) / beta``, linear above ``threshold``."""
+    return _act("softplus", input, float(beta), float(threshold))
+
+
+def softsign(input):
+    """``x / (1 + |x|)``."""
+    return input / (input.abs() + 1)
+
+
+def hardsigmoid(input, inplace=False):
+    """``relu6(x + 3) / 6``."""
+    return _act("hardsigmoid", input, inplace=inplace)
+
+
+def hardswish(input, inplace=False):
+    """``x * relu6(x + 3) / 6``."""
+    return _act("hardswish", input, inplace=inplace)
+
+
+def logsigmoid(input):
+    """``log(sigmoid(x))``, stable."""
+    return _act("logsigmoid", input)
+
+
+ACTIVATIONS = {
+    f.__name__: f
+    for f in (relu6, hardtanh, leaky_relu, elu, selu, celu, gelu, silu, mish, softplus, softsign, hardsigmoid,
+              hardswish, logsigmoid)
+}
+
+for _f in (selu, celu):
+    _export(_f)
+selu_ = _export(lambda input: selu(input, inplace=True), "selu_")
+celu_ = _export(lambda input, alpha=1.0: celu(input, alpha, inplace=True), "celu_")
+Tensor.relu_ = lambda self: _unary("relu", self, inplace=True)
+relu_ = _export(lambda input: _unary("relu", input, inplace=True), "relu_")
+
+
+# ----- binary -----------------------------------------------------------------------
+
+
+def _make_binary(kernel, pub, inplace=True):
+    def fn(input, other, *, out=None):
+        return _write_out(_binary(kernel, input, other), out)
+
+    def method(self, other):
+        return _binary(kernel, self, other)
+
+    def method_(self, other):
+        return _binary(kernel, self, other, inplace=True)
+
+    fn.__name__ = method.__name__ = pub
+    method_.__name__ = pub + "_"
+    fn.__doc__ = method.__doc__ = f"Elementwise ``{pub}`` with broadcasting and type promotion."
+    return fn, method, method_
+
+
+_BINARY = {
+    "remainder": "remainder", "fmod": "fmod", "atan2": "atan2", "arctan2": "atan2", "fmax": "fmax",
+    "fmin": "fmin", "hypot": "hypot", "logaddexp": "logaddexp", "copysign": "copysign",
+    "bitwise_and": "bitwise_and", "bitwise_or": "bitwise_or", "bitwise_xor": "bitwise_xor",
+    "bitwise_left_shift": "bitwise_left_shift", "bitwise_right_shift": "bitwise_right_shift",
+    "logical_and": "logical_and", "logical_or": "logical_or", "logical_xor": "logical_xor",
+    "floor_divide": "div_floor", "maximum": "maximum", "minimum": "minimum",
+    "eq": "eq", "ne": "ne", "lt": "lt", "le": "le", "gt": "gt", "ge": "ge",
+    "not_equal": "ne", "less": "lt", "less_equal": "le", "greater": "gt", "greater_equal": "ge",
+}
+
+for _name, _k in _BINARY.items():
+    _f, _m, _m_ = _make_binary(_k, _name)
+    globals()[_name] = _export(_f, _name)
+    _attach(_name, _m)
+    _attach(_name + "_", _m_)
+
+
+def _reflect(kernel):
+    return lambda self, other: _binary(kernel, other, self) if _is_number(other) else NotImplemented
+
+
+def _forward(kernel):
+    return lambda self, other: _binary(kernel, self, other) if _is_tensor(other) or _is_number(other) else NotImplemented
+
+
+def _iforward(kernel):
+    def op(self, other):
+        _binary(kernel, self, other, inplace=True)
+        return self
+    return op
+
+
+def _is_number(x):
+    return isinstance(x, (bool, int, float)) or (hasattr(x, "dtype") and hasattr(x, "item") and not _is_tensor(x)
+                                                  and getattr(x, "ndim", 1) == 0)
+
+
+for _dunder, _k in (("floordiv", "div_floor"), ("mod", "remainder"), ("and", "bitwise_and"), ("or", "bitwise_or"),
+                    ("xor", "bitwise_xor"), ("lshift", "bitwise_left_shift"), ("rshift", "bitwise_right_shift")):
+    setattr(Tensor, f"__{_dunder}__", _forward(_k))
+    setattr(Tensor, f"__r{_dunder}__", _reflect(_k))
+    setattr(Tensor, f"__i{_dunder}__", _iforward(_k))
+
+_native_div = Tensor.div
+_native_div_ = Tensor.div_
+
+
+def div(input, other, *, rounding_mode=None, out=None):
+    """True division, or rounded with ``rounding_mode='trunc'|'floor'``."""
+    return _write_out(_div(input, other, rounding_mode), out)
+
+
+def _div(input, other, rounding_mode, inplace=False):
+    if rounding_mode is None:
+        if inplace:
+            return _native_div_(input, other)
+        if _is_tensor(input):
+            return _native_div(input, other)
+        return _binary("div", input, other)
+    if rounding_mode not in ("trunc", "floor"):
+        raise ValueError(
+            f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{rounding_mode}'")
+    return _binary("div_" + rounding_mode, input, other, inplace=inplace)
+
+
+Tensor.div = lambda self, other, *, rounding_mode=None: _div(self, other, rounding_mode)
+Tensor.div_ = lambda self, other, *, rounding_mode=None: _div(self, other, rounding_mode, inplace=True)
+Tensor.divide = Tensor.div
+Tensor.divide_ = Tensor.div_
+Tensor.true_divide = lambda self, other: _native_div(self, other)
+Tensor.true_divide_ = lambda self, other: _native_div_(self, other)
+divide = div
+_export(div)
+_export(div, "divide")
+
+
+def true_divide(dividend, divisor, *, out=None):
+    """True division (integers give floats)."""
+    return _write_out(_div(dividend, divisor, None), out)
+
+
+_export(true_divide)
+
+
+def add(input, other, *, alpha=1, out=None):
+    """``input + alpha * other``."""
+    if not _is_tensor(input):
+        r = _binary("add", input, other if alpha == 1 else other * alpha)
+    else:
+        r = input.add(other, alpha=alpha) if alpha != 1 else input.add(other)
+    return _write_out(r, out)
+
+
+def sub(input, other, *, alpha=1, out=None):
+    """``input - alpha * other``."""
+    if not _is_tensor(input):
+        r = _binary("sub", input, other if alpha == 1 else other * alpha)
+    else:
+        r = input.sub(other, alpha=alpha) if alpha != 1 else input.sub(other)
+    return _write_out(r, out)
+
+
+def mul(input, other, *, out=None):
+    """Elementwise product."""
+    return _write_out(input * other if _is_tensor(input) else other * input, out)
+
+
+subtract = sub
+multiply = mul
+for _f, _n in ((add, "add"), (sub, "sub"), (mul, "mul"), (sub, "subtract"), (mul, "multiply")):
+    _export(_f, _n)
+Tensor.subtract = lambda self, other, *, alpha=1: self.sub(other, alpha=alpha)
+Tensor.multiply = lambda self, other: self.mul(other)
+
+# comparisons in place keep the receiver's dtype: x.eq_(y) writes 0/1.
+for _name in ("eq", "ne", "lt", "le", "gt", "ge"):
+    def _cmp_(self, other, _k=_name):
+        r = _binary(_k, self, other)
+        with _no_grad():
+            self.copy_(r)
+        return self
+    setattr(Tensor, _name + "_", _cmp_)
+
+
+def _no_grad():
+    from .autograd.grad_mode import no_grad
+    return no_grad()
+
+
+# ----- clamp, lerp, addcmul/addcdiv, isclose ------------------------------------------
+
+
+def clamp(input, min=None, max=None, *, out=None):
+    """Clamps to ``[min, max]`` (scalars or tensors; either may be None)."""
+    return _write_out(_C._math_clamp(input, min, max), out)
+
+
+def clamp_min(input, min, *, out=None):
+    """``clamp(input, min=min)``."""
+    return clamp(input, min, None, out=out)
+
+
+def clamp_max(input, max, *, out=None):
+    """``clamp(input, max=max)``."""
+    return clamp(input, None, max, out=out)
+
+
+clip = clamp
+for _f, _n in ((clamp, "clamp"), (clamp, "clip"), (clamp_min, "clamp_min"), (clamp_max, "clamp_max")):
+    _export(_f, _n)
+Tensor.clamp = Tensor.clip = lambda self, min=None, max=None: _C._math_clamp(self, min, max)
+Tensor.clamp_ = Tensor.clip_ = lambda self, min=None, max=None: _C._math_clamp(self, min, max, inplace=True)
+Tensor.clamp_min = lambda self, min: _C._math_clamp(self, min, None)
+Tensor.clamp_max = lambda self, max: _C._math_clamp(self, None, max)
+Tensor.clamp_min_ = lambda self, min: _C._math_clamp(self, min, None, inplace=True)
+Tensor.clamp_max_ = lambda self, max: _C._math_clamp(self, None, max, inplace=True)
+
+
+def lerp(input, end, weight, *, out=None):
+    """``input + weight * (end - input)``."""
+    return _write_out(_C._math_lerp(input, end, weight), out)
+
+
+def addcmul(input, tensor1, tensor2, *, value=1, out=None):
+    """``input + value * tensor1 * tensor2``."""
+    return _write_out(_C._math_addc(input, tensor1, tensor2, value, False), out)
+
+
+def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
+    """``input + value * tensor1 / tensor2``."""
+    return _write_out(_C._math_addc(input, tensor1, tensor2, value, True), out)
+
+
+for _f in (lerp, addcmul, addcdiv):
+    _export(_f)
+Tensor.lerp = lambda self, end, weight: _C._math_lerp(self, end, weight)
+Tensor.lerp_ = lambda self, end, weight: _C._math_lerp(self, end, weight, inplace=True)
+Tensor.addcmul = lambda self, tensor1, tensor2, *, value=1: _C._math_addc(self, tensor1, tensor2, value, False)
+Tensor.addcmul_ = lambda self, tensor1, tensor2, *, value=1: _C._math_addc(self, tensor1, tensor2, value, False, inplace=True)
+Tensor.addcdiv = lambda self, tensor1, tensor2, *, value=1: _C._math_addc(self, tensor1, tensor2, value, True)
+Tensor.addcdiv_ = lambda self, tensor1, tensor2, *, value=1: _C._math_addc(self, tensor1, tensor2, value, True, inplace=True)
+
+
+def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """``|input - other| <= atol + rtol * |other|`` elementwise (equal infinities are close)."""
+    if _is_tensor(other) and input.dtype != other.dtype:
+        raise RuntimeError(f"{input.dtype} did not match {other.dtype}")
+    if rtol < 0:
+        raise RuntimeError(f"rtol must be greater than or equal to zero, but got {rtol}")
+    if atol < 0:
+        raise RuntimeError(f"atol must be greater than or equal to zero, but got {atol}")
+    eq = input == other
+    if input.dtype == _C.bool or not (input.is_floating_point()):
+        if input.dtype == _C.bool:
+            return eq
+        diff = (input.double() - (other.double() if _is_tensor(other) else other)).abs()
+        tol = atol + rtol * ((other.double() if _is_tensor(other) else float(other)).__abs__())
+        return eq.logical_or(diff <= tol)
+    with _no_grad():
+        diff = (input - other).abs()
+        oth = other.abs() if _is_tensor(other) else builtins.abs(other)
+        close = diff <= (oth * rtol + atol) if _is_tensor(oth) else diff <= (atol + rtol * oth)
+        r = eq.logical_or(close.logical_and(diff.isfinite()))
+        if equal_nan:
+            r = r.logical_or(input.isnan().logical_and(other.isnan() if _is_tensor(other) else math.isnan(other)))
+        return r
+
+
+def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """True when every element is close (see ``isclose``)."""
+    return bool(isclose(input, other, rtol, atol, equal_nan).all())
+
+
+for _f in (isclose, allclose):
+    _export(_f)
+Tensor.isclose = lambda self, other, rtol=1e-05, atol=1e-08, equal_nan=False: isclose(self, other, rtol, atol, equal_nan)
+Tensor.allclose = lambda self, other, rtol=1e-05, atol=1e-08, equal_nan=False: allclose(self, other, rtol, atol, equal_nan)
+
+
+# ----- reductions -------------------------------------------------------------------
+
+
+def prod(input, dim=None, keepdim=False, *, dtype=None, out=None):
+    """Product over one dim or everything."""
+    return _write_out(_C._math_prod(input, dim, keepdim, dtype), out)
+
+
+def amax(input, dim=(), keepdim=False, *, out=None):
+    """Maximum over dims (NaN propagates); the gradient is split among ties."""
+    return _write_out(_C._math_amax(input, None if dim == () else dim, keepdim, True), out)
+
+
+def amin(input, dim=(), keepdim=False, *, out=None):
+    """Minimum over dims."""
+    return _write_out(_C._math_amax(input, None if dim == () else dim, keepdim, False), out)
+
+
+def _max_min(input, dim, keepdim, out, is_max, name):
+    if dim is None:
+        if keepdim:
+            raise TypeError(f"{name}() received an invalid combination of arguments")
+        return _write_out(_C._math_max(input, None, False, is_max), out)
+    if _is_tensor(dim):
+        r = _binary("maximum" if is_max else "minimum", input, dim)
+        return _write_out(r, out)
+    v, i = _C._math_max(input, int(dim), keepdim, is_max)
+    return _write_out(getattr(return_types, name)(v, i), out)
+
+
+def max(input, dim=None, keepdim=False, *, out=None):
+    """``max(input)``, ``max(input, dim, keepdim)`` -> (values, indices), or ``max(input, other)``."""
+    return _max_min(input, dim, keepdim, out, True, "max")
+
+
+def min(input, dim=None, keepdim=False, *, out=None):
+    """``min(input)``, ``min(input, dim, keepdim)`` -> (values, indices), or ``min(input, other)``."""
+    return _max_min(input, dim, keepdim, out, False, "min")
+
+
+def argmax(input, dim=None, keepdim=False):
+    """Index of the maximum (over the flattened tensor when ``dim`` is None)."""
+    return _C._math_argmax(input, dim, keepdim, True)
+
+
+def argmin(input, dim=None, keepdim=False):
+    """Index of the minimum."""
+    return _C._math_argmax(input, dim, keepdim, False)
+
+
+def _correction(dim, unbiased, correction, name):
+    if isinstance(dim, bool):  # var(input, unbiased)
+        dim, unbiased = None, dim
+    if unbiased is not None and correction is not None:
+        raise RuntimeError(f"{name}: can't specify both unbiased and correction")
+    if correction is None:
+        correction = 1 if unbiased is None or unbiased else 0
+    return dim, float(correction)
+
+
+def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None):
+    """Variance with Bessel's ``correction`` (``unbiased=False`` means 0)."""
+    dim, c = _correction(dim, unbiased, correction, "var")
+    return _write_out(_C._math_var(input, dim, c, keepdim, False), out)
+
+
+def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None):
+    """Standard deviation (see ``var``)."""
+    dim, c = _correction(dim, unbiased, correction, "std")
+    return _write_out(_C._math_var(input, dim, c, keepdim, True), out)
+
+
+def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """``(var, mean)`` in one pass."""
+    dim, c = _correction(dim, unbiased, correction, "var_mean")
+    return _C._math_var(input, dim, c, keepdim, False, True)
+
+
+def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """``(std, mean)`` in one pass."""
+    dim, c = _correction(dim, unbiased, correction, "std_mean")
+    return _C._math_var(input, dim, c, keepdim, True, True)
+
+
+def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
+    """``linalg.vector_norm``: ``sum(|x|^ord)^(1/ord)``, with ``inf``, ``-inf`` and 0 norms."""
+    return _write_out(_C._math_vector_norm(x, float(ord), dim, keepdim, dtype), out)
+
+
+def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
+    """Vector norms over ``dim`` (``'fro'`` is the 2-norm over the given dims)."""
+    if p == "fro" or p is None:
+        p = 2
+    if isinstance(p, str):
+        raise NotImplementedError(f"norm with p='{p}' is not supported by ferrotorch yet")
+    return vector_norm(input, p, dim, keepdim, dtype=dtype, out=out)
+
+
+def logsumexp(input, dim, keepdim=False, *, out=None):
+    """``log(sum(exp(input)))`` over ``dim``, stable."""
+    return _write_out(_C._math_logsumexp(input, dim, keepdim), out)
+
+
+def all(input, dim=None, keepdim=False, *, out=None):
+    """True where every element over ``dim`` is non-zero."""
+    return _write_out(_C._math_all(input, dim, keepdim, True), out)
+
+
+def any(input, dim=None, keepdim=False, *, out=None):
+    """True where some element over ``dim`` is non-zero."""
+    return _write_out(_C._math_all(input, dim, keepdim, False), out)
+
+
+def count_nonzero(input, dim=None):
+    """Number of non-zero elements over ``dim``."""
+    return _C._math_count_nonzero(input, dim)
+
+
+def cumsum(input, dim, *, dtype=None, out=None):
+    """Running sum along ``dim`` (integers accumulate in int64)."""
+    return _write_out(_C._math_cumulative(input, dim, dtype, False), out)
+
+
+def cumprod(input, dim, *, dtype=None, out=None):
+    """Running product along ``dim``."""
+    return _write_out(_C._math_cumulative(input, dim, dtype, True), out)
+
+
+def cummax(input, dim, *, out=None):
+    """Running maximum and its index."""
+    return _write_out(return_types.cummax(*_C._math_cum_extreme(input, dim, True)), out)
+
+
+def cummin(input, dim, *, out=None):
+    """Running minimum and its index."""
+    return _write_out(return_types.cummin(*_C._math_cum_extreme(input, dim, False)), out)
+
+
+def sort(input, dim=-1, descending=False, stable=False, *, out=None):
+    """Sorted values and their indices (always stable; NaN sorts last)."""
+    return _write_out(return_types.sort(*_C._math_sort(input, dim, descending)), out)
+
+
+def argsort(input, dim=-1, descending=False, stable=False):
+    """Indices that sort ``input`` along ``dim``."""
+    return _C._math_sort(input, dim, descending)[1]
+
+
+def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):
+    """The ``k`` largest (or smallest) elements along ``dim`` and their indices."""
+    return _write_out(return_types.topk(*_C._math_topk(input, k, dim, largest)), out)
+
+
+def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
+    """The ``k``-th smallest element along ``dim`` and its index."""
+    return _write_out(return_types.kthvalue(*_C._math_kthvalue(input, k, dim, keepdim)), out)
+
+
+def median(input, dim=None, keepdim=False, *, out=None):
+    """The lower median (of everything, or along ``dim`` with its index)."""
+    if dim is None:
+        return _write_out(_C._math_median(input), out)
+    return _write_out(return_types.median(*_C._math_median(input, dim, keepdim)), out)
+
+
+def mode(input, dim=-1, keepdim=False, *, out=None):
+    """The most frequent value along ``dim`` (smallest on ties) and an index of it."""
+    return _write_out(return_types.mode(*_C._math_mode(input, dim, keepdim)), out)
+
+
+def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
+    """Distinct values (sorted), optionally with inverse indices and counts."""
+    if dim is not None:
+        raise NotImplementedError("unique(dim=...) is not supported by ferrotorch yet")
+    v, inv, cnt = _C._math_unique(input)
+    if return_inverse and return_counts:
+        return v, inv, cnt
+    if return_inverse:
+        return v, inv
+    if return_counts:
+        return v, cnt
+    return v
+
+
+def softmax(input, dim=None, dtype=None, _stacklevel=3):
+    """``exp(x) / sum(exp(x))`` along ``dim``, stable."""
+    if dim is None:
+        dim = 0 if input.dim() in (0, 1, 3) else 1
+    return _C._math_softmax(input, dim, dtype, False)
+
+
+def log_softmax(input, dim=None, dtype=None, _stacklevel=3):
+    """``x - logsumexp(x)`` along ``dim``."""
+    if dim is None:
+        dim = 0 if input.dim() in (0, 1, 3) else 1
+    return _C._math_softmax(input, dim, dtype, True)
+
+
+for _f in (prod, amax, amin, max, min, argmax, argmin, var, std, var_mean, std_mean, norm, logsumexp, all, any,
+           count_nonzero, cumsum, cumprod, cummax, cummin, sort, argsort, topk, kthvalue, median, mode, unique,
+           softmax, log_softmax):
+    _export(_f)
+    _attach(_f.__name__, _f)
+
+Tensor.max = lambda self, dim=None, keepdim=False: max(self, dim, keepdim)
+Tensor.min = lambda self, dim=None, keepdim=False: min(self, dim, keepdim)
+Tensor.cumsum_ = lambda self, dim, *, dtype=None: _cum_(self, dim, dtype, False)
+Tensor.cumprod_ = lambda self, dim, *, dtype=None: _cum_(self, dim, dtype, True)
+Tensor.softmax = lambda self, dim, dtype=None: softmax(self, dim, dtype)
+Tensor.log_softmax = lambda self, dim, dtype=None: log_softmax(self, dim, dtype)
+Tensor.norm = lambda self, p="fro", dim=None, keepdim=False, dtype=None: norm(self, p, dim, keepdim, dtype=dtype)
+
+
+def _cum_(self, dim, dtype, is_prod):
+    r = _C._math_cumulative(self, dim, dtype, is_prod)
+    with _no_grad():
+        self.copy_(r)
+    return self
