@@ -6,7 +6,9 @@
 use crate::errors::to_py;
 use crate::tensor::{tensor_of, wrap, PyTensor};
 use ferrotorch::autograd::node::{next_hook_id, Backward, Node};
-use ferrotorch::autograd::{self as ag, Edge};
+use ferrotorch::autograd::saved::{pop_hooks, push_hooks, Packed, SavedTensorHooks};
+use ferrotorch::autograd::anomaly::{self, Reporter};
+use ferrotorch::autograd::{self as ag, Edge, SavedTensor};
 use ferrotorch::{Error, Tensor};
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::ffi;
@@ -336,10 +338,15 @@ pub fn _run_grad<'py>(py: Python<'py>, outputs: &Bound<'py, PyAny>, inputs: &Bou
     grads_to_py(py, &r)
 }
 
+/// The tensors a custom Function saved with `save_for_backward`, shared by
+/// its node (which frees them on release) and its `ctx` (which unpacks them).
+type SavedList = Arc<std::sync::Mutex<Option<Vec<Option<SavedTensor>>>>>;
+
 /// Backward of a custom `autograd.Function`: calls the Python `backward`.
 struct PyFunctionBackward {
     /// `callable(*grads) -> grads`, released after backward unless retained.
     call: Option<Py<PyAny>>,
+    saved: SavedList,
 }
 
 impl Backward for PyFunctionBackward {
@@ -352,6 +359,7 @@ impl Backward for PyFunctionBackward {
         })
     }
     fn release(&mut self) {
+        *self.saved.lock().unwrap_or_else(|p| p.into_inner()) = None;
         // Dropping a Python reference needs the interpreter.
         if let Some(c) = self.call.take() {
             Python::attach(|_py| drop(c));
@@ -359,24 +367,197 @@ impl Backward for PyFunctionBackward {
     }
 }
 
+/// `ctx`'s view of its saved tensors. Holds the node weakly: the node owns
+/// the Python `backward` closure, which owns `ctx`, so a strong reference
+/// here would be a cycle Python's collector cannot see.
+#[pyclass(module = "ferrotorch._C", frozen)]
+pub struct SavedTensorsHandle {
+    node: std::sync::Weak<Node>,
+    saved: SavedList,
+}
+
+#[pymethods]
+impl SavedTensorsHandle {
+    /// The saved tensors, version-checked (PyTorch's errors when modified or freed).
+    fn unpack<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        let node = self.node.upgrade().ok_or_else(|| to_py(ag::node::released_error()))?;
+        let ts = {
+            let g = self.saved.lock().unwrap_or_else(|p| p.into_inner());
+            let list = g.as_ref().ok_or_else(|| to_py(ag::node::released_error()))?;
+            list.iter().map(|s| s.as_ref().map(|s| s.unpack(&node)).transpose()).collect::<ferrotorch::Result<Vec<_>>>()
+        };
+        grads_to_py(py, &ts.map_err(engine_err)?)
+    }
+}
+
 /// Records a custom Function node: `name` (`<Class>Backward`), the tensor
-/// inputs (None for non-tensor or non-differentiable arguments), the
-/// differentiable outputs, and the Python callable running `backward`.
+/// inputs (None for non-tensor arguments), the differentiable outputs, the
+/// Python callable running `backward`, the tensors given to
+/// `save_for_backward`, and for each output the index of the input it
+/// modified in place (`mark_dirty`) or None. Returns `(node, saved_handle)`,
+/// or None when nothing requires grad.
 #[pyfunction]
-pub fn _record_function<'py>(py: Python<'py>, name: String, inputs: &Bound<'py, PyAny>, outputs: &Bound<'py, PyAny>, call: Py<PyAny>) -> PyResult<Option<Bound<'py, PyAny>>> {
+#[pyo3(signature = (name, inputs, outputs, call, to_save=None, dirty=None, differentiable=None))]
+pub fn _record_function<'py>(
+    py: Python<'py>,
+    name: String,
+    inputs: &Bound<'py, PyAny>,
+    outputs: &Bound<'py, PyAny>,
+    call: Py<PyAny>,
+    to_save: Option<&Bound<'py, PyAny>>,
+    dirty: Option<Vec<Option<usize>>>,
+    differentiable: Option<Vec<bool>>,
+) -> PyResult<Option<Bound<'py, PyTuple>>> {
     let ins: Vec<Option<Tensor>> = inputs.try_iter()?.map(|o| { let o = o?; if o.is_none() { Ok(None) } else { tensor_of(&o).map(Some) } }).collect::<PyResult<_>>()?;
     let outs: Vec<Tensor> = outputs.try_iter()?.map(|o| tensor_of(&o?)).collect::<PyResult<_>>()?;
     if !ag::is_grad_enabled() || !ins.iter().flatten().any(|t| t.requires_grad()) {
         return Ok(None);
     }
-    let edges = ins.iter().map(|t| t.as_ref().and_then(ag::gradient_edge)).collect();
-    let node = Node::new(name, edges, outs.len(), Box::new(PyFunctionBackward { call: Some(call) }));
-    for (i, o) in outs.iter().enumerate() {
-        if o.dtype().is_floating_point() {
-            ag::set_history(o, node.clone(), i);
+    let dirty = dirty.unwrap_or_else(|| vec![None; outs.len()]);
+    for (o, d) in outs.iter().zip(&dirty) {
+        if d.is_some() && o.is_leaf() && o.requires_grad() {
+            return Err(PyRuntimeError::new_err("a leaf Variable that requires grad has been used in an in-place operation."));
+        }
+        if d.is_some() {
+            ag::check_inplace(o).map_err(to_py)?;
         }
     }
-    wrap_node(py, node).map(Some)
+    let saved: Vec<Option<SavedTensor>> = match to_save {
+        None => Vec::new(),
+        Some(ts) => ts
+            .try_iter()?
+            .map(|o| -> PyResult<Option<SavedTensor>> {
+                let o = o?;
+                if o.is_none() {
+                    return Ok(None);
+                }
+                let t = tensor_of(&o)?;
+                // An output saved as is would own its own node: save it as an
+                // output (data only, history re-attached on unpack).
+                let out_nr = outs.iter().position(|x| x.same(&t));
+                Ok(Some(SavedTensor::new_for(&t, out_nr.is_some(), out_nr.unwrap_or(0))))
+            })
+            .collect::<PyResult<_>>()?,
+    };
+    let saved: SavedList = Arc::new(std::sync::Mutex::new(Some(saved)));
+    let edges = ins.iter().map(|t| t.as_ref().and_then(ag::gradient_edge)).collect();
+    let node = Node::new(name, edges, outs.len(), Box::new(PyFunctionBackward { call: Some(call), saved: saved.clone() }));
+    for (i, (o, d)) in outs.iter().zip(&dirty).enumerate() {
+        // Integer and non-differentiable outputs carry no history.
+        if !o.dtype().is_floating_point() || differentiable.as_ref().is_some_and(|m| !m.get(i).copied().unwrap_or(true)) {
+            continue;
+        }
+        match d {
+            // Modified in place: its old history is an input edge; rebase like a built-in in-place op.
+            Some(idx) if o.base().is_some() => ag::rebase_history(o, node.clone(), *idx).map_err(to_py)?,
+            _ => ag::set_history(o, node.clone(), i),
+        }
+    }
+    let handle = Bound::new(py, SavedTensorsHandle { node: Arc::downgrade(&node), saved })?;
+    let obj = wrap_node(py, node)?;
+    Ok(Some(PyTuple::new(py, [obj.into_any(), handle.into_any()])?))
+}
+
+/// Saved-tensor hooks implemented by Python callables.
+struct PySavedHooks {
+    pack: Py<PyAny>,
+    unpack: Py<PyAny>,
+}
+
+/// A pack hook's error message (the Python exception itself cannot travel
+/// through a forward op that does not return errors).
+fn hook_err(py: Python<'_>, e: PyErr) -> Error {
+    Error::runtime(e.value(py).str().map(|s| s.to_string()).unwrap_or_default())
+}
+
+impl SavedTensorHooks for PySavedHooks {
+    fn pack(&self, t: &Tensor) -> ferrotorch::Result<Packed> {
+        Python::attach(|py| {
+            let arg = wrap(py, t.clone()).map_err(|e| hook_err(py, e))?;
+            let r = self.pack.bind(py).call1((arg,)).map_err(|e| hook_err(py, e))?;
+            Ok(Box::new(r.unbind()) as Packed)
+        })
+    }
+    fn unpack(&self, p: &Packed) -> ferrotorch::Result<Tensor> {
+        let obj = p.downcast_ref::<Py<PyAny>>().ok_or_else(|| Error::runtime("saved tensor was packed by other hooks"))?;
+        Python::attach(|py| {
+            let r = self.unpack.bind(py).call1((obj.clone_ref(py),)).map_err(py_err)?;
+            tensor_of(&r).map_err(|_| {
+                py_err(pyo3::exceptions::PyTypeError::new_err(format!(
+                    "Output of saved tensor unpack_hook expected to be a Tensor but got result of type {}",
+                    r.get_type().name().map(|n| n.to_string()).unwrap_or_default()
+                )))
+            })
+        })
+    }
+}
+
+/// Installs `saved_tensors_hooks(pack, unpack)` on this thread.
+#[pyfunction]
+pub fn _push_saved_tensors_hooks(pack: Py<PyAny>, unpack: Py<PyAny>) {
+    push_hooks(Arc::new(PySavedHooks { pack, unpack }));
+}
+
+/// Removes the innermost saved-tensor hooks of this thread.
+#[pyfunction]
+pub fn _pop_saved_tensors_hooks() {
+    pop_hooks();
+}
+
+/// Anomaly mode's view of Python: the forward stack and `warnings.warn`.
+struct PyReporter;
+
+impl Reporter for PyReporter {
+    fn forward_trace(&self) -> String {
+        Python::attach(|py| -> PyResult<String> {
+            let frames = py.import("traceback")?.call_method0("format_stack")?;
+            let parts: Vec<String> = frames.try_iter()?.map(|f| f.and_then(|f| f.extract::<String>())).collect::<PyResult<_>>()?;
+            Ok(parts.concat())
+        })
+        .unwrap_or_default()
+    }
+    fn warn(&self, msg: &str) {
+        Python::attach(|py| {
+            let cat = py.get_type::<pyo3::exceptions::PyUserWarning>();
+            let msg = std::ffi::CString::new(msg.replace('\0', "")).unwrap_or_default();
+            if let Err(e) = PyErr::warn(py, cat.as_any(), &msg, 1) {
+                // Warnings turned into errors: report instead of losing it.
+                e.print(py);
+            }
+        });
+    }
+}
+
+/// `torch.autograd.set_detect_anomaly(mode, check_nan)`.
+#[pyfunction]
+#[pyo3(signature = (mode, check_nan=true))]
+pub fn _set_anomaly_enabled(mode: bool, check_nan: bool) {
+    static INSTALLED: std::sync::Once = std::sync::Once::new();
+    INSTALLED.call_once(|| anomaly::set_reporter(Arc::new(PyReporter)));
+    anomaly::set_enabled(mode, check_nan);
+}
+
+/// `torch.is_anomaly_enabled()`.
+#[pyfunction]
+pub fn is_anomaly_enabled() -> bool {
+    anomaly::is_enabled()
+}
+
+/// `torch.is_anomaly_check_nan_enabled()`.
+#[pyfunction]
+pub fn is_anomaly_check_nan_enabled() -> bool {
+    anomaly::check_nan()
+}
+
+/// Registers this module's functions and classes on `_C`.
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<SavedTensorsHandle>()?;
+    m.add_function(wrap_pyfunction!(_push_saved_tensors_hooks, m)?)?;
+    m.add_function(wrap_pyfunction!(_pop_saved_tensors_hooks, m)?)?;
+    m.add_function(wrap_pyfunction!(_set_anomaly_enabled, m)?)?;
+    m.add_function(wrap_pyfunction!(is_anomaly_enabled, m)?)?;
+    m.add_function(wrap_pyfunction!(is_anomaly_check_nan_enabled, m)?)?;
+    Ok(())
 }
 
 /// `detach_()`: drops the history of this very tensor.

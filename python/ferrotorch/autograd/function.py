@@ -1,63 +1,66 @@
 """Custom differentiable operations: ``ferrotorch.autograd.Function``.
 
 ``forward`` runs with grad mode off; if any tensor input requires grad, a node
-named ``<ClassName>Backward`` is recorded whose backward calls the class's
-``backward`` through the Rust engine.
+named ``<ClassName>Backward`` is recorded in the Rust engine, whose backward
+calls the class's ``backward``.
+
+Ownership, to keep the graph free of reference cycles: the node owns the
+Python ``backward`` closure, the closure owns ``ctx``, and ``ctx`` reaches its
+saved tensors through a handle that holds the node only weakly. Nothing here
+keeps the forward outputs alive (they own the node).
 """
 
 import functools
 
 from .. import _C
-from . import graph as _graph
+
+_RELEASED = (
+    "Trying to backward through the graph a second time (or directly access saved tensors after "
+    "they have already been freed). Saved intermediate values of the graph are freed when you call "
+    ".backward() or autograd.grad(). Specify retain_graph=True if you need to backward through the "
+    "graph a second time or if you need to access saved tensors after calling backward."
+)
 
 
 class FunctionCtx:
-    """The ``ctx`` object passed to ``forward``/``backward``."""
+    """The ``ctx`` object passed to ``forward``/``setup_context``/``backward``."""
 
     def __init__(self):
-        self._saved = ()
-        self._saved_versions = ()
-        self._packed = None
+        self.to_save = ()
+        self._handle = None
+        self._plain = None
         self.needs_input_grad = ()
         self._dirty = ()
         self._non_differentiable = ()
         self.materialize_grads = True
-        self._released = False
 
     def save_for_backward(self, *tensors):
         """Saves tensors (or None) for ``backward``; in-place changes are detected."""
-        hooks = _graph._current_hooks()
-        if hooks is not None:
-            self._packed = (hooks[1], tuple(None if t is None else hooks[0](t) for t in tensors))
-            self._saved = ()
-        else:
-            self._saved = tensors
-        self._saved_versions = tuple(None if t is None else t._version for t in tensors)
+        for t in tensors:
+            if t is not None and not isinstance(t, _C.Tensor):
+                raise TypeError(
+                    "save_for_backward can only save variables, but argument "
+                    f"{tensors.index(t)} is of type {type(t).__name__}"
+                )
+        self.to_save = tensors
+
+    def save_for_forward(self, *tensors):
+        """Accepted for compatibility (forward-mode AD is not implemented)."""
+        self._saved_for_forward = tensors
 
     @property
     def saved_tensors(self):
-        """The tensors given to ``save_for_backward``."""
-        if self._released:
-            raise RuntimeError(
-                "Trying to backward through the graph a second time (or directly access saved tensors after "
-                "they have already been freed). Saved intermediate values of the graph are freed when you call "
-                ".backward() or autograd.grad(). Specify retain_graph=True if you need to backward through the "
-                "graph a second time or if you need to access saved tensors after calling backward."
-            )
-        if self._packed is not None:
-            unpack, packed = self._packed
-            return tuple(None if p is None else unpack(p) for p in packed)
-        for i, (t, v) in enumerate(zip(self._saved, self._saved_versions)):
-            if t is not None and t._version != v:
-                raise RuntimeError(
-                    "one of the variables needed for gradient computation has been modified by an inplace "
-                    f"operation: [{t.type()} {list(t.shape)}], which is output 0 of {type(self).__name__}, "
-                    f"is at version {t._version}; expected version {v} instead."
-                )
-        return self._saved
+        """The tensors given to ``save_for_backward``, version-checked."""
+        if self._handle is not None:
+            return self._handle.unpack()
+        if self._plain is not None:
+            return self._plain
+        return tuple(self.to_save)
+
+    saved_variables = saved_tensors
 
     def mark_dirty(self, *tensors):
-        """Marks inputs modified in place by ``forward``."""
+        """Marks inputs modified in place by ``forward`` (they must be returned)."""
         self._dirty = tensors
 
     def mark_non_differentiable(self, *tensors):
@@ -67,6 +70,9 @@ class FunctionCtx:
     def set_materialize_grads(self, value):
         """Whether ``None`` output gradients are passed to ``backward`` as zeros."""
         self.materialize_grads = bool(value)
+
+
+BackwardCFunction = FunctionCtx
 
 
 class _FunctionMeta(type):
@@ -81,113 +87,248 @@ def _is_tensor(x):
     return isinstance(x, _C.Tensor)
 
 
-class Function(metaclass=_FunctionMeta):
+class _SingleLevelFunction(metaclass=_FunctionMeta):
+    pass
+
+
+class Function(_SingleLevelFunction):
     """Base class of custom autograd operations (use ``MyFn.apply(...)``)."""
 
+    generate_vmap_rule = False
+
+    def __init__(self, *args, **kwargs):
+        import warnings
+        warnings.warn(
+            f"{self.__class__} should not be instantiated. Methods on autograd functions "
+            "are all static, so you should invoke them on the class itself.",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+
+    def __call__(self, *args, **kwargs):
+        raise RuntimeError(
+            "Legacy autograd function with non-static forward method is deprecated. "
+            "Please use new-style autograd function with static forward method. "
+            "(Example: https://pytorch.org/docs/stable/autograd.html#torch.autograd.Function)"
+        )
+
     @staticmethod
-    def forward(ctx, *args, **kwargs):
-        raise NotImplementedError("You must implement the forward function for custom autograd.Function.")
+    def forward(*args, **kwargs):
+        raise NotImplementedError(
+            "You must implement the forward function for custom autograd.Function."
+        )
 
     @staticmethod
     def setup_context(ctx, inputs, output):
-        return _SETUP_NOT_OVERRIDDEN
+        raise NotImplementedError("setup_context is not implemented.")
 
     @staticmethod
     def backward(ctx, *grad_outputs):
-        raise NotImplementedError("You must implement either the backward or vjp method for your custom autograd.Function to use it with backward mode AD.")
+        raise NotImplementedError(
+            "You must implement either the backward or vjp method for your custom "
+            "autograd.Function to use it with backward mode AD."
+        )
 
     vjp = backward
+
+    @staticmethod
+    def jvp(ctx, *grad_inputs):
+        raise NotImplementedError(
+            "You must implement the jvp function for custom autograd.Function to use it with forward mode AD."
+        )
 
     @classmethod
     def apply(cls, *args, **kwargs):
         ctx = FunctionCtx()
-        ctx.needs_input_grad = tuple(_is_tensor(a) and a.requires_grad for a in args)
+        grad_on = _C.is_grad_enabled()
+        ctx.needs_input_grad = tuple(grad_on and _is_tensor(a) and a.requires_grad for a in args)
         uses_setup = cls.setup_context is not Function.setup_context
-        with _C_no_grad():
+        prev = _C.is_grad_enabled()
+        _C._set_grad_enabled(False)
+        try:
             if uses_setup:
                 output = cls.forward(*args, **kwargs)
             else:
                 output = cls.forward(ctx, *args, **kwargs)
+        finally:
+            _C._set_grad_enabled(prev)
         if uses_setup:
             cls.setup_context(ctx, args, output)
-        is_tuple = isinstance(output, tuple)
-        outputs = output if is_tuple else (output,)
-        inputs = [a if _is_tensor(a) else None for a in args]
-        non_diff = {id(t) for t in ctx._non_differentiable}
-        dirty = {id(t) for t in ctx._dirty}
-        # An input returned unchanged gets a fresh alias so that recording
-        # history on it does not rewrite the input's own history.
-        fixed = []
-        for o in outputs:
-            if _is_tensor(o) and any(o is a for a in args if _is_tensor(a)) and id(o) not in dirty:
-                o = o.detach()
-            fixed.append(o)
-        outputs = tuple(fixed)
-        diff_outputs = [o for o in outputs if _is_tensor(o) and id(o) not in non_diff]
-        n_out = len(diff_outputs)
-        out_meta = [(o.shape, o.dtype) for o in diff_outputs]
+        return _finish(cls, ctx, args, output)
 
-        def run_backward(*grads):
-            if ctx.materialize_grads:
-                grads = tuple(_C.zeros(*shape, dtype=dt) if g is None else g for g, (shape, dt) in zip(grads, out_meta))
-            full = []
-            it = iter(grads)
-            for o in outputs:
-                if _is_tensor(o) and id(o) not in non_diff:
-                    full.append(next(it))
-                else:
-                    full.append(None)
-            res = cls.backward(ctx, *full[:len(outputs)]) if n_out else ()
-            if not isinstance(res, tuple):
-                res = (res,)
-            if len(res) < len(args):
+
+def _finish(cls, ctx, args, output):
+    """Records the node for ``output`` of ``cls.forward(*args)``."""
+    is_tuple = isinstance(output, tuple)
+    outputs = output if is_tuple else (output,)
+    non_diff = {id(t) for t in ctx._non_differentiable}
+    dirty_ids = {id(t) for t in ctx._dirty}
+    tensor_args = [(i, a) for i, a in enumerate(args) if _is_tensor(a)]
+    out_ids = {id(o) for o in outputs if _is_tensor(o)}
+    if any(id(t) not in out_ids for t in ctx._dirty):
+        raise RuntimeError("Some elements marked as dirty during the forward method were not returned as output.")
+
+    # An input returned unchanged gets a fresh alias so that recording history
+    # on it does not rewrite the input's own history (PyTorch makes a view).
+    fixed = []
+    for o in outputs:
+        if _is_tensor(o) and id(o) not in dirty_ids and any(o is a for _, a in tensor_args):
+            alias = o.detach()
+            if id(o) in non_diff:
+                non_diff.add(id(alias))
+            o = alias
+        fixed.append(o)
+    outputs = tuple(fixed)
+
+    # Node outputs: every tensor output (non-differentiable ones get zero grads).
+    tensor_pos = [k for k, o in enumerate(outputs) if _is_tensor(o)]
+    node_outs = [outputs[k] for k in tensor_pos]
+    diff_mask = [id(o) not in non_diff and o.dtype.is_floating_point for o in node_outs]
+    out_meta = [(tuple(o.shape), o.dtype) for o in node_outs]
+    n_outputs = len(outputs)
+    arg_meta = [(tuple(a.shape), a.dtype) if _is_tensor(a) else None for a in args]
+    dirty = [_input_index(o, args) if id(o) in dirty_ids else None for o in node_outs]
+    name = cls._backward_name
+
+    def run_backward(*grads):
+        full = [None] * n_outputs
+        for k, pos in enumerate(tensor_pos):
+            g = grads[k] if k < len(grads) else None
+            if g is None and (ctx.materialize_grads or not diff_mask[k]):
+                shape, dt = out_meta[k]
+                g = _C.zeros(*shape, dtype=dt)
+            full[pos] = g
+        res = cls.backward(ctx, *full)
+        return _check_grads(name, res, arg_meta)
+
+    inputs = [a if _is_tensor(a) else None for a in args]
+    rec = _C._record_function(name, inputs, node_outs, run_backward, tuple(ctx.to_save), dirty, diff_mask)
+    if rec is None:
+        ctx._plain = tuple(ctx.to_save)
+    else:
+        _node, ctx._handle = rec
+    ctx.to_save = ()
+    return outputs if is_tuple else outputs[0]
+
+
+def _input_index(t, args):
+    for i, a in enumerate(args):
+        if a is t:
+            return i
+    return None
+
+
+def _check_grads(name, res, arg_meta):
+    """PyTorch's validation of what ``backward`` returned."""
+    if not isinstance(res, tuple):
+        res = (res,)
+    n = len(arg_meta)
+    if len(res) != n:
+        if len(res) > n and all(g is None for g in res[n:]):
+            res = res[:n]
+        else:
+            raise RuntimeError(
+                f"function {name} returned an incorrect number of gradients (expected {n}, got {len(res)})"
+            )
+    out = []
+    for i, (g, meta) in enumerate(zip(res, arg_meta)):
+        if meta is None:
+            if g is not None:
                 raise RuntimeError(
-                    f"function {cls._backward_name} returned an incorrect number of gradients (expected {len(args)}, got {len(res)})"
+                    f"function {name} returned a gradient different than None at position {i + 1}, "
+                    "but the corresponding forward input was not a Variable"
                 )
-            res = res[: len(args)]
-            out = []
-            for g, a in zip(res, args):
-                if not _is_tensor(a):
-                    out.append(None)
-                    continue
-                if g is not None and tuple(g.shape) != tuple(a.shape):
-                    try:
-                        g = g.expand(a.shape) if g.dim() <= a.dim() else g
-                    except RuntimeError:
-                        pass
-                    if tuple(g.shape) != tuple(a.shape):
-                        raise RuntimeError(
-                            f"Function {cls._backward_name} returned an invalid gradient at index {len(out)} - got "
-                            f"{list(g.shape)} but expected shape compatible with {list(a.shape)}"
-                        )
-                out.append(g)
-            return tuple(out)
-
-        node = _C._record_function(cls._backward_name, inputs, diff_outputs, run_backward)
-        if node is not None:
-            node.__dict__["_ctx"] = ctx
-        return output if is_tuple else outputs[0]
+            out.append(None)
+            continue
+        if g is None:
+            out.append(None)
+            continue
+        if not _is_tensor(g):
+            raise TypeError(f"function {name} returned a non-Tensor gradient of type {type(g).__name__}")
+        shape, dt = meta
+        if tuple(g.shape) != shape:
+            if _expandable(shape, tuple(g.shape)):
+                g = g.sum_to_size(shape) if hasattr(g, "sum_to_size") else _sum_to(g, shape)
+            else:
+                raise RuntimeError(
+                    f"Function {name} returned an invalid gradient at index {i} - got "
+                    f"{list(g.shape)} but expected shape compatible with {list(shape)}"
+                )
+        if g.dtype != dt and dt.is_floating_point:
+            g = g.to(dt)
+        out.append(g)
+    return tuple(out)
 
 
-class _C_no_grad:
-    def __enter__(self):
-        self._prev = _C.is_grad_enabled()
-        _C._set_grad_enabled(False)
-
-    def __exit__(self, *exc):
-        _C._set_grad_enabled(self._prev)
+def _expandable(shape, target):
+    if len(shape) > len(target):
         return False
+    for s, t in zip(reversed(shape), reversed(target)):
+        if s != t and s != 1:
+            return False
+    return True
 
 
-_SETUP_NOT_OVERRIDDEN = object()
+def _sum_to(g, shape):
+    lead = g.dim() - len(shape)
+    dims = list(range(lead)) + [lead + i for i, s in enumerate(shape) if s == 1 and g.shape[lead + i] != 1]
+    for d in sorted(dims, reverse=True):
+        g = g.sum(d, keepdim=d >= lead)
+    return g.reshape(shape)
+
+
+class _DelayedError(Function):
+    """Passes ``value`` through; differentiating it (through ``deps``) raises."""
+
+    @staticmethod
+    def forward(ctx, msg, value, *deps):
+        ctx.msg = msg
+        return value.detach()
+
+    @staticmethod
+    def backward(ctx, *grads):
+        raise RuntimeError(ctx.msg)
 
 
 def once_differentiable(fn):
-    """Decorates a ``backward`` that is not itself differentiable: it runs under ``no_grad``."""
+    """Decorates a ``backward`` that is not itself differentiable: it runs under
+    ``no_grad``, and differentiating its result (double backward) raises."""
 
     @functools.wraps(fn)
     def wrapper(ctx, *args):
-        with _C_no_grad():
-            return fn(ctx, *args)
+        prev = _C.is_grad_enabled()
+        _C._set_grad_enabled(False)
+        try:
+            outputs = fn(ctx, *args)
+        finally:
+            _C._set_grad_enabled(prev)
+        if not prev:
+            return outputs
+        requires = any(_is_tensor(a) and a.requires_grad for a in args)
+        if not requires:
+            return outputs
+        single = not isinstance(outputs, tuple)
+        outs = (outputs,) if single else outputs
+        wrapped = []
+        for o in outs:
+            if _is_tensor(o) and o.dtype.is_floating_point:
+                o = _DelayedError.apply(
+                    "trying to differentiate twice a function that was marked with @once_differentiable",
+                    o,
+                    *[a for a in args if _is_tensor(a) and a.requires_grad],
+                )
+            wrapped.append(o)
+        return wrapped[0] if single else tuple(wrapped)
 
     return wrapper
+
+
+class InplaceFunction(Function):
+    """Base for Functions with an ``inplace`` flag (kept for API compatibility)."""
+
+    def __init__(self, inplace=False):
+        self.inplace = inplace
+
+
+class NestedIOFunction(Function):
+    """Not supported (legacy API)."""

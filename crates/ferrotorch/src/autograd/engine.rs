@@ -221,7 +221,16 @@ fn call_node(node: &Arc<Node>, inputs: Vec<Option<Tensor>>, retain_graph: bool) 
         }
         s.backward = Some(rule);
     }
-    let mut outputs = result?;
+    let anomaly = super::anomaly::is_enabled();
+    let mut outputs = match result {
+        Ok(o) => o,
+        Err(e) => {
+            if anomaly {
+                super::anomaly::report_error(node.name(), node.trace());
+            }
+            return Err(e);
+        }
+    };
     if outputs.len() != node.next_edges().len() && node.variable().is_none() {
         return Err(Error::runtime(format!(
             "function {} returned an incorrect number of gradients (expected {}, got {})",
@@ -229,6 +238,12 @@ fn call_node(node: &Arc<Node>, inputs: Vec<Option<Tensor>>, retain_graph: bool) 
             node.next_edges().len(),
             outputs.len()
         )));
+    }
+    if anomaly && super::anomaly::check_nan() {
+        if let Err(e) = super::anomaly::nan_check(node.name(), &outputs) {
+            super::anomaly::report_error(node.name(), node.trace());
+            return Err(e);
+        }
     }
     let post = node.state().post_hooks.clone();
     for (_, h) in post {

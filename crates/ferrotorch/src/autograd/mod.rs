@@ -6,7 +6,9 @@
 //! reference it and is freed with them; there is no global tape.
 
 pub mod accumulate;
+pub mod anomaly;
 pub mod engine;
+pub mod inplace;
 pub mod grad_mode;
 pub mod node;
 pub mod saved;
@@ -14,6 +16,7 @@ pub mod saved;
 pub use engine::{backward, grad};
 pub use grad_mode::{is_grad_enabled, set_grad_enabled, GradModeGuard};
 pub use node::{Backward, Edge, Node};
+pub use inplace::{apply_inplace, check_inplace, rebase_history, OldValue};
 pub use saved::SavedTensor;
 
 use crate::Tensor;
@@ -37,6 +40,7 @@ pub fn grad_accumulator(t: &Tensor) -> Arc<Node> {
 
 /// The edge along which `t` receives its gradient, if it takes part in autograd.
 pub fn gradient_edge(t: &Tensor) -> Option<Edge> {
+    inplace::refresh_view(t);
     let (grad_fn, output_nr, leaf_rg) = {
         let m = t.autograd();
         (m.grad_fn.clone(), m.output_nr, m.requires_grad)
@@ -58,10 +62,11 @@ pub fn set_history(t: &Tensor, node: Arc<Node>, output_nr: usize) {
 /// Records `backward` as the node producing `outputs` from `inputs`, when
 /// needed. Inputs that are `None` (Python scalars) get no edge.
 pub fn record(name: &'static str, inputs: &[Option<&Tensor>], outputs: &[&Tensor], backward: impl FnOnce() -> Box<dyn Backward>) {
-    let present: Vec<&Tensor> = inputs.iter().flatten().copied().collect();
-    if !needs_grad(&present) {
+    if !is_grad_enabled() || !inputs.iter().flatten().any(|t| t.requires_grad()) {
+        saved::forget_pending();
         return;
     }
+    saved::pack_pending();
     let edges = inputs.iter().map(|t| t.and_then(gradient_edge)).collect();
     let node = Node::new(name, edges, outputs.len(), backward());
     for (i, o) in outputs.iter().enumerate() {
@@ -96,24 +101,4 @@ where
     F: FnMut(&Arc<Node>, Vec<Option<Tensor>>) -> ferrotorch_core::Result<Vec<Option<Tensor>>> + Send + 'static,
 {
     Box::new(FnBackward(Some(f)))
-}
-
-/// Refuses in-place changes that autograd cannot represent, with PyTorch's messages.
-pub fn check_inplace(t: &Tensor) -> ferrotorch_core::Result<()> {
-    if !is_grad_enabled() {
-        return Ok(());
-    }
-    if t.is_leaf() && t.requires_grad() {
-        return Err(ferrotorch_core::Error::runtime(
-            "a leaf Variable that requires grad is being used in an in-place operation.",
-        ));
-    }
-    if t.base().is_some() {
-        {
-            return Err(ferrotorch_core::Error::not_implemented(
-                "in-place operations on views of tensors that require grad are not supported yet in ferrotorch (PyTorch rebases the view's history with CopySlices); apply the operation out of place",
-            ));
-        }
-    }
-    Ok(())
 }

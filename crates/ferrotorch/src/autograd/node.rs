@@ -65,6 +65,8 @@ pub struct Node {
     variable: Option<Tensor>,
     /// Borrowed pointer to the Python wrapper, managed by the bindings (see `Tensor`).
     pyobj: AtomicPtr<c_void>,
+    /// Where the forward op ran, recorded only in anomaly mode.
+    trace: Option<String>,
 }
 
 static HOOK_ID: AtomicU64 = AtomicU64::new(1);
@@ -92,6 +94,7 @@ impl Node {
             }),
             variable: None,
             pyobj: AtomicPtr::new(std::ptr::null_mut()),
+            trace: super::anomaly::forward_trace(),
         })
     }
 
@@ -113,6 +116,7 @@ impl Node {
             }),
             variable: Some(variable),
             pyobj: AtomicPtr::new(std::ptr::null_mut()),
+            trace: None,
         })
     }
 
@@ -147,6 +151,40 @@ impl Node {
     /// Identity for maps.
     pub fn id(self: &Arc<Self>) -> usize {
         Arc::as_ptr(self) as usize
+    }
+    /// The forward traceback recorded in anomaly mode.
+    pub fn trace(&self) -> Option<&str> {
+        self.trace.as_deref()
+    }
+
+    /// Runs this node's rule on `grads` outside the engine (used by nodes that
+    /// wrap another node, like `CopySlices`). The rule is taken out while it
+    /// runs so that a re-entrant call reports "released" instead of deadlocking.
+    pub fn apply_rule(self: &Arc<Self>, grads: Vec<Option<Tensor>>) -> Result<Vec<Option<Tensor>>> {
+        let mut rule = {
+            let mut s = self.state();
+            if s.released {
+                return Err(released_error());
+            }
+            s.backward.take().ok_or_else(released_error)?
+        };
+        let r = rule.apply(self, grads);
+        self.state().backward = Some(rule);
+        r
+    }
+
+    /// Frees the saved state of the rule (as after backward without `retain_graph`).
+    pub fn release(&self) {
+        let rule = {
+            let mut s = self.state();
+            s.released = true;
+            s.backward.take()
+        };
+        // Dropped outside the lock: the rule may own tensors whose drop reaches other nodes.
+        if let Some(mut r) = rule {
+            r.release();
+            self.state().backward = Some(r);
+        }
     }
 }
 
