@@ -41,6 +41,7 @@ fn _C(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(autograd::_tensor_retain_grad, m)?)?;
     m.add_function(wrap_pyfunction!(autograd::_record_function, m)?)?;
     m.add_function(wrap_pyfunction!(autograd::_detach_, m)?)?;
+    autograd::register(m)?;
     m.add("OutOfMemoryError", py.get_type::<errors::OutOfMemoryError>())?;
     for d in ferrotorch::DType::ALL {
         m.add(d.name(), dtype::dtype_obj(py, d))?;

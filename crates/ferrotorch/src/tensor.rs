@@ -33,6 +33,11 @@ pub struct AutogradMeta {
     pub hooks: Vec<(u64, TensorHook)>,
     /// Hooks run after the gradient was accumulated into `.grad` (leaves only).
     pub post_accumulate_hooks: Vec<(u64, PostAccumulateHook)>,
+    /// For a view made while grad mode was on (a "differentiable view"): the
+    /// version of the shared storage when its `grad_fn` was last set. When an
+    /// in-place op changes the version, the view's history is regenerated
+    /// over its base (`AsStridedBackward0`), as PyTorch does.
+    pub view_version: Option<u64>,
 }
 
 /// The shared state behind a [`Tensor`].
@@ -114,7 +119,11 @@ impl Tensor {
     pub fn make_view(&self, layout: Layout) -> Result<Tensor> {
         check_fits(&self.0.storage, &layout, self.0.dtype)?;
         let base = Some(self.0.base.clone().unwrap_or_else(|| self.clone()));
-        Ok(Tensor::raw(self.0.storage.clone(), layout, self.0.dtype, self.0.version.clone(), base))
+        let v = Tensor::raw(self.0.storage.clone(), layout, self.0.dtype, self.0.version.clone(), base);
+        if crate::autograd::is_grad_enabled() {
+            v.autograd().view_version = Some(v.version());
+        }
+        Ok(v)
     }
 
     /// Same data, same version counter, no autograd history (`detach()`).
@@ -202,15 +211,18 @@ impl Tensor {
     }
     /// `requires_grad`: a leaf flag, or true for any tensor with a `grad_fn`.
     pub fn requires_grad(&self) -> bool {
+        crate::autograd::inplace::refresh_view(self);
         let m = self.autograd();
         m.requires_grad || m.grad_fn.is_some()
     }
     /// The node that produced this tensor.
     pub fn grad_fn(&self) -> Option<Arc<Node>> {
+        crate::autograd::inplace::refresh_view(self);
         self.autograd().grad_fn.clone()
     }
     /// `is_leaf`: no `grad_fn`.
     pub fn is_leaf(&self) -> bool {
+        crate::autograd::inplace::refresh_view(self);
         self.autograd().grad_fn.is_none()
     }
     /// Which output of its `grad_fn` this tensor is.

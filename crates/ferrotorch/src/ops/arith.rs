@@ -211,8 +211,10 @@ pub fn binary_raw(a: Operand, b: Operand, op: BinaryOp) -> Result<Tensor> {
 pub fn binary_(a: &Tensor, b: Operand, op: BinaryOp) -> Result<()> {
     a.layout().check_no_internal_overlap()?;
     let tb = if let Operand::T(x) = b { Some(x) } else { None };
+    // A view of a base that requires grad goes through the checks even when
+    // the view itself does not (made under no_grad: PyTorch refuses that).
     let recording = crate::autograd::is_grad_enabled()
-        && (a.requires_grad() || tb.is_some_and(|x| x.requires_grad()));
+        && (a.requires_grad() || tb.is_some_and(|x| x.requires_grad()) || a.base().is_some_and(|b| b.requires_grad()));
     if recording {
         return binary_recorded(a, b, op);
     }

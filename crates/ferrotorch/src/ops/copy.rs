@@ -95,9 +95,38 @@ impl Tensor {
         Ok(out)
     }
 
-    /// `self.copy_(src)`: src is broadcast to self's shape and converted to its dtype.
+    /// `self.copy_(src)`: src is broadcast to self's shape and converted to
+    /// its dtype. Under autograd records `CopyBackwards` (rebasing a view's
+    /// base through `CopySlices`).
     pub fn copy_(&self, src: &Tensor) -> Result<()> {
         self.layout().check_no_internal_overlap()?;
+        if crate::autograd::is_grad_enabled() && (self.requires_grad() || src.requires_grad()) {
+            return crate::autograd::apply_inplace(self, crate::autograd::OldValue::Alias, |old| {
+                let out = Tensor::empty(self.shape(), self.dtype(), self.device())?;
+                out.copy_raw_(src)?;
+                let (src_shape, src_dtype) = (src.shape().to_vec(), src.dtype());
+                record("CopyBackwards", &[Some(old), Some(src)], &[&out], move || {
+                    rule(move |node, g| {
+                        let Some(g) = g0(g) else { return Ok(vec![None, None]) };
+                        let wants = |i: usize| node.next_edges()[i].is_some();
+                        let gs = if wants(0) { Some(g.zeros_like_raw()?) } else { None };
+                        let gsrc = if wants(1) { Some(super::arith_grad::reduce_grad(&g, &src_shape, src_dtype)?) } else { None };
+                        Ok(vec![gs, gsrc])
+                    })
+                });
+                Ok(out)
+            });
+        }
+        self.copy_raw_(src)
+    }
+
+    /// Zeros shaped like `self` (not recorded).
+    fn zeros_like_raw(&self) -> Result<Tensor> {
+        Tensor::zeros(self.shape(), self.dtype(), self.device())
+    }
+
+    /// `copy_` without autograd.
+    pub fn copy_raw_(&self, src: &Tensor) -> Result<()> {
         let b = broadcast_shapes(self.shape(), src.shape())?;
         if b.as_slice() != self.shape() {
             return Err(Error::runtime(format!(
@@ -122,9 +151,24 @@ impl Tensor {
         Ok(())
     }
 
-    /// `fill_(value)`.
+    /// `fill_(value)` (records `FillBackward2` under autograd).
     pub fn fill_(&self, value: Scalar) -> Result<()> {
         ferrotorch_core::dtype::check_scalar_fits(value, self.dtype(), self.numel())?;
+        if crate::autograd::is_grad_enabled() && self.requires_grad() {
+            return crate::autograd::apply_inplace(self, crate::autograd::OldValue::Alias, |old| {
+                let out = Tensor::empty(self.shape(), self.dtype(), self.device())?;
+                out.fill_raw_(value)?;
+                record("FillBackward2", &[Some(old)], &[&out], || {
+                    rule(|_, g| Ok(vec![g0(g).map(|g| g.zeros_like_raw()).transpose()?]))
+                });
+                Ok(out)
+            });
+        }
+        self.fill_raw_(value)
+    }
+
+    /// `fill_` without autograd.
+    pub fn fill_raw_(&self, value: Scalar) -> Result<()> {
         k::fill(self.dst(), self.dtype(), value);
         self.bump_version();
         Ok(())
