@@ -289,14 +289,27 @@ relu_ = _export(lambda input: _unary("relu", input, inplace=True), "relu_")
 # ----- binary -----------------------------------------------------------------------
 
 
+# Ops whose PyTorch signature takes no Python number as ``other``.
+_TENSOR_ONLY = {"atan2", "arctan2", "fmax", "fmin", "hypot", "logaddexp", "logical_and", "logical_or", "logical_xor",
+                "maximum", "minimum"}
+
+
+def _check_other(pub, other):
+    if pub in _TENSOR_ONLY and not _is_tensor(other):
+        raise TypeError(f"{pub}(): argument 'other' (position 2) must be Tensor, not {type(other).__name__}")
+
+
 def _make_binary(kernel, pub, inplace=True):
     def fn(input, other, *, out=None):
+        _check_other(pub, other)
         return _write_out(_binary(kernel, input, other), out)
 
     def method(self, other):
+        _check_other(pub, other)
         return _binary(kernel, self, other)
 
     def method_(self, other):
+        _check_other(pub, other)
         return _binary(kernel, self, other, inplace=True)
 
     fn.__name__ = method.__name__ = pub
@@ -320,7 +333,8 @@ for _name, _k in _BINARY.items():
     _f, _m, _m_ = _make_binary(_k, _name)
     globals()[_name] = _export(_f, _name)
     _attach(_name, _m)
-    _attach(_name + "_", _m_)
+    if _name not in ("maximum", "minimum"):  # PyTorch has no maximum_/minimum_
+        _attach(_name + "_", _m_)
 
 
 def _reflect(kernel):

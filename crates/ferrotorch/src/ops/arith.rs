@@ -576,8 +576,8 @@ pub fn unary_raw(x: &Tensor, op: UnaryOp) -> Result<Tensor> {
             _ => {}
         }
     }
-    if let UnaryOp::Hardtanh(..) = op {
-        if xd == DType::UInt8 {
+    if let UnaryOp::Hardtanh(lo, _) = op {
+        if xd == DType::UInt8 && (lo as i64) < 0 {
             return Err(Error::runtime("cannot do hardtanh on an unsigned type with negative limits"));
         }
     }

@@ -264,6 +264,9 @@ impl Tensor {
     /// `argmax(dim=None, keepdim)` / `argmin`.
     pub fn argmax_dim(&self, dim: Option<i64>, keepdim: bool, max: bool) -> Result<Tensor> {
         let name = if max { "argmax" } else { "argmin" };
+        if self.dtype() == DType::Bool {
+            return Err(Error::runtime(format!("{name}(): does not support bool input")));
+        }
         let _no_grad = GradModeGuard::new(false);
         match dim {
             Some(d) => {

@@ -19,7 +19,7 @@ impl Tensor {
         };
         let name = if log { "log_softmax_lastdim_kernel_impl" } else { "softmax_lastdim_kernel_impl" };
         if !x.dtype().is_floating_point() {
-            return Err(ferrotorch_core::Error::runtime(format!(
+            return Err(ferrotorch_core::Error::not_implemented(format!(
                 "\"{name}\" not implemented for '{}'",
                 super::creation::pretty(x.dtype())
             )));

@@ -212,7 +212,7 @@ impl Tensor {
         check_dim_nonempty("kthvalue", self, d)?;
         let n = if self.ndim() == 0 { 1 } else { self.shape()[d] };
         if k < 1 || k as usize > n {
-            return Err(Error::index(format!("kthvalue(): selected number k out of range for dimension {d}")));
+            return Err(Error::runtime(format!("kthvalue(): selected number k out of range for dimension {d}")));
         }
         let k = k as usize;
         self.pick_one("KthvalueBackward0", d, keepdim, move |dt, rows| {

@@ -54,6 +54,18 @@ pub(crate) fn rint<C: Real>(x: C) -> C {
     }
 }
 
+/// `min(max(x, 0), 6)` with NaN passing through (`f::max` would drop it).
+#[inline(always)]
+fn relu6<C: Real>(x: C) -> C {
+    if x < C::zero() {
+        C::zero()
+    } else if x > C::c(6.0) {
+        C::c(6.0)
+    } else {
+        x
+    }
+}
+
 #[inline(always)]
 fn sigmoid<C: Real>(x: C) -> C {
     C::one() / (C::one() + (-x).exp())
@@ -160,8 +172,8 @@ fn float_kernel<T: Compute>(op: UnaryOp, o: Dst, s: Src) {
             let (b, t) = (c(beta), c(thr));
             go!(|x| softplus(x, b, t))
         }
-        Hardsigmoid => go!(|x| ((x + c(3.0)).max(zero).min(c(6.0))) / c(6.0)),
-        Hardswish => go!(|x| x * ((x + c(3.0)).max(zero).min(c(6.0))) / c(6.0)),
+        Hardsigmoid => go!(|x| relu6(x + c(3.0)) / c(6.0)),
+        Hardswish => go!(|x| x * relu6(x + c(3.0)) / c(6.0)),
         LogSigmoid => go!(|x| {
             // log(sigmoid(x)) = min(x, 0) - log1p(exp(-|x|)), stable for large |x|.
             x.min(zero) - (-x.abs()).exp().ln_1p()
