@@ -1,80 +1,152 @@
-"""Finite-difference gradient checks (``gradcheck``, ``gradgradcheck``) in float64."""
+"""Finite-difference gradient checks (``gradcheck``, ``gradgradcheck``).
+
+The numerical Jacobian perturbs each input element in place through a
+detached alias (so non-contiguous inputs are perturbed where they live) and
+takes central differences; the analytical one runs one vector-Jacobian
+product per output element. Both are assembled as float64 NumPy arrays.
+"""
+
+import numpy as np
 
 from .. import _C
 
 
+class GradcheckError(RuntimeError):
+    """Raised by ``gradcheck`` when a check fails (a ``RuntimeError``, as in PyTorch)."""
+
+
 def _as_tuple(x):
-    return x if isinstance(x, tuple) else (x,)
+    return x if isinstance(x, tuple) else tuple(x) if isinstance(x, list) else (x,)
 
 
-def _numerical_jacobian(fn, inputs, idx, eps):
-    x = inputs[idx]
-    flat = x.detach().reshape(-1)
-    cols = []
-    for k in range(flat.numel()):
-        orig = flat[k].item()
-        flat[k] = orig + eps
-        plus = [o.detach().reshape(-1).clone() for o in _as_tuple(fn(*inputs)) if isinstance(o, _C.Tensor)]
-        flat[k] = orig - eps
-        minus = [o.detach().reshape(-1).clone() for o in _as_tuple(fn(*inputs)) if isinstance(o, _C.Tensor)]
-        flat[k] = orig
-        cols.append([(p - m) / (2 * eps) for p, m in zip(plus, minus)])
-    return cols
+def _is_tensor(x):
+    return isinstance(x, _C.Tensor)
 
 
-def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True, **kwargs):
-    """Checks analytical gradients of ``func`` against central finite differences."""
-    inputs = _as_tuple(inputs)
-    with _C_grad():
-        outputs = [o for o in _as_tuple(func(*inputs)) if isinstance(o, _C.Tensor)]
-    for i, x in enumerate(inputs):
-        if not (isinstance(x, _C.Tensor) and x.requires_grad):
-            continue
-        numeric = _numerical_jacobian(func, inputs, i, eps)
-        for j, out in enumerate(outputs):
-            if not out.requires_grad:
-                continue
-            flat_out = out.reshape(-1)
-            for r in range(flat_out.numel()):
-                from . import grad as _grad
-                (g,) = _grad(flat_out[r], x, retain_graph=True, allow_unused=True)
-                analytic = [0.0] * x.numel() if g is None else g.reshape(-1).tolist()
-                num = [numeric[k][j][r].item() for k in range(x.numel())]
-                for a, n in zip(analytic, num):
-                    if abs(a - n) > atol + rtol * abs(n):
-                        if raise_exception:
-                            raise RuntimeError(
-                                f"Jacobian mismatch for output {j} with respect to input {i},\n"
-                                f"numerical:{num}\nanalytical:{analytic}\n"
-                            )
-                        return False
-    return True
+def _outputs(out):
+    return [o for o in _as_tuple(out) if _is_tensor(o)]
 
 
-def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True, **kwargs):
-    """Checks second derivatives by running ``gradcheck`` on the first-order gradient function."""
-    inputs = _as_tuple(inputs)
-    diff = [x for x in inputs if isinstance(x, _C.Tensor) and x.requires_grad]
-
-    def first_grads(*xs):
-        from . import grad as _grad
-        outs = [o for o in _as_tuple(func(*xs)) if isinstance(o, _C.Tensor)]
-        total = None
-        for o in outs:
-            s = o.sum() if grad_outputs is None else (o * grad_outputs[outs.index(o)]).sum()
-            total = s if total is None else total + s
-        dx = [x for x in xs if isinstance(x, _C.Tensor) and x.requires_grad]
-        return _grad(total, dx, create_graph=True, allow_unused=True)
-
-    del diff
-    return gradcheck(first_grads, inputs, eps=eps, atol=atol, rtol=rtol, raise_exception=raise_exception)
+def _np(t):
+    return np.asarray(t.detach().to(_C.float64).numpy(), dtype=np.float64).reshape(-1)
 
 
-class _C_grad:
+class _Mode:
+    def __init__(self, on):
+        self.on = on
+
     def __enter__(self):
         self._prev = _C.is_grad_enabled()
-        _C._set_grad_enabled(True)
+        _C._set_grad_enabled(self.on)
 
     def __exit__(self, *exc):
         _C._set_grad_enabled(self._prev)
         return False
+
+
+def _numerical(func, inputs, i, eps, n_outs):
+    """Central differences of every output w.r.t. input ``i``: list of (n_out, n_in) arrays."""
+    x = inputs[i]
+    alias = x.detach()
+    n_in = x.numel()
+    cols = [[] for _ in range(n_outs)]
+    for idx in np.ndindex(*tuple(x.shape)):
+        orig = alias[idx].item()
+        with _Mode(False):
+            alias[idx] = orig + eps
+            plus = [_np(o) for o in _outputs(func(*inputs))]
+            alias[idx] = orig - eps
+            minus = [_np(o) for o in _outputs(func(*inputs))]
+            alias[idx] = orig
+        for j in range(n_outs):
+            cols[j].append((plus[j] - minus[j]) / (2 * eps))
+    return [np.stack(c, axis=1) if c else np.zeros((0, n_in)) for c in cols]
+
+
+def _analytical(outputs, diff_inputs):
+    """Rows of the Jacobian by one vector-Jacobian product per output element:
+    ``jac[j][i]`` is (outputs[j].numel(), diff_inputs[i].numel())."""
+    from . import grad as _grad
+    jac = []
+    for o in outputs:
+        per_in = [np.zeros((o.numel(), x.numel())) for x in diff_inputs]
+        if o.requires_grad and o.dtype.is_floating_point:
+            for r in range(o.numel()):
+                onehot = np.zeros(o.numel())
+                onehot[r] = 1.0
+                go = _C.tensor(onehot.reshape(tuple(o.shape)), dtype=o.dtype)
+                gs = _grad(o, diff_inputs, go, retain_graph=True, allow_unused=True)
+                for k, g in enumerate(gs):
+                    if g is not None:
+                        if tuple(g.shape) != tuple(diff_inputs[k].shape):
+                            raise GradcheckError(
+                                f"Gradient has incorrect shape: {list(g.shape)} instead of {list(diff_inputs[k].shape)}"
+                            )
+                        per_in[k][r, :] = _np(g)
+        jac.append(per_in)
+    return jac
+
+
+def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True,
+              nondet_tol=0.0, check_undefined_grad=True, check_grad_dtypes=False,
+              check_batched_grad=False, check_batched_forward_grad=False, check_forward_ad=False,
+              check_backward_ad=True, fast_mode=False, masked=None):
+    """Checks analytical gradients of ``func`` against central finite differences."""
+    inputs = _as_tuple(inputs)
+    diff_idx = [i for i, x in enumerate(inputs) if _is_tensor(x) and x.requires_grad]
+    if not diff_idx:
+        raise ValueError("gradcheck expects at least one input tensor to require gradient, but none of the them have requires_grad=True.")
+    for i in diff_idx:
+        if inputs[i].dtype != _C.float64 and inputs[i].dtype.is_floating_point:
+            import warnings
+            warnings.warn(
+                f"Input #{i} requires gradient and is not a double precision floating point. "
+                "This check will likely fail if all the inputs are not of double precision floating point. ",
+                stacklevel=2,
+            )
+    with _Mode(True):
+        outputs = _outputs(func(*inputs))
+    diff_inputs = [inputs[i] for i in diff_idx]
+    analytical = _analytical(outputs, diff_inputs)
+    for k, i in enumerate(diff_idx):
+        numerical = _numerical(func, inputs, i, eps, len(outputs))
+        for j in range(len(outputs)):
+            a, n = analytical[j][k], numerical[j]
+            if not outputs[j].dtype.is_floating_point:
+                continue
+            if not np.allclose(a, n, rtol=rtol, atol=atol):
+                if raise_exception:
+                    raise GradcheckError(
+                        f"Jacobian mismatch for output {j} with respect to input {i},\n"
+                        f"numerical:{_C.tensor(n.T)}\nanalytical:{_C.tensor(a.T)}\n"
+                    )
+                return False
+    return True
+
+
+def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=1e-3,
+                  gen_non_contig_grad_outputs=False, raise_exception=True, nondet_tol=0.0,
+                  check_undefined_grad=True, check_grad_dtypes=False, check_batched_grad=False,
+                  check_fwd_over_rev=False, check_rev_over_rev=True, fast_mode=False, masked=False):
+    """Checks second derivatives: ``gradcheck`` of the vector-Jacobian product
+    of ``func`` with (random, fixed) ``grad_outputs``."""
+    from . import grad as _grad
+    inputs = _as_tuple(inputs)
+    with _Mode(True):
+        outs = _outputs(func(*inputs))
+    if grad_outputs is None:
+        rng = np.random.default_rng(0)
+        grad_outputs = tuple(
+            _C.tensor(rng.standard_normal(tuple(o.shape)), dtype=o.dtype) for o in outs if o.requires_grad
+        )
+    else:
+        grad_outputs = _as_tuple(grad_outputs)
+
+    def first_grads(*xs):
+        with _Mode(True):
+            os_ = [o for o in _outputs(func(*xs)) if o.requires_grad]
+            dx = [x for x in xs if _is_tensor(x) and x.requires_grad]
+            gs = _grad(os_, dx, grad_outputs[: len(os_)], create_graph=True, allow_unused=True)
+        return tuple(g for g in gs if g is not None)
+
+    return gradcheck(first_grads, inputs, eps=eps, atol=atol, rtol=rtol, raise_exception=raise_exception)

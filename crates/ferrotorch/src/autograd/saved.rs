@@ -189,11 +189,16 @@ impl SavedTensor {
         let producer = if self.is_output { Some(node.name().to_string()) } else { t.grad_fn().map(|f| f.name().to_string()) };
         let output_nr = if self.is_output { self.output_nr } else { t.output_nr() };
         let which = match producer {
-            Some(n) => format!(", which is output {output_nr} of {}", strip_backward(&n)),
+            Some(n) => format!(", which is output {output_nr} of {},", strip_backward(&n)),
             None => String::new(),
         };
+        let hint = if super::anomaly::is_enabled() {
+            "Hint: the backtrace further above shows the operation that failed to compute its gradient. The variable in question was changed in there or anywhere later. Good luck!"
+        } else {
+            "Hint: enable anomaly detection to find the operation that failed to compute its gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False)."
+        };
         Err(Error::runtime(format!(
-            "one of the variables needed for gradient computation has been modified by an inplace operation: [{} {}]{which}, is at version {}; expected version {} instead. Hint: enable anomaly detection to find the operation that failed to compute its gradient, with torch.autograd.set_detect_anomaly(True).",
+            "one of the variables needed for gradient computation has been modified by an inplace operation: [{} {}]{which} is at version {}; expected version {} instead. {hint}",
             legacy_name(t),
             ferrotorch_core::layout::fmt_shape(t.shape()),
             t.version(),
