@@ -63,6 +63,7 @@ from .autograd.grad_mode import no_grad, enable_grad, set_grad_enabled, inferenc
 from . import cuda  # noqa: F401
 from . import autograd  # noqa: F401
 from . import nn  # noqa: F401
+from . import optim  # noqa: F401
 
 __version__ = "0.1.0"
 
