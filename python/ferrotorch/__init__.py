@@ -60,10 +60,15 @@ from ._math_ops import *  # noqa: F401,F403
 from ._math_ops import return_types  # noqa: F401
 from ._shape_ops import *  # noqa: F401,F403
 from .autograd.grad_mode import no_grad, enable_grad, set_grad_enabled, inference_mode  # noqa: F401
+from .autograd.grad_mode import is_inference_mode_enabled  # noqa: F401
+from .autograd.anomaly_mode import is_anomaly_enabled, is_anomaly_check_nan_enabled  # noqa: F401
 from . import cuda  # noqa: F401
 from . import autograd  # noqa: F401
 from . import nn  # noqa: F401
 from . import optim  # noqa: F401
+from . import amp  # noqa: F401
+from .amp import is_autocast_enabled  # noqa: F401
+from ._finfo import finfo, iinfo  # noqa: F401
 
 __version__ = "0.1.0"
 

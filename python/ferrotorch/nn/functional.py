@@ -6,6 +6,7 @@ import math
 from .. import _C
 from .. import _math_ops as _m
 from .. import _shape_ops as _s
+from ..amp.autocast_mode import _cast_inputs as _autocast
 
 # Activations implemented in the op layer.
 relu6 = _m.relu6
@@ -43,6 +44,7 @@ def tanh(input):
 
 def linear(input, weight, bias=None):
     """``input @ weight.T + bias`` (2-D inputs go through ``addmm`` as in PyTorch)."""
+    input, weight, bias = _autocast(input, weight, bias)
     if input.dim() == 2 and bias is not None:
         return bias.addmm(input, weight.t())
     out = input.matmul(weight.t())
@@ -170,6 +172,7 @@ def _pair(v):
 
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """2-D convolution (im2col through ``unfold`` + matmul; differentiable)."""
+    input, weight, bias = _autocast(input, weight, bias)
     batched = input.dim() == 4
     if not batched:
         input = input.unsqueeze(0)

@@ -1,0 +1,80 @@
+"""Autocast: inside the region, matmul-class ops (linear, matmul, mm, bmm,
+addmm, conv2d) run in a lower precision dtype; everything else keeps its dtype.
+
+ferrotorch applies the policy in the Python wrappers of those ops
+(``nn.functional.linear``/``conv2d`` and ``ferrotorch.matmul``-style functions);
+the native ``@`` operator is not autocast yet.
+"""
+
+import functools
+import threading
+
+from .. import _C
+
+_state = threading.local()
+_DEFAULTS = {"cpu": _C.bfloat16, "cuda": _C.float16}
+
+
+def _stack():
+    if not hasattr(_state, "stack"):
+        _state.stack = []
+    return _state.stack
+
+
+def is_autocast_enabled(device_type=None):
+    """Is an autocast region active for ``device_type`` (CPU if not given... any if None)?"""
+    for dev, enabled, _ in reversed(_stack()):
+        if device_type is None or dev == device_type:
+            return enabled
+    return False
+
+
+def get_autocast_dtype(device_type):
+    """The dtype autocast uses for ``device_type``."""
+    for dev, enabled, dtype in reversed(_stack()):
+        if dev == device_type:
+            return dtype
+    return _DEFAULTS.get(device_type, _C.bfloat16)
+
+
+def _cast_inputs(*tensors):
+    """Casts floating tensors for a matmul-class op when autocast is on for their device."""
+    if not _stack():
+        return tensors
+    out = []
+    for t in tensors:
+        if isinstance(t, _C.Tensor) and t.is_floating_point():
+            dev = t.device.type
+            if is_autocast_enabled(dev):
+                t = t.to(get_autocast_dtype(dev))
+        out.append(t)
+    return tuple(out)
+
+
+class autocast:
+    """Context manager / decorator enabling mixed precision for a region."""
+
+    def __init__(self, device_type, dtype=None, enabled=True, cache_enabled=None):
+        if device_type not in ("cpu", "cuda"):
+            raise RuntimeError(f"User specified an unsupported autocast device_type '{device_type}'")
+        self.device_type = device_type
+        self.fast_dtype = dtype if dtype is not None else _DEFAULTS[device_type]
+        if device_type == "cpu" and self.fast_dtype not in (_C.bfloat16, _C.float16):
+            raise RuntimeError("In CPU autocast, but the target dtype is not supported. Disabling autocast.")
+        self.enabled = enabled
+
+    def __enter__(self):
+        _stack().append((self.device_type, self.enabled, self.fast_dtype))
+        return self
+
+    def __exit__(self, *exc):
+        _stack().pop()
+        return False
+
+    def __call__(self, fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with autocast(self.device_type, self.fast_dtype, self.enabled):
+                return fn(*args, **kwargs)
+
+        return wrapper
