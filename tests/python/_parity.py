@@ -13,7 +13,7 @@ def dtype_name(dt):
 
 def to_lib(lib, a, requires_grad=False):
     if isinstance(a, np.ndarray):
-        t = lib.from_numpy(np.ascontiguousarray(a)).clone()
+        t = lib.from_numpy(a if a.flags.c_contiguous else a.copy()).clone()
         if requires_grad:
             t.requires_grad_(True)
         return t

@@ -25,9 +25,12 @@ fn opt_i64(obj: &Bound<'_, PyAny>, default: i64) -> PyResult<i64> {
 fn index_tensor(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<TensorIndex> {
     let t = match obj.cast::<PyTensor>() {
         Ok(t) => t.get().t.clone(),
-        Err(_) => convert::tensor_from_data(py, obj, None, None)?,
+        Err(_) => {
+            // An empty list indexes as int64 (its inferred dtype would be float).
+            let t = convert::tensor_from_data(py, obj, None, None)?;
+            if t.numel() == 0 && t.dtype().is_floating_point() { t.to_dtype(DType::Int64).py()? } else { t }
+        }
     };
-    let t = if t.numel() == 0 && t.dtype().is_floating_point() { t.to_dtype(DType::Int64).py()? } else { t };
     if t.dtype().is_floating_point() {
         return Err(PyIndexError::new_err("tensors used as indices must be long, int, byte or bool tensors"));
     }
@@ -74,6 +77,10 @@ fn parse_item(obj: &Bound<'_, PyAny>) -> PyResult<TensorIndex> {
         if let Ok(i) = crate::args::index_of(obj) {
             return Ok(TensorIndex::Int(i));
         }
+    }
+    if obj.cast::<PyString>().is_ok() {
+        // PyTorch reads a string as data for a tensor index, which fails this way.
+        return Err(PyTypeError::new_err("new(): invalid data type 'str'"));
     }
     Err(PyIndexError::new_err(format!(
         "only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are valid indices (got {})",

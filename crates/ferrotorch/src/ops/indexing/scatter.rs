@@ -421,7 +421,14 @@ impl Tensor {
         }
         let (_, ix) = along(&x, d, index)?;
         let size = x.shape()[d];
-        let err = oob_index(d, size);
+        // PyTorch words (and types) this error differently per op.
+        let err = move |v: i64| {
+            if mode == Reduce::Add {
+                Error::runtime(format!("index {v} is out of bounds for dimension {d} with size {size}"))
+            } else {
+                Error::index(format!("{op}(): index {v} is out of bounds for dimension {d} with size {size}"))
+            }
+        };
         let offs = dim_offsets(&x, src.shape(), d, &ix, &Bounds { size, negative: true, err: &err })?;
         write_at(&x, &offs, &[0], &src, mode)?;
         if !x.same(self) {
@@ -545,8 +552,10 @@ impl Tensor {
             rule(move |_, g| {
                 let Some(g) = g0(g) else { return Ok(vec![None, None]) };
                 let dd = d as i64;
-                let ga = if wa { Some(g.index_fill(dd, &index_c, Operand::S(Scalar::Int(0)))?) } else { None };
-                let gv = if wv { Some(g.index_select(dd, &index_c)?.sum()?) } else { None };
+                let kept = g.index_fill(dd, &index_c, Operand::S(Scalar::Int(0)))?;
+                // Each filled position counts once, even when the index repeats it.
+                let gv = if wv { Some(binary(Operand::T(&g), Operand::T(&kept), BinaryOp::Sub)?.sum()?) } else { None };
+                let ga = if wa { Some(kept) } else { None };
                 Ok(vec![ga, gv])
             })
         });
