@@ -1,0 +1,3 @@
+"""``ferrotorch.utils``."""
+
+from . import checkpoint  # noqa: F401
