@@ -185,16 +185,16 @@ impl PyNode {
         self.node.state().pre_hooks.push((id, h));
         handle(py, self.node.clone(), id)
     }
-    /// Per-node dictionary for user data.
+    /// Per-node dictionary for user data (lives as long as the node).
     #[getter]
-    fn metadata<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
-        let d = slf.getattr("__dict__")?;
-        if let Some(m) = d.cast::<PyDict>()?.get_item("_metadata")? {
-            return Ok(m);
+    fn metadata<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let mut s = self.node.state();
+        if let Some(d) = s.metadata.as_ref().and_then(|m| m.downcast_ref::<Py<PyDict>>()) {
+            return Ok(d.bind(py).clone().into_any());
         }
-        let m = PyDict::new(slf.py());
-        d.set_item("_metadata", &m)?;
-        Ok(m.into_any())
+        let d = PyDict::new(py);
+        s.metadata = Some(Box::new(d.clone().unbind()));
+        Ok(d.into_any())
     }
     fn __repr__(&self) -> String {
         format!("<{} object at {:p}>", self.node.name(), Arc::as_ptr(&self.node))

@@ -187,7 +187,8 @@ def _finish(cls, ctx, args, output):
     out_meta = [(tuple(o.shape), o.dtype) for o in node_outs]
     n_outputs = len(outputs)
     arg_meta = [(tuple(a.shape), a.dtype) if _is_tensor(a) else None for a in args]
-    dirty = [_input_index(o, args) if id(o) in dirty_ids else None for o in node_outs]
+    tensor_args_only = [a for a in args if _is_tensor(a)]
+    dirty = [_input_index(o, tensor_args_only) if id(o) in dirty_ids else None for o in node_outs]
     name = cls._backward_name
 
     def run_backward(*grads):
@@ -196,12 +197,13 @@ def _finish(cls, ctx, args, output):
             g = grads[k] if k < len(grads) else None
             if g is None and (ctx.materialize_grads or not diff_mask[k]):
                 shape, dt = out_meta[k]
-                g = _C.zeros(*shape, dtype=dt)
+                g = _C.zeros(shape, dtype=dt)
             full[pos] = g
         res = cls.backward(ctx, *full)
         return _check_grads(name, res, arg_meta)
 
-    inputs = [a if _is_tensor(a) else None for a in args]
+    # Like PyTorch, only tensor arguments get an edge (next_functions).
+    inputs = [a for a in args if _is_tensor(a)]
     rec = _C._record_function(name, inputs, node_outs, run_backward, tuple(ctx.to_save), dirty, diff_mask)
     if rec is None:
         ctx._plain = tuple(ctx.to_save)
@@ -238,7 +240,7 @@ def _check_grads(name, res, arg_meta):
                     f"function {name} returned a gradient different than None at position {i + 1}, "
                     "but the corresponding forward input was not a Variable"
                 )
-            out.append(None)
+            # Non-tensor arguments have no edge.
             continue
         if g is None:
             out.append(None)

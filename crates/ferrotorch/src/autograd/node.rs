@@ -52,6 +52,9 @@ pub struct NodeState {
     pub tensor_pre_hooks: Vec<(usize, u64, TensorHook)>,
     /// `retain_grad()` targets: (output_nr, the tensor held weakly).
     pub retain_grad: Vec<(usize, std::sync::Weak<crate::tensor::TensorImpl>)>,
+    /// User data attached by the bindings (`grad_fn.metadata`), kept with the
+    /// node because the Python wrapper object may come and go.
+    pub metadata: Option<Box<dyn std::any::Any + Send + Sync>>,
 }
 
 /// One recorded operation in the autograd graph.
@@ -91,6 +94,7 @@ impl Node {
                 post_hooks: Vec::new(),
                 tensor_pre_hooks: Vec::new(),
                 retain_grad: Vec::new(),
+                metadata: None,
             }),
             variable: None,
             pyobj: AtomicPtr::new(std::ptr::null_mut()),
@@ -113,6 +117,7 @@ impl Node {
                 post_hooks: Vec::new(),
                 tensor_pre_hooks: Vec::new(),
                 retain_grad: Vec::new(),
+                metadata: None,
             }),
             variable: Some(variable),
             pyobj: AtomicPtr::new(std::ptr::null_mut()),
