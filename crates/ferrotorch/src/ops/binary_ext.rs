@@ -167,3 +167,38 @@ fn float_misc<T: Compute>(op: BinaryOp, o: Dst, sa: Src, sb: Src) {
         })
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::ops::arith::{binary, BinaryOp, Operand};
+    use crate::Tensor;
+
+    fn run(a: Vec<f64>, b: Vec<f64>, op: BinaryOp) -> Vec<f64> {
+        let (ta, tb) = (Tensor::from_vec(a, &[4]).unwrap(), Tensor::from_vec(b, &[4]).unwrap());
+        binary(Operand::T(&ta), Operand::T(&tb), op).unwrap().to_f64_vec().unwrap()
+    }
+
+    #[test]
+    fn remainder_takes_the_divisors_sign_and_fmod_the_dividends() {
+        assert_eq!(run(vec![5.0, -5.0, 5.0, -5.0], vec![3.0, 3.0, -3.0, -3.0], BinaryOp::Remainder), vec![2.0, 1.0, -1.0, -2.0]);
+        assert_eq!(run(vec![5.0, -5.0, 5.0, -5.0], vec![3.0, 3.0, -3.0, -3.0], BinaryOp::Fmod), vec![2.0, -2.0, 2.0, -2.0]);
+        assert_eq!(run(vec![7.0, -7.0, 7.5, -0.5], vec![2.0, 2.0, -2.0, 4.0], BinaryOp::DivFloor), vec![3.0, -4.0, -4.0, -1.0]);
+    }
+
+    #[test]
+    fn integer_division_by_zero_is_an_error_and_overflow_wraps() {
+        let a = Tensor::from_vec(vec![5i64, -7], &[2]).unwrap();
+        let z = Tensor::from_vec(vec![1i64, 0], &[2]).unwrap();
+        assert!(binary(Operand::T(&a), Operand::T(&z), BinaryOp::DivFloor).is_err());
+        let m = Tensor::from_vec(vec![i64::MIN], &[1]).unwrap();
+        let n = Tensor::from_vec(vec![-1i64], &[1]).unwrap();
+        let r = binary(Operand::T(&m), Operand::T(&n), BinaryOp::DivTrunc).unwrap();
+        assert_eq!(r.to_vec::<i64>().unwrap(), vec![i64::MIN]);
+        let s = Tensor::from_vec(vec![1i8, -128], &[2]).unwrap();
+        let k = Tensor::from_vec(vec![8i8, 9], &[2]).unwrap();
+        let l = binary(Operand::T(&s), Operand::T(&k), BinaryOp::Shl).unwrap();
+        let rr = binary(Operand::T(&s), Operand::T(&k), BinaryOp::Shr).unwrap();
+        assert_eq!(l.to_vec::<i8>().unwrap(), vec![0, 0]);
+        assert_eq!(rr.to_vec::<i8>().unwrap(), vec![0, -1]);
+    }
+}

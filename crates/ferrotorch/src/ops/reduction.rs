@@ -62,10 +62,16 @@ impl Rows {
         unsafe { std::slice::from_raw_parts(self.t.data_ptr() as *const T, self.t.numel()) }
     }
 
-    /// Applies `f` to every row, collecting one value per row.
-    pub fn map<T: Element, O>(&self, f: impl Fn(&[T]) -> O) -> Vec<O> {
+    /// Applies `f` to every row, collecting one value per row; rows are
+    /// spread over threads when the input is big enough to pay for it.
+    pub fn map<T: Element, O: Send>(&self, f: impl Fn(&[T]) -> O + Sync) -> Vec<O> {
+        use rayon::prelude::*;
         let d = self.data::<T>();
-        (0..self.outer).map(|r| f(&d[r * self.inner..(r + 1) * self.inner])).collect()
+        let n = self.inner;
+        if self.outer > 1 && self.outer * n >= ferrotorch_cpu::iter::GRAIN {
+            return (0..self.outer).into_par_iter().map(|r| f(&d[r * n..(r + 1) * n])).collect();
+        }
+        (0..self.outer).map(|r| f(&d[r * n..(r + 1) * n])).collect()
     }
 }
 
@@ -803,4 +809,30 @@ fn norm_grad(g: &Tensor, x: &Tensor, r: &Tensor, ord: f64, mask_dims: &[bool], k
 /// Records `name` with the evenly-split gradient of a full reduction.
 pub(crate) fn record_even_pub(x: &Tensor, name: &'static str, out: &Tensor) {
     x.record_even(name, out, vec![true; x.ndim()], false)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::Tensor;
+
+    #[test]
+    fn cumsum_backward_is_a_reverse_cumsum() {
+        let x = Tensor::from_vec(vec![1.0f64, 2.0, 3.0], &[3]).unwrap();
+        x.set_requires_grad(true).unwrap();
+        let y = x.cumulative(0, None, false).unwrap();
+        assert_eq!(y.to_f64_vec().unwrap(), vec![1.0, 3.0, 6.0]);
+        crate::autograd::backward(&[y.sum().unwrap()], vec![None], None, false, None).unwrap();
+        assert_eq!(x.grad().unwrap().to_f64_vec().unwrap(), vec![3.0, 2.0, 1.0]);
+    }
+
+    #[test]
+    fn var_std_and_max_with_indices() {
+        let x = Tensor::from_vec(vec![1.0f64, 2.0, 3.0, 4.0, 9.0, 0.0], &[2, 3]).unwrap();
+        assert_eq!(x.var_dims(Some(&[1]), 1.0, false).unwrap().to_f64_vec().unwrap(), vec![1.0, 21.0]);
+        let (v, i) = x.max_dim(1, false, true).unwrap();
+        assert_eq!((v.to_f64_vec().unwrap(), i.to_vec::<i64>().unwrap()), (vec![3.0, 9.0], vec![2, 1]));
+        let p = x.prod_dim(None, false, None).unwrap();
+        assert_eq!(p.to_f64_vec().unwrap(), vec![0.0]);
+        assert_eq!(p.shape(), &[] as &[usize]);
+    }
 }

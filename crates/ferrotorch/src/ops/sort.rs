@@ -314,3 +314,33 @@ fn median_pos<T: Element>(r: &[T]) -> usize {
     }
     order(r, false)[(r.len() - 1) / 2]
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::Tensor;
+
+    #[test]
+    fn sort_is_stable_with_nan_last_and_median_is_the_lower_one() {
+        let x = Tensor::from_vec(vec![2.0f64, f64::NAN, 1.0, 2.0, 0.5], &[5]).unwrap();
+        let (v, i) = x.sort_dim(0, false).unwrap();
+        let v = v.to_f64_vec().unwrap();
+        assert_eq!(&v[..4], &[0.5, 1.0, 2.0, 2.0]);
+        assert!(v[4].is_nan());
+        assert_eq!(i.to_vec::<i64>().unwrap(), vec![4, 2, 0, 3, 1]);
+        let y = Tensor::from_vec(vec![4.0f64, 1.0, 3.0, 2.0], &[4]).unwrap();
+        assert_eq!(y.median_all().unwrap().to_f64_vec().unwrap(), vec![2.0]);
+        let m = Tensor::from_vec(vec![3i64, 1, 3, 1, 2], &[5]).unwrap();
+        let (mv, mi) = m.mode(0, false).unwrap();
+        assert_eq!((mv.to_vec::<i64>().unwrap(), mi.to_vec::<i64>().unwrap()), (vec![1], vec![3]));
+    }
+
+    #[test]
+    fn unique_counts_and_inverse() {
+        let x = Tensor::from_vec(vec![3i64, 1, 3, 2], &[2, 2]).unwrap();
+        let (v, inv, c) = x.unique().unwrap();
+        assert_eq!(v.to_vec::<i64>().unwrap(), vec![1, 2, 3]);
+        assert_eq!(inv.shape(), &[2, 2]);
+        assert_eq!(inv.to_vec::<i64>().unwrap(), vec![2, 0, 2, 1]);
+        assert_eq!(c.to_vec::<i64>().unwrap(), vec![1, 1, 2]);
+    }
+}
