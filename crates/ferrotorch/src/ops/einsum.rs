@@ -333,7 +333,8 @@ fn scaled_sum(input: &Tensor, p: &Tensor, beta: Scalar, alpha: Scalar) -> Result
     let ap = if alpha.to_f64() == 1.0 { p.clone() } else { binary(Operand::T(p), Operand::S(alpha), BinaryOp::Mul)? };
     if beta.to_f64() == 0.0 {
         // Only `input`'s shape and dtype matter then (its NaNs do not propagate).
-        let z = Tensor::zeros(input.shape(), input.dtype(), input.device())?;
+        // `where(False, input, 0)`: zeros that still give `input` its (zero) gradient.
+        let z = crate::ops::indexing::where_(&Tensor::scalar(false)?, Operand::T(input), Operand::S(Scalar::Int(0)))?;
         return binary(Operand::T(&ap), Operand::T(&z), BinaryOp::Add);
     }
     let bi = if beta.to_f64() == 1.0 { input.clone() } else { binary(Operand::T(input), Operand::S(beta), BinaryOp::Mul)? };
