@@ -412,7 +412,14 @@ impl Layout {
                     )));
                 }
                 shape[i] = target as usize;
-                strides[i] = 0;
+                // PyTorch's inferExpandGeometry: a new dim of size 1 gets
+                // size * stride of the dim after it, others (and every new dim
+                // of a 0-d tensor) 0.
+                strides[i] = if target == 1 {
+                    if i + 1 < n { shape[i + 1] as isize * strides[i + 1] } else { 0 }
+                } else {
+                    0
+                };
             }
         }
         Ok(Layout { shape, strides, offset: self.offset })
