@@ -58,6 +58,17 @@ fn parse_item(obj: &Bound<'_, PyAny>) -> PyResult<TensorIndex> {
     if let Ok(i) = obj.cast::<PyInt>() {
         return Ok(TensorIndex::Int(i.extract()?));
     }
+    if obj.cast::<PyString>().is_ok() {
+        // PyTorch tries to make an index tensor of a string and fails so.
+        return Err(PyTypeError::new_err(format!("new(): invalid data type '{}'", type_name(obj))));
+    }
+    if let Ok(t) = obj.cast::<PyTensor>() {
+        // A 0-d integer tensor indexes like an int (a view), as in PyTorch.
+        let t = &t.get().t;
+        if t.ndim() == 0 && t.dtype().is_integral() {
+            return Ok(TensorIndex::Int(t.item().py()?.to_i64()));
+        }
+    }
     if let Ok(s) = obj.cast::<PySlice>() {
         let step = opt_i64(&s.getattr("step")?, 1)?;
         if step == 0 {

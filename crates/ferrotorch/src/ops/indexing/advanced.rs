@@ -52,6 +52,11 @@ impl Tensor {
                 _ => 0,
             })
             .sum();
+        if consumed > 0 && self.ndim() == 0 {
+            return Err(Error::index(
+                "invalid index of a 0-dim tensor. Use `tensor.item()` in Python or `tensor.item<T>()` in C++ to convert a 0-dim tensor to a number",
+            ));
+        }
         if consumed > self.ndim() {
             return Err(Error::index(format!("too many indices for tensor of dimension {}", self.ndim())));
         }
@@ -61,7 +66,12 @@ impl Tensor {
         let mut r = self.clone();
         let mut idx: Vec<Option<Tensor>> = Vec::new();
         let mut d: usize = 0;
+        // Dims of `self` consumed so far: error messages name the original dim.
+        let mut orig: usize = 0;
         for item in items {
+            if matches!(item, TensorIndex::Int(_) | TensorIndex::Slice { .. } | TensorIndex::Tensor(_)) {
+                orig += 1;
+            }
             match item {
                 TensorIndex::NewAxis => {
                     r = r.unsqueeze(d as i64)?;
@@ -79,7 +89,8 @@ impl Tensor {
                 TensorIndex::Int(i) => {
                     let size = r.shape()[d] as i64;
                     if *i < -size || *i >= size {
-                        return Err(Error::index(format!("index {i} is out of bounds for dimension {d} with size {size}")));
+                        let od = orig - 1;
+                        return Err(Error::index(format!("index {i} is out of bounds for dimension {od} with size {size}")));
                     }
                     r = r.select(d as i64, *i)?;
                 }
@@ -96,6 +107,7 @@ impl Tensor {
                     let n = self.ndim() - consumed;
                     idx.extend(std::iter::repeat_n(None, n));
                     d += n;
+                    orig += n;
                 }
                 TensorIndex::Tensor(t) if is_mask(t) && t.ndim() == 0 => {
                     let b = t.item()?.to_bool();
@@ -119,6 +131,15 @@ impl Tensor {
     pub fn getitem(&self, items: &[TensorIndex]) -> Result<Tensor> {
         let (v, idx) = self.apply_basic(items)?;
         if idx.iter().all(Option::is_none) {
+            // A bool index is a one-element mask in PyTorch: advanced, so a copy.
+            let has_bool = items.iter().any(|i| match i {
+                TensorIndex::Bool(_) => true,
+                TensorIndex::Tensor(t) => is_mask(t) && t.ndim() == 0,
+                _ => false,
+            });
+            if has_bool {
+                return v.clone_data();
+            }
             if v.same(self) {
                 // `x[...]`, `x[:]` are still new views in PyTorch.
                 let id = self.layout().clone();
