@@ -134,6 +134,12 @@ fn parse(idx: &Bound<'_, PyAny>) -> PyResult<Vec<TensorIndex>> {
 
 /// `t[idx]`: a view for basic indices, a copy (`IndexBackward0`) otherwise.
 pub fn getitem(t: &Tensor, idx: &Bound<'_, PyAny>) -> PyResult<Tensor> {
+    // Fast path for the most common index, `x[i]` (bools are ints in Python).
+    if let Ok(i) = idx.cast::<PyInt>() {
+        if idx.cast::<PyBool>().is_err() && t.ndim() > 0 {
+            return t.getitem(&[TensorIndex::Int(i.extract()?)]).py();
+        }
+    }
     let items = parse(idx)?;
     t.getitem(&items).py()
 }

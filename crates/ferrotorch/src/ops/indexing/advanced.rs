@@ -129,6 +129,15 @@ impl Tensor {
 
     /// `self[items]`: a view when every item is basic, else a copy (`IndexBackward0`).
     pub fn getitem(&self, items: &[TensorIndex]) -> Result<Tensor> {
+        if let [TensorIndex::Int(i)] = items {
+            if let Some(&size) = self.shape().first() {
+                let size = size as i64;
+                if *i < -size || *i >= size {
+                    return Err(Error::index(format!("index {i} is out of bounds for dimension 0 with size {size}")));
+                }
+                return self.select(0, *i);
+            }
+        }
         let (v, idx) = self.apply_basic(items)?;
         if idx.iter().all(Option::is_none) {
             // A bool index is a one-element mask in PyTorch: advanced, so a copy.
