@@ -478,3 +478,37 @@ def test_errors_name_values():
     with pytest.raises(NotImplementedError, match="Float"):
         ft.bitwise_and(ft.tensor([1.0]), ft.tensor([2.0]))
     assert math.isnan(ft.tensor(float("nan")).sign().item()) is False
+
+
+# ----- property tests: broadcasting and strides against PyTorch -----------------------
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+
+@st.composite
+def broadcast_pair(draw):
+    nd = draw(st.integers(0, 3))
+    shape = [draw(st.integers(0, 4)) for _ in range(nd)]
+    other = [s if draw(st.booleans()) else 1 for s in shape]
+    drop = draw(st.integers(0, nd))
+    return tuple(shape), tuple(other[drop:])
+
+
+@settings(max_examples=60, deadline=None)
+@given(broadcast_pair(), st.sampled_from(["remainder", "atan2", "fmax", "hypot", "copysign", "floor_divide", "logaddexp", "bitwise_xor"]),
+       st.sampled_from(["float32", "float64", "int32"]), st.booleans())
+def test_binary_broadcasting_property(shapes, name, dtype, transpose):
+    sa, sb = shapes
+    rng = np.random.default_rng(0)
+    a = np.round(rng.standard_normal(sa) * 5, 1)
+    b = np.round(rng.standard_normal(sb) * 5, 1)
+    if dtype == "int32" or name in ("floor_divide", "remainder"):
+        b = np.where(b == 0, 1.5, b)
+    pa, pb = make(a, dtype), make(b, dtype)
+    if transpose and len(sa) >= 2:
+        pa = [t.transpose(0, 1).contiguous().transpose(0, 1) for t in pa]
+    if name == "bitwise_xor" and dtype != "int32":
+        return
+    if dtype == "int32":
+        pb = [t.abs() + 1 for t in pb]
+    both(getattr(ft, name), getattr(torch, name), pa, pb)
