@@ -436,12 +436,7 @@ Tensor.multiply = lambda self, other: self.mul(other)
 
 # comparisons in place keep the receiver's dtype: x.eq_(y) writes 0/1.
 for _name in ("eq", "ne", "lt", "le", "gt", "ge"):
-    def _cmp_(self, other, _k=_name):
-        r = _binary(_k, self, other)
-        with _no_grad():
-            self.copy_(r)
-        return self
-    setattr(Tensor, _name + "_", _cmp_)
+    setattr(Tensor, _name + "_", lambda self, other, _k=_name: _binary(_k, self, other, inplace=True))
 
 
 def _no_grad():
@@ -753,7 +748,4 @@ Tensor.norm = lambda self, p="fro", dim=None, keepdim=False, dtype=None: norm(se
 
 
 def _cum_(self, dim, dtype, is_prod):
-    r = _C._math_cumulative(self, dim, dtype, is_prod)
-    with _no_grad():
-        self.copy_(r)
-    return self
+    return _C._math_cumulative(self, dim, dtype, is_prod, inplace=True)

@@ -432,3 +432,17 @@ def test_integer_outputs_never_require_grad():
               x.topk(1)[1], x.cummax(0)[1]):
         assert not r.requires_grad
     assert x.max(1)[0].requires_grad and x.sort(0)[0].requires_grad
+
+
+def test_inplace_cumsum_and_comparison_keep_autograd():
+    for lib in (ft, torch):
+        x = lib.tensor([[1.0, 2.0, 3.0], [0.5, -1.0, 2.0]], dtype=lib.float64, requires_grad=True)
+        y = x * 1
+        y.cumsum_(1)
+        assert y.grad_fn.name() == "CumsumBackward0"
+        y.sum().backward()
+        assert x.grad.tolist() == [[3.0, 2.0, 1.0], [3.0, 2.0, 1.0]]
+    a, b = make([1, 5, 3], "int32")
+    a.lt_(ft.tensor([2, 2, 3], dtype=ft.int32))
+    b.lt_(torch.tensor([2, 2, 3], dtype=torch.int32))
+    same(a, b)

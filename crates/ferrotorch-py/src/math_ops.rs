@@ -313,9 +313,10 @@ pub fn _math_count_nonzero<'py>(py: Python<'py>, input: &Bound<'py, PyAny>, dim:
 
 /// `cumsum`/`cumprod(input, dim, dtype)`.
 #[pyfunction]
-#[pyo3(signature = (input, dim, dtype=None, prod=false))]
-pub fn _math_cumulative<'py>(py: Python<'py>, input: &Bound<'py, PyAny>, dim: i64, dtype: Option<&Bound<'py, PyAny>>, prod: bool) -> PyResult<Bound<'py, PyAny>> {
-    wrap(py, tensor_of(input)?.cumulative(dim, opt_dtype(dtype)?, prod).py()?)
+#[pyo3(signature = (input, dim, dtype=None, prod=false, inplace=false))]
+pub fn _math_cumulative<'py>(py: Python<'py>, input: &Bound<'py, PyAny>, dim: i64, dtype: Option<&Bound<'py, PyAny>>, prod: bool, inplace: bool) -> PyResult<Bound<'py, PyAny>> {
+    let dt = opt_dtype(dtype)?;
+    run(py, input, inplace, false, |x| x.cumulative(dim, dt, prod))
 }
 
 /// `cummax`/`cummin(input, dim)`.
