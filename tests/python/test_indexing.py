@@ -532,3 +532,37 @@ def test_hypothesis_bool_mask_matches_numpy(shape, data):
     fy = ft.from_numpy(x.copy())
     fy[ft.from_numpy(m)] = -1
     np.testing.assert_array_equal(fy.numpy(), y)
+
+
+# ----- edge cases: ints mixed with advanced indices, 0-d and empty tensors -----
+
+EDGE = [
+    lambda L, x: x[..., None, [0, 3]],
+    lambda L, x: x[[0, 1], None],
+    lambda L, x: x[None, [0, 1], :, [1, 2]],
+    lambda L, x: x[0, :, [1, 2]],
+    lambda L, x: x[[1, 0], 0],
+    lambda L, x: x[:, [1, 0], 0],
+    lambda L, x: x[L.tensor([[True, False, True], [False, True, False]]), L.tensor([0, 1, 3])],
+    lambda L, x: x[L.tensor([1, 0], dtype=L.int32)],
+    lambda L, x: x[L.zeros(0, 3, dtype=L.bool)[:0]] if False else x[[]],
+    lambda L, x: x.reshape(-1)[L.tensor(5)],
+]
+
+
+@pytest.mark.parametrize("case", range(len(EDGE)))
+def test_getitem_edge_cases(case):
+    parity(torch, EDGE[case], np.arange(24, dtype=np.float32).reshape(2, 3, 4), grad=(0,))
+
+
+def test_zero_dim_and_empty_ops():
+    s = np.array(3.0, np.float32)
+    parity(torch, lambda L, a: a.gather(0, L.tensor(0)), s, grad=(0,))
+    parity(torch, lambda L, a: a.flip(0), s)
+    parity(torch, lambda L, a: a.roll(1), s)
+    parity(torch, lambda L, a: a.repeat(2, 3), s, grad=(0,))
+    parity(torch, lambda L, a: L.take(a, L.tensor(0)), s)
+    parity(torch, lambda L, a: L.where(L.ones(0, dtype=L.bool), a, 1.0), np.zeros(0, np.float32))
+    parity(torch, lambda L, a: a.nonzero(), np.zeros((0, 3), np.float32))
+    parity(torch, lambda L, a: a[L.ones(0, 2, dtype=L.bool)], np.zeros((0, 2), np.float32))
+    errors_match(torch, lambda L, a: a.index_select(0, L.tensor([0, 0])), s)

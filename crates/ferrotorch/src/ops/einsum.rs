@@ -263,8 +263,16 @@ impl Tensor {
         if dims_a.len() != dims_b.len() {
             return Err(Error::runtime("both dimension lists should have same length"));
         }
-        let da: Vec<usize> = dims_a.iter().map(|&d| wrap_dim(d, self.ndim())).collect::<Result<_>>()?;
-        let db: Vec<usize> = dims_b.iter().map(|&d| wrap_dim(d, other.ndim())).collect::<Result<_>>()?;
+        let real_dim = |d: i64, n: usize| {
+            // wrap_dim lets 0-d tensors name dim 0; tensordot needs an actual dim.
+            let w = wrap_dim(d, n)?;
+            if w >= n {
+                return Err(Error::index(format!("Dimension out of range (expected to be in range of [-1, 0], but got {d})")));
+            }
+            Ok(w)
+        };
+        let da: Vec<usize> = dims_a.iter().map(|&d| real_dim(d, self.ndim())).collect::<Result<_>>()?;
+        let db: Vec<usize> = dims_b.iter().map(|&d| real_dim(d, other.ndim())).collect::<Result<_>>()?;
         let mut k = 1usize;
         for (&x, &y) in da.iter().zip(&db) {
             let (sx, sy) = (self.shape()[x], other.shape()[y]);

@@ -206,7 +206,8 @@ impl Tensor {
     /// `flip(dims)`: a copy read through negative strides (records `FlipBackward0`).
     pub fn flip(&self, dims: &[i64]) -> Result<Tensor> {
         let ds = dim_list(dims, self.ndim())?;
-        let out = if self.numel() == 0 {
+        // A 0-d tensor has nothing to reverse (wrap_dim accepts dim 0/-1 for it).
+        let out = if self.numel() == 0 || self.ndim() == 0 {
             self.clone_data_raw()?
         } else {
             let mut l = self.layout().clone();
@@ -236,8 +237,9 @@ impl Tensor {
         }
         let out = {
             let _g = GradModeGuard::new(false);
-            if dims.is_empty() {
-                self.reshape(&[-1])?.roll(shifts, &[0])?.reshape(&i64s(self.shape()))?
+            if dims.is_empty() || self.ndim() == 0 {
+                let first = [shifts[0]];
+                self.reshape(&[-1])?.roll(&first, &[0])?.reshape(&i64s(self.shape()))?
             } else {
                 let mut x = self.clone();
                 for (&s, &d) in shifts.iter().zip(dims) {

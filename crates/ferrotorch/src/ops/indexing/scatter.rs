@@ -372,6 +372,9 @@ impl Tensor {
             return Err(Error::index("index_select(): Index is supposed to be a vector"));
         }
         let d = wrap_dim(dim, self.ndim())?;
+        if self.ndim() == 0 && index.numel() != 1 {
+            return Err(Error::runtime(format!("index_select(): Index to scalar can have only 1 value, got {} value(s)", index.numel())));
+        }
         let out = {
             let _g = GradModeGuard::new(false);
             let x = at_least_1d(self)?;
@@ -611,6 +614,10 @@ impl Tensor {
         let Some(dim) = dim else {
             return self.reshape(&[-1])?.gather(0, &indices.reshape(&[-1])?);
         };
+        if self.ndim() == 0 && indices.ndim() == 0 {
+            wrap_dim(dim, 0)?;
+            return self.reshape(&[1])?.gather(0, &indices.reshape(&[1])?)?.reshape(&[]);
+        }
         if self.ndim() != indices.ndim() {
             return Err(Error::runtime(format!(
                 "torch.take_along_dim(): input and indices should have the same number of dimensions, but got {} dimensions for input, and {} dimensions for indices",
