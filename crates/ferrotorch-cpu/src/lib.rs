@@ -6,12 +6,15 @@
 //! drops unit dims, merges dims contiguous across all operands, and hands the
 //! inner loops runs of `(offsets, length, strides)`.
 
+pub mod binary;
 pub mod copy;
 pub mod elementwise;
 pub mod iter;
 pub mod matmul;
 pub mod random;
 pub mod reduce;
+pub mod simd;
+pub mod unary;
 
 /// A read-only operand: base pointer of its storage plus its layout.
 #[derive(Clone, Copy)]
@@ -48,3 +51,6 @@ pub(crate) unsafe fn at<T>(base: *const u8, off: isize) -> *const T {
 pub(crate) unsafe fn at_mut<T>(base: *mut u8, off: isize) -> *mut T {
     (base as *mut T).offset(off)
 }
+
+#[cfg(test)]
+mod unary_tests;

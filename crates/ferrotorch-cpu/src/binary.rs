@@ -1,0 +1,383 @@
+//! Binary arithmetic kernels with vectorised f32/f64 paths.
+//!
+//! Per run of the strided iterator: when the output is contiguous and each input
+//! is either contiguous or a broadcast scalar (stride 0), f32/f64 go through the
+//! SIMD loop of the detected ISA; every other layout and dtype uses the generic
+//! loop of [`crate::elementwise`] with PyTorch's per-dtype semantics.
+
+use crate::elementwise::{binary as generic_binary, Float, Num};
+use crate::iter::Plan;
+use crate::simd::{isa, map2, Isa, Vf};
+use crate::{at, at_mut, Dst, Src};
+use ferrotorch_core::{dispatch_dtype, DType, Error, Result};
+
+/// A binary arithmetic op.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum BinaryKind {
+    /// `a + b`
+    Add,
+    /// `a + alpha·b` (`torch.add(a, b, alpha=…)`; `sub` is `alpha = -alpha`)
+    AddAlpha(f64),
+    /// `a - b`
+    Sub,
+    /// `a · b`
+    Mul,
+    /// true division `a / b` (float dtypes only)
+    Div,
+    /// `maximum(a, b)`, NaN-propagating
+    Maximum,
+    /// `minimum(a, b)`, NaN-propagating
+    Minimum,
+}
+
+impl BinaryKind {
+    /// The PyTorch function name.
+    pub fn name(self) -> &'static str {
+        match self {
+            BinaryKind::Add | BinaryKind::AddAlpha(_) => "add",
+            BinaryKind::Sub => "sub",
+            BinaryKind::Mul => "mul",
+            BinaryKind::Div => "div",
+            BinaryKind::Maximum => "maximum",
+            BinaryKind::Minimum => "minimum",
+        }
+    }
+}
+
+/// Scalar semantics of every op (NaN-propagating max/min), in the element type.
+#[inline(always)]
+fn scalar_op<T: Num + Float>(op: BinaryKind, a: T, b: T) -> T {
+    match op {
+        BinaryKind::Add => a.add(b),
+        BinaryKind::AddAlpha(s) => a.add(b.mul(T::from_f64(s))),
+        BinaryKind::Sub => a.sub(b),
+        BinaryKind::Mul => a.mul(b),
+        BinaryKind::Div => a.div(b),
+        BinaryKind::Maximum => max_nan(a, b),
+        BinaryKind::Minimum => min_nan(a, b),
+    }
+}
+
+/// `maximum` with NaN propagation (`a > b ? a : b` otherwise).
+#[inline(always)]
+#[allow(clippy::eq_op)]
+fn max_nan<T: PartialOrd + Copy>(a: T, b: T) -> T {
+    if a != a {
+        a
+    } else if b != b {
+        b
+    } else if a > b {
+        a
+    } else {
+        b
+    }
+}
+
+/// `minimum` with NaN propagation (`a < b ? a : b` otherwise).
+#[inline(always)]
+#[allow(clippy::eq_op)]
+fn min_nan<T: PartialOrd + Copy>(a: T, b: T) -> T {
+    if a != a {
+        a
+    } else if b != b {
+        b
+    } else if a < b {
+        a
+    } else {
+        b
+    }
+}
+
+/// The vector form of `op`.
+#[inline(always)]
+fn simd_op<V: Vf>(op: BinaryKind, a: V, b: V) -> V {
+    match op {
+        BinaryKind::Add => a.add(b),
+        BinaryKind::AddAlpha(s) => b.mul_add(V::c(s), a),
+        BinaryKind::Sub => a.sub(b),
+        BinaryKind::Mul => a.mul(b),
+        BinaryKind::Div => a.div(b),
+        // `max(a, b)` returns b on NaN; a + b is NaN when either is.
+        BinaryKind::Maximum => V::select(V::mor(a.is_nan(), b.is_nan()), a.add(b), a.max(b)),
+        BinaryKind::Minimum => V::select(V::mor(a.is_nan(), b.is_nan()), a.add(b), a.min(b)),
+    }
+}
+
+macro_rules! binary_arms {
+    ($V:ty, $op:expr, $x:expr, $sx:expr, $y:expr, $sy:expr, $o:expr, $n:expr; $($k:ident),*) => {
+        match $op {
+            $(BinaryKind::$k => map2::<$V>($x, $sx, $y, $sy, $o, $n, |a, b| simd_op(BinaryKind::$k, a, b)),)*
+            other => map2::<$V>($x, $sx, $y, $sy, $o, $n, |a, b| simd_op(other, a, b)),
+        }
+    };
+}
+
+macro_rules! simd_binary_fn {
+    ($name:ident, $V:ty, $E:ty $(, $feat:literal)?) => {
+        $(#[target_feature(enable = $feat)])?
+        unsafe fn $name(op: BinaryKind, x: *const $E, sx: usize, y: *const $E, sy: usize, o: *mut $E, n: usize) {
+            binary_arms!($V, op, x, sx, y, sy, o, n; Add, Sub, Mul, Div, Maximum, Minimum)
+        }
+    };
+}
+
+simd_binary_fn!(binary_scalar_f32, f32, f32);
+simd_binary_fn!(binary_scalar_f64, f64, f64);
+#[cfg(target_arch = "x86_64")]
+simd_binary_fn!(binary_avx2_f32, crate::simd::avx2::F32x8, f32, "avx2,fma");
+#[cfg(target_arch = "x86_64")]
+simd_binary_fn!(binary_avx2_f64, crate::simd::avx2::F64x4, f64, "avx2,fma");
+#[cfg(target_arch = "x86_64")]
+simd_binary_fn!(binary_avx512_f32, crate::simd::avx512::F32x16, f32, "avx512f,avx2,fma");
+#[cfg(target_arch = "x86_64")]
+simd_binary_fn!(binary_avx512_f64, crate::simd::avx512::F64x8, f64, "avx512f,avx2,fma");
+
+/// f32/f64 with a vectorised contiguous binary loop.
+pub(crate) trait FastBinary: Num + Float {
+    /// `o[i] = op(x[i·sx], y[i·sy])`, `sx`/`sy` ∈ {0, 1}.
+    ///
+    /// # Safety
+    /// `n >= 1`; pointers valid for the elements their strides reach; `isa` supported.
+    unsafe fn contiguous_binary(isa: Isa, op: BinaryKind, x: *const Self, sx: usize, y: *const Self, sy: usize, o: *mut Self, n: usize);
+}
+
+macro_rules! fast_binary {
+    ($t:ty, $scalar:ident, $avx2:ident, $avx512:ident) => {
+        impl FastBinary for $t {
+            unsafe fn contiguous_binary(isa: Isa, op: BinaryKind, x: *const $t, sx: usize, y: *const $t, sy: usize, o: *mut $t, n: usize) {
+                match isa {
+                    #[cfg(target_arch = "x86_64")]
+                    Isa::Avx512 => $avx512(op, x, sx, y, sy, o, n),
+                    #[cfg(target_arch = "x86_64")]
+                    Isa::Avx2 => $avx2(op, x, sx, y, sy, o, n),
+                    _ => $scalar(op, x, sx, y, sy, o, n),
+                }
+            }
+        }
+    };
+}
+fast_binary!(f32, binary_scalar_f32, binary_avx2_f32, binary_avx512_f32);
+fast_binary!(f64, binary_scalar_f64, binary_avx2_f64, binary_avx512_f64);
+
+/// `out = op(a, b)` for float32; `a` and `b` already broadcast to `out`'s shape
+/// (stride 0 along broadcast dims). `out` may alias an input exactly (in-place ops).
+pub fn binary_f32(op: BinaryKind, out: Dst, a: Src, b: Src) {
+    binary_fast::<f32>(op, out, a, b)
+}
+
+/// `out = op(a, b)` for float64; as [`binary_f32`].
+pub fn binary_f64(op: BinaryKind, out: Dst, a: Src, b: Src) {
+    binary_fast::<f64>(op, out, a, b)
+}
+
+fn binary_fast<T: FastBinary>(op: BinaryKind, out: Dst, a: Src, b: Src) {
+    let isa = isa();
+    let plan = Plan::<3>::new(
+        &out.layout.shape,
+        [&out.layout.strides, &a.layout.strides, &b.layout.strides],
+        [out.layout.offset, a.layout.offset, b.layout.offset],
+    );
+    let (ob, ab, bb) = (out.base as usize, a.base as usize, b.base as usize);
+    plan.for_each_par(|off, n, st| {
+        // SAFETY: the plan's offsets address elements of the three layouts,
+        // which the caller guarantees fit their storages.
+        unsafe {
+            let o = at_mut::<T>(ob as *mut u8, off[0]);
+            let x = at::<T>(ab as *const u8, off[1]);
+            let y = at::<T>(bb as *const u8, off[2]);
+            match st {
+                [1, sx @ (0 | 1), sy @ (0 | 1)] if n > 0 => T::contiguous_binary(isa, op, x, sx as usize, y, sy as usize, o, n),
+                _ => {
+                    for i in 0..n as isize {
+                        *o.offset(i * st[0]) = scalar_op(op, *x.offset(i * st[1]), *y.offset(i * st[2]));
+                    }
+                }
+            }
+        }
+    });
+}
+
+/// `out = op(a, b)` for any dtype (all three share `dtype`). Integers wrap;
+/// `Div` on integer or bool dtypes is an error (the op layer promotes to float).
+pub fn binary(op: BinaryKind, dtype: DType, out: Dst, a: Src, b: Src) -> Result<()> {
+    match dtype {
+        DType::Float32 => binary_f32(op, out, a, b),
+        DType::Float64 => binary_f64(op, out, a, b),
+        DType::Float16 => generic_binary::<half::f16, half::f16, half::f16>(out, a, b, move |x, y| scalar_op(op, x, y)),
+        DType::BFloat16 => generic_binary::<half::bf16, half::bf16, half::bf16>(out, a, b, move |x, y| scalar_op(op, x, y)),
+        _ => {
+            if matches!(op, BinaryKind::Div) {
+                return Err(Error::not_implemented(format!("\"div_cpu\" not implemented for '{}'", dtype.name())));
+            }
+            dispatch_dtype!(dtype, T => int_binary::<T>(op, out, a, b));
+        }
+    }
+    Ok(())
+}
+
+fn int_binary<T: Num>(op: BinaryKind, out: Dst, a: Src, b: Src) {
+    generic_binary::<T, T, T>(out, a, b, move |x, y| match op {
+        BinaryKind::Add => x.add(y),
+        BinaryKind::AddAlpha(s) => x.add(y.mul(T::from_f64(s))),
+        BinaryKind::Sub => x.sub(y),
+        BinaryKind::Mul => x.mul(y),
+        BinaryKind::Maximum => {
+            if x >= y {
+                x
+            } else {
+                y
+            }
+        }
+        BinaryKind::Minimum => {
+            if x <= y {
+                x
+            } else {
+                y
+            }
+        }
+        BinaryKind::Div => unreachable!(),
+    })
+}
+
+/// `o[i] = op(x[i], y[i])` on contiguous slices with an explicit instruction set
+/// (for tests and benchmarks; unsupported levels fall back to a lower one).
+///
+/// # Panics
+/// If the lengths differ.
+#[allow(private_bounds)]
+pub fn binary_slice_with<T: FastBinary>(isa_req: Isa, op: BinaryKind, x: &[T], y: &[T], out: &mut [T]) {
+    assert!(x.len() == out.len() && y.len() == out.len(), "binary_slice: length mismatch");
+    if out.is_empty() {
+        return;
+    }
+    let isa = Isa::ALL.iter().rev().copied().find(|i| *i <= isa_req && i.is_supported()).unwrap_or(Isa::Scalar);
+    // SAFETY: three slices of equal non-zero length; `isa` is supported.
+    unsafe { T::contiguous_binary(isa, op, x.as_ptr(), 1, y.as_ptr(), 1, out.as_mut_ptr(), out.len()) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ferrotorch_core::Layout;
+
+    fn l(shape: &[usize], strides: &[isize], offset: usize) -> Layout {
+        Layout { shape: shape.into(), strides: strides.into(), offset }
+    }
+
+    fn reference(op: BinaryKind, a: f64, b: f64) -> f64 {
+        match op {
+            BinaryKind::Add => a + b,
+            BinaryKind::AddAlpha(s) => a + s * b,
+            BinaryKind::Sub => a - b,
+            BinaryKind::Mul => a * b,
+            BinaryKind::Div => a / b,
+            BinaryKind::Maximum => if a.is_nan() || b.is_nan() { f64::NAN } else { a.max(b) },
+            BinaryKind::Minimum => if a.is_nan() || b.is_nan() { f64::NAN } else { a.min(b) },
+        }
+    }
+
+    const OPS: [BinaryKind; 7] = [
+        BinaryKind::Add,
+        BinaryKind::AddAlpha(2.5),
+        BinaryKind::Sub,
+        BinaryKind::Mul,
+        BinaryKind::Div,
+        BinaryKind::Maximum,
+        BinaryKind::Minimum,
+    ];
+
+    fn same(g: f64, w: f64) -> bool {
+        (g.is_nan() && w.is_nan()) || g == w
+    }
+
+    #[test]
+    fn every_isa_matches_scalar_semantics() {
+        let vals = [0.0, -0.0, 1.5, -2.25, f64::INFINITY, f64::NEG_INFINITY, f64::NAN, 1e-40, 3.0e38, 7.0];
+        let mut xs = vec![];
+        let mut ys = vec![];
+        for &a in &vals {
+            for &b in &vals {
+                xs.push(a);
+                ys.push(b);
+            }
+        }
+        let x32: Vec<f32> = xs.iter().map(|&v| v as f32).collect();
+        let y32: Vec<f32> = ys.iter().map(|&v| v as f32).collect();
+        for isa in Isa::ALL {
+            for op in OPS {
+                let mut o = vec![0f64; xs.len()];
+                binary_slice_with(isa, op, &xs, &ys, &mut o);
+                let mut o32 = vec![0f32; xs.len()];
+                binary_slice_with(isa, op, &x32, &y32, &mut o32);
+                for i in 0..xs.len() {
+                    let w = reference(op, xs[i], ys[i]);
+                    let alpha_ok = matches!(op, BinaryKind::AddAlpha(_)) && ((o[i] - w).abs() <= 1e-15 * w.abs() || same(o[i], scalar_op(op, xs[i], ys[i])));
+                    assert!(same(o[i], w) || alpha_ok, "{isa:?} {op:?}({}, {}) = {} want {w}", xs[i], ys[i], o[i]);
+                    // f32 semantics; AddAlpha may be fused (as PyTorch's vectorised add) or not.
+                    let w32 = scalar_op(op, x32[i], y32[i]);
+                    let fused = reference(op, x32[i] as f64, y32[i] as f64) as f32;
+                    let ok = same(o32[i] as f64, w32 as f64) || (matches!(op, BinaryKind::AddAlpha(_)) && same(o32[i] as f64, fused as f64));
+                    assert!(ok, "{isa:?} {op:?} f32({}, {}) = {} want {w32}", x32[i], y32[i], o32[i]);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn broadcast_scalar_transposed_and_empty_layouts() {
+        // out (3, 5) contiguous; a = rows of a (3, 5) buffer, b variants.
+        let a: Vec<f32> = (0..15).map(|i| i as f32 - 4.0).collect();
+        let b: Vec<f32> = (0..15).map(|i| (i as f32) * 0.5 + 1.0).collect();
+        let ol = l(&[3, 5], &[5, 1], 0);
+        let al = l(&[3, 5], &[5, 1], 0);
+        let cases = [
+            l(&[3, 5], &[0, 0], 4),  // scalar
+            l(&[3, 5], &[0, 1], 2),  // row broadcast
+            l(&[3, 5], &[1, 0], 0),  // column broadcast
+            l(&[3, 5], &[1, 3], 0),  // transposed (5, 3) buffer
+            l(&[3, 5], &[5, 1], 0),  // contiguous
+        ];
+        for bl in &cases {
+            for op in OPS {
+                let mut o = vec![0f32; 15];
+                binary(op, DType::Float32, Dst { base: o.as_mut_ptr() as *mut u8, layout: &ol }, Src { base: a.as_ptr() as *const u8, layout: &al }, Src { base: b.as_ptr() as *const u8, layout: bl }).unwrap();
+                for i in 0..3 {
+                    for j in 0..5 {
+                        let bv = b[(bl.offset as isize + i as isize * bl.strides[0] + j as isize * bl.strides[1]) as usize];
+                        let w = reference(op, a[i * 5 + j] as f64, bv as f64) as f32;
+                        assert!((o[i * 5 + j] - w).abs() <= 1e-6 * w.abs(), "{op:?} {bl:?}");
+                    }
+                }
+            }
+        }
+        // empty and 0-d
+        let e = l(&[0, 5], &[5, 1], 0);
+        let mut o = vec![9f32; 1];
+        binary(BinaryKind::Add, DType::Float32, Dst { base: o.as_mut_ptr() as *mut u8, layout: &e }, Src { base: a.as_ptr() as *const u8, layout: &e }, Src { base: b.as_ptr() as *const u8, layout: &e }).unwrap();
+        assert_eq!(o, [9.0]);
+        let z = l(&[], &[], 0);
+        let z1 = l(&[], &[], 3);
+        binary(BinaryKind::Mul, DType::Float32, Dst { base: o.as_mut_ptr() as *mut u8, layout: &z }, Src { base: a.as_ptr() as *const u8, layout: &z1 }, Src { base: b.as_ptr() as *const u8, layout: &z1 }).unwrap();
+        assert_eq!(o, [-1.0 * 2.5]);
+    }
+
+    #[test]
+    fn in_place_parallel_and_integer_dtypes() {
+        let n = 100_003;
+        let mut a: Vec<f64> = (0..n).map(|i| i as f64).collect();
+        let b: Vec<f64> = (0..n).map(|i| (i % 7) as f64).collect();
+        let lay = l(&[n], &[1], 0);
+        let p = a.as_mut_ptr();
+        binary_f64(BinaryKind::Sub, Dst { base: p as *mut u8, layout: &lay }, Src { base: p as *const u8, layout: &lay }, Src { base: b.as_ptr() as *const u8, layout: &lay });
+        assert!(a.iter().enumerate().all(|(i, &v)| v == (i - i % 7) as f64));
+        let xi: Vec<i8> = vec![100, -128, 5];
+        let yi: Vec<i8> = vec![100, 1, -7];
+        let li = l(&[3], &[1], 0);
+        let mut oi = vec![0i8; 3];
+        for (op, want) in [(BinaryKind::Add, [-56i8, -127, -2]), (BinaryKind::Mul, [16, -128, -35]), (BinaryKind::Maximum, [100, 1, 5])] {
+            binary(op, DType::Int8, Dst { base: oi.as_mut_ptr() as *mut u8, layout: &li }, Src { base: xi.as_ptr() as *const u8, layout: &li }, Src { base: yi.as_ptr() as *const u8, layout: &li }).unwrap();
+            assert_eq!(oi, want, "{op:?}");
+        }
+        assert!(binary(BinaryKind::Div, DType::Int8, Dst { base: oi.as_mut_ptr() as *mut u8, layout: &li }, Src { base: xi.as_ptr() as *const u8, layout: &li }, Src { base: yi.as_ptr() as *const u8, layout: &li }).is_err());
+    }
+}
