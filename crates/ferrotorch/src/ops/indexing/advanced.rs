@@ -302,6 +302,9 @@ struct AdvPlan {
 
 impl AdvPlan {
     fn new(x: &Tensor, indices: &[Option<Tensor>]) -> Result<AdvPlan> {
+        if let Some(p) = AdvPlan::single_mask(x, indices)? {
+            return Ok(p);
+        }
         let indices = expand_masks(x, indices)?;
         let nd = x.ndim();
         if indices.len() > nd {
@@ -357,6 +360,45 @@ impl AdvPlan {
             None
         };
         Ok(AdvPlan { offs, rel, internal_shape, perm })
+    }
+
+    /// The common `x[mask]` / `x[:, mask]` case: offsets straight from the
+    /// mask, without materialising its nonzero coordinates.
+    fn single_mask(x: &Tensor, indices: &[Option<Tensor>]) -> Result<Option<AdvPlan>> {
+        let present: Vec<usize> = (0..indices.len()).filter(|&i| indices[i].is_some()).collect();
+        let [pos] = present.as_slice() else { return Ok(None) };
+        let Some(m) = indices[*pos].as_ref().filter(|m| is_mask(m) && m.ndim() > 0) else { return Ok(None) };
+        // Dims before the mask are single-dim entries (None), so the mask starts at `pos`.
+        let (d, k, l) = (*pos, m.ndim(), x.layout());
+        if d + k > x.ndim() || m.shape() != &l.shape[d..d + k] {
+            return Ok(None); // let the general path report the mismatch
+        }
+        let masked = Layout { shape: l.shape[d..d + k].into(), strides: l.strides[d..d + k].into(), offset: l.offset };
+        let cand = element_offsets(&masked);
+        let mb = m.to_dtype(DType::Bool)?;
+        let moffs = element_offsets(mb.layout());
+        let base = mb.storage().as_ptr() as *const bool;
+        // SAFETY: `moffs` are offsets of `mb`'s own layout.
+        let offs: Vec<isize> = cand.iter().zip(&moffs).filter(|(_, &mo)| unsafe { *base.offset(mo) }).map(|(&c, _)| c).collect();
+        let rest: Vec<usize> = (0..x.ndim()).filter(|&i| i < d || i >= d + k).collect();
+        let rest_layout = Layout {
+            shape: rest.iter().map(|&i| l.shape[i]).collect(),
+            strides: rest.iter().map(|&i| l.strides[i]).collect(),
+            offset: 0,
+        };
+        let rel = element_offsets(&rest_layout);
+        let mut internal_shape = vec![offs.len()];
+        internal_shape.extend(rest_layout.shape.iter());
+        let perm = if d > 0 {
+            let nr = rest.len();
+            let mut p: Vec<i64> = (1..1 + d).map(|v| v as i64).collect();
+            p.push(0);
+            p.extend((1 + d..1 + nr).map(|v| v as i64));
+            Some(p)
+        } else {
+            None
+        };
+        Ok(Some(AdvPlan { offs, rel, internal_shape, perm }))
     }
 
     fn final_shape(&self) -> Vec<usize> {

@@ -31,10 +31,13 @@ fn where_raw(cond: &Tensor, x: &Tensor, y: &Tensor, dtype: DType) -> Result<Tens
 }
 
 fn where_loop<T: Element>(plan: &Plan<4>, out: &Tensor, c: &Tensor, x: &Tensor, y: &Tensor) {
-    let o = out.storage().as_mut_ptr() as *mut T;
-    let cb = c.storage().as_ptr() as *const bool;
-    let (xb, yb) = (x.storage().as_ptr() as *const T, y.storage().as_ptr() as *const T);
-    plan.for_each(|off, n, st| {
+    // Addresses as integers so the closure can be shared across threads; each
+    // run writes only its own elements of the fresh `out`.
+    let (ou, cu) = (out.storage().as_mut_ptr() as usize, c.storage().as_ptr() as usize);
+    let (xu, yu) = (x.storage().as_ptr() as usize, y.storage().as_ptr() as usize);
+    plan.for_each_par(|off, n, st| {
+        let (o, cb) = (ou as *mut T, cu as *const bool);
+        let (xb, yb) = (xu as *const T, yu as *const T);
         for i in 0..n as isize {
             // SAFETY: the plan walks layouts broadcast from each operand's own
             // layout; `out` is fresh.

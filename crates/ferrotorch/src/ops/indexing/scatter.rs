@@ -191,9 +191,6 @@ impl Tensor {
             Operand::S(v) => Tensor::full(&[], v, self.dtype(), self.device())?.expand(&i64s(ix.shape()))?,
         };
         write_at(&x, &offs, &[0], &vals, mode)?;
-        if !x.same(self) {
-            self.bump_version();
-        }
         Ok(())
     }
 
@@ -434,9 +431,6 @@ impl Tensor {
         };
         let offs = dim_offsets(&x, src.shape(), d, &ix, &Bounds { size, negative: true, err: &err })?;
         write_at(&x, &offs, &[0], &src, mode)?;
-        if !x.same(self) {
-            self.bump_version();
-        }
         Ok(())
     }
 
