@@ -338,3 +338,25 @@ def test_input_returned_unchanged_keeps_its_history():
 def test_no_record_when_no_input_requires_grad():
     y = F["ft"]["Exp"].apply(ft.ones(2))
     assert y.grad_fn is None and not y.requires_grad
+
+
+@pytest.mark.parametrize("L", [ft, torch], ids=["ft", "torch"])
+def test_grad_fn_exposes_ctx(L):
+    class Scale(L.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, k):
+            ctx.k = k
+            ctx.save_for_backward(x)
+            return x * k
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * ctx.k, None
+
+    x = L.ones(2, requires_grad=True)
+    y = Scale.apply(x, 4.0)
+    assert y.grad_fn.k == 4.0
+    assert y.grad_fn.saved_tensors[0].tolist() == [1.0, 1.0]
+    y.sum().backward()
+    with pytest.raises(RuntimeError, match="Trying to backward through the graph a second time"):
+        y.grad_fn.saved_tensors

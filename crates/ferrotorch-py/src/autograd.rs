@@ -189,16 +189,37 @@ impl PyNode {
     #[getter]
     fn metadata<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let mut s = self.node.state();
-        if let Some(d) = s.metadata.as_ref().and_then(|m| m.downcast_ref::<Py<PyDict>>()) {
+        let extra = node_extra(&mut s);
+        if let Some(d) = &extra.dict {
             return Ok(d.bind(py).clone().into_any());
         }
         let d = PyDict::new(py);
-        s.metadata = Some(Box::new(d.clone().unbind()));
+        extra.dict = Some(d.clone().unbind());
         Ok(d.into_any())
+    }
+    /// The `ctx` of a custom Function node (PyTorch's grad_fn *is* the ctx), else None.
+    #[getter]
+    fn _ctx<'py>(&self, py: Python<'py>) -> Option<Bound<'py, PyAny>> {
+        let mut s = self.node.state();
+        node_extra(&mut s).ctx.as_ref().map(|c| c.bind(py).clone())
     }
     fn __repr__(&self) -> String {
         format!("<{} object at {:p}>", self.node.name(), Arc::as_ptr(&self.node))
     }
+}
+
+/// What the bindings keep with a node: `metadata` and a custom Function's `ctx`.
+#[derive(Default)]
+struct NodeExtra {
+    dict: Option<Py<PyDict>>,
+    ctx: Option<Py<PyAny>>,
+}
+
+fn node_extra<'a>(s: &'a mut ag::node::NodeState) -> &'a mut NodeExtra {
+    if !s.metadata.as_ref().is_some_and(|m| m.is::<NodeExtra>()) {
+        s.metadata = Some(Box::new(NodeExtra::default()));
+    }
+    s.metadata.as_mut().and_then(|m| m.downcast_mut::<NodeExtra>()).expect("just set")
 }
 
 /// A removable hook handle (`handle.remove()`).
@@ -397,7 +418,7 @@ impl SavedTensorsHandle {
 /// modified in place (`mark_dirty`) or None. Returns `(node, saved_handle)`,
 /// or None when nothing requires grad.
 #[pyfunction]
-#[pyo3(signature = (name, inputs, outputs, call, to_save=None, dirty=None, differentiable=None))]
+#[pyo3(signature = (name, inputs, outputs, call, to_save=None, dirty=None, differentiable=None, ctx=None))]
 pub fn _record_function<'py>(
     py: Python<'py>,
     name: String,
@@ -407,6 +428,7 @@ pub fn _record_function<'py>(
     to_save: Option<&Bound<'py, PyAny>>,
     dirty: Option<Vec<Option<usize>>>,
     differentiable: Option<Vec<bool>>,
+    ctx: Option<Py<PyAny>>,
 ) -> PyResult<Option<Bound<'py, PyTuple>>> {
     let ins: Vec<Option<Tensor>> = inputs.try_iter()?.map(|o| { let o = o?; if o.is_none() { Ok(None) } else { tensor_of(&o).map(Some) } }).collect::<PyResult<_>>()?;
     let outs: Vec<Tensor> = outputs.try_iter()?.map(|o| tensor_of(&o?)).collect::<PyResult<_>>()?;
@@ -452,6 +474,9 @@ pub fn _record_function<'py>(
             Some(idx) if o.base().is_some() => ag::rebase_history(o, node.clone(), *idx).map_err(to_py)?,
             _ => ag::set_history(o, node.clone(), i),
         }
+    }
+    if let Some(c) = ctx {
+        node_extra(&mut node.state()).ctx = Some(c);
     }
     let handle = Bound::new(py, SavedTensorsHandle { node: Arc::downgrade(&node), saved })?;
     let obj = wrap_node(py, node)?;

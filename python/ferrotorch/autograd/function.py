@@ -75,6 +75,17 @@ class FunctionCtx:
 BackwardCFunction = FunctionCtx
 
 
+def _node_getattr(node, name):
+    """A custom Function's grad_fn exposes its ctx's attributes, as in PyTorch."""
+    ctx = node._ctx
+    if ctx is None or name.startswith("__"):
+        raise AttributeError(f"'{type(node).__name__}' object has no attribute '{name}'")
+    return getattr(ctx, name)
+
+
+_C.Node.__getattr__ = _node_getattr
+
+
 class _FunctionMeta(type):
     """Gives each Function subclass its own backward-node name."""
 
@@ -204,7 +215,7 @@ def _finish(cls, ctx, args, output):
 
     # Like PyTorch, only tensor arguments get an edge (next_functions).
     inputs = [a for a in args if _is_tensor(a)]
-    rec = _C._record_function(name, inputs, node_outs, run_backward, tuple(ctx.to_save), dirty, diff_mask)
+    rec = _C._record_function(name, inputs, node_outs, run_backward, tuple(ctx.to_save), dirty, diff_mask, ctx)
     if rec is None:
         ctx._plain = tuple(ctx.to_save)
     else:
