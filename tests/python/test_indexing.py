@@ -348,7 +348,10 @@ def test_masked_fill_select_scatter():
     parity(torch, lambda L, a, mm: a.masked_fill(mm, 2), x, mrow, grad=(0,))
     parity(torch, lambda L, a, mm, v: a.masked_fill(mm, v), x, m, np.array(4.0, np.float32), grad=(0, 2))
     parity(torch, lambda L, a, mm: a.clone().masked_fill_(mm, 0.5), x, mrow)
-    parity(torch, lambda L, a, mm: L.masked_select(a, mm), x, m, grad=(0,))
+    sel = parity(torch, lambda L, a, mm: L.masked_select(a, mm), x, m, grad=(0,))
+    assert sel.grad_fn.name() == "MaskedSelectBackward0"
+    sc = parity(torch, lambda L, a, mm, s: L.masked_scatter(a, mm, s), x, mrow, r(5, 3), grad=(0, 2))
+    assert sc.grad_fn.name() == "MaskedScatterBackward0"
     parity(torch, lambda L, a, mm: a.masked_select(mm), x, mrow, grad=(0,))
     parity(torch, lambda L, a, mm, s: L.masked_scatter(a, mm, s), x, m, r(12), grad=(0, 2))
     parity(torch, lambda L, a, mm, s: a.clone().masked_scatter_(mm, s), x, mrow, r(3, 4))

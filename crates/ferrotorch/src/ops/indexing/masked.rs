@@ -170,7 +170,19 @@ impl Tensor {
             return Err(Error::runtime(format!("masked_select: expected BoolTensor for mask, but got {}", pretty(mask.dtype()))));
         }
         let shape: Vec<i64> = broadcast_shapes(self.shape(), mask.shape())?.iter().map(|&s| s as i64).collect();
-        self.expand(&shape)?.index(&[Some(mask.expand(&shape)?)])
+        let out = {
+            let _g = GradModeGuard::new(false);
+            self.expand(&shape)?.index(&[Some(mask.expand(&shape)?)])?
+        };
+        let (m, xshape, dt) = (mask.expand(&shape)?, self.shape().to_vec(), self.dtype());
+        record("MaskedSelectBackward0", &[Some(self)], &[&out], move || {
+            rule(move |_, g| {
+                let Some(g) = g0(g) else { return Ok(vec![None]) };
+                let z = Tensor::zeros(m.shape(), g.dtype(), g.device())?;
+                Ok(vec![Some(reduce_grad(&z.masked_scatter(&m, &g)?, &xshape, dt)?)])
+            })
+        });
+        Ok(out)
     }
 
     /// `masked_scatter(mask, source)`: where the mask is true, the next
@@ -192,8 +204,31 @@ impl Tensor {
         if source.numel() < count {
             return Err(Error::runtime("Number of elements of source < number of ones in mask"));
         }
-        let vals = source.reshape(&[-1])?.narrow(0, 0, count as i64)?;
-        self.expand(&shape)?.index_put(&[Some(mb)], &vals, false)
+        let out = {
+            let _g = GradModeGuard::new(false);
+            let vals = source.reshape(&[-1])?.narrow(0, 0, count as i64)?;
+            self.expand(&shape)?.index_put(&[Some(mb.clone())], &vals, false)?
+        };
+        let (xshape, dt, sshape, sdt, n) = (self.shape().to_vec(), self.dtype(), source.shape().to_vec(), source.dtype(), source.numel());
+        let (wa, wb) = (self.requires_grad(), source.requires_grad());
+        record("MaskedScatterBackward0", &[Some(self), Some(source)], &[&out], move || {
+            rule(move |_, g| {
+                let Some(g) = g0(g) else { return Ok(vec![None, None]) };
+                let ga = if wa { Some(reduce_grad(&g.masked_fill(&mb, Operand::S(Scalar::Int(0)))?, &xshape, dt)?) } else { None };
+                let gb = if wb {
+                    // The used prefix of `source` gets the masked gradient; the rest zero.
+                    let sel = g.masked_select(&mb)?;
+                    let pad = Tensor::zeros(&[n - sel.numel()], g.dtype(), g.device())?;
+                    let full = Tensor::cat(&[sel, pad], 0)?;
+                    let shp: Vec<i64> = sshape.iter().map(|&s| s as i64).collect();
+                    Some(reduce_grad(&full.reshape(&shp)?, &sshape, sdt)?)
+                } else {
+                    None
+                };
+                Ok(vec![ga, gb])
+            })
+        });
+        Ok(out)
     }
 
     /// In-place `masked_scatter_`.
