@@ -221,6 +221,8 @@ def test_index_put():
         return y
 
     parity(torch, inplace, r(3, 2), idx)
+    msg = errors_match(torch, lambda L, x, i: x.index_put_((i,), L.tensor(1.0, dtype=L.float64)), r(3, 2), idx)
+    assert msg.startswith("Index put requires the source and destination dtypes match")
 
 
 # ----- gather / scatter ---------------------------------------------------------

@@ -200,6 +200,7 @@ impl Tensor {
 
     /// Out-of-place `index_put(indices, values, accumulate)` (records `IndexPutBackward0`).
     pub fn index_put(&self, indices: &[Option<Tensor>], values: &Tensor, accumulate: bool) -> Result<Tensor> {
+        check_same_dtype(self, values)?;
         let out = {
             let _g = GradModeGuard::new(false);
             let out = self.clone_data()?;
@@ -212,6 +213,7 @@ impl Tensor {
 
     /// `index_put_(indices, values, accumulate)` in place.
     pub fn index_put_(&self, indices: &[Option<Tensor>], values: &Tensor, accumulate: bool) -> Result<()> {
+        check_same_dtype(self, values)?;
         if needs_grad(&[self, values]) {
             return apply_inplace(self, OldValue::Alias, |old| old.index_put(indices, values, accumulate));
         }
@@ -246,6 +248,17 @@ impl Tensor {
         let mode = if accumulate { Reduce::Add } else { Reduce::Assign };
         write_at(self, &plan.offs, &plan.rel, &vi, mode)
     }
+}
+
+fn check_same_dtype(x: &Tensor, values: &Tensor) -> Result<()> {
+    if x.dtype() != values.dtype() {
+        return Err(Error::runtime(format!(
+            "Index put requires the source and destination dtypes match, got {} for the destination and {} for the source.",
+            crate::ops::creation::pretty(x.dtype()),
+            crate::ops::creation::pretty(values.dtype())
+        )));
+    }
+    Ok(())
 }
 
 /// Drops leading size-1 dims of a value, as PyTorch does before broadcasting
