@@ -119,38 +119,90 @@ impl<const N: usize> Plan<N> {
     where
         F: Fn([isize; N], usize, [isize; N]) + Sync,
     {
+        self.for_each_par_grain(GRAIN, f)
+    }
+
+    /// As [`Plan::for_each_par`], with the minimum number of elements per task
+    /// given (reductions pass `GRAIN / reduced_size` so that the work, not the
+    /// output count, decides).
+    pub fn for_each_par_grain<F>(&self, grain: usize, f: F)
+    where
+        F: Fn([isize; N], usize, [isize; N]) + Sync,
+    {
+        let grain = grain.max(1);
         let count = self.outer_count();
         if count == 0 {
             return;
         }
-        if self.numel < GRAIN || rayon::current_num_threads() <= 1 {
+        let threads = rayon::current_num_threads();
+        if self.numel < grain.max(2) || threads <= 1 {
             return self.for_each(f);
         }
-        if count == 1 {
-            // One long run: cut it into chunks.
-            let len = self.inner_len;
-            let chunk = GRAIN.max(len / (rayon::current_num_threads() * 4)).max(1);
-            let pieces = len.div_ceil(chunk);
-            (0..pieces).into_par_iter().for_each(|p| {
-                let start = p * chunk;
-                let n = chunk.min(len - start);
-                let mut off = self.base;
-                for k in 0..N {
-                    off[k] += start as isize * self.inner_strides[k];
-                }
-                f(off, n, self.inner_strides);
-            });
+        // Tasks of at least `grain` elements, about 4 per thread.
+        let per_task = grain.max(self.numel / (threads * 4)).max(1);
+        let tasks = self.numel.div_ceil(per_task);
+        (0..tasks).into_par_iter().for_each(|t| {
+            let lo = t * per_task;
+            let hi = (lo + per_task).min(self.numel);
+            self.for_each_linear(lo, hi, |_, off, n, st| f(off, n, st));
+        });
+    }
+
+    /// Runs `f(first, offsets, len, strides)` over the elements whose row-major
+    /// linear index lies in `lo..hi`, as (partial) runs; `first` is the linear
+    /// index of each run's first element.
+    pub fn for_each_linear<F: FnMut(usize, [isize; N], usize, [isize; N])>(&self, lo: usize, hi: usize, mut f: F) {
+        let hi = hi.min(self.numel);
+        if lo >= hi || self.inner_len == 0 {
             return;
         }
-        let runs_per_task = (GRAIN / self.inner_len.max(1)).max(1);
-        let tasks = count.div_ceil(runs_per_task);
-        (0..tasks).into_par_iter().for_each(|t| {
-            let start = t * runs_per_task;
-            let end = (start + runs_per_task).min(count);
-            for i in start..end {
-                f(self.offsets_of(i), self.inner_len, self.inner_strides);
+        let len = self.inner_len;
+        let mut pos = lo;
+        let mut run = pos / len;
+        let mut off = self.offsets_of(run);
+        let j = pos % len;
+        for k in 0..N {
+            off[k] += j as isize * self.inner_strides[k];
+        }
+        let nd = self.outer.len();
+        let mut idx = vec![0usize; nd];
+        {
+            let mut r = run;
+            for d in (0..nd).rev() {
+                idx[d] = r % self.outer[d].0;
+                r /= self.outer[d].0;
             }
-        });
+        }
+        loop {
+            let j = pos - run * len;
+            let n = (len - j).min(hi - pos);
+            f(pos, off, n, self.inner_strides);
+            pos += n;
+            if pos >= hi {
+                break;
+            }
+            // Next run: back to its start, then the odometer step.
+            for k in 0..N {
+                off[k] -= j as isize * self.inner_strides[k];
+            }
+            run += 1;
+            let mut d = nd;
+            while d > 0 {
+                d -= 1;
+                let (size, st) = &self.outer[d];
+                idx[d] += 1;
+                for k in 0..N {
+                    off[k] += st[k];
+                }
+                if idx[d] < *size {
+                    break;
+                }
+                for k in 0..N {
+                    off[k] -= st[k] * *size as isize;
+                }
+                idx[d] = 0;
+            }
+        }
     }
 }
 
@@ -187,5 +239,35 @@ mod tests {
         let mut v = vec![];
         s.for_each(|o, n, _| v.push((o[0], n)));
         assert_eq!(v, vec![(5, 1)]);
+    }
+
+    #[test]
+    fn linear_ranges_match_full_walk() {
+        // (3, 4, 5) permuted so nothing merges.
+        let p = Plan::<1>::new(&[3, 4, 5], [&[1, 15, 3]], [2]);
+        let mut all = Vec::new();
+        p.for_each(|o, n, st| (0..n as isize).for_each(|i| all.push(o[0] + i * st[0])));
+        for (lo, hi) in [(0, 60), (3, 17), (5, 10), (59, 60), (0, 1), (7, 7), (12, 58)] {
+            let mut got = Vec::new();
+            let mut firsts = Vec::new();
+            p.for_each_linear(lo, hi, |first, o, n, st| {
+                firsts.push(first);
+                (0..n as isize).for_each(|i| got.push(o[0] + i * st[0]))
+            });
+            assert_eq!(got, all[lo..hi], "range {lo}..{hi}");
+            assert!(firsts.first().map_or(true, |&f| f == lo));
+        }
+    }
+
+    #[test]
+    fn parallel_grain_visits_everything_once() {
+        let p = Plan::<1>::new(&[1000, 77], [&[77, 1]], [0]);
+        let hits: Vec<std::sync::atomic::AtomicU32> = (0..77_000).map(|_| Default::default()).collect();
+        p.for_each_par_grain(100, |o, n, _| {
+            for i in 0..n {
+                hits[o[0] as usize + i].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            }
+        });
+        assert!(hits.iter().all(|h| h.load(std::sync::atomic::Ordering::Relaxed) == 1));
     }
 }

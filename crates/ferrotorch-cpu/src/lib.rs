@@ -13,6 +13,7 @@ pub mod iter;
 pub mod matmul;
 pub mod random;
 pub mod reduce;
+pub mod reduction;
 pub mod simd;
 pub mod unary;
 
@@ -54,3 +55,5 @@ pub(crate) unsafe fn at_mut<T>(base: *mut u8, off: isize) -> *mut T {
 
 #[cfg(test)]
 mod unary_tests;
+#[cfg(test)]
+mod reduction_tests;

@@ -19,6 +19,7 @@ pub(crate) mod avx2;
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod avx512;
 pub(crate) mod math;
+pub(crate) mod sum;
 
 /// An instruction-set level the kernels can run at.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -146,6 +147,7 @@ pub(crate) trait Vf: Copy {
     fn copysign(self, sign: Self) -> Self;
 
     fn lt(self, o: Self) -> Self::M;
+    #[allow(dead_code)]
     fn le(self, o: Self) -> Self::M;
     fn gt(self, o: Self) -> Self::M;
     fn ge(self, o: Self) -> Self::M;
@@ -154,6 +156,7 @@ pub(crate) trait Vf: Copy {
     fn is_nan(self) -> Self::M;
     /// `m ? a : b` lane by lane.
     fn select(m: Self::M, a: Self, b: Self) -> Self;
+    #[allow(dead_code)]
     fn mand(a: Self::M, b: Self::M) -> Self::M;
     fn mor(a: Self::M, b: Self::M) -> Self::M;
     /// Is any lane of `m` set?
@@ -170,6 +173,7 @@ pub(crate) trait Vf: Copy {
     fn pow2i(self) -> Self;
 
     /// Horizontal sum of the lanes.
+    #[allow(dead_code)]
     fn reduce_add(self) -> Self::E;
 }
 

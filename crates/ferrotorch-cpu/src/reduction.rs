@@ -1,0 +1,840 @@
+//! Reductions over any set of dims (sum, mean, prod, max/min, var/std,
+//! logsumexp, norms, all/any, count_nonzero, argmax/argmin), softmax and
+//! log_softmax, and cumulative sums/products.
+//!
+//! # Layouts
+//! The input is any strided layout. The output (`out`, or `indices`/`values`)
+//! has the *keepdim* shape: the input's shape with every reduced dim set to 1
+//! (the op layer squeezes it by a view); any strides. A 0-d or 1-element output
+//! is also accepted when every dim is reduced.
+//!
+//! # Traversal
+//! Two plans of the one strided iterator: one over the kept dims (input and
+//! output offsets) and one over the reduced dims (input offsets). Per run of
+//! kept outputs:
+//! - *inner mode* (reduced elements contiguous, or the kept run strided): each
+//!   output folds its reduced runs; contiguous f32/f64 sums are vectorised;
+//! - *column mode* (kept run contiguous, reduced dim strided, e.g. sum over
+//!   dim 0 of a row-major matrix): blocks of 256 adjacent outputs are folded
+//!   together row by row, so every input row is read sequentially.
+//!
+//! Threads: outputs are split across rayon when there are many; otherwise the
+//! reduced range is split into pieces whose partial results are combined in
+//! order (deterministic, and the index order argmax/argmin's tie rule needs).
+//!
+//! Floating reductions accumulate in f64 (like PyTorch's CPU `acc_type`),
+//! integer sums and products in wrapping i64.
+
+use crate::iter::{Plan, GRAIN};
+use crate::simd::{isa, sum as vsum, Isa};
+use crate::unary::{FastFloat, UnaryKind};
+use crate::{at, at_mut, Dst, Src};
+use ferrotorch_core::{dispatch_dtype, DType, Element, Error, Result};
+use rayon::prelude::*;
+
+/// A reduction producing one value per output element.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ReduceKind {
+    /// Sum (f64 accumulator for floats, wrapping i64 for integers and bool).
+    Sum,
+    /// Sum divided by the number of reduced elements.
+    Mean,
+    /// Product.
+    Prod,
+    /// Maximum (NaN propagates).
+    Max,
+    /// Minimum (NaN propagates).
+    Min,
+    /// Variance with `correction` (1 = unbiased); `m2 / max(0, N - correction)`.
+    Var {
+        /// Bessel-style correction subtracted from the count.
+        correction: f64,
+    },
+    /// Square root of [`ReduceKind::Var`].
+    Std {
+        /// Bessel-style correction subtracted from the count.
+        correction: f64,
+    },
+    /// `log(sum(exp(x)))`, computed stably.
+    LogSumExp,
+    /// Vector `p`-norm (`inf`/`-inf` = max/min of `|x|`, `0` = count of nonzeros).
+    Norm(f64),
+    /// Every element nonzero (bool result).
+    All,
+    /// Some element nonzero (bool result).
+    Any,
+    /// Number of nonzero elements (int64 result).
+    CountNonzero,
+}
+
+/// Which extreme [`reduce_arg`] looks for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ArgKind {
+    /// Largest value (first index on ties; the first NaN wins).
+    Max,
+    /// Smallest value (first index on ties; the first NaN wins).
+    Min,
+}
+
+/// A finished value on its way to the output dtype.
+#[derive(Clone, Copy, Debug)]
+enum Val {
+    F(f64),
+    I(i64),
+}
+
+/// Writes `v` as element `off` of a storage of `dtype`.
+///
+/// # Safety
+/// `off` must address an element of the storage at `base`.
+#[inline]
+unsafe fn store(dtype: DType, base: usize, off: isize, v: Val) {
+    dispatch_dtype!(dtype, O => {
+        let p = at_mut::<O>(base as *mut u8, off);
+        *p = match v {
+            Val::F(f) => O::from_f64(f),
+            Val::I(i) => O::from_i64(i),
+        };
+    })
+}
+
+#[inline]
+fn val_of<T: Element>(x: T) -> Val {
+    if T::DTYPE.is_floating_point() {
+        Val::F(x.to_f64())
+    } else {
+        Val::I(x.to_i64())
+    }
+}
+
+/// Folding rules of one reduction over elements of type `T`.
+trait Reducer<T: Element>: Sync {
+    type Acc: Copy + Send + Sync;
+    fn init(&self) -> Self::Acc;
+    /// Folds element `x`, whose linear index over the reduced dims is `idx`.
+    fn step(&self, acc: Self::Acc, x: T, idx: usize) -> Self::Acc;
+    /// Folds `n` elements at `p` spaced `st` apart, the first at index `idx0`.
+    ///
+    /// # Safety
+    /// Every element read must be inside the input storage.
+    #[inline]
+    unsafe fn run(&self, mut acc: Self::Acc, p: *const T, n: usize, st: isize, idx0: usize) -> Self::Acc {
+        for i in 0..n {
+            acc = self.step(acc, *p.offset(i as isize * st), idx0 + i);
+        }
+        acc
+    }
+    /// Merges two partial results, `a` covering earlier indices than `b`.
+    fn combine(&self, a: Self::Acc, b: Self::Acc) -> Self::Acc;
+}
+
+/// The kept/reduced split of an input.
+struct Geometry {
+    kept: Plan<2>,
+    red: Plan<1>,
+}
+
+fn geometry(a: Src, dims: &[bool], out_strides: &[isize], out_offset: usize) -> Geometry {
+    let shape = &a.layout.shape;
+    let nd = shape.len();
+    assert_eq!(dims.len(), nd, "reduce: one flag per dim");
+    let kshape: Vec<usize> = (0..nd).map(|d| if dims[d] { 1 } else { shape[d] }).collect();
+    let ostr: Vec<isize> = if out_strides.len() == nd { out_strides.to_vec() } else { vec![0; nd] };
+    let rshape: Vec<usize> = (0..nd).filter(|&d| dims[d]).map(|d| shape[d]).collect();
+    let rstr: Vec<isize> = (0..nd).filter(|&d| dims[d]).map(|d| a.layout.strides[d]).collect();
+    Geometry {
+        kept: Plan::new(&kshape, [&a.layout.strides, &ostr], [a.layout.offset, out_offset]),
+        red: Plan::new(&rshape, [&rstr], [0]),
+    }
+}
+
+/// Width of a column-mode block.
+const COLS: usize = 256;
+
+/// Folds reduced indices `lo..hi` into `accs` for `accs.len()` kept outputs
+/// starting at input offset `off` and spaced `st`.
+///
+/// # Safety
+/// `base` plus the plans' offsets must address the input.
+unsafe fn fold_outputs<T: Element, R: Reducer<T>>(
+    r: &R,
+    base: *const T,
+    off: isize,
+    st: isize,
+    accs: &mut [R::Acc],
+    red: &Plan<1>,
+    lo: usize,
+    hi: usize,
+) {
+    let len = accs.len();
+    if st == 1 && len > 1 && red.inner_strides[0] != 1 {
+        for c0 in (0..len).step_by(COLS) {
+            let w = COLS.min(len - c0);
+            let acc = &mut accs[c0..c0 + w];
+            red.for_each_linear(lo, hi, |first, roff, n, rst| {
+                for i in 0..n {
+                    let row = base.offset(off + c0 as isize + roff[0] + i as isize * rst[0]);
+                    for (j, a) in acc.iter_mut().enumerate() {
+                        *a = r.step(*a, *row.add(j), first + i);
+                    }
+                }
+            });
+        }
+    } else if red.outer_count() == 1 {
+        // One reduced run: fold directly (the common single-dim case).
+        let rst = red.inner_strides[0];
+        for (j, a) in accs.iter_mut().enumerate() {
+            let p = base.offset(off + j as isize * st + lo as isize * rst);
+            *a = r.run(*a, p, hi - lo, rst, lo);
+        }
+    } else {
+        for (j, a) in accs.iter_mut().enumerate() {
+            let o = off + j as isize * st;
+            let mut acc = *a;
+            red.for_each_linear(lo, hi, |first, roff, n, rst| {
+                acc = r.run(acc, base.offset(o + roff[0]), n, rst[0], first);
+            });
+            *a = acc;
+        }
+    }
+}
+
+/// Runs reducer `r` and hands every output's offset and accumulator to `emit`.
+fn engine<T: Element, R: Reducer<T>>(r: &R, a: Src, g: &Geometry, emit: impl Fn(isize, R::Acc) + Sync) {
+    let n_out = g.kept.numel;
+    let rn = g.red.numel;
+    if n_out == 0 {
+        return;
+    }
+    let base = a.base as usize;
+    let threads = rayon::current_num_threads();
+    let task = |off: [isize; 2], n: usize, st: [isize; 2], lo: usize, hi: usize| -> Vec<R::Acc> {
+        let mut accs = vec![r.init(); n];
+        if hi > lo {
+            // SAFETY: offsets come from plans over `a`'s layout, which the
+            // caller guarantees fits its storage.
+            unsafe { fold_outputs(r, base as *const T, off[0], st[0], &mut accs, &g.red, lo, hi) };
+        }
+        accs
+    };
+    let work = n_out.saturating_mul(rn.max(1));
+    if work < GRAIN || threads <= 1 || rn == 0 || n_out >= threads * 4 || rn < GRAIN / 4 {
+        let body = |off: [isize; 2], n: usize, st: [isize; 2]| {
+            let accs = task(off, n, st, 0, rn);
+            for (j, acc) in accs.into_iter().enumerate() {
+                emit(off[1] + j as isize * st[1], acc);
+            }
+        };
+        if work < GRAIN || threads <= 1 {
+            g.kept.for_each(body);
+        } else {
+            g.kept.for_each_par_grain((GRAIN / rn.max(1)).max(1), body);
+        }
+        return;
+    }
+    // Few outputs, long reductions: split the reduced range.
+    let piece = (GRAIN / n_out).max(rn.div_ceil(threads * 4)).max(1);
+    let pieces = rn.div_ceil(piece);
+    let partials: Vec<Vec<R::Acc>> = (0..pieces)
+        .into_par_iter()
+        .map(|p| {
+            let (lo, hi) = (p * piece, ((p + 1) * piece).min(rn));
+            let mut all = Vec::with_capacity(n_out);
+            g.kept.for_each(|off, n, st| all.extend(task(off, n, st, lo, hi)));
+            all
+        })
+        .collect();
+    let mut k = 0;
+    g.kept.for_each(|off, n, st| {
+        for j in 0..n {
+            let mut acc = partials[0][k];
+            for part in &partials[1..] {
+                acc = r.combine(acc, part[k]);
+            }
+            emit(off[1] + j as isize * st[1], acc);
+            k += 1;
+        }
+    });
+}
+
+// ---- reducers -------------------------------------------------------------
+
+/// Float sum in f64; contiguous f32/f64 runs are vectorised.
+struct SumF(Isa);
+impl<T: Element> Reducer<T> for SumF {
+    type Acc = f64;
+    fn init(&self) -> f64 {
+        0.0
+    }
+    #[inline(always)]
+    fn step(&self, acc: f64, x: T, _: usize) -> f64 {
+        acc + x.to_f64()
+    }
+    unsafe fn run(&self, acc: f64, p: *const T, n: usize, st: isize, _: usize) -> f64 {
+        if st == 1 && T::DTYPE == DType::Float32 {
+            acc + vsum::sum_f32(self.0, std::slice::from_raw_parts(p as *const f32, n))
+        } else if st == 1 && T::DTYPE == DType::Float64 {
+            acc + vsum::sum_f64(self.0, std::slice::from_raw_parts(p as *const f64, n))
+        } else {
+            let mut s = [0f64; 4];
+            for i in 0..n {
+                s[i & 3] += (*p.offset(i as isize * st)).to_f64();
+            }
+            acc + ((s[0] + s[1]) + (s[2] + s[3]))
+        }
+    }
+    fn combine(&self, a: f64, b: f64) -> f64 {
+        a + b
+    }
+}
+
+/// Integer/bool sum, wrapping in i64.
+struct SumI;
+impl<T: Element> Reducer<T> for SumI {
+    type Acc = i64;
+    fn init(&self) -> i64 {
+        0
+    }
+    #[inline(always)]
+    fn step(&self, acc: i64, x: T, _: usize) -> i64 {
+        acc.wrapping_add(x.to_i64())
+    }
+    fn combine(&self, a: i64, b: i64) -> i64 {
+        a.wrapping_add(b)
+    }
+}
+
+struct ProdF;
+impl<T: Element> Reducer<T> for ProdF {
+    type Acc = f64;
+    fn init(&self) -> f64 {
+        1.0
+    }
+    #[inline(always)]
+    fn step(&self, acc: f64, x: T, _: usize) -> f64 {
+        acc * x.to_f64()
+    }
+    fn combine(&self, a: f64, b: f64) -> f64 {
+        a * b
+    }
+}
+
+struct ProdI;
+impl<T: Element> Reducer<T> for ProdI {
+    type Acc = i64;
+    fn init(&self) -> i64 {
+        1
+    }
+    #[inline(always)]
+    fn step(&self, acc: i64, x: T, _: usize) -> i64 {
+        acc.wrapping_mul(x.to_i64())
+    }
+    fn combine(&self, a: i64, b: i64) -> i64 {
+        a.wrapping_mul(b)
+    }
+}
+
+/// Is `x` a better extreme than `cur`? NaN beats everything but an earlier NaN.
+#[inline(always)]
+#[allow(clippy::eq_op)]
+fn better<T: PartialOrd>(max: bool, x: T, cur: T) -> bool {
+    let (xn, cn) = (x != x, cur != cur);
+    if cn {
+        false
+    } else if xn {
+        true
+    } else if max {
+        x > cur
+    } else {
+        x < cur
+    }
+}
+
+/// Max/min (values kept in `T`), with the index of the first extreme.
+struct Extreme {
+    max: bool,
+}
+impl<T: Element> Reducer<T> for Extreme {
+    /// (value, index, seen anything)
+    type Acc = (T, usize, bool);
+    fn init(&self) -> (T, usize, bool) {
+        (T::zero(), 0, false)
+    }
+    #[inline(always)]
+    fn step(&self, acc: (T, usize, bool), x: T, idx: usize) -> (T, usize, bool) {
+        if !acc.2 || better(self.max, x, acc.0) {
+            (x, idx, true)
+        } else {
+            acc
+        }
+    }
+    fn combine(&self, a: (T, usize, bool), b: (T, usize, bool)) -> (T, usize, bool) {
+        if b.2 && (!a.2 || better(self.max, b.0, a.0)) {
+            b
+        } else {
+            a
+        }
+    }
+}
+
+/// (count, mean, M2) with Welford steps and Chan's merge.
+struct Moments;
+impl Moments {
+    #[inline]
+    fn merge(a: (f64, f64, f64), b: (f64, f64, f64)) -> (f64, f64, f64) {
+        if a.0 == 0.0 {
+            return b;
+        }
+        if b.0 == 0.0 {
+            return a;
+        }
+        let n = a.0 + b.0;
+        let d = b.1 - a.1;
+        (n, a.1 + d * (b.0 / n), a.2 + b.2 + d * d * (a.0 * b.0 / n))
+    }
+}
+impl<T: Element> Reducer<T> for Moments {
+    type Acc = (f64, f64, f64);
+    fn init(&self) -> (f64, f64, f64) {
+        (0.0, 0.0, 0.0)
+    }
+    #[inline]
+    fn step(&self, (n, mean, m2): (f64, f64, f64), x: T, _: usize) -> (f64, f64, f64) {
+        let x = x.to_f64();
+        let n = n + 1.0;
+        let d = x - mean;
+        let mean = mean + d / n;
+        (n, mean, m2 + d * (x - mean))
+    }
+    unsafe fn run(&self, mut acc: (f64, f64, f64), p: *const T, n: usize, st: isize, _: usize) -> (f64, f64, f64) {
+        // Blocks of 256: two passes over an L1-resident copy, then a merge.
+        let mut buf = [0f64; 256];
+        let mut i = 0;
+        while i < n {
+            let c = 256.min(n - i);
+            for (k, b) in buf[..c].iter_mut().enumerate() {
+                *b = (*p.offset((i + k) as isize * st)).to_f64();
+            }
+            let mean = buf[..c].iter().sum::<f64>() / c as f64;
+            let m2 = buf[..c].iter().map(|v| (v - mean) * (v - mean)).sum::<f64>();
+            acc = Moments::merge(acc, (c as f64, mean, m2));
+            i += c;
+        }
+        acc
+    }
+    fn combine(&self, a: (f64, f64, f64), b: (f64, f64, f64)) -> (f64, f64, f64) {
+        Moments::merge(a, b)
+    }
+}
+
+/// Running (max, sum of exp(x - max), count) for logsumexp.
+struct Lse(Isa);
+impl Lse {
+    #[inline]
+    fn merge(a: (f64, f64), b: (f64, f64)) -> (f64, f64) {
+        if a.1 == 0.0 && !a.0.is_nan() {
+            return b;
+        }
+        if b.1 == 0.0 && !b.0.is_nan() {
+            return a;
+        }
+        if a.0.is_nan() || b.0.is_nan() {
+            return (f64::NAN, 1.0);
+        }
+        let m = a.0.max(b.0);
+        if m == f64::NEG_INFINITY {
+            return (m, a.1 + b.1);
+        }
+        if m == f64::INFINITY {
+            return (m, 1.0);
+        }
+        (m, a.1 * (a.0 - m).exp() + b.1 * (b.0 - m).exp())
+    }
+}
+impl<T: Element> Reducer<T> for Lse {
+    type Acc = (f64, f64);
+    fn init(&self) -> (f64, f64) {
+        (f64::NEG_INFINITY, 0.0)
+    }
+    #[inline]
+    fn step(&self, acc: (f64, f64), x: T, _: usize) -> (f64, f64) {
+        Lse::merge(acc, (x.to_f64(), 1.0))
+    }
+    unsafe fn run(&self, mut acc: (f64, f64), p: *const T, n: usize, st: isize, _: usize) -> (f64, f64) {
+        let mut buf = [0f64; 256];
+        let mut i = 0;
+        while i < n {
+            let c = 256.min(n - i);
+            let mut m = f64::NEG_INFINITY;
+            let mut nan = false;
+            for (k, b) in buf[..c].iter_mut().enumerate() {
+                *b = (*p.offset((i + k) as isize * st)).to_f64();
+                nan |= b.is_nan();
+                m = m.max(*b);
+            }
+            let part = if nan {
+                (f64::NAN, 1.0)
+            } else if m.is_infinite() {
+                (m, if m > 0.0 { 1.0 } else { c as f64 })
+            } else {
+                buf[..c].iter_mut().for_each(|v| *v -= m);
+                f64::contiguous_unary(self.0, UnaryKind::Exp, buf.as_ptr(), buf.as_mut_ptr(), c);
+                (m, vsum::sum_f64(self.0, &buf[..c]))
+            };
+            acc = Lse::merge(acc, part);
+            i += c;
+        }
+        acc
+    }
+    fn combine(&self, a: (f64, f64), b: (f64, f64)) -> (f64, f64) {
+        Lse::merge(a, b)
+    }
+}
+
+/// Sum of `|x|^p` (or max/min of `|x|` for `p = ±inf`, count for `p = 0`).
+struct NormAcc(f64);
+impl<T: Element> Reducer<T> for NormAcc {
+    type Acc = f64;
+    fn init(&self) -> f64 {
+        if self.0 == f64::NEG_INFINITY {
+            f64::INFINITY
+        } else {
+            0.0
+        }
+    }
+    #[inline]
+    fn step(&self, acc: f64, x: T, _: usize) -> f64 {
+        let a = x.to_f64().abs();
+        match self.0 {
+            p if p == f64::INFINITY => {
+                if acc.is_nan() || a.is_nan() {
+                    f64::NAN
+                } else {
+                    acc.max(a)
+                }
+            }
+            p if p == f64::NEG_INFINITY => {
+                if acc.is_nan() || a.is_nan() {
+                    f64::NAN
+                } else {
+                    acc.min(a)
+                }
+            }
+            p if p == 0.0 => acc + (a != 0.0) as i32 as f64,
+            p if p == 1.0 => acc + a,
+            p if p == 2.0 => acc + a * a,
+            p => acc + a.powf(p),
+        }
+    }
+    fn combine(&self, a: f64, b: f64) -> f64 {
+        match self.0 {
+            p if p == f64::INFINITY => {
+                if a.is_nan() || b.is_nan() {
+                    f64::NAN
+                } else {
+                    a.max(b)
+                }
+            }
+            p if p == f64::NEG_INFINITY => {
+                if a.is_nan() || b.is_nan() {
+                    f64::NAN
+                } else {
+                    a.min(b)
+                }
+            }
+            _ => a + b,
+        }
+    }
+}
+
+/// all / any / count_nonzero as a nonzero count with an early answer.
+struct Nonzero;
+impl<T: Element> Reducer<T> for Nonzero {
+    type Acc = i64;
+    fn init(&self) -> i64 {
+        0
+    }
+    #[inline(always)]
+    fn step(&self, acc: i64, x: T, _: usize) -> i64 {
+        acc + (x != T::zero()) as i64
+    }
+    fn combine(&self, a: i64, b: i64) -> i64 {
+        a + b
+    }
+}
+
+fn out_geometry(a: Src, dims: &[bool], out: &Dst) -> Result<Geometry> {
+    let nd = a.layout.shape.len();
+    let keep_ok = out.layout.shape.len() == nd
+        && (0..nd).all(|d| out.layout.shape[d] == if dims[d] { 1 } else { a.layout.shape[d] });
+    let all_ok = dims.iter().all(|&r| r) && out.layout.shape.iter().product::<usize>() == 1;
+    if !keep_ok && !all_ok {
+        return Err(Error::runtime(format!(
+            "reduction output shape {:?} is not the keepdim shape of input {:?}",
+            out.layout.shape.as_slice(),
+            a.layout.shape.as_slice()
+        )));
+    }
+    let strides: &[isize] = if keep_ok { &out.layout.strides } else { &[] };
+    Ok(geometry(a, dims, strides, out.layout.offset))
+}
+
+/// Reduces `a` (of `a_dtype`) over the dims flagged in `dims` into `out` (of
+/// `out_dtype`, keepdim shape; see the module notes).
+///
+/// Reducing zero elements gives the identity (sum 0, prod 1, all true, any
+/// false, logsumexp -inf, mean/var NaN); max/min of nothing is the caller's
+/// error to raise (the kernel writes NaN / 0).
+pub fn reduce(kind: ReduceKind, a: Src, a_dtype: DType, dims: &[bool], out: Dst, out_dtype: DType) -> Result<()> {
+    let g = out_geometry(a, dims, &out)?;
+    let count = g.red.numel;
+    let ob = out.base as usize;
+    let put = |off: isize, v: Val| {
+        // SAFETY: `off` comes from the kept plan over `out`'s layout.
+        unsafe { store(out_dtype, ob, off, v) }
+    };
+    let float = a_dtype.is_floating_point();
+    let isa = isa();
+    let n = count as f64;
+    dispatch_dtype!(a_dtype, T => {
+        match kind {
+            ReduceKind::Sum | ReduceKind::Mean if float => {
+                let mean = kind == ReduceKind::Mean;
+                engine::<T, _>(&SumF(isa), a, &g, |o, s| put(o, Val::F(if mean { s / n } else { s })))
+            }
+            ReduceKind::Mean => engine::<T, _>(&SumI, a, &g, |o, s| put(o, Val::F(s as f64 / n))),
+            ReduceKind::Sum => engine::<T, _>(&SumI, a, &g, |o, s| put(o, Val::I(s))),
+            ReduceKind::Prod if float => engine::<T, _>(&ProdF, a, &g, |o, p| put(o, Val::F(p))),
+            ReduceKind::Prod => engine::<T, _>(&ProdI, a, &g, |o, p| put(o, Val::I(p))),
+            ReduceKind::Max | ReduceKind::Min => {
+                let r = Extreme { max: kind == ReduceKind::Max };
+                engine::<T, _>(&r, a, &g, |o, (v, _, seen): (T, usize, bool)| {
+                    put(o, if seen { val_of(v) } else { Val::F(f64::NAN) })
+                })
+            }
+            ReduceKind::Var { correction } | ReduceKind::Std { correction } => {
+                let sqrt = matches!(kind, ReduceKind::Std { .. });
+                engine::<T, _>(&Moments, a, &g, |o, (_, _, m2)| {
+                    let v = m2 / (n - correction).max(0.0);
+                    put(o, Val::F(if sqrt { v.sqrt() } else { v }))
+                })
+            }
+            ReduceKind::LogSumExp => engine::<T, _>(&Lse(isa), a, &g, |o, (m, s)| {
+                let v = if m.is_nan() || m.is_infinite() { m } else { m + s.ln() };
+                put(o, Val::F(v))
+            }),
+            ReduceKind::Norm(p) => engine::<T, _>(&NormAcc(p), a, &g, |o, s| {
+                let v = if p.is_infinite() || p == 0.0 || p == 1.0 {
+                    s
+                } else if p == 2.0 {
+                    s.sqrt()
+                } else {
+                    s.powf(1.0 / p)
+                };
+                put(o, Val::F(v))
+            }),
+            ReduceKind::All => engine::<T, _>(&Nonzero, a, &g, |o, c| put(o, Val::I((c == count as i64) as i64))),
+            ReduceKind::Any => engine::<T, _>(&Nonzero, a, &g, |o, c| put(o, Val::I((c > 0) as i64))),
+            ReduceKind::CountNonzero => engine::<T, _>(&Nonzero, a, &g, |o, c| put(o, Val::I(c))),
+        }
+    });
+    Ok(())
+}
+
+/// argmax/argmin over the flagged dims (one dim, or all of them for the
+/// flattened index): writes int64 `indices` (linear index over the reduced
+/// dims, row-major) and, when given, the extreme `values` in `a_dtype`.
+/// `values` and `indices` must have the same layout (keepdim shape).
+/// The first index wins ties; a NaN counts as the extreme (first NaN wins).
+pub fn reduce_arg(kind: ArgKind, a: Src, a_dtype: DType, dims: &[bool], values: Option<Dst>, indices: Dst) -> Result<()> {
+    let g = out_geometry(a, dims, &indices)?;
+    if let Some(v) = &values {
+        if v.layout.strides != indices.layout.strides || v.layout.offset != indices.layout.offset {
+            return Err(Error::runtime("reduce_arg: values and indices must share a layout"));
+        }
+    }
+    let ib = indices.base as usize;
+    let vb = values.map(|v| v.base as usize);
+    let r = Extreme { max: kind == ArgKind::Max };
+    dispatch_dtype!(a_dtype, T => engine::<T, _>(&r, a, &g, |o, (v, i, _): (T, usize, bool)| {
+        // SAFETY: `o` comes from the kept plan over the shared output layout.
+        unsafe {
+            *at_mut::<i64>(ib as *mut u8, o) = i as i64;
+            if let Some(vb) = vb {
+                *at_mut::<T>(vb as *mut u8, o) = v;
+            }
+        }
+    }));
+    Ok(())
+}
+
+// ---- softmax ----------------------------------------------------------------
+
+/// The compute type of a softmax row: f32 for f32/f16/bf16, f64 for f64.
+trait RowFloat: FastFloat + Default {
+    fn row_max(isa: Isa, x: &[Self]) -> Self;
+    fn row_sum(isa: Isa, x: &[Self]) -> f64;
+}
+impl RowFloat for f32 {
+    fn row_max(isa: Isa, x: &[f32]) -> f32 {
+        vsum::max_f32(isa, x)
+    }
+    fn row_sum(isa: Isa, x: &[f32]) -> f64 {
+        vsum::sum_f32(isa, x)
+    }
+}
+impl RowFloat for f64 {
+    fn row_max(isa: Isa, x: &[f64]) -> f64 {
+        vsum::max_f64(isa, x)
+    }
+    fn row_sum(isa: Isa, x: &[f64]) -> f64 {
+        vsum::sum_f64(isa, x)
+    }
+}
+
+/// softmax / log_softmax of one contiguous row `x` into `y` (`tmp`: scratch of
+/// the same length, used by log_softmax).
+fn softmax_row<F: RowFloat>(isa: Isa, x: &[F], y: &mut [F], tmp: &mut [F], log: bool) {
+    let m = F::row_max(isa, x);
+    let mf = m.to_f64();
+    // Keeps PyTorch's results for rows of -inf (NaN) and rows containing +inf.
+    for (o, &v) in y.iter_mut().zip(x) {
+        *o = F::from_f64(v.to_f64() - mf);
+    }
+    if log {
+        // SAFETY: `y` and `tmp` hold `x.len()` elements each.
+        unsafe { F::contiguous_unary(isa, UnaryKind::Exp, y.as_ptr(), tmp.as_mut_ptr(), y.len()) };
+        let ls = F::from_f64(F::row_sum(isa, tmp).ln());
+        for o in y.iter_mut() {
+            *o = o.sub(ls);
+        }
+    } else {
+        // SAFETY: in place over `y`'s own elements.
+        unsafe { F::contiguous_unary(isa, UnaryKind::Exp, y.as_ptr(), y.as_mut_ptr(), y.len()) };
+        let inv = F::from_f64(1.0 / F::row_sum(isa, y));
+        for o in y.iter_mut() {
+            *o = o.mul(inv);
+        }
+    }
+}
+
+/// `softmax` (or `log_softmax` when `log`) of `a` along `dim` into `out`
+/// (same shape; float `dtype` shared by both; any strides). Rows run in
+/// parallel; f16/bf16 compute in f32.
+pub fn softmax(a: Src, out: Dst, dtype: DType, dim: usize, log: bool) -> Result<()> {
+    let nd = a.layout.shape.len();
+    if out.layout.shape != a.layout.shape {
+        return Err(Error::runtime("softmax: output shape must equal the input shape"));
+    }
+    if nd > 0 && dim >= nd {
+        return Err(Error::index(format!("softmax: dim {dim} out of range for {nd} dims")));
+    }
+    match dtype {
+        DType::Float32 => softmax_typed::<f32, f32>(a, out, dim, log),
+        DType::Float64 => softmax_typed::<f64, f64>(a, out, dim, log),
+        DType::Float16 => softmax_typed::<half::f16, f32>(a, out, dim, log),
+        DType::BFloat16 => softmax_typed::<half::bf16, f32>(a, out, dim, log),
+        _ => return Err(Error::runtime(format!("\"softmax_lastdim_kernel_impl\" not implemented for '{}'", dtype.name()))),
+    }
+    Ok(())
+}
+
+fn softmax_typed<T: Element, F: RowFloat>(a: Src, out: Dst, dim: usize, log: bool) {
+    let nd = a.layout.shape.len();
+    let (c, sa, so) = if nd == 0 { (1, 1, 1) } else { (a.layout.shape[dim], a.layout.strides[dim], out.layout.strides[dim]) };
+    if c == 0 || a.layout.shape.iter().any(|&s| s == 0) {
+        return;
+    }
+    let kshape: Vec<usize> = (0..nd).map(|d| if d == dim { 1 } else { a.layout.shape[d] }).collect();
+    let kept = Plan::<2>::new(&kshape, [&a.layout.strides, &out.layout.strides], [a.layout.offset, out.layout.offset]);
+    let (ab, ob) = (a.base as usize, out.base as usize);
+    let direct = T::DTYPE == F::DTYPE;
+    let isa = isa();
+    let rows = |off: [isize; 2], n: usize, st: [isize; 2]| {
+        let mut xin = vec![F::default(); c];
+        let mut yout = vec![F::default(); c];
+        let mut tmp = vec![F::default(); if log { c } else { 0 }];
+        for j in 0..n {
+            let (ao, oo) = (off[0] + j as isize * st[0], off[1] + j as isize * st[1]);
+            // SAFETY: row offsets come from the kept plan and `dim`'s stride,
+            // inside both layouts; when reading/writing directly the element
+            // type is F itself and the row is contiguous.
+            unsafe {
+                let x: &[F] = if direct && sa == 1 {
+                    std::slice::from_raw_parts(at::<F>(ab as *const u8, ao), c)
+                } else {
+                    for (i, v) in xin.iter_mut().enumerate() {
+                        *v = F::from_f64((*at::<T>(ab as *const u8, ao + i as isize * sa)).to_f64());
+                    }
+                    &xin
+                };
+                if direct && so == 1 {
+                    let y = std::slice::from_raw_parts_mut(at_mut::<F>(ob as *mut u8, oo), c);
+                    softmax_row(isa, x, y, &mut tmp, log);
+                } else {
+                    softmax_row(isa, x, &mut yout, &mut tmp, log);
+                    for (i, v) in yout.iter().enumerate() {
+                        *at_mut::<T>(ob as *mut u8, oo + i as isize * so) = T::from_f64(v.to_f64());
+                    }
+                }
+            }
+        }
+    };
+    kept.for_each_par_grain((GRAIN / c).max(1), rows);
+}
+
+// ---- cumulative -------------------------------------------------------------
+
+/// Which running fold [`cumulative`] computes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CumKind {
+    /// Running sum.
+    Sum,
+    /// Running product.
+    Prod,
+}
+
+/// Running sum/product of `a` (of `a_dtype`) along `dim` into `out` (same
+/// shape, `out_dtype`; PyTorch gives int64 for integer inputs). Floats
+/// accumulate in f64, integers in wrapping i64. Rows run in parallel.
+pub fn cumulative(kind: CumKind, a: Src, a_dtype: DType, dim: usize, out: Dst, out_dtype: DType) -> Result<()> {
+    let nd = a.layout.shape.len();
+    if out.layout.shape != a.layout.shape {
+        return Err(Error::runtime("cumulative: output shape must equal the input shape"));
+    }
+    if nd > 0 && dim >= nd {
+        return Err(Error::index(format!("cumulative: dim {dim} out of range for {nd} dims")));
+    }
+    let (c, sa, so) = if nd == 0 { (1, 1, 1) } else { (a.layout.shape[dim], a.layout.strides[dim], out.layout.strides[dim]) };
+    if a.layout.shape.iter().any(|&s| s == 0) {
+        return Ok(());
+    }
+    let kshape: Vec<usize> = (0..nd).map(|d| if d == dim { 1 } else { a.layout.shape[d] }).collect();
+    let kept = Plan::<2>::new(&kshape, [&a.layout.strides, &out.layout.strides], [a.layout.offset, out.layout.offset]);
+    let (ab, ob) = (a.base as usize, out.base as usize);
+    let float = a_dtype.is_floating_point() || out_dtype.is_floating_point();
+    dispatch_dtype!(a_dtype, T => {
+        kept.for_each_par_grain((GRAIN / c).max(1), |off, n, st| {
+            for j in 0..n {
+                let (ao, oo) = (off[0] + j as isize * st[0], off[1] + j as isize * st[1]);
+                let (mut fa, mut ia) = if kind == CumKind::Sum { (0f64, 0i64) } else { (1f64, 1i64) };
+                for i in 0..c as isize {
+                    // SAFETY: offsets from the kept plan plus `dim`'s strides
+                    // stay inside both layouts.
+                    unsafe {
+                        let x: T = *at::<T>(ab as *const u8, ao + i * sa);
+                        let v = if float {
+                            fa = if kind == CumKind::Sum { fa + x.to_f64() } else { fa * x.to_f64() };
+                            Val::F(fa)
+                        } else {
+                            ia = if kind == CumKind::Sum { ia.wrapping_add(x.to_i64()) } else { ia.wrapping_mul(x.to_i64()) };
+                            Val::I(ia)
+                        };
+                        store(out_dtype, ob, oo + i * so, v);
+                    }
+                }
+            }
+        });
+    });
+    Ok(())
+}

@@ -1,0 +1,213 @@
+//! Vectorised sums of contiguous f32/f64 runs, accumulated in f64 with
+//! several independent accumulators (bandwidth-bound on every ISA).
+
+use super::Isa;
+
+/// Sum of `x` in f64.
+pub(crate) fn sum_f32(isa: Isa, x: &[f32]) -> f64 {
+    match isa {
+        // SAFETY: the level was detected on this CPU (callers pass `isa()` or a
+        // supported level).
+        #[cfg(target_arch = "x86_64")]
+        Isa::Avx512 => unsafe { x86::sum_f32_avx512(x) },
+        // SAFETY: as above.
+        #[cfg(target_arch = "x86_64")]
+        Isa::Avx2 => unsafe { x86::sum_f32_avx2(x) },
+        _ => sum_scalar(x.iter().map(|&v| v as f64)),
+    }
+}
+
+/// Sum of `x` in f64.
+pub(crate) fn sum_f64(isa: Isa, x: &[f64]) -> f64 {
+    match isa {
+        // SAFETY: the level was detected on this CPU.
+        #[cfg(target_arch = "x86_64")]
+        Isa::Avx512 => unsafe { x86::sum_f64_avx512(x) },
+        // SAFETY: as above.
+        #[cfg(target_arch = "x86_64")]
+        Isa::Avx2 => unsafe { x86::sum_f64_avx2(x) },
+        _ => sum_scalar(x.iter().copied()),
+    }
+}
+
+/// Largest element of `x` (`-inf` when empty). A NaN may or may not be
+/// returned; callers whose result turns NaN anyway through the data need no more.
+pub(crate) fn max_f32(isa: Isa, x: &[f32]) -> f32 {
+    match isa {
+        // SAFETY: the level was detected on this CPU.
+        #[cfg(target_arch = "x86_64")]
+        Isa::Avx512 => unsafe { x86::max_f32_avx512(x) },
+        // SAFETY: as above.
+        #[cfg(target_arch = "x86_64")]
+        Isa::Avx2 => unsafe { x86::max_f32_avx2(x) },
+        _ => max_generic::<f32>(x),
+    }
+}
+
+/// Largest element of `x`, as [`max_f32`].
+pub(crate) fn max_f64(isa: Isa, x: &[f64]) -> f64 {
+    match isa {
+        // SAFETY: the level was detected on this CPU.
+        #[cfg(target_arch = "x86_64")]
+        Isa::Avx512 => unsafe { x86::max_f64_avx512(x) },
+        // SAFETY: as above.
+        #[cfg(target_arch = "x86_64")]
+        Isa::Avx2 => unsafe { x86::max_f64_avx2(x) },
+        _ => max_generic::<f64>(x),
+    }
+}
+
+/// Four vector accumulators of `V::max`, then the lanes and the tail.
+#[inline(always)]
+pub(crate) fn max_generic<V: super::Vf>(x: &[V::E]) -> V::E
+where
+    V::E: PartialOrd + Copy,
+{
+    let l = V::LANES;
+    let neg_inf = V::c(f64::NEG_INFINITY);
+    let mut acc = [neg_inf; 4];
+    let mut i = 0;
+    while i + 4 * l <= x.len() {
+        for (k, a) in acc.iter_mut().enumerate() {
+            // SAFETY: i + 4·LANES <= len keeps the load inside `x`.
+            *a = a.max(unsafe { V::load(x.as_ptr().add(i + k * l)) });
+        }
+        i += 4 * l;
+    }
+    let v = acc[0].max(acc[1]).max(acc[2].max(acc[3]));
+    let mut lanes = [V::E::default(); 16];
+    // SAFETY: `lanes` has room for up to 16 lanes.
+    unsafe { v.store(lanes.as_mut_ptr()) };
+    let mut m = lanes[0];
+    for &e in lanes[1..l].iter().chain(&x[i..]) {
+        if e > m || e != e {
+            m = e;
+        }
+    }
+    m
+}
+
+/// Four interleaved accumulators.
+fn sum_scalar(it: impl Iterator<Item = f64>) -> f64 {
+    let mut a = [0f64; 4];
+    for (i, v) in it.enumerate() {
+        a[i & 3] += v;
+    }
+    (a[0] + a[1]) + (a[2] + a[3])
+}
+
+#[cfg(target_arch = "x86_64")]
+mod x86 {
+    use super::max_generic;
+    use crate::simd::avx2::{F32x8, F64x4};
+    use crate::simd::avx512::{F32x16, F64x8};
+    use std::arch::x86_64::*;
+
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) unsafe fn max_f32_avx2(x: &[f32]) -> f32 {
+        max_generic::<F32x8>(x)
+    }
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) unsafe fn max_f64_avx2(x: &[f64]) -> f64 {
+        max_generic::<F64x4>(x)
+    }
+    #[target_feature(enable = "avx512f,avx2,fma")]
+    pub(super) unsafe fn max_f32_avx512(x: &[f32]) -> f32 {
+        max_generic::<F32x16>(x)
+    }
+    #[target_feature(enable = "avx512f,avx2,fma")]
+    pub(super) unsafe fn max_f64_avx512(x: &[f64]) -> f64 {
+        max_generic::<F64x8>(x)
+    }
+
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) unsafe fn sum_f32_avx2(x: &[f32]) -> f64 {
+        let n = x.len();
+        let p = x.as_ptr();
+        let mut acc = [_mm256_setzero_pd(); 4];
+        let mut i = 0;
+        while i + 16 <= n {
+            // SAFETY (whole loop): i + 16 <= n keeps every load inside `x`.
+            let a = _mm256_loadu_ps(p.add(i));
+            let b = _mm256_loadu_ps(p.add(i + 8));
+            acc[0] = _mm256_add_pd(acc[0], _mm256_cvtps_pd(_mm256_castps256_ps128(a)));
+            acc[1] = _mm256_add_pd(acc[1], _mm256_cvtps_pd(_mm256_extractf128_ps::<1>(a)));
+            acc[2] = _mm256_add_pd(acc[2], _mm256_cvtps_pd(_mm256_castps256_ps128(b)));
+            acc[3] = _mm256_add_pd(acc[3], _mm256_cvtps_pd(_mm256_extractf128_ps::<1>(b)));
+            i += 16;
+        }
+        let s = _mm256_add_pd(_mm256_add_pd(acc[0], acc[1]), _mm256_add_pd(acc[2], acc[3]));
+        let mut t = [0f64; 4];
+        _mm256_storeu_pd(t.as_mut_ptr(), s);
+        let mut total = (t[0] + t[1]) + (t[2] + t[3]);
+        for &v in &x[i..] {
+            total += v as f64;
+        }
+        total
+    }
+
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) unsafe fn sum_f64_avx2(x: &[f64]) -> f64 {
+        let n = x.len();
+        let p = x.as_ptr();
+        let mut acc = [_mm256_setzero_pd(); 4];
+        let mut i = 0;
+        while i + 16 <= n {
+            // SAFETY (whole loop): i + 16 <= n keeps every load inside `x`.
+            for k in 0..4 {
+                acc[k] = _mm256_add_pd(acc[k], _mm256_loadu_pd(p.add(i + 4 * k)));
+            }
+            i += 16;
+        }
+        let s = _mm256_add_pd(_mm256_add_pd(acc[0], acc[1]), _mm256_add_pd(acc[2], acc[3]));
+        let mut t = [0f64; 4];
+        _mm256_storeu_pd(t.as_mut_ptr(), s);
+        let mut total = (t[0] + t[1]) + (t[2] + t[3]);
+        for &v in &x[i..] {
+            total += v;
+        }
+        total
+    }
+
+    #[target_feature(enable = "avx512f,avx2,fma")]
+    pub(super) unsafe fn sum_f32_avx512(x: &[f32]) -> f64 {
+        let n = x.len();
+        let p = x.as_ptr();
+        let mut acc = [_mm512_setzero_pd(); 4];
+        let mut i = 0;
+        while i + 32 <= n {
+            // SAFETY (whole loop): i + 32 <= n keeps every load inside `x`.
+            for k in 0..4 {
+                acc[k] = _mm512_add_pd(acc[k], _mm512_cvtps_pd(_mm256_loadu_ps(p.add(i + 8 * k))));
+            }
+            i += 32;
+        }
+        let s = _mm512_add_pd(_mm512_add_pd(acc[0], acc[1]), _mm512_add_pd(acc[2], acc[3]));
+        let mut total = _mm512_reduce_add_pd(s);
+        for &v in &x[i..] {
+            total += v as f64;
+        }
+        total
+    }
+
+    #[target_feature(enable = "avx512f,avx2,fma")]
+    pub(super) unsafe fn sum_f64_avx512(x: &[f64]) -> f64 {
+        let n = x.len();
+        let p = x.as_ptr();
+        let mut acc = [_mm512_setzero_pd(); 4];
+        let mut i = 0;
+        while i + 32 <= n {
+            // SAFETY (whole loop): i + 32 <= n keeps every load inside `x`.
+            for k in 0..4 {
+                acc[k] = _mm512_add_pd(acc[k], _mm512_loadu_pd(p.add(i + 8 * k)));
+            }
+            i += 32;
+        }
+        let s = _mm512_add_pd(_mm512_add_pd(acc[0], acc[1]), _mm512_add_pd(acc[2], acc[3]));
+        let mut total = _mm512_reduce_add_pd(s);
+        for &v in &x[i..] {
+            total += v;
+        }
+        total
+    }
+}
