@@ -60,6 +60,16 @@ impl<const N: usize> Plan<N> {
         Plan { outer: dims, inner_len, inner_strides, base, numel }
     }
 
+    /// The coalesced dims, outermost first, the inner run last, as
+    /// (size, stride per operand). Empty for a 0-d plan.
+    pub fn dims(&self) -> Vec<(usize, [isize; N])> {
+        let mut d = self.outer.clone();
+        if self.numel > 1 || (self.numel == 1 && self.inner_len > 1) {
+            d.push((self.inner_len, self.inner_strides));
+        }
+        d
+    }
+
     /// Number of inner runs.
     pub fn outer_count(&self) -> usize {
         if self.numel == 0 {
