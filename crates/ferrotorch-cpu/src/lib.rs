@@ -11,6 +11,7 @@ pub mod copy;
 pub mod elementwise;
 pub mod iter;
 pub mod matmul;
+pub mod nn;
 pub mod random;
 pub mod reduce;
 pub mod reduction;

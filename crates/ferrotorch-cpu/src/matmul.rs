@@ -56,6 +56,30 @@ pub unsafe fn matmul<T: Element>(m: usize, n: usize, k: usize, dst: Mat, lhs: Ma
     }
 }
 
+/// Float types the GEMM adapter takes directly.
+pub trait GemmFloat: Element + crate::elementwise::Float {}
+impl GemmFloat for f32 {}
+impl GemmFloat for f64 {}
+
+/// `dst (m×n) = [dst +] lhs (m×k) @ rhs (k×n)` for f32/f64, accumulating into
+/// the old `dst` when `accumulate`, on the calling thread only unless `threads`.
+///
+/// # Safety
+/// As for [`matmul`].
+pub unsafe fn gemm_into<T: GemmFloat>(m: usize, n: usize, k: usize, dst: Mat, lhs: Mat, rhs: Mat, accumulate: bool, threads: bool) {
+    let par = if threads { parallelism(m, n, k) } else { Parallelism::None };
+    gemm::gemm::<T>(
+        m, n, k,
+        dst.ptr as *mut T, dst.cs, dst.rs,
+        accumulate,
+        lhs.ptr as *const T, lhs.cs, lhs.rs,
+        rhs.ptr as *const T, rhs.cs, rhs.rs,
+        T::one(), T::one(),
+        false, false, false,
+        par,
+    )
+}
+
 /// Integer (and fallback) matmul with an accumulator of the element's own kind.
 unsafe fn naive<T: Element>(m: usize, n: usize, k: usize, dst: Mat, lhs: Mat, rhs: Mat) {
     let float = T::DTYPE.is_floating_point();
