@@ -91,7 +91,11 @@ fn im2col<T: Element>(x: &[T], cg: usize, h: usize, w: usize, kh: usize, kw: usi
                         let lo = (-off).clamp(0, ow as isize) as usize;
                         let hi = ((w as isize - off).clamp(0, ow as isize) as usize).max(lo);
                         dst[..lo].fill(T::zero());
-                        dst[lo..hi].copy_from_slice(&src[(lo as isize + off) as usize..(hi as isize + off) as usize]);
+                        // An empty span may sit wholly outside the row (padding
+                        // wider than the input), so only index a non-empty one.
+                        if lo < hi {
+                            dst[lo..hi].copy_from_slice(&src[(lo as isize + off) as usize..(hi as isize + off) as usize]);
+                        }
                         dst[hi..].fill(T::zero());
                     } else {
                         for (xo, d) in dst.iter_mut().enumerate() {
@@ -391,6 +395,8 @@ mod tests {
             ([20, 5, 6, 6], [7, 5, 1, 1], Window2d::default(), 1, true),                                             // 1x1, many images
             ([2, 3, 5, 5], [2, 3, 5, 5], Window2d::default(), 1, false),                                             // kernel = input
             ([2, 2, 4, 40], [3, 2, 2, 3], Window2d { stride: (1, 3), padding: (0, 1), dilation: (1, 1) }, 1, true),
+            // Padding wider than the input: whole taps fall outside the row.
+            ([1, 2, 3, 2], [2, 2, 2, 2], Window2d { stride: (1, 1), padding: (4, 5), dilation: (1, 1) }, 1, false),
         ];
         for (xs, ws, win, groups, with_bias) in cases {
             let x = data(xs.iter().product(), 1);

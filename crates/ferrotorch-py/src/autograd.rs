@@ -128,7 +128,12 @@ impl PyNode {
     }
     /// The node's name, e.g. `"MulBackward0"`.
     fn name(&self) -> String {
-        self.node.name().to_string()
+        // PyTorch's hand-written C++ nodes report their namespaced C++ name;
+        // the Python class keeps the short one.
+        match self.node.name() {
+            n @ ("AccumulateGrad" | "CopySlices") => format!("torch::autograd::{n}"),
+            n => n.to_string(),
+        }
     }
     /// `((node or None, input_nr), ...)` for each input of the forward op.
     #[getter]

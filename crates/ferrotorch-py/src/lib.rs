@@ -14,6 +14,7 @@ mod grad_mode;
 mod index;
 mod math_ops;
 mod memory;
+mod nn_ops;
 mod numpy;
 mod shape_ops;
 mod storage;
@@ -26,6 +27,7 @@ fn _C(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     m.add_class::<tensor::PyTensor>()?;
     shape_ops::register(m)?;
+    nn_ops::register(m)?;
     m.add_class::<dtype::PyDType>()?;
     m.add_class::<device::PyDevice>()?;
     m.add_class::<storage::PyUntypedStorage>()?;

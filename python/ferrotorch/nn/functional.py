@@ -170,6 +170,17 @@ def _pair(v):
     return (v, v) if isinstance(v, int) else tuple(v)
 
 
+def _native_conv_ok(x, weight, bias):
+    """Whether the native float32/float64 convolution kernel takes these operands."""
+    dt = x.dtype
+    return (
+        dt in (_C.float32, _C.float64)
+        and weight.dtype == dt
+        and (bias is None or bias.dtype == dt)
+        and x.device.type == "cpu"
+    )
+
+
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """2-D convolution (im2col through ``unfold`` + matmul; differentiable)."""
     input, weight, bias = _autocast(input, weight, bias)
@@ -187,17 +198,24 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
             f"Given groups={groups}, weight of size {list(weight.shape)}, expected input{list(input.shape)} "
             f"to have {icg * groups} channels, but got {c} channels instead"
         )
+    extra_h = extra_w = 0
     if padding == "same":
         ph = (dh * (kh - 1)) // 2
         pw = (dw * (kw - 1)) // 2
         extra_h = dh * (kh - 1) - 2 * ph
         extra_w = dw * (kw - 1) - 2 * pw
-        x = pad(input, (pw, pw + extra_w, ph, ph + extra_h))
     elif padding == "valid":
-        x = input
+        ph = pw = 0
     else:
         ph, pw = _pair(padding)
-        x = pad(input, (pw, pw, ph, ph)) if (ph or pw) else input
+    if _native_conv_ok(input, weight, bias):
+        # The Rust kernel (im2col + GEMM, ConvolutionBackward0) pads
+        # symmetrically itself; only 'same' with an odd total needs the
+        # extra trailing row/column padded here, as PyTorch does.
+        x = pad(input, (0, extra_w, 0, extra_h)) if (extra_h or extra_w) else input
+        out = _C._conv2d(x, weight, bias, (sh, sw), (ph, pw), (dh, dw), groups)
+        return out if batched else out.squeeze(0)
+    x = pad(input, (pw, pw + extra_w, ph, ph + extra_h)) if (ph or pw or extra_h or extra_w) else input
     eh, ew = dh * (kh - 1) + 1, dw * (kw - 1) + 1
     # windows: (n, c, oh, ow, eh, ew) -> dilated taps (n, c, oh, ow, kh, kw)
     cols = x.unfold(2, eh, sh).unfold(3, ew, sw)

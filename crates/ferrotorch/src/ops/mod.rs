@@ -38,6 +38,7 @@ mod arith_grad;
 mod binary_ext;
 pub mod math;
 mod unary_ext;
+pub mod conv;
 pub mod copy;
 pub mod creation;
 pub mod einsum;

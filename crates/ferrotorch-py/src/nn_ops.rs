@@ -1,0 +1,34 @@
+//! Bindings for neural-network kernels. Argument normalisation (pairs,
+//! `padding='same'`, unbatched inputs, dtype fallbacks) lives in
+//! `ferrotorch/nn/functional.py`; these take tensors and ints only.
+
+use crate::errors::IntoPyResult;
+use crate::tensor::{tensor_of, wrap};
+use ferrotorch::ops::conv::Conv2dParams;
+use pyo3::prelude::*;
+
+/// `conv2d(input, weight, bias, stride, padding, dilation, groups)` on 4-D
+/// float32/float64 tensors (records `ConvolutionBackward0`).
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+pub fn _conv2d<'py>(
+    py: Python<'py>,
+    input: &Bound<'py, PyAny>,
+    weight: &Bound<'py, PyAny>,
+    bias: Option<&Bound<'py, PyAny>>,
+    stride: (usize, usize),
+    padding: (usize, usize),
+    dilation: (usize, usize),
+    groups: usize,
+) -> PyResult<Bound<'py, PyAny>> {
+    let (x, w) = (tensor_of(input)?, tensor_of(weight)?);
+    let b = bias.map(tensor_of).transpose()?;
+    let p = Conv2dParams { stride, padding, dilation, groups };
+    wrap(py, x.conv2d(&w, b.as_ref(), &p).py()?)
+}
+
+/// Registers the functions above on `_C`.
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(_conv2d, m)?)?;
+    Ok(())
+}
