@@ -6,5 +6,16 @@ from .modules import (  # noqa: F401
     Embedding, Dropout, Flatten, MaxPool2d, AvgPool2d, ReLU, Sigmoid, Tanh, GELU, SiLU, LeakyReLU,
     Softmax, LogSoftmax, MSELoss, L1Loss, NLLLoss, CrossEntropyLoss, BCELoss, BCEWithLogitsLoss,
 )
+from .modules import (  # noqa: F401
+    Conv1d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d, BatchNorm3d,
+    InstanceNorm1d, InstanceNorm2d, InstanceNorm3d, GroupNorm,
+    MaxPool1d, MaxPool3d, AvgPool1d, AvgPool3d, AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveAvgPool3d,
+    AdaptiveMaxPool1d, AdaptiveMaxPool2d, AdaptiveMaxPool3d, Upsample, UpsamplingNearest2d, UpsamplingBilinear2d,
+    PixelShuffle, PixelUnshuffle, ConstantPad1d, ConstantPad2d, ConstantPad3d, ZeroPad1d, ZeroPad2d, ZeroPad3d,
+    ReflectionPad1d, ReflectionPad2d, ReflectionPad3d, ReplicationPad1d, ReplicationPad2d, ReplicationPad3d,
+    CircularPad1d, CircularPad2d, CircularPad3d, Dropout1d, Dropout2d, Dropout3d, AlphaDropout, FeatureAlphaDropout,
+    ReLU6, SELU, CELU, ELU, Mish, Hardsigmoid, Hardswish, Hardtanh, Softplus, Softsign, LogSigmoid, Tanhshrink,
+    Softshrink, Hardshrink, Threshold, GLU, PReLU, Softmin,
+)
 from . import functional  # noqa: F401
 from . import init  # noqa: F401

@@ -2,6 +2,8 @@
 differentiable tensor ops (so autograd covers them without extra rules)."""
 
 import math
+import struct
+import warnings
 
 from .. import _C
 from .. import _math_ops as _m
@@ -23,13 +25,71 @@ softsign = _m.softsign
 hardsigmoid = _m.hardsigmoid
 hardswish = _m.hardswish
 logsigmoid = _m.logsigmoid
-softmax = _m.softmax
-log_softmax = _m.log_softmax
+
+
+def softmax(input, dim=None, _stacklevel=3, dtype=None):
+    """Softmax along ``dim`` (argument order as ``torch.nn.functional.softmax``)."""
+    return _m.softmax(input, dim, dtype)
+
+
+def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
+    """Log-softmax along ``dim``."""
+    return _m.log_softmax(input, dim, dtype)
+
+
+def softmin(input, dim=None, _stacklevel=3, dtype=None):
+    """``softmax(-input)`` along ``dim``."""
+    return _m.softmax(-input, dim, dtype)
 
 
 def relu(input, inplace=False):
     """Rectified linear unit."""
-    return input.relu()
+    return input.relu_() if inplace else input.relu()
+
+
+def relu_(input):
+    """In-place :func:`relu`."""
+    return input.relu_()
+
+
+def elu_(input, alpha=1.0):
+    """In-place :func:`elu`."""
+    return _m.elu(input, alpha, inplace=True)
+
+
+def celu_(input, alpha=1.0):
+    """In-place :func:`celu`."""
+    return _m.celu(input, alpha, inplace=True)
+
+
+def selu_(input):
+    """In-place :func:`selu`."""
+    return _m.selu(input, inplace=True)
+
+
+def leaky_relu_(input, negative_slope=0.01):
+    """In-place :func:`leaky_relu`."""
+    return _m.leaky_relu(input, negative_slope, inplace=True)
+
+
+def hardtanh_(input, min_val=-1.0, max_val=1.0):
+    """In-place :func:`hardtanh`."""
+    return _m.hardtanh(input, min_val, max_val, inplace=True)
+
+
+def threshold(input, threshold, value, inplace=False):
+    """``input if input > threshold else value``."""
+    out = _s.where(input > threshold, input, _C.full((), value, dtype=input.dtype, device=input.device))
+    if inplace:
+        with _no_grad():
+            input.copy_(out)
+        return input
+    return out
+
+
+def threshold_(input, threshold, value):
+    """In-place :func:`threshold`."""
+    return globals()["threshold"](input, threshold, value, inplace=True)
 
 
 def sigmoid(input):
@@ -42,6 +102,79 @@ def tanh(input):
     return input.tanh()
 
 
+def tanhshrink(input):
+    """``x - tanh(x)``."""
+    return input - input.tanh()
+
+
+def _check_lambd(lambd, input):
+    if lambd < 0:
+        raise RuntimeError(f"lambda must be in range [0, 3.40282e+38] for input dtype {input.dtype}, but found {lambd}")
+
+
+def softshrink(input, lambd=0.5):
+    """Shrinks towards zero by ``lambd``; zero inside ``[-lambd, lambd]``."""
+    _check_lambd(lambd, input)
+    zero = input * 0
+    return _s.where(input > lambd, input - lambd, _s.where(input < -lambd, input + lambd, zero))
+
+
+def hardshrink(input, lambd=0.5):
+    """``x`` where ``|x| > lambd``, else zero."""
+    return _s.where(input.abs() > lambd, input, input * 0)
+
+
+def glu(input, dim=-1):
+    """Gated linear unit: ``a * sigmoid(b)`` for the two halves of ``dim``."""
+    if input.dim() == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    n = input.shape[dim]
+    if n % 2:
+        raise RuntimeError(f"Halving dimension must be even, but dimension {dim % input.dim()} is size {n}")
+    a = input.narrow(dim, 0, n // 2)
+    b = input.narrow(dim, n // 2, n // 2)
+    return a * b.sigmoid()
+
+
+def prelu(input, weight):
+    """``max(0, x) + weight * min(0, x)``, one weight per channel (dim 1) or shared."""
+    w = weight
+    if weight.numel() != 1:
+        if input.dim() < 2 and input.dim() != 1:
+            raise RuntimeError("Not allow zero-dim input tensor.")
+        ch = input.shape[1] if input.dim() >= 2 else input.shape[0]
+        if weight.numel() != ch:
+            raise RuntimeError(
+                f"Mismatch of parameter numbers and input channel size. Found parameter numbers = {weight.numel()} "
+                f"and channel size = {ch}."
+            )
+        if input.dim() >= 2:
+            w = weight.reshape([ch] + [1] * (input.dim() - 2))
+    return input.clamp(min=0) + w * input.clamp(max=0)
+
+
+def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
+    """Randomised leaky ReLU: slope ~ U(lower, upper) in training, their mean otherwise."""
+    if not training:
+        return leaky_relu(input, (lower + upper) / 2, inplace=inplace)
+    slope = _C.rand(*input.shape, dtype=input.dtype) * (upper - lower) + lower
+    out = _s.where(input >= 0, input, input * slope)
+    if inplace:
+        with _no_grad():
+            input.copy_(out)
+        return input
+    return out
+
+
+def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
+    """In-place :func:`rrelu`."""
+    return rrelu(input, lower, upper, training, inplace=True)
+
+
+def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
+    """``input / max(||input||_p, eps)`` along ``dim``."""
+    denom = input.norm(p, dim, keepdim=True).clamp(min=eps)
+    return input / denom
 def linear(input, weight, bias=None):
     """``input @ weight.T + bias`` (2-D inputs go through ``addmm`` as in PyTorch)."""
     input, weight, bias = _autocast(input, weight, bias)
@@ -145,29 +278,160 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     return _reduce(base, reduction)
 
 
-def pad(input, pad, mode="constant", value=None):
-    """Pads the last ``len(pad) // 2`` dims (``constant`` mode)."""
-    if mode != "constant":
-        raise NotImplementedError(f"pad mode '{mode}' is not implemented yet in ferrotorch")
-    if len(pad) % 2:
-        raise ValueError("Padding length must be divisible by 2")
-    shape = list(input.shape)
-    n = len(pad) // 2
-    out_shape = list(shape)
-    for i in range(n):
-        d = len(shape) - 1 - i
-        out_shape[d] = shape[d] + pad[2 * i] + pad[2 * i + 1]
-    out = _C.full(out_shape, 0.0 if value is None else value, dtype=input.dtype)
-    idx = [slice(None)] * len(shape)
-    for i in range(n):
-        d = len(shape) - 1 - i
-        idx[d] = slice(pad[2 * i], pad[2 * i] + shape[d])
-    out[tuple(idx)] = input
+# -- padding -----------------------------------------------------------------------------------
+
+
+def _constant_pad(input, pad, value):
+    # Negative pads crop (as narrow), positive ones grow into a filled tensor.
+    x = input
+    nd = x.dim()
+    grow = False
+    for i in range(len(pad) // 2):
+        d = nd - 1 - i
+        lo, hi = pad[2 * i], pad[2 * i + 1]
+        size = x.shape[d]
+        if size + min(lo, 0) + min(hi, 0) < 0 or size + lo + hi < 0:
+            raise RuntimeError(
+                f"The input size {size}, plus negative padding {lo} and {hi} resulted in a negative output size, "
+                f"which is invalid. Check dimension {d} of your input."
+            )
+        if lo < 0 or hi < 0:
+            start = -lo if lo < 0 else 0
+            x = x.narrow(d, start, size - start - (-hi if hi < 0 else 0))
+        grow = grow or lo > 0 or hi > 0
+    if not grow:
+        return x.clone()
+    out_shape = list(x.shape)
+    idx = [slice(None)] * nd
+    for i in range(len(pad) // 2):
+        d = nd - 1 - i
+        lo, hi = max(pad[2 * i], 0), max(pad[2 * i + 1], 0)
+        idx[d] = slice(lo, lo + out_shape[d])
+        out_shape[d] += lo + hi
+    out = _C.full(out_shape, value, dtype=input.dtype, device=input.device)
+    out[tuple(idx)] = x
     return out
 
 
+def _pad_index(size, lo, hi, mode):
+    # Source position of every output position along one dim (negative pads crop).
+    idx = []
+    for i in range(-lo, size + hi):
+        if mode == "reflect":
+            j = -i if i < 0 else i
+            j = 2 * (size - 1) - j if j >= size else j
+        elif mode == "replicate":
+            j = min(max(i, 0), size - 1)
+        else:  # circular: crop first, then wrap around what is left
+            kept = size + min(lo, 0) + min(hi, 0)
+            j = max(-lo, 0) + (i + min(lo, 0)) % kept
+        idx.append(j)
+    return idx
+
+
+def pad(input, pad, mode="constant", value=None):
+    r"""Pads ``input``: ``pad = (left, right, top, bottom, front, back)`` from the last dim backwards.
+
+    Args:
+        input (Tensor): N-dimensional tensor.
+        pad (tuple): m-element tuple, m even and ``m // 2 <= input.dim()``.
+        mode: ``'constant'``, ``'reflect'``, ``'replicate'`` or ``'circular'``.
+        value: fill value for ``'constant'`` padding. Default: ``0``.
+    """
+    pad = [int(p) for p in pad]
+    if len(pad) % 2:
+        raise RuntimeError("Padding length must be divisible by 2")
+    n = len(pad) // 2
+    if n > input.dim():
+        raise RuntimeError(
+            "Padding length should be less than or equal to two times the input dimension but got padding length "
+            f"{len(pad)} and input of dimension {input.dim()}"
+        )
+    if mode == "constant":
+        return _constant_pad(input, pad, 0 if value is None else value)
+    if mode not in ("reflect", "replicate", "circular"):
+        raise NotImplementedError(f"Unrecognised padding mode {mode}")
+    if value is not None and value != 0:
+        raise RuntimeError(f'Padding mode "{mode}" doesn\'t take in value argument')
+    if n > 3 or input.dim() not in (n + 1, n + 2):
+        raise NotImplementedError(
+            f"Padding size {len(pad)} is not supported for {input.dim()}D input tensor. Supported combinations for "
+            "non-constant padding:\n  - 2D or 3D input: padding size = 2 (pads last dimension)\n  - 3D or 4D input: "
+            "padding size = 4 (pads last 2 dimensions)\n  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)"
+        )
+    x = input
+    for i in range(n):
+        d = x.dim() - 1 - i
+        lo, hi = pad[2 * i], pad[2 * i + 1]
+        size = x.shape[d]
+        if mode == "reflect" and (lo >= size or hi >= size):
+            raise RuntimeError(
+                "Argument #4: Padding size should be less than the corresponding input dimension, but got: "
+                f"padding ({lo}, {hi}) at dimension {d} of input {list(input.shape)}"
+            )
+        if mode == "circular" and (lo > size or hi > size):
+            raise RuntimeError("Padding value causes wrapping around more than once.")
+        if mode == "replicate" and size == 0:
+            raise RuntimeError(f"Expected tensor with non-zero dimensions to pad, but got: {list(input.shape)}")
+        if lo or hi:
+            index = _C.tensor(_pad_index(size, lo, hi, mode), dtype=_C.int64, device=input.device)
+            x = x.index_select(d, index)
+    return x if x is not input else x.clone()
+
+
+# -- convolution ---------------------------------------------------------------------------------
+
+
+def _ntuple(v, n):
+    if isinstance(v, (list, tuple)):
+        v = tuple(v)
+        return v * n if len(v) == 1 else v
+    return (v,) * n
+
+
 def _pair(v):
-    return (v, v) if isinstance(v, int) else tuple(v)
+    return _ntuple(v, 2)
+
+
+def _conv_padding(padding, stride, dilation, kernel):
+    """(left, right) padding per spatial dim, resolving ``'same'``/``'valid'``."""
+    n = len(kernel)
+    if isinstance(padding, str):
+        if padding == "valid":
+            return [(0, 0)] * n
+        if padding == "same":
+            if any(s != 1 for s in stride):
+                raise RuntimeError("padding='same' is not supported for strided convolutions")
+            out = []
+            for d, k in zip(dilation, kernel):
+                # PyTorch puts the odd leftover on the right/bottom side.
+                total = d * (k - 1)
+                out.append((total // 2, total - total // 2))
+            return out
+        raise RuntimeError(f"Invalid padding string: '{padding}'")
+    return [(p, p) for p in _ntuple(padding, n)]
+
+
+def _flat_pad(pairs):
+    # F.pad order: last dim first.
+    out = []
+    for lo, hi in reversed(pairs):
+        out += [lo, hi]
+    return out
+
+
+def _check_conv_channels(input, weight, groups):
+    if weight.shape[0] % groups:
+        raise RuntimeError(
+            f"Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, but got weight of "
+            f"size [{list(weight.shape)}] instead"
+        )
+    c, icg = input.shape[1], weight.shape[1]
+    if c != icg * groups:
+        raise RuntimeError(
+            f"Given groups={groups}, weight of size {list(weight.shape)}, expected input{list(input.shape)} "
+            f"to have {icg * groups} channels, but got {c} channels instead"
+        )
 
 
 def _native_conv_ok(x, weight, bias):
@@ -181,33 +445,52 @@ def _native_conv_ok(x, weight, bias):
     )
 
 
+def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    r"""1-D convolution over an input of shape ``(N, C_in, L)`` or ``(C_in, L)``.
+
+    Args:
+        weight: filters of shape ``(C_out, C_in / groups, kW)``.
+        bias: optional ``(C_out,)``.
+        stride, dilation: int or 1-tuple.
+        padding: int, 1-tuple, ``'valid'`` or ``'same'``.
+        groups: split input channels into this many groups.
+    """
+    if input.dim() not in (2, 3):
+        raise RuntimeError(
+            f"Expected 2D (unbatched) or 3D (batched) input to conv1d, but got input of size: {list(input.shape)}"
+        )
+    if weight.dim() != 3:
+        raise RuntimeError(f"Expected 3-dimensional weight for 3-dimensional input, but got weight of size {list(weight.shape)}")
+    # A length-L signal is a 1 x L image: reuse the 2-D kernel (and its backward).
+    (s,), (d,) = _ntuple(stride, 1), _ntuple(dilation, 1)
+    p = padding if isinstance(padding, str) else (0, _ntuple(padding, 1)[0])
+    out = conv2d(input.unsqueeze(-2), weight.unsqueeze(-2), bias, (1, s), p, (1, d), groups)
+    return out.squeeze(-2)
+
+
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
-    """2-D convolution (im2col through ``unfold`` + matmul; differentiable)."""
+    r"""2-D convolution over ``(N, C_in, H, W)`` or ``(C_in, H, W)``.
+
+    Args:
+        weight: filters of shape ``(C_out, C_in / groups, kH, kW)``.
+        bias: optional ``(C_out,)``.
+        stride, dilation: int or pair.
+        padding: int, pair, ``'valid'`` or ``'same'``.
+        groups: split input channels into this many groups.
+    """
     input, weight, bias = _autocast(input, weight, bias)
     batched = input.dim() == 4
+    if input.dim() not in (3, 4):
+        raise RuntimeError(f"Expected 3D (unbatched) or 4D (batched) input to conv2d, but got input of size: {list(input.shape)}")
     if not batched:
         input = input.unsqueeze(0)
-    if input.dim() != 4:
-        raise RuntimeError(f"Expected 3D (unbatched) or 4D (batched) input to conv2d, but got input of size: {list(input.shape)}")
     sh, sw = _pair(stride)
     dh, dw = _pair(dilation)
     n, c, h, w = input.shape
     oc, icg, kh, kw = weight.shape
-    if c != icg * groups:
-        raise RuntimeError(
-            f"Given groups={groups}, weight of size {list(weight.shape)}, expected input{list(input.shape)} "
-            f"to have {icg * groups} channels, but got {c} channels instead"
-        )
-    extra_h = extra_w = 0
-    if padding == "same":
-        ph = (dh * (kh - 1)) // 2
-        pw = (dw * (kw - 1)) // 2
-        extra_h = dh * (kh - 1) - 2 * ph
-        extra_w = dw * (kw - 1) - 2 * pw
-    elif padding == "valid":
-        ph = pw = 0
-    else:
-        ph, pw = _pair(padding)
+    _check_conv_channels(input, weight, groups)
+    (ph, ph_hi), (pw, pw_hi) = _conv_padding(padding, (sh, sw), (dh, dw), (kh, kw))
+    extra_h, extra_w = ph_hi - ph, pw_hi - pw
     if _native_conv_ok(input, weight, bias):
         # The Rust kernel (im2col + GEMM, ConvolutionBackward0) pads
         # symmetrically itself; only 'same' with an odd total needs the
@@ -217,6 +500,11 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
         return out if batched else out.squeeze(0)
     x = pad(input, (pw, pw + extra_w, ph, ph + extra_h)) if (ph or pw or extra_h or extra_w) else input
     eh, ew = dh * (kh - 1) + 1, dw * (kw - 1) + 1
+    if x.shape[2] < eh or x.shape[3] < ew:
+        raise RuntimeError(
+            f"Calculated padded input size per channel: ({x.shape[2]} x {x.shape[3]}). Kernel size: ({eh} x {ew}). "
+            "Kernel size can't be greater than actual input size"
+        )
     # windows: (n, c, oh, ow, eh, ew) -> dilated taps (n, c, oh, ow, kh, kw)
     cols = x.unfold(2, eh, sh).unfold(3, ew, sw)
     if dh > 1 or dw > 1:
@@ -236,40 +524,541 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     return out if batched else out.squeeze(0)
 
 
+def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    r"""3-D convolution over ``(N, C_in, D, H, W)`` or ``(C_in, D, H, W)``.
+
+    Args:
+        weight: filters of shape ``(C_out, C_in / groups, kD, kH, kW)``.
+        bias: optional ``(C_out,)``.
+        stride, dilation: int or triple.
+        padding: int, triple, ``'valid'`` or ``'same'``.
+        groups: split input channels into this many groups.
+    """
+    input, weight, bias = _autocast(input, weight, bias)
+    if input.dim() not in (4, 5):
+        raise RuntimeError(f"Expected 4D (unbatched) or 5D (batched) input to conv3d, but got input of size: {list(input.shape)}")
+    batched = input.dim() == 5
+    if not batched:
+        input = input.unsqueeze(0)
+    s, d = _ntuple(stride, 3), _ntuple(dilation, 3)
+    k = tuple(weight.shape[2:])
+    _check_conv_channels(input, weight, groups)
+    pads = _conv_padding(padding, s, d, k)
+    x = pad(input, _flat_pad(pads)) if any(lo or hi for lo, hi in pads) else input
+    n, c, depth, h, w = x.shape
+    od = (depth - d[0] * (k[0] - 1) - 1) // s[0] + 1
+    if od <= 0:
+        raise RuntimeError(
+            f"Calculated padded input size per channel: ({depth} x {h} x {w}). Kernel size: "
+            f"({d[0] * (k[0] - 1) + 1} x {d[1] * (k[1] - 1) + 1} x {d[2] * (k[2] - 1) + 1}). "
+            "Kernel size can't be greater than actual input size"
+        )
+    # Sum over depth taps of 2-D convolutions of the matching depth slices,
+    # with the slices folded into the batch: reuses the native 2-D kernel.
+    out = None
+    for kd in range(k[0]):
+        start = kd * d[0]
+        xs = x[:, :, start:start + (od - 1) * s[0] + 1:s[0]]
+        xs = xs.transpose(1, 2).reshape(n * od, c, h, w)
+        y = conv2d(xs, weight[:, :, kd].contiguous(), None, s[1:], 0, d[1:], groups)
+        out = y if out is None else out + y
+    oc, oh, ow = out.shape[1:]
+    out = out.reshape(n, od, oc, oh, ow).transpose(1, 2)
+    if bias is not None:
+        out = out + bias.reshape(1, oc, 1, 1, 1)
+    return out if batched else out.squeeze(0)
+
+
+def _conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, nd, name):
+    input, weight, bias = _autocast(input, weight, bias)
+    if input.dim() not in (nd + 1, nd + 2):
+        raise RuntimeError(
+            f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to {name}, but got input of size: "
+            f"{list(input.shape)}"
+        )
+    batched = input.dim() == nd + 2
+    if not batched:
+        input = input.unsqueeze(0)
+    if isinstance(padding, str):
+        raise RuntimeError(f"{name}(): argument 'padding' must be tuple of ints, not str")
+    s, p, op, d = (_ntuple(v, nd) for v in (stride, padding, output_padding, dilation))
+    cin = weight.shape[0]
+    if weight.dim() != nd + 2:
+        raise RuntimeError(f"Expected {nd + 2}-dimensional weight for {name}, but got weight of size {list(weight.shape)}")
+    if cin % groups:
+        raise RuntimeError(
+            f"Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, but got weight of "
+            f"size [{list(weight.shape)}] instead"
+        )
+    if input.shape[1] != cin:
+        raise RuntimeError(
+            f"Given transposed=1, weight of size {list(weight.shape)}, expected input{list(input.shape)} to have "
+            f"{cin} channels, but got {input.shape[1]} channels instead"
+        )
+    for i in range(nd):
+        if op[i] >= s[i] and op[i] >= d[i]:
+            raise RuntimeError(
+                f"output padding must be smaller than either stride or dilation, but got output_padding={list(op)}, "
+                f"stride={list(s)}, dilation={list(d)}"
+            )
+    k = tuple(weight.shape[2:])
+    # Transposed convolution = convolution of the stride-dilated (zero-inserted)
+    # input with the flipped, in/out-swapped kernel; padding becomes
+    # dilation*(k-1) - padding (negative: crop), output_padding extends the end.
+    x = input
+    if any(si > 1 for si in s):
+        up = [(li - 1) * si + 1 for li, si in zip(x.shape[2:], s)]
+        z = _C.zeros(*x.shape[:2], *up, dtype=x.dtype, device=x.device)
+        z[(slice(None), slice(None)) + tuple(slice(None, None, si) for si in s)] = x
+        x = z
+    pads = [(d[i] * (k[i] - 1) - p[i], d[i] * (k[i] - 1) - p[i] + op[i]) for i in range(nd)]
+    if any(lo or hi for lo, hi in pads):
+        x = pad(x, _flat_pad(pads))
+    ocg = weight.shape[1]
+    w = weight.reshape(groups, cin // groups, ocg, *k).transpose(1, 2).reshape(groups * ocg, cin // groups, *k)
+    w = w.flip(list(range(2, 2 + nd)))
+    out = (conv1d, conv2d, conv3d)[nd - 1](x, w, bias, 1, 0, d, groups)
+    return out if batched else out.squeeze(0)
+
+
+def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    r"""1-D transposed convolution ("deconvolution") over ``(N, C_in, L)`` or ``(C_in, L)``.
+
+    Args:
+        weight: filters of shape ``(C_in, C_out / groups, kW)``.
+        output_padding: extra size added to one side of the output.
+    """
+    return _conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, 1, "conv_transpose1d")
+
+
+def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    r"""2-D transposed convolution over ``(N, C_in, H, W)`` or ``(C_in, H, W)``.
+
+    Args:
+        weight: filters of shape ``(C_in, C_out / groups, kH, kW)``.
+        output_padding: extra size added to one side of each output dim.
+    """
+    return _conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, 2, "conv_transpose2d")
+
+
+def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    r"""3-D transposed convolution over ``(N, C_in, D, H, W)`` or ``(C_in, D, H, W)``."""
+    return _conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, 3, "conv_transpose3d")
+
+
+# -- pooling --------------------------------------------------------------------------------------
+
+
+def _pool_params(nd, kernel_size, stride, padding, dilation):
+    k = _ntuple(kernel_size, nd)
+    empty = stride is None or (isinstance(stride, (list, tuple)) and len(stride) == 0)
+    s = k if empty else _ntuple(stride, nd)
+    p, d = _ntuple(padding, nd), _ntuple(dilation, nd)
+    if any(v == 0 for v in s):
+        raise RuntimeError("stride should not be zero")
+    if any(v <= 0 for v in k):
+        raise RuntimeError(f"kernel_size should be greater than zero, but got kernel_size={list(k)}")
+    if any(v <= 0 for v in d):
+        raise RuntimeError(f"dilation should be greater than zero, but got dilation={list(d)}")
+    for pi, ki, di in zip(p, k, d):
+        if pi < 0:
+            raise RuntimeError(f"pad must be non-negative, but got pad: {pi}")
+        if pi > (di * (ki - 1) + 1) // 2:
+            raise RuntimeError(
+                f"pad should be at most half of effective kernel size, but got pad={pi}, kernel_size={ki} and dilation={di}"
+            )
+    return k, s, p, d
+
+
+def _pool_out(size, k, s, p, d, ceil_mode):
+    num = size + 2 * p - d * (k - 1) - 1 + (s - 1 if ceil_mode else 0)
+    out = num // s + 1
+    # A last window may not start inside the right padding.
+    if ceil_mode and (out - 1) * s >= size + p:
+        out -= 1
+    return out
+
+
+def _pool_shapes(input, nd, k, s, p, d, ceil_mode):
+    sizes = tuple(input.shape[-nd:])
+    outs = tuple(_pool_out(sizes[i], k[i], s[i], p[i], d[i], ceil_mode) for i in range(nd))
+    if any(o < 1 for o in outs):
+        lead = input.shape[-nd - 1] if input.dim() > nd else 1
+        raise RuntimeError(
+            f"Given input size: ({'x'.join(str(v) for v in (lead,) + sizes)}). Calculated output size: "
+            f"({'x'.join(str(v) for v in (lead,) + outs)}). Output size is too small"
+        )
+    return sizes, outs
+
+
+def _windows(x, nd, k, s, p, d, outs, fill):
+    """Pooling windows ``(..., *outs, *k)`` of the last ``nd`` dims, padded with ``fill``."""
+    pads = []
+    for i in range(nd):
+        need = (outs[i] - 1) * s[i] + d[i] * (k[i] - 1) + 1
+        # ceil_mode may need extra room on the right beyond the symmetric padding.
+        pads.append((p[i], max(p[i], need - p[i] - x.shape[x.dim() - nd + i])))
+    if any(lo or hi for lo, hi in pads):
+        x = _constant_pad(x, _flat_pad(pads), fill)
+    base = x.dim() - nd
+    for i in range(nd):
+        x = x.unfold(base + i, d[i] * (k[i] - 1) + 1, s[i])
+    for i in range(nd):
+        if x.shape[base + i] != outs[i]:
+            x = x.narrow(base + i, 0, outs[i])
+    if any(di > 1 for di in d):
+        x = x[(Ellipsis,) + tuple(slice(None, None, di) for di in d)]
+    return x
+
+
+def _max_pool(input, nd, kernel_size, stride, padding, dilation, ceil_mode, return_indices):
+    k, s, p, d = _pool_params(nd, kernel_size, stride, padding, dilation)
+    sizes, outs = _pool_shapes(input, nd, k, s, p, d, ceil_mode)
+    win = _windows(input, nd, k, s, p, d, outs, float("-inf"))
+    flat = win.reshape(*win.shape[:win.dim() - nd], -1)
+    # Gather the first arg-max (not amax) so the gradient goes to one element,
+    # the one PyTorch's index points at.
+    arg = flat.argmax(-1, keepdim=True)
+    vals = flat.gather(-1, arg).squeeze(-1)
+    if not return_indices:
+        return vals
+    plane = _C.arange(math.prod(sizes), dtype=_C.int64, device=input.device).reshape(*sizes)
+    iwin = _windows(plane, nd, k, s, p, d, outs, -1)
+    iflat = iwin.reshape(*outs, -1).expand(*flat.shape)
+    return vals, iflat.gather(-1, arg).squeeze(-1)
+
+
+def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    r"""1-D max pooling over ``(N, C, L)`` or ``(C, L)``.
+
+    With ``return_indices=True`` also returns int64 positions of the maxima within each ``L``-long row.
+    """
+    if input.dim() not in (2, 3):
+        raise RuntimeError(
+            "max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 dim batch size for input, but got:"
+            f"{list(input.shape)}"
+        )
+    return _max_pool(input, 1, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
+
+
 def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
-    """2-D max pooling (no indices yet)."""
-    if return_indices:
-        raise NotImplementedError("max_pool2d(return_indices=True) is not implemented yet in ferrotorch")
-    kh, kw = _pair(kernel_size)
-    sh, sw = _pair(stride if stride is not None else kernel_size)
-    ph, pw = _pair(padding)
-    x = pad(input, (pw, pw, ph, ph), value=float("-inf")) if (ph or pw) else input
-    win = x.unfold(-2, kh, sh).unfold(-2, kw, sw)
-    return win.amax((-2, -1))
+    r"""2-D max pooling over ``(N, C, H, W)`` or ``(C, H, W)``.
+
+    With ``return_indices=True`` also returns int64 flat indices ``h * W + w`` into each input plane.
+    """
+    if input.dim() not in (3, 4):
+        raise RuntimeError("non-empty 3D or 4D (batch mode) tensor expected for input")
+    return _max_pool(input, 2, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
+
+
+def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    r"""3-D max pooling over ``(N, C, D, H, W)`` or ``(C, D, H, W)``."""
+    if input.dim() not in (4, 5):
+        raise RuntimeError("non-empty 4D or 5D (batch mode) tensor expected for input")
+    return _max_pool(input, 3, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
+
+
+def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    """:func:`max_pool1d` returning ``(values, indices)``."""
+    return max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    """:func:`max_pool2d` returning ``(values, indices)``."""
+    return max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def _avg_divisors(size, out, k, s, p, count_include_pad):
+    # PyTorch's rule: the window is clipped to the padded extent first (that is
+    # the count_include_pad divisor), then to the input for the other count.
+    res = []
+    for o in range(out):
+        start = o * s - p
+        end = min(start + k, size + p)
+        n = end - start
+        res.append(n if count_include_pad else min(end, size) - max(start, 0))
+    return res
+
+
+def _avg_pool(input, nd, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
+    k, s, p, d = _pool_params(nd, kernel_size, stride, padding, 1)
+    sizes, outs = _pool_shapes(input, nd, k, s, p, d, ceil_mode)
+    win = _windows(input, nd, k, s, p, d, outs, 0)
+    total = win.sum(tuple(range(-nd, 0)))
+    if divisor_override is not None:
+        if divisor_override == 0:
+            raise RuntimeError("divisor must be not zero")
+        return total / divisor_override
+    div = None
+    for i in range(nd):
+        v = _C.tensor(_avg_divisors(sizes[i], outs[i], k[i], s[i], p[i], count_include_pad),
+                      dtype=input.dtype, device=input.device).reshape([outs[i]] + [1] * (nd - 1 - i))
+        div = v if div is None else div * v
+    return total / div
+
+
+def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
+    r"""1-D average pooling over ``(N, C, L)`` or ``(C, L)``."""
+    if input.dim() not in (2, 3):
+        raise RuntimeError(
+            f"Expected 2 to 3 dimensions, but got {input.dim()}-dimensional tensor for argument #1 'self' "
+            "(while checking arguments for avg_pool1d)"
+        )
+    return _avg_pool(input, 1, kernel_size, stride, padding, ceil_mode, count_include_pad, None)
 
 
 def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True, divisor_override=None):
-    """2-D average pooling."""
-    kh, kw = _pair(kernel_size)
-    sh, sw = _pair(stride if stride is not None else kernel_size)
-    ph, pw = _pair(padding)
-    x = pad(input, (pw, pw, ph, ph)) if (ph or pw) else input
-    win = x.unfold(-2, kh, sh).unfold(-2, kw, sw)
-    return win.mean((-2, -1)) if divisor_override is None else win.sum((-2, -1)) / divisor_override
+    r"""2-D average pooling over ``(N, C, H, W)`` or ``(C, H, W)``.
+
+    Args:
+        ceil_mode: use ceil instead of floor for the output size.
+        count_include_pad: count zero padding in the divisor.
+        divisor_override: if given, the divisor for every window.
+    """
+    if input.dim() not in (3, 4):
+        raise RuntimeError("non-empty 3D or 4D (batch mode) tensor expected for input")
+    return _avg_pool(input, 2, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+
+
+def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True, divisor_override=None):
+    r"""3-D average pooling over ``(N, C, D, H, W)`` or ``(C, D, H, W)``."""
+    if input.dim() not in (4, 5):
+        raise RuntimeError("non-empty 4D or 5D (batch mode) tensor expected for input")
+    return _avg_pool(input, 3, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+
+
+def _adaptive_ranges(size, out):
+    return [((i * size) // out, -(-((i + 1) * size) // out)) for i in range(out)]
+
+
+def _adaptive_sizes(input, output_size, nd, name):
+    if input.dim() not in (nd + 1, nd + 2):
+        raise RuntimeError(f"{name}(): Expected {nd + 1}D or {nd + 2}D tensor, but got {list(input.shape)}")
+    outs = _ntuple(output_size, nd)
+    if len(outs) != nd:
+        raise RuntimeError(f"{name}: output_size must be {nd}")
+    sizes = tuple(input.shape[-nd:])
+    if any(v == 0 for v in sizes):
+        raise RuntimeError(f"{name}(): Expected input to have non-zero size for non-batch dimensions, but input has sizes {list(input.shape)}")
+    return sizes, tuple(sizes[i] if o is None else o for i, o in enumerate(outs))
+
+
+def _adaptive_avg(input, output_size, nd, name):
+    sizes, outs = _adaptive_sizes(input, output_size, nd, name)
+    x = input
+    # Windows are products of per-dim ranges, so the mean is separable: one
+    # small (out, in) averaging matrix per dim, applied with matmul.
+    for i in range(nd):
+        dim = x.dim() - nd + i
+        rows = []
+        for lo, hi in _adaptive_ranges(sizes[i], outs[i]):
+            rows.append([1.0 / (hi - lo) if lo <= j < hi else 0.0 for j in range(sizes[i])])
+        a = _C.tensor(rows, dtype=x.dtype, device=x.device).reshape(outs[i], sizes[i])
+        x = x.transpose(dim, -1).matmul(a.t()).transpose(dim, -1)
+    return x
+
+
+def adaptive_avg_pool1d(input, output_size):
+    r"""1-D adaptive average pooling to ``output_size`` over ``(N, C, L)`` or ``(C, L)``."""
+    return _adaptive_avg(input, output_size, 1, "adaptive_avg_pool1d")
+
+
+def adaptive_avg_pool2d(input, output_size):
+    r"""2-D adaptive average pooling to ``output_size`` (int, pair, ``None`` keeps a dim)."""
+    return _adaptive_avg(input, output_size, 2, "adaptive_avg_pool2d")
+
+
+def adaptive_avg_pool3d(input, output_size):
+    r"""3-D adaptive average pooling to ``output_size``."""
+    return _adaptive_avg(input, output_size, 3, "adaptive_avg_pool3d")
+
+
+def _adaptive_max(input, output_size, return_indices, nd, name):
+    import itertools
+
+    sizes, outs = _adaptive_sizes(input, output_size, nd, name)
+    lead = tuple(input.shape[:-nd])
+    vals, idxs = [], []
+    ranges = [_adaptive_ranges(sizes[i], outs[i]) for i in range(nd)]
+    for pos in itertools.product(*ranges):
+        region = input[(Ellipsis,) + tuple(slice(lo, hi) for lo, hi in pos)]
+        v, a = region.reshape(*lead, -1).max(-1)
+        vals.append(v)
+        if return_indices:
+            # Unravel the in-window arg-max and re-ravel it in the full plane.
+            flat, rem, stride = None, a, 1
+            for i in reversed(range(nd)):
+                lo, hi = pos[i]
+                coord = rem % (hi - lo) + lo
+                rem = rem // (hi - lo)
+                flat = coord * stride if flat is None else flat + coord * stride
+                stride *= sizes[i]
+            idxs.append(flat)
+    if not vals:
+        out = _C.zeros(*lead, *outs, dtype=input.dtype, device=input.device)
+        return (out, _C.zeros(*lead, *outs, dtype=_C.int64)) if return_indices else out
+    out = _s.stack(vals, -1).reshape(*lead, *outs)
+    if return_indices:
+        return out, _s.stack(idxs, -1).reshape(*lead, *outs)
+    return out
+
+
+def adaptive_max_pool1d(input, output_size, return_indices=False):
+    r"""1-D adaptive max pooling to ``output_size`` (optionally with int64 indices)."""
+    return _adaptive_max(input, output_size, return_indices, 1, "adaptive_max_pool1d")
+
+
+def adaptive_max_pool2d(input, output_size, return_indices=False):
+    r"""2-D adaptive max pooling to ``output_size`` (optionally with int64 flat indices per plane)."""
+    return _adaptive_max(input, output_size, return_indices, 2, "adaptive_max_pool2d")
+
+
+def adaptive_max_pool3d(input, output_size, return_indices=False):
+    r"""3-D adaptive max pooling to ``output_size``."""
+    return _adaptive_max(input, output_size, return_indices, 3, "adaptive_max_pool3d")
+
+
+def adaptive_max_pool1d_with_indices(input, output_size, return_indices=False):
+    """:func:`adaptive_max_pool1d` returning ``(values, indices)``."""
+    return adaptive_max_pool1d(input, output_size, True)
+
+
+def adaptive_max_pool2d_with_indices(input, output_size, return_indices=False):
+    """:func:`adaptive_max_pool2d` returning ``(values, indices)``."""
+    return adaptive_max_pool2d(input, output_size, True)
+
+
+# -- dropout ---------------------------------------------------------------------------------------
+
+
+def _check_p(p):
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+
+
+def _apply_mask(input, mask, scale, inplace):
+    if inplace:
+        return input.mul_(mask).mul_(scale)
+    return input * mask * scale
 
 
 def dropout(input, p=0.5, training=True, inplace=False):
-    """Zeroes elements with probability ``p`` and rescales the rest by ``1/(1-p)``."""
-    if p < 0.0 or p > 1.0:
-        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    r"""Zeroes elements with probability ``p`` and rescales the rest by ``1/(1-p)``.
+
+    The mask comes from :func:`ferrotorch.rand`, so ``manual_seed`` reproduces it.
+    """
+    _check_p(p)
     if not training or p == 0.0:
         return input
     if p == 1.0:
-        return input * 0.0
-    mask = (_C.rand(*input.shape, dtype=input.dtype) >= p).to(input.dtype)
-    return input * mask / (1.0 - p)
+        return input.mul_(0.0) if inplace else input * 0.0
+    mask = (_C.rand(*input.shape, dtype=input.dtype, device=input.device) >= p).to(input.dtype)
+    return _apply_mask(input, mask, 1.0 / (1.0 - p), inplace)
 
 
+def _feature_dropout(input, p, training, inplace):
+    # One Bernoulli draw per (batch, channel): the mask broadcasts over the spatial dims.
+    _check_p(p)
+    if not training or p == 0.0:
+        return input
+    if p == 1.0:
+        return input.mul_(0.0) if inplace else input * 0.0
+    shape = list(input.shape[:2]) + [1] * (input.dim() - 2)
+    mask = (_C.rand(*shape, dtype=input.dtype, device=input.device) >= p).to(input.dtype)
+    return _apply_mask(input, mask, 1.0 / (1.0 - p), inplace)
+
+
+def _unbatched_feature_dropout(input, p, training, inplace, batched):
+    if batched:
+        return _feature_dropout(input, p, training, inplace)
+    out = _feature_dropout(input.unsqueeze(0), p, training, inplace)
+    return input if inplace else out.squeeze(0)
+
+
+def dropout1d(input, p=0.5, training=True, inplace=False):
+    r"""Zeroes whole channels of ``(N, C, L)`` / ``(C, L)`` inputs with probability ``p``."""
+    _check_p(p)
+    if input.dim() not in (2, 3):
+        raise RuntimeError(
+            f"dropout1d: Expected 2D or 3D input, but received a {input.dim()}D input. Note that dropout1d exists "
+            "to provide channel-wise dropout on inputs with 1 spatial dimension, a channel dimension, and an "
+            "optional batch dimension (i.e. 2D or 3D inputs)."
+        )
+    return _unbatched_feature_dropout(input, p, training, inplace, input.dim() == 3)
+
+
+def dropout2d(input, p=0.5, training=True, inplace=False):
+    r"""Zeroes whole channels of ``(N, C, H, W)`` inputs with probability ``p``."""
+    _check_p(p)
+    if input.dim() not in (3, 4):
+        warnings.warn(
+            f"dropout2d: Received a {input.dim()}-D input to dropout2d, which is deprecated and will result in an "
+            "error in a future release. To retain the behavior and silence this warning, please use dropout instead. "
+            "Note that dropout2d exists to provide channel-wise dropout on inputs with 2 spatial dimensions, a "
+            "channel dimension, and an optional batch dimension (i.e. 3D or 4D inputs).",
+            stacklevel=2,
+        )
+    if input.dim() == 3:
+        # Kept from PyTorch: a 3-D input is treated as batched 1-D (N, C, L).
+        warnings.warn(
+            "dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D dropout behavior is "
+            "desired - input is interpreted as shape (N, C, L), where C is the channel dim. This behavior will "
+            "change in a future release to interpret the input as one without a batch dimension, i.e. shape "
+            "(C, H, W). To maintain the 1D channel-wise dropout behavior, please switch to using dropout1d instead.",
+            stacklevel=2,
+        )
+    return _feature_dropout(input, p, training, inplace)
+
+
+def dropout3d(input, p=0.5, training=True, inplace=False):
+    r"""Zeroes whole channels of ``(N, C, D, H, W)`` / ``(C, D, H, W)`` inputs with probability ``p``."""
+    _check_p(p)
+    if input.dim() not in (4, 5):
+        warnings.warn(
+            f"dropout3d: Received a {input.dim()}-D input to dropout3d, which is deprecated and will result in an "
+            "error in a future release. To retain the behavior and silence this warning, please use dropout instead. "
+            "Note that dropout3d exists to provide channel-wise dropout on inputs with 3 spatial dimensions, a "
+            "channel dimension, and an optional batch dimension (i.e. 4D or 5D inputs).",
+            stacklevel=2,
+        )
+    return _unbatched_feature_dropout(input, p, training, inplace, input.dim() == 5)
+
+
+_SELU_ALPHA_SCALE = 1.7580993408473766  # SELU's negative saturation value -scale*alpha, negated
+
+
+def _alpha_dropout(input, p, training, inplace, feature):
+    _check_p(p)
+    if not training or p == 0.0:
+        return input
+    if p == 1.0:
+        return input.mul_(0.0) if inplace else input * 0.0
+    shape = (list(input.shape[:2]) + [1] * (input.dim() - 2)) if feature else list(input.shape)
+    keep = (_C.rand(*shape, dtype=input.dtype, device=input.device) >= p).to(input.dtype)
+    # Dropped units take SELU's saturation value; a and b restore zero mean
+    # and unit variance.
+    alpha = _SELU_ALPHA_SCALE
+    a = 1.0 / math.sqrt((alpha * alpha * p + 1) * (1 - p))
+    b = (keep - 1) * (alpha * a) + alpha * a * p
+    out = input * (keep * a) + b
+    if inplace:
+        with _no_grad():
+            input.copy_(out)
+        return input
+    return out
+
+
+def alpha_dropout(input, p=0.5, training=False, inplace=False):
+    r"""Dropout that keeps SELU's self-normalising mean and variance."""
+    return _alpha_dropout(input, p, training, inplace, False)
+
+
+def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
+    r"""Channel-wise :func:`alpha_dropout`."""
+    return _alpha_dropout(input, p, training, inplace, True)
+
+
+# -- embedding -------------------------------------------------------------------------------------
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False, sparse=False):
     """Looks up rows of ``weight``."""
     return weight.index_select(0, input.reshape(-1)).reshape(*input.shape, weight.shape[1])
@@ -283,41 +1072,311 @@ def one_hot(tensor, num_classes=-1):
     return out.scatter(-1, tensor.unsqueeze(-1), 1)
 
 
-def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
-    """Normalises over the last ``len(normalized_shape)`` dims."""
-    if isinstance(normalized_shape, int):
-        normalized_shape = (normalized_shape,)
-    dims = tuple(range(-len(normalized_shape), 0))
-    mean = input.mean(dims, keepdim=True)
-    var = ((input - mean) ** 2).mean(dims, keepdim=True)
-    out = (input - mean) / (var + eps).sqrt()
-    if weight is not None:
-        out = out * weight
-    if bias is not None:
-        out = out + bias
-    return out
+# -- normalisation -----------------------------------------------------------------------------------
 
 
-def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5):
-    """Batch normalisation over all dims but the channel dim (1)."""
-    dims = (0,) + tuple(range(2, input.dim()))
-    shape = [1, input.shape[1]] + [1] * (input.dim() - 2)
-    if training:
-        mean = input.mean(dims)
-        var = ((input - mean.reshape(shape)) ** 2).mean(dims)
-        n = input.numel() // input.shape[1]
-        if running_mean is not None:
-            with _no_grad():
-                running_mean.mul_(1 - momentum).add_(mean.detach() * momentum)
-                running_var.mul_(1 - momentum).add_(var.detach() * (momentum * n / max(n - 1, 1)))
-    else:
-        mean, var = running_mean, running_var
-    out = (input - mean.reshape(shape)) / (var.reshape(shape) + eps).sqrt()
+def _affine(out, weight, bias, shape):
     if weight is not None:
         out = out * weight.reshape(shape)
     if bias is not None:
         out = out + bias.reshape(shape)
     return out
+
+
+def _biased_var(x, dims, mean):
+    d = x - mean
+    return (d * d).mean(dims, keepdim=True)
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+    r"""Normalises over the last ``len(normalized_shape)`` dims, then applies ``weight``/``bias``."""
+    if isinstance(normalized_shape, int):
+        normalized_shape = (normalized_shape,)
+    normalized_shape = tuple(normalized_shape)
+    n = len(normalized_shape)
+    if n == 0 or input.dim() < n or tuple(input.shape[input.dim() - n:]) != normalized_shape:
+        raise RuntimeError(
+            f"Given normalized_shape={list(normalized_shape)}, expected input with shape "
+            f"[*, {', '.join(str(v) for v in normalized_shape)}], but got input of size{list(input.shape)}"
+        )
+    dims = tuple(range(-n, 0))
+    mean = input.mean(dims, keepdim=True)
+    out = (input - mean) / (_biased_var(input, dims, mean) + eps).sqrt()
+    return _affine(out, weight, bias, normalized_shape)
+
+
+def rms_norm(input, normalized_shape, weight=None, eps=None):
+    r"""Root-mean-square normalisation over the last ``len(normalized_shape)`` dims."""
+    if isinstance(normalized_shape, int):
+        normalized_shape = (normalized_shape,)
+    n = len(normalized_shape)
+    if tuple(input.shape[input.dim() - n:]) != tuple(normalized_shape):
+        raise RuntimeError(
+            f"Given normalized_shape={list(normalized_shape)}, expected input with shape "
+            f"[*, {', '.join(str(v) for v in normalized_shape)}], but got input of size{list(input.shape)}"
+        )
+    if eps is None:
+        from .._finfo import finfo
+
+        eps = finfo(input.dtype).eps
+    dims = tuple(range(-n, 0))
+    out = input * ((input * input).mean(dims, keepdim=True) + eps).rsqrt()
+    return out * weight if weight is not None else out
+
+
+def _stats_shape(input):
+    return [1, input.shape[1]] + [1] * (input.dim() - 2)
+
+
+def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5):
+    r"""Batch normalisation over all dims but the channel dim (1).
+
+    In training, batch statistics are used and ``running_mean``/``running_var`` (if given) are
+    updated in place with ``momentum`` (the variance update is unbiased).
+    """
+    if training:
+        size = input.numel() // input.shape[1] if input.dim() > 1 else input.numel()
+        if size == 1:
+            raise ValueError(f"Expected more than 1 value per channel when training, got input size {input.shape}")
+    dims = (0,) + tuple(range(2, input.dim()))
+    shape = _stats_shape(input)
+    if training or running_mean is None:
+        mean = input.mean(dims, keepdim=True)
+        var = _biased_var(input, dims, mean)
+        n = input.numel() // input.shape[1]
+        if training and running_mean is not None:
+            with _no_grad():
+                running_mean.mul_(1 - momentum).add_(mean.detach().reshape(-1) * momentum)
+                running_var.mul_(1 - momentum).add_(var.detach().reshape(-1) * (momentum * n / max(n - 1, 1)))
+    else:
+        mean, var = running_mean.reshape(shape), running_var.reshape(shape)
+    out = (input - mean) / (var + eps).sqrt()
+    return _affine(out, weight, bias, shape)
+
+
+def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True,
+                  momentum=0.1, eps=1e-5):
+    r"""Normalises each channel of each sample over its spatial dims.
+
+    With ``use_input_stats=False`` the running statistics are used instead; otherwise they are
+    updated (if given) with the batch average of the per-instance statistics.
+    """
+    shape = _stats_shape(input)
+    if use_input_stats:
+        spatial = math.prod(input.shape[2:])
+        if spatial == 1:
+            raise ValueError(f"Expected more than 1 spatial element when training, got input size {input.shape}")
+        dims = tuple(range(2, input.dim()))
+        mean = input.mean(dims, keepdim=True)
+        var = _biased_var(input, dims, mean)
+        if running_mean is not None or running_var is not None:
+            with _no_grad():
+                if running_mean is not None:
+                    running_mean.mul_(1 - momentum).add_(mean.detach().mean(0).reshape(-1) * momentum)
+                if running_var is not None:
+                    unbiased = var.detach().mean(0).reshape(-1) * (spatial / max(spatial - 1, 1))
+                    running_var.mul_(1 - momentum).add_(unbiased * momentum)
+    else:
+        mean, var = running_mean.reshape(shape), running_var.reshape(shape)
+    out = (input - mean) / (var + eps).sqrt()
+    return _affine(out, weight, bias, shape)
+
+
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
+    r"""Normalises over groups of ``C / num_groups`` channels (and all spatial dims) per sample."""
+    if input.dim() < 2:
+        raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received {input.dim()}")
+    n, c = input.shape[0], input.shape[1]
+    if num_groups <= 0 or c % num_groups:
+        raise RuntimeError(
+            f"Expected number of channels in input to be divisible by num_groups, but got input of shape "
+            f"{list(input.shape)} and num_groups={num_groups}"
+        )
+    x = input.reshape(n, num_groups, -1)
+    mean = x.mean(-1, keepdim=True)
+    out = ((x - mean) / (_biased_var(x, -1, mean) + eps).sqrt()).reshape(input.shape)
+    return _affine(out, weight, bias, _stats_shape(input))
+
+
+def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
+    r"""Normalises each element by the summed squares of ``size`` neighbouring channels."""
+    if input.dim() < 3:
+        raise ValueError(
+            f"Expected 3D or higher dimensionality input (got {input.dim()} dimensions)"
+        )
+    sq = input * input
+    # Sum over a channel window [c - size//2, c + (size-1)//2], zero-padded.
+    sq = pad(sq.unsqueeze(1), [0, 0] * (input.dim() - 2) + [size // 2, (size - 1) // 2])
+    div = sq.unfold(2, size, 1).mean(-1).squeeze(1)
+    return input / (div * alpha + k) ** beta
+
+
+# -- resampling ---------------------------------------------------------------------------------------
+
+
+def _f32(v):
+    return struct.unpack("f", struct.pack("f", v))[0]
+
+
+def _nearest_index(in_size, out_size, scale, exact):
+    # Mirrors ATen's nearest_idx: float32 scale, floor, clamp to the last pixel.
+    if not exact and out_size == in_size:
+        return list(range(out_size))
+    if not exact and out_size == 2 * in_size:
+        return [i >> 1 for i in range(out_size)]
+    sc = _f32(1.0 / scale if scale is not None and scale > 0 else _f32(in_size) / out_size)
+    if exact:
+        return [min(int(math.floor((i + 0.5) * sc)), in_size - 1) for i in range(out_size)]
+    return [min(int(math.floor(_f32(i * sc))), in_size - 1) for i in range(out_size)]
+
+
+def _linear_weights(in_size, out_size, scale, align_corners):
+    # Mirrors ATen's area_pixel_compute_source_index + guard_index_and_lambda.
+    if out_size == in_size and not align_corners:
+        r = list(range(out_size))
+        return r, r, [1.0] * out_size, [0.0] * out_size
+    if align_corners:
+        ratio = (in_size - 1) / (out_size - 1) if out_size > 1 else 0.0
+    else:
+        ratio = 1.0 / scale if scale is not None and scale > 0 else in_size / out_size
+    i0s, i1s, l0s, l1s = [], [], [], []
+    for o in range(out_size):
+        src = ratio * o if align_corners else max(ratio * (o + 0.5) - 0.5, 0.0)
+        i0 = min(int(math.floor(src)), in_size - 1)
+        lam = min(max(src - i0, 0.0), 1.0)
+        i0s.append(i0)
+        i1s.append(i0 + (1 if i0 < in_size - 1 else 0))
+        l0s.append(1.0 - lam)
+        l1s.append(lam)
+    return i0s, i1s, l0s, l1s
+
+
+_INTERP_MODES = ("nearest", "linear", "bilinear", "bicubic", "trilinear", "area", "nearest-exact")
+
+
+def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None, recompute_scale_factor=None,
+                antialias=False):
+    r"""Resamples the spatial dims of ``(N, C, *spatial)`` to ``size`` or by ``scale_factor``.
+
+    Modes: ``'nearest'``, ``'nearest-exact'``, ``'linear'`` (3-D), ``'bilinear'`` (4-D),
+    ``'trilinear'`` (5-D), ``'area'``. ``align_corners`` applies to the linear modes only.
+    """
+    if mode in ("nearest", "area", "nearest-exact"):
+        if align_corners is not None:
+            raise ValueError(
+                "align_corners option can only be set with the interpolating modes: linear | bilinear | bicubic | trilinear"
+            )
+    elif align_corners is None:
+        align_corners = False
+    nd = input.dim() - 2
+    if size is not None and scale_factor is not None:
+        raise ValueError("only one of size or scale_factor should be defined")
+    if size is not None:
+        if isinstance(size, (list, tuple)):
+            if len(size) != nd:
+                raise ValueError(
+                    "Input and output must have the same number of spatial dimensions, but got input with spatial "
+                    f"dimensions of {list(input.shape[2:])} and output size of {size}. Please provide input tensor in "
+                    "(N, C, d1, d2, ...,dK) format and output size in (o1, o2, ...,oK) format."
+                )
+            out_sizes = [int(v) for v in size]
+        else:
+            out_sizes = [int(size)] * nd
+        scales = [None] * nd
+    elif scale_factor is not None:
+        if isinstance(scale_factor, (list, tuple)):
+            if len(scale_factor) != nd:
+                raise ValueError(
+                    "Input and scale_factor must have the same number of spatial dimensions, but got input with "
+                    f"spatial dimensions of {list(input.shape[2:])} and scale_factor of shape {scale_factor}. Please "
+                    "provide input tensor in (N, C, d1, d2, ...,dK) format and scale_factor in (s1, s2, ...,sK) format."
+                )
+            sf = [float(v) for v in scale_factor]
+        else:
+            sf = [float(scale_factor)] * nd
+        out_sizes = [int(math.floor(float(input.shape[i + 2]) * sf[i])) for i in range(nd)]
+        scales = [None] * nd if recompute_scale_factor else sf
+    else:
+        raise ValueError("either size or scale_factor should be defined")
+    if antialias:
+        raise NotImplementedError("interpolate(antialias=True) is not implemented in ferrotorch")
+    need = {"linear": 3, "bilinear": 4, "trilinear": 5}
+    if mode in need and input.dim() != need[mode]:
+        raise NotImplementedError(f"Got {input.dim()}D input, but {mode} mode needs {need[mode]}D input")
+    if mode not in ("nearest", "nearest-exact", "area", "linear", "bilinear", "trilinear") or nd not in (1, 2, 3):
+        if mode == "bicubic" and nd == 2:
+            raise NotImplementedError("interpolate(mode='bicubic') is not implemented in ferrotorch")
+        raise NotImplementedError(
+            f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.dim()}D) for the modes: nearest | "
+            f"linear | bilinear | bicubic | trilinear | area | nearest-exact (got {mode})"
+        )
+    if mode == "area":
+        return _adaptive_avg(input, out_sizes, nd, f"adaptive_avg_pool{nd}d")
+    x = input
+    dev = input.device
+    for i in range(nd):
+        dim = 2 + i
+        n_in, n_out = input.shape[dim], out_sizes[i]
+        if mode.startswith("nearest"):
+            idx = _nearest_index(n_in, n_out, scales[i], mode == "nearest-exact")
+            x = x.index_select(dim, _C.tensor(idx, dtype=_C.int64, device=dev))
+            continue
+        # (Bi/tri)linear interpolation is separable: blend two gathers per dim.
+        i0, i1, l0, l1 = _linear_weights(n_in, n_out, scales[i], align_corners)
+        bshape = [n_out] + [1] * (nd - 1 - i)
+        w0 = _C.tensor(l0, dtype=x.dtype, device=dev).reshape(bshape)
+        w1 = _C.tensor(l1, dtype=x.dtype, device=dev).reshape(bshape)
+        x = (x.index_select(dim, _C.tensor(i0, dtype=_C.int64, device=dev)) * w0
+             + x.index_select(dim, _C.tensor(i1, dtype=_C.int64, device=dev)) * w1)
+    return x
+
+
+def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
+    r"""Deprecated alias of :func:`interpolate`."""
+    warnings.warn("`nn.functional.upsample` is deprecated. Use `nn.functional.interpolate` instead.", stacklevel=2)
+    return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+def upsample_nearest(input, size=None, scale_factor=None):
+    r"""Deprecated: ``interpolate(..., mode='nearest')``."""
+    return interpolate(input, size, scale_factor, mode="nearest")
+
+
+def upsample_bilinear(input, size=None, scale_factor=None):
+    r"""Deprecated: ``interpolate(..., mode='bilinear', align_corners=True)``."""
+    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
+
+
+def pixel_shuffle(input, upscale_factor):
+    r"""``(*, C*r*r, H, W) -> (*, C, H*r, W*r)``."""
+    r = upscale_factor
+    *lead, c, h, w = input.shape
+    if c % (r * r):
+        raise RuntimeError(
+            f"pixel_shuffle expects its input's 'channel' dimension to be divisible by the square of upscale_factor, "
+            f"but input.size(-3)={c} is not divisible by {r * r}"
+        )
+    x = input.reshape(*lead, c // (r * r), r, r, h, w)
+    n = len(lead)
+    x = x.permute(*range(n), n, n + 3, n + 1, n + 4, n + 2)
+    return x.reshape(*lead, c // (r * r), h * r, w * r)
+
+
+def pixel_unshuffle(input, downscale_factor):
+    r"""``(*, C, H*r, W*r) -> (*, C*r*r, H, W)``."""
+    r = downscale_factor
+    *lead, c, h, w = input.shape
+    if h % r or w % r:
+        raise RuntimeError(
+            f"pixel_unshuffle expects height to be divisible by downscale_factor, but input.size(-2)={h} is not "
+            f"divisible by {r}" if h % r else
+            f"pixel_unshuffle expects width to be divisible by downscale_factor, but input.size(-1)={w} is not "
+            f"divisible by {r}"
+        )
+    n = len(lead)
+    x = input.reshape(*lead, c, h // r, r, w // r, r)
+    x = x.permute(*range(n), n, n + 2, n + 4, n + 1, n + 3)
+    return x.reshape(*lead, c * r * r, h // r, w // r)
 
 
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False):

@@ -471,36 +471,171 @@ class Linear(Module):
         return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
 
 
-class Conv2d(Module):
-    """2-D convolution layer."""
+class _ConvNd(Module):
+    """Shared state of the N-d (transposed) convolution layers."""
+
+    _nd = 2
+    _transposed = False
 
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1,
-                 bias=True, padding_mode="zeros", device=None, dtype=None):
+                 bias=True, padding_mode="zeros", device=None, dtype=None, output_padding=0):
         super().__init__()
-        kh, kw = F._pair(kernel_size)
+        nd = self._nd
+        if groups <= 0:
+            raise ValueError("groups must be a positive integer")
+        if in_channels % groups != 0:
+            raise ValueError("in_channels must be divisible by groups")
+        if out_channels % groups != 0:
+            raise ValueError("out_channels must be divisible by groups")
+        if padding_mode not in ("zeros", "reflect", "replicate", "circular"):
+            raise ValueError(
+                f"padding_mode must be one of ['zeros', 'reflect', 'replicate', 'circular'], but got padding_mode='{padding_mode}'"
+            )
         self.in_channels, self.out_channels = in_channels, out_channels
-        self.kernel_size = (kh, kw)
-        self.stride = F._pair(stride)
-        self.padding = padding if isinstance(padding, str) else F._pair(padding)
-        self.dilation = F._pair(dilation)
-        self.groups = groups
-        self.weight = Parameter(_C.empty(out_channels, in_channels // groups, kh, kw, dtype=dtype))
+        self.kernel_size = F._ntuple(kernel_size, nd)
+        self.stride = F._ntuple(stride, nd)
+        self.dilation = F._ntuple(dilation, nd)
+        if isinstance(padding, str):
+            if padding not in ("same", "valid"):
+                raise ValueError(f"Invalid padding string {padding!r}, should be one of {{'valid', 'same'}}")
+            if padding == "same" and any(s != 1 for s in self.stride):
+                raise ValueError("padding='same' is not supported for strided convolutions")
+            self.padding = padding
+        else:
+            self.padding = F._ntuple(padding, nd)
+        self.output_padding = F._ntuple(output_padding, nd)
+        self.groups, self.padding_mode, self.transposed = groups, padding_mode, self._transposed
+        if self._transposed:
+            shape = (in_channels, out_channels // groups) + self.kernel_size
+        else:
+            shape = (out_channels, in_channels // groups) + self.kernel_size
+        self.weight = Parameter(_C.empty(*shape, dtype=dtype, device=device))
         if bias:
-            self.bias = Parameter(_C.empty(out_channels, dtype=dtype))
+            self.bias = Parameter(_C.empty(out_channels, dtype=dtype, device=device))
         else:
             self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        """Kaiming-uniform weight (a=sqrt(5)), uniform bias in ±1/sqrt(fan_in), as PyTorch."""
         init.kaiming_uniform_(self.weight, a=math.sqrt(5))
         if self.bias is not None:
-            fan_in = (in_channels // groups) * kh * kw
+            fan_in = init._fan_in(self.weight)
             bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
             init.uniform_(self.bias, -bound, bound)
 
+    def _conv(self, input, weight, bias):
+        fn = (F.conv1d, F.conv2d, F.conv3d)[self._nd - 1]
+        if self.padding_mode != "zeros":
+            # Non-zero padding modes pad explicitly, then convolve unpadded.
+            if isinstance(self.padding, str):
+                pairs = F._conv_padding(self.padding, self.stride, self.dilation, self.kernel_size)
+            else:
+                pairs = [(p, p) for p in self.padding]
+            x = F.pad(input, F._flat_pad(pairs), mode=self.padding_mode)
+            return fn(x, weight, bias, self.stride, 0, self.dilation, self.groups)
+        return fn(input, weight, bias, self.stride, self.padding, self.dilation, self.groups)
+
     def forward(self, input):
-        return F.conv2d(input, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
+        return self._conv(input, self.weight, self.bias)
 
     def extra_repr(self):
-        return (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}"
-                + (f", padding={self.padding}" if self.padding not in ((0, 0), "valid") else ""))
+        nd = self._nd
+        s = f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}"
+        if self.padding != (0,) * nd:
+            s += f", padding={self.padding!r}" if isinstance(self.padding, str) else f", padding={self.padding}"
+        if self.dilation != (1,) * nd:
+            s += f", dilation={self.dilation}"
+        if self.output_padding != (0,) * nd:
+            s += f", output_padding={self.output_padding}"
+        if self.groups != 1:
+            s += f", groups={self.groups}"
+        if self.bias is None:
+            s += ", bias=False"
+        if self.padding_mode != "zeros":
+            s += f", padding_mode={self.padding_mode}"
+        return s
+
+
+class Conv1d(_ConvNd):
+    """1-D convolution layer over ``(N, C_in, L)`` inputs."""
+
+    _nd = 1
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1,
+                 bias=True, padding_mode="zeros", device=None, dtype=None):
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias,
+                         padding_mode, device, dtype)
+
+
+class Conv2d(_ConvNd):
+    """2-D convolution layer over ``(N, C_in, H, W)`` inputs."""
+
+    _nd = 2
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1,
+                 bias=True, padding_mode="zeros", device=None, dtype=None):
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias,
+                         padding_mode, device, dtype)
+
+
+class Conv3d(_ConvNd):
+    """3-D convolution layer over ``(N, C_in, D, H, W)`` inputs."""
+
+    _nd = 3
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1,
+                 bias=True, padding_mode="zeros", device=None, dtype=None):
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias,
+                         padding_mode, device, dtype)
+
+
+class _ConvTransposeNd(_ConvNd):
+    _transposed = True
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1,
+                 bias=True, dilation=1, padding_mode="zeros", device=None, dtype=None):
+        if padding_mode != "zeros":
+            raise ValueError(f'Only "zeros" padding mode is supported for {type(self).__name__}')
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias,
+                         padding_mode, device, dtype, output_padding)
+
+    def forward(self, input, output_size=None):
+        op = self.output_padding
+        if output_size is not None:
+            nd = self._nd
+            sizes = input.shape[-nd:]
+            want = list(output_size)[-nd:]
+            op = []
+            for i in range(nd):
+                lo = (sizes[i] - 1) * self.stride[i] - 2 * self.padding[i] + self.dilation[i] * (self.kernel_size[i] - 1) + 1
+                hi = lo + self.stride[i] - 1
+                if not lo <= want[i] <= hi:
+                    raise ValueError(
+                        f"requested an output size of {want}, but valid sizes range from {lo} to {hi} "
+                        f"(for an input of {list(sizes)})"
+                    )
+                op.append(want[i] - lo)
+        fn = (F.conv_transpose1d, F.conv_transpose2d, F.conv_transpose3d)[self._nd - 1]
+        return fn(input, self.weight, self.bias, self.stride, self.padding, tuple(op), self.groups, self.dilation)
+
+
+class ConvTranspose1d(_ConvTransposeNd):
+    """1-D transposed convolution layer."""
+
+    _nd = 1
+
+
+class ConvTranspose2d(_ConvTransposeNd):
+    """2-D transposed convolution layer."""
+
+    _nd = 2
+
+
+class ConvTranspose3d(_ConvTransposeNd):
+    """3-D transposed convolution layer."""
+
+    _nd = 3
 
 
 class _BatchNorm(Module):
@@ -542,6 +677,87 @@ class BatchNorm2d(_BatchNorm):
     """Batch normalisation over (N, C, H, W) inputs."""
 
 
+class BatchNorm3d(_BatchNorm):
+    """Batch normalisation over (N, C, D, H, W) inputs."""
+
+
+class _InstanceNorm(Module):
+    _nd = 1
+
+    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=False, track_running_stats=False, device=None,
+                 dtype=None):
+        super().__init__()
+        self.num_features, self.eps, self.momentum = num_features, eps, momentum
+        self.affine, self.track_running_stats = affine, track_running_stats
+        if affine:
+            self.weight = Parameter(_C.ones(num_features, dtype=dtype))
+            self.bias = Parameter(_C.zeros(num_features, dtype=dtype))
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+        if track_running_stats:
+            self.register_buffer("running_mean", _C.zeros(num_features, dtype=dtype))
+            self.register_buffer("running_var", _C.ones(num_features, dtype=dtype))
+            self.register_buffer("num_batches_tracked", _C.tensor(0))
+        else:
+            self.register_buffer("running_mean", None)
+            self.register_buffer("running_var", None)
+            self.register_buffer("num_batches_tracked", None)
+
+    def forward(self, input):
+        nd = self._nd
+        if input.dim() not in (nd + 1, nd + 2):
+            raise ValueError(f"expected {nd + 1}D or {nd + 2}D input (got {input.dim()}D input)")
+        batched = input.dim() == nd + 2
+        x = input if batched else input.unsqueeze(0)
+        out = F.instance_norm(x, self.running_mean, self.running_var, self.weight, self.bias,
+                              self.training or not self.track_running_stats, self.momentum, self.eps)
+        return out if batched else out.squeeze(0)
+
+    def extra_repr(self):
+        return f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, track_running_stats={self.track_running_stats}"
+
+
+class InstanceNorm1d(_InstanceNorm):
+    """Instance normalisation over (N, C, L) or (C, L) inputs."""
+
+    _nd = 1
+
+
+class InstanceNorm2d(_InstanceNorm):
+    """Instance normalisation over (N, C, H, W) or (C, H, W) inputs."""
+
+    _nd = 2
+
+
+class InstanceNorm3d(_InstanceNorm):
+    """Instance normalisation over (N, C, D, H, W) or (C, D, H, W) inputs."""
+
+    _nd = 3
+
+
+class GroupNorm(Module):
+    """Group normalisation: ``num_channels`` split into ``num_groups`` normalised groups."""
+
+    def __init__(self, num_groups, num_channels, eps=1e-5, affine=True, device=None, dtype=None):
+        super().__init__()
+        if num_channels % num_groups != 0:
+            raise ValueError("num_channels must be divisible by num_groups")
+        self.num_groups, self.num_channels, self.eps, self.affine = num_groups, num_channels, eps, affine
+        if affine:
+            self.weight = Parameter(_C.ones(num_channels, dtype=dtype))
+            self.bias = Parameter(_C.zeros(num_channels, dtype=dtype))
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+
+    def forward(self, input):
+        return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
+
+    def extra_repr(self):
+        return f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}"
+
+
 class LayerNorm(Module):
     """Layer normalisation over the trailing ``normalized_shape`` dims."""
 
@@ -576,12 +792,49 @@ class Embedding(Module):
 class Dropout(Module):
     """Randomly zeroes elements in training mode."""
 
+    _fn = F.dropout
+
     def __init__(self, p=0.5, inplace=False):
         super().__init__()
+        if p < 0 or p > 1:
+            raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
         self.p, self.inplace = p, inplace
 
     def forward(self, input):
-        return F.dropout(input, self.p, self.training)
+        return type(self)._fn(input, self.p, self.training, self.inplace)
+
+    def extra_repr(self):
+        return f"p={self.p}, inplace={self.inplace}"
+
+
+class Dropout1d(Dropout):
+    """Zeroes whole channels of (N, C, L) inputs in training mode."""
+
+    _fn = F.dropout1d
+
+
+class Dropout2d(Dropout):
+    """Zeroes whole channels of (N, C, H, W) inputs in training mode."""
+
+    _fn = F.dropout2d
+
+
+class Dropout3d(Dropout):
+    """Zeroes whole channels of (N, C, D, H, W) inputs in training mode."""
+
+    _fn = F.dropout3d
+
+
+class AlphaDropout(Dropout):
+    """Dropout that preserves SELU's self-normalisation."""
+
+    _fn = F.alpha_dropout
+
+
+class FeatureAlphaDropout(Dropout):
+    """Channel-wise :class:`AlphaDropout`."""
+
+    _fn = F.feature_alpha_dropout
 
 
 class Flatten(Module):
@@ -595,26 +848,252 @@ class Flatten(Module):
         return input.flatten(self.start_dim, self.end_dim)
 
 
-class MaxPool2d(Module):
-    """2-D max pooling."""
+class _MaxPoolNd(Module):
+    _fn = None
 
     def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices=False, ceil_mode=False):
         super().__init__()
-        self.kernel_size, self.stride, self.padding = kernel_size, stride, padding
+        self.kernel_size = kernel_size
+        self.stride = stride if stride is not None else kernel_size
+        self.padding, self.dilation = padding, dilation
+        self.return_indices, self.ceil_mode = return_indices, ceil_mode
 
     def forward(self, input):
-        return F.max_pool2d(input, self.kernel_size, self.stride, self.padding)
+        return type(self)._fn(input, self.kernel_size, self.stride, self.padding, self.dilation,
+                              ceil_mode=self.ceil_mode, return_indices=self.return_indices)
+
+    def extra_repr(self):
+        return (f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
+                f"dilation={self.dilation}, ceil_mode={self.ceil_mode}")
 
 
-class AvgPool2d(Module):
-    """2-D average pooling."""
+class MaxPool1d(_MaxPoolNd):
+    """1-D max pooling."""
+
+    _fn = F.max_pool1d
+
+
+class MaxPool2d(_MaxPoolNd):
+    """2-D max pooling."""
+
+    _fn = F.max_pool2d
+
+
+class MaxPool3d(_MaxPoolNd):
+    """3-D max pooling."""
+
+    _fn = F.max_pool3d
+
+
+class AvgPool1d(Module):
+    """1-D average pooling."""
+
+    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
+        super().__init__()
+        self.kernel_size = F._ntuple(kernel_size, 1)
+        self.stride = F._ntuple(stride if stride is not None else kernel_size, 1)
+        self.padding = F._ntuple(padding, 1)
+        self.ceil_mode, self.count_include_pad = ceil_mode, count_include_pad
+
+    def forward(self, input):
+        return F.avg_pool1d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode, self.count_include_pad)
+
+    def extra_repr(self):
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class _AvgPoolNd(Module):
+    _fn = None
 
     def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True, divisor_override=None):
         super().__init__()
-        self.kernel_size, self.stride, self.padding = kernel_size, stride, padding
+        self.kernel_size = kernel_size
+        self.stride = stride if stride is not None else kernel_size
+        self.padding, self.ceil_mode = padding, ceil_mode
+        self.count_include_pad, self.divisor_override = count_include_pad, divisor_override
 
     def forward(self, input):
-        return F.avg_pool2d(input, self.kernel_size, self.stride, self.padding)
+        return type(self)._fn(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                              self.count_include_pad, self.divisor_override)
+
+    def extra_repr(self):
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class AvgPool2d(_AvgPoolNd):
+    """2-D average pooling."""
+
+    _fn = F.avg_pool2d
+
+
+class AvgPool3d(_AvgPoolNd):
+    """3-D average pooling."""
+
+    _fn = F.avg_pool3d
+
+
+class _AdaptivePool(Module):
+    _fn = None
+
+    def __init__(self, output_size):
+        super().__init__()
+        self.output_size = output_size
+
+    def forward(self, input):
+        return type(self)._fn(input, self.output_size)
+
+    def extra_repr(self):
+        return f"output_size={self.output_size}"
+
+
+class AdaptiveAvgPool1d(_AdaptivePool):
+    """1-D adaptive average pooling to ``output_size``."""
+
+    _fn = F.adaptive_avg_pool1d
+
+
+class AdaptiveAvgPool2d(_AdaptivePool):
+    """2-D adaptive average pooling to ``output_size``."""
+
+    _fn = F.adaptive_avg_pool2d
+
+
+class AdaptiveAvgPool3d(_AdaptivePool):
+    """3-D adaptive average pooling to ``output_size``."""
+
+    _fn = F.adaptive_avg_pool3d
+
+
+class _AdaptiveMaxPool(Module):
+    _fn = None
+
+    def __init__(self, output_size, return_indices=False):
+        super().__init__()
+        self.output_size, self.return_indices = output_size, return_indices
+
+    def forward(self, input):
+        return type(self)._fn(input, self.output_size, self.return_indices)
+
+    def extra_repr(self):
+        return f"output_size={self.output_size}"
+
+
+class AdaptiveMaxPool1d(_AdaptiveMaxPool):
+    """1-D adaptive max pooling to ``output_size``."""
+
+    _fn = F.adaptive_max_pool1d
+
+
+class AdaptiveMaxPool2d(_AdaptiveMaxPool):
+    """2-D adaptive max pooling to ``output_size``."""
+
+    _fn = F.adaptive_max_pool2d
+
+
+class AdaptiveMaxPool3d(_AdaptiveMaxPool):
+    """3-D adaptive max pooling to ``output_size``."""
+
+    _fn = F.adaptive_max_pool3d
+
+
+class Upsample(Module):
+    """Resamples spatial dims (see :func:`functional.interpolate`)."""
+
+    def __init__(self, size=None, scale_factor=None, mode="nearest", align_corners=None, recompute_scale_factor=None):
+        super().__init__()
+        self.size = size
+        self.scale_factor = float(scale_factor) if isinstance(scale_factor, (int, float)) else (
+            tuple(float(f) for f in scale_factor) if scale_factor is not None else None)
+        self.mode, self.align_corners, self.recompute_scale_factor = mode, align_corners, recompute_scale_factor
+
+    def forward(self, input):
+        return F.interpolate(input, self.size, self.scale_factor, self.mode, self.align_corners,
+                             recompute_scale_factor=self.recompute_scale_factor)
+
+    def extra_repr(self):
+        info = f"scale_factor={self.scale_factor!r}" if self.scale_factor is not None else f"size={self.size!r}"
+        return info + f", mode={self.mode!r}"
+
+
+class UpsamplingNearest2d(Upsample):
+    """Nearest-neighbour 2-D upsampling."""
+
+    def __init__(self, size=None, scale_factor=None):
+        super().__init__(size, scale_factor, mode="nearest")
+
+
+class UpsamplingBilinear2d(Upsample):
+    """Bilinear 2-D upsampling with ``align_corners=True``."""
+
+    def __init__(self, size=None, scale_factor=None):
+        super().__init__(size, scale_factor, mode="bilinear", align_corners=True)
+
+
+class PixelShuffle(Module):
+    """``(*, C*r*r, H, W) -> (*, C, H*r, W*r)``."""
+
+    def __init__(self, upscale_factor):
+        super().__init__()
+        self.upscale_factor = upscale_factor
+
+    def forward(self, input):
+        return F.pixel_shuffle(input, self.upscale_factor)
+
+
+class PixelUnshuffle(Module):
+    """``(*, C, H*r, W*r) -> (*, C*r*r, H, W)``."""
+
+    def __init__(self, downscale_factor):
+        super().__init__()
+        self.downscale_factor = downscale_factor
+
+    def forward(self, input):
+        return F.pixel_unshuffle(input, self.downscale_factor)
+
+
+class _PadNd(Module):
+    _nd = 1
+    _mode = "constant"
+
+    def __init__(self, padding, value=0.0):
+        super().__init__()
+        self.padding = F._ntuple(padding, 2 * self._nd)
+        self.value = value
+
+    def forward(self, input):
+        if self._mode == "constant":
+            return F.pad(input, self.padding, "constant", self.value)
+        return F.pad(input, self.padding, self._mode)
+
+    def extra_repr(self):
+        return f"{self.padding}" + (f", value={self.value}" if self._mode == "constant" else "")
+
+
+def _pad_module(name, nd, mode, doc, zero=False):
+    def __init__(self, padding, *args):
+        _PadNd.__init__(self, padding, *(args if not zero else ()))
+
+    ns = {"_nd": nd, "_mode": mode, "__doc__": doc}
+    if zero or mode != "constant":
+        ns["__init__"] = __init__
+    return type(name, (_PadNd,), ns)
+
+
+ConstantPad1d = _pad_module("ConstantPad1d", 1, "constant", "Pads the last dim with a constant.")
+ConstantPad2d = _pad_module("ConstantPad2d", 2, "constant", "Pads the last 2 dims with a constant.")
+ConstantPad3d = _pad_module("ConstantPad3d", 3, "constant", "Pads the last 3 dims with a constant.")
+ZeroPad1d = _pad_module("ZeroPad1d", 1, "constant", "Pads the last dim with zeros.", zero=True)
+ZeroPad2d = _pad_module("ZeroPad2d", 2, "constant", "Pads the last 2 dims with zeros.", zero=True)
+ZeroPad3d = _pad_module("ZeroPad3d", 3, "constant", "Pads the last 3 dims with zeros.", zero=True)
+ReflectionPad1d = _pad_module("ReflectionPad1d", 1, "reflect", "Pads the last dim by reflection.")
+ReflectionPad2d = _pad_module("ReflectionPad2d", 2, "reflect", "Pads the last 2 dims by reflection.")
+ReflectionPad3d = _pad_module("ReflectionPad3d", 3, "reflect", "Pads the last 3 dims by reflection.")
+ReplicationPad1d = _pad_module("ReplicationPad1d", 1, "replicate", "Pads the last dim by repeating the edge.")
+ReplicationPad2d = _pad_module("ReplicationPad2d", 2, "replicate", "Pads the last 2 dims by repeating the edge.")
+ReplicationPad3d = _pad_module("ReplicationPad3d", 3, "replicate", "Pads the last 3 dims by repeating the edge.")
+CircularPad1d = _pad_module("CircularPad1d", 1, "circular", "Pads the last dim by wrapping around.")
+CircularPad2d = _pad_module("CircularPad2d", 2, "circular", "Pads the last 2 dims by wrapping around.")
+CircularPad3d = _pad_module("CircularPad3d", 3, "circular", "Pads the last 3 dims by wrapping around.")
 
 
 def _activation(name, fn, doc):
@@ -624,22 +1103,81 @@ def _activation(name, fn, doc):
     return type(name, (Module,), {"forward": forward, "__doc__": doc})
 
 
-ReLU = _activation("ReLU", F.relu, "Applies ``max(x, 0)`` elementwise.")
 Sigmoid = _activation("Sigmoid", F.sigmoid, "Applies the logistic sigmoid.")
 Tanh = _activation("Tanh", F.tanh, "Applies tanh.")
-GELU = _activation("GELU", F.gelu, "Applies GELU (exact erf form).")
-SiLU = _activation("SiLU", F.silu, "Applies x * sigmoid(x).")
+Softsign = _activation("Softsign", F.softsign, "Applies ``x / (1 + |x|)``.")
+LogSigmoid = _activation("LogSigmoid", F.logsigmoid, "Applies ``log(sigmoid(x))``.")
+Tanhshrink = _activation("Tanhshrink", F.tanhshrink, "Applies ``x - tanh(x)``.")
 
 
-class ReLU(Module):  # noqa: F811 - keeps the inplace argument PyTorch accepts
-    """Applies ``max(x, 0)`` elementwise."""
+class _InplaceActivation(Module):
+    _fn = None
 
     def __init__(self, inplace=False):
         super().__init__()
         self.inplace = inplace
 
     def forward(self, input):
-        return F.relu(input)
+        return type(self)._fn(input, inplace=self.inplace)
+
+    def extra_repr(self):
+        return "inplace=True" if self.inplace else ""
+
+
+class ReLU(_InplaceActivation):
+    """Applies ``max(x, 0)`` elementwise."""
+
+    _fn = F.relu
+
+
+class ReLU6(_InplaceActivation):
+    """Applies ``min(max(x, 0), 6)``."""
+
+    _fn = F.relu6
+
+
+class SELU(_InplaceActivation):
+    """Scaled ELU."""
+
+    _fn = F.selu
+
+
+class SiLU(_InplaceActivation):
+    """Applies ``x * sigmoid(x)``."""
+
+    _fn = F.silu
+
+
+class Mish(_InplaceActivation):
+    """Applies ``x * tanh(softplus(x))``."""
+
+    _fn = F.mish
+
+
+class Hardsigmoid(_InplaceActivation):
+    """Applies ``relu6(x + 3) / 6``."""
+
+    _fn = F.hardsigmoid
+
+
+class Hardswish(_InplaceActivation):
+    """Applies ``x * relu6(x + 3) / 6``."""
+
+    _fn = F.hardswish
+
+
+class GELU(Module):
+    """Gaussian error linear unit (``approximate='none'`` or ``'tanh'``)."""
+
+    def __init__(self, approximate="none"):
+        super().__init__()
+        self.approximate = approximate
+
+    def forward(self, input):
+        return F.gelu(input, approximate=self.approximate)
+
+    def extra_repr(self):
+        return f"approximate={self.approximate!r}"
 
 
 class LeakyReLU(Module):
@@ -647,10 +1185,142 @@ class LeakyReLU(Module):
 
     def __init__(self, negative_slope=0.01, inplace=False):
         super().__init__()
-        self.negative_slope = negative_slope
+        self.negative_slope, self.inplace = negative_slope, inplace
 
     def forward(self, input):
-        return F.leaky_relu(input, self.negative_slope)
+        return F.leaky_relu(input, self.negative_slope, self.inplace)
+
+    def extra_repr(self):
+        return f"negative_slope={self.negative_slope}" + (", inplace=True" if self.inplace else "")
+
+
+class ELU(Module):
+    """``x if x > 0 else alpha * (exp(x) - 1)``."""
+
+    def __init__(self, alpha=1.0, inplace=False):
+        super().__init__()
+        self.alpha, self.inplace = alpha, inplace
+
+    def forward(self, input):
+        return F.elu(input, self.alpha, self.inplace)
+
+    def extra_repr(self):
+        return f"alpha={self.alpha}" + (", inplace=True" if self.inplace else "")
+
+
+class CELU(ELU):
+    """``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``."""
+
+    def forward(self, input):
+        return F.celu(input, self.alpha, self.inplace)
+
+
+class Hardtanh(Module):
+    """Clamps to ``[min_val, max_val]``."""
+
+    def __init__(self, min_val=-1.0, max_val=1.0, inplace=False):
+        super().__init__()
+        if max_val <= min_val:
+            raise ValueError("max_val must be greater than min_val")
+        self.min_val, self.max_val, self.inplace = min_val, max_val, inplace
+
+    def forward(self, input):
+        return F.hardtanh(input, self.min_val, self.max_val, self.inplace)
+
+    def extra_repr(self):
+        return f"min_val={self.min_val}, max_val={self.max_val}" + (", inplace=True" if self.inplace else "")
+
+
+class Softplus(Module):
+    """``log(1 + exp(beta x)) / beta``, linear above ``threshold``."""
+
+    def __init__(self, beta=1.0, threshold=20.0):
+        super().__init__()
+        self.beta, self.threshold = beta, threshold
+
+    def forward(self, input):
+        return F.softplus(input, self.beta, self.threshold)
+
+    def extra_repr(self):
+        return f"beta={self.beta}, threshold={self.threshold}"
+
+
+class Softshrink(Module):
+    """Shrinks towards zero by ``lambd``."""
+
+    def __init__(self, lambd=0.5):
+        super().__init__()
+        self.lambd = lambd
+
+    def forward(self, input):
+        return F.softshrink(input, self.lambd)
+
+    def extra_repr(self):
+        return str(self.lambd)
+
+
+class Hardshrink(Softshrink):
+    """Zeroes values in ``[-lambd, lambd]``."""
+
+    def forward(self, input):
+        return F.hardshrink(input, self.lambd)
+
+
+class Threshold(Module):
+    """``x if x > threshold else value``."""
+
+    def __init__(self, threshold, value, inplace=False):
+        super().__init__()
+        self.threshold, self.value, self.inplace = threshold, value, inplace
+
+    def forward(self, input):
+        return F.threshold(input, self.threshold, self.value, self.inplace)
+
+    def extra_repr(self):
+        return f"threshold={self.threshold}, value={self.value}" + (", inplace=True" if self.inplace else "")
+
+
+class GLU(Module):
+    """Gated linear unit over ``dim``."""
+
+    def __init__(self, dim=-1):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, input):
+        return F.glu(input, self.dim)
+
+    def extra_repr(self):
+        return f"dim={self.dim}"
+
+
+class PReLU(Module):
+    """Leaky ReLU with a learned slope (one or ``num_parameters``)."""
+
+    def __init__(self, num_parameters=1, init=0.25, device=None, dtype=None):
+        super().__init__()
+        self.num_parameters = num_parameters
+        self.weight = Parameter(_C.full((num_parameters,), init, dtype=dtype))
+
+    def forward(self, input):
+        return F.prelu(input, self.weight)
+
+    def extra_repr(self):
+        return f"num_parameters={self.num_parameters}"
+
+
+class Softmin(Module):
+    """Softmin along ``dim``."""
+
+    def __init__(self, dim=None):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, input):
+        return F.softmin(input, self.dim)
+
+    def extra_repr(self):
+        return f"dim={self.dim}"
 
 
 class Softmax(Module):
