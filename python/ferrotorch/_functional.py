@@ -1,6 +1,7 @@
 """Functional forms of tensor methods (``torch.add(x, y)`` == ``x.add(y)``)."""
 
 from . import _C
+from ._math_ops import _write_out, _pretty, _inplace_copy, _check_inplace_broadcast
 
 __all__ = [
     "add", "sub", "mul", "div", "true_divide", "pow", "neg", "abs", "exp", "log", "sqrt",
@@ -34,11 +35,36 @@ def div(input, other):
 true_divide = div
 
 
-def pow(input, exponent):
-    """``input ** exponent``."""
+def pow(input, exponent, *, out=None):
+    """``input ** exponent`` (either may be a number)."""
+    _check_bool_pow(input, exponent)
     if isinstance(input, _C.Tensor):
-        return input.pow(exponent)
-    return exponent.__rpow__(input)
+        return _write_out(input.pow(exponent), out)
+    return _write_out(exponent.__rpow__(input), out)
+
+
+def _check_bool_pow(input, exponent):
+    """PyTorch has no bool ** bool kernel for two tensors (a Python bool exponent is fine)."""
+    if (isinstance(input, _C.Tensor) and isinstance(exponent, _C.Tensor) and input.dtype == _C.bool
+            and exponent.dtype == _C.bool):
+        raise NotImplementedError("\"pow\" not implemented for 'Bool'")
+
+
+def _pow_method(self, exponent):
+    _check_bool_pow(self, exponent)
+    return _native_pow(self, exponent)
+
+
+def _pow_(self, exponent):
+    """In-place ``self ** exponent``."""
+    _check_inplace_broadcast(self, exponent)
+    _check_bool_pow(self, exponent)
+    return _C._math_binary("pow", self, exponent, inplace=True)
+
+
+_native_pow = _C.Tensor.pow
+_C.Tensor.pow = _pow_method
+_C.Tensor.pow_ = _pow_
 
 
 def neg(input):
@@ -96,29 +122,64 @@ def eq(input, other):
     return input.eq(other)
 
 
-def sum(input, dim=None, keepdim=False, *, dtype=None):
+def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
     """Sum over ``dim`` (all dims by default)."""
-    return input.sum(dim, keepdim, dtype=dtype)
+    return _write_out(input.sum(dim, keepdim, dtype=dtype), out)
 
 
-def mean(input, dim=None, keepdim=False, *, dtype=None):
+def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
     """Mean over ``dim`` (all dims by default)."""
-    return input.mean(dim, keepdim, dtype=dtype)
+    return _write_out(input.mean(dim, keepdim, dtype=dtype), out)
 
 
-def mm(input, mat2):
+def mm(input, mat2, *, out=None):
     """Matrix product of two 2-D tensors."""
-    return input.mm(mat2)
+    return _write_out(input.mm(mat2), out)
 
 
-def bmm(input, mat2):
+def bmm(input, mat2, *, out=None):
     """Batched matrix product of two 3-D tensors."""
-    return input.bmm(mat2)
+    return _write_out(input.bmm(mat2), out)
 
 
-def matmul(input, other):
+def matmul(input, other, *, out=None):
     """Matrix product with PyTorch's broadcasting rules."""
-    return input.matmul(other)
+    return _write_out(input.matmul(other), out)
+
+
+def mv(input, vec, *, out=None):
+    """Matrix-vector product: ``input`` is ``(n, m)``, ``vec`` is ``(m,)``, the result ``(n,)``."""
+    if input.dim() != 2 or vec.dim() != 1:
+        raise RuntimeError(f"vector + matrix @ vector expected, got 1, {input.dim()}, {vec.dim()}")
+    if input.dtype != vec.dtype:
+        raise RuntimeError(f"addmv input tensors must have the same dtype, but got {_pretty(input.dtype)}, "
+                           f"{_pretty(input.dtype)}, and {_pretty(vec.dtype)}")
+    if input.dtype == _C.bool:
+        raise NotImplementedError("\"addmv_impl_cpu\" not implemented for 'Bool'")
+    if input.shape[1] != vec.shape[0]:
+        raise RuntimeError(f"size mismatch, got input ({input.shape[0]}), mat ({input.shape[0]}x{input.shape[1]}), "
+                           f"vec ({vec.shape[0]})")
+    return _write_out(input.matmul(vec), out)
+
+
+def dot(input, tensor, *, out=None):
+    """Dot product of two 1-D tensors of the same size and dtype."""
+    if input.dim() != 1 or tensor.dim() != 1:
+        raise RuntimeError(f"1D tensors expected, but got {input.dim()}D and {tensor.dim()}D tensors")
+    if input.dtype != tensor.dtype:
+        raise RuntimeError(f"dot : expected both vectors to have same dtype, but found {_pretty(input.dtype)} "
+                           f"and {_pretty(tensor.dtype)}")
+    if input.shape[0] != tensor.shape[0]:
+        n, m = input.shape[0], tensor.shape[0]
+        raise RuntimeError(f"inconsistent tensor size, expected tensor [{n}] and src [{m}] to have the same number "
+                           f"of elements, but got {n} and {m} elements respectively")
+    if input.dtype == _C.bool:
+        raise NotImplementedError("\"dot\" not implemented for 'Bool'")
+    return _write_out(_C._vdot(input, tensor), out)
+
+
+_C.Tensor.mv = lambda self, vec: mv(self, vec)
+_C.Tensor.dot = lambda self, tensor: dot(self, tensor)
 
 
 def reshape(input, shape):
@@ -224,9 +285,40 @@ def numel(input):
     return input.numel()
 
 
-def addmm(input, mat1, mat2, *, beta=1, alpha=1):
-    """``beta * input + alpha * (mat1 @ mat2)``."""
-    return input.addmm(mat1, mat2, beta=beta, alpha=alpha)
+def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
+    """``beta * input + alpha * (mat1 @ mat2)``; with ``beta=0`` ``input`` is ignored (NaNs included)."""
+    return _write_out(_addmm(input, mat1, mat2, beta, alpha), out)
 
 
-__all__.append("addmm")
+_native_addmm = _C.Tensor.addmm
+
+
+def _addmm(input, mat1, mat2, beta, alpha):
+    if beta == 1 and alpha == 1:
+        return _native_addmm(input, mat1, mat2)
+    if not mat1.is_floating_point() and (isinstance(beta, float) or isinstance(alpha, float)):
+        which = "beta" if isinstance(beta, float) else "alpha"
+        raise RuntimeError(f"For integral input tensors, argument {which} must not be a floating point number.")
+    prod = mat1.mm(mat2)
+    if alpha != 1:
+        prod = prod * alpha
+    if beta == 0:  # input is ignored (its NaNs too) but must broadcast to the product
+        input.expand(*prod.shape)
+        return prod
+    return input * beta + prod
+
+
+def _addmm_method(self, mat1, mat2, *, beta=1, alpha=1):
+    return _addmm(self, mat1, mat2, beta, alpha)
+
+
+def _addmm_(self, mat1, mat2, *, beta=1, alpha=1):
+    """In-place ``addmm``."""
+    return _inplace_copy(self, _addmm(self, mat1, mat2, beta, alpha))
+
+
+_C.Tensor.addmm = _addmm_method
+_C.Tensor.addmm_ = _addmm_
+
+
+__all__.extend(["addmm", "mv", "dot"])

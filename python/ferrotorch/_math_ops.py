@@ -62,6 +62,18 @@ def _write_out(result, out):
     return out
 
 
+def _inplace_copy(self, result):
+    """Writes an out-of-place ``result`` into ``self`` with PyTorch's in-place shape and cast rules."""
+    if tuple(result.shape) != tuple(self.shape):
+        raise RuntimeError(
+            f"output with shape {list(self.shape)} doesn't match the broadcast shape {list(result.shape)}")
+    if not _C.can_cast(result.dtype, self.dtype):
+        raise RuntimeError(
+            f"result type {_pretty(result.dtype)} can't be cast to the desired output type {_pretty(self.dtype)}")
+    self.copy_(result)
+    return self
+
+
 def _pretty(dt):
     names = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16", "int64": "Long",
              "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
@@ -126,7 +138,9 @@ for _name in _PLAIN_UNARY + list(_ALIASES):
     _attach(_name, _m)
     _attach(_name + "_", _m_)
     if _name in ("relu", "sigmoid", "exp", "sqrt", "neg", "abs", "tanh", "log", "sin", "cos", "floor", "ceil",
-                 "trunc", "frac", "round", "erf", "exp2", "log2", "log10", "log1p", "expm1", "rsqrt", "reciprocal"):
+                 "trunc", "frac", "round", "erf", "exp2", "log2", "log10", "log1p", "expm1", "rsqrt", "reciprocal",
+                 "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "erfc", "erfinv",
+                 "negative", "arcsin", "arccos", "arctan", "arcsinh", "arccosh", "arctanh", "fix"):
         globals()[_name + "_"] = _export(_m_, _name + "_")
 
 for _name in _PREDICATES:
@@ -299,6 +313,27 @@ def _check_other(pub, other):
         raise TypeError(f"{pub}(): argument 'other' (position 2) must be Tensor, not {type(other).__name__}")
 
 
+def _check_inplace_broadcast(self, other):
+    """PyTorch checks an in-place op's shape before its dtypes: ``other`` must broadcast to ``self``."""
+    if _is_tensor(other) and tuple(other.shape) != tuple(self.shape):
+        shape = _broadcast_shape(tuple(self.shape), tuple(other.shape))
+        if shape is not None and shape != tuple(self.shape):
+            raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the broadcast shape {list(shape)}")
+
+
+def _broadcast_shape(a, b):
+    """The broadcast of two shapes, or None when they do not broadcast (the kernel reports that)."""
+    n = builtins.max(len(a), len(b))
+    a = (1,) * (n - len(a)) + a
+    b = (1,) * (n - len(b)) + b
+    out = []
+    for x, y in zip(a, b):
+        if x != y and x != 1 and y != 1:
+            return None
+        out.append(x if y == 1 else y)
+    return tuple(out)
+
+
 def _make_binary(kernel, pub, inplace=True):
     def fn(input, other, *, out=None):
         _check_other(pub, other)
@@ -310,6 +345,7 @@ def _make_binary(kernel, pub, inplace=True):
 
     def method_(self, other):
         _check_other(pub, other)
+        _check_inplace_broadcast(self, other)
         return _binary(kernel, self, other, inplace=True)
 
     fn.__name__ = method.__name__ = pub
@@ -335,6 +371,20 @@ for _name, _k in _BINARY.items():
     _attach(_name, _m)
     if _name not in ("maximum", "minimum"):  # PyTorch has no maximum_/minimum_
         _attach(_name + "_", _m_)
+
+
+def _tensor_only_method(pub, native):
+    def method(self, other):
+        _check_other(pub, other)
+        return native(self, other)
+
+    method.__name__ = pub
+    method.__doc__ = native.__doc__
+    return method
+
+
+for _name in ("maximum", "minimum"):  # the native methods also take numbers; PyTorch's do not
+    setattr(Tensor, _name, _tensor_only_method(_name, getattr(Tensor, _name)))
 
 
 def _reflect(kernel):
@@ -382,6 +432,8 @@ def _div(input, other, rounding_mode, inplace=False):
     if rounding_mode not in ("trunc", "floor"):
         raise ValueError(
             f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{rounding_mode}'")
+    if inplace:
+        _check_inplace_broadcast(input, other)
     return _binary("div_" + rounding_mode, input, other, inplace=inplace)
 
 
@@ -449,7 +501,28 @@ def _no_grad():
 
 def clamp(input, min=None, max=None, *, out=None):
     """Clamps to ``[min, max]`` (scalars or tensors; either may be None)."""
-    return _write_out(_C._math_clamp(input, min, max), out)
+    return _write_out(_clamp(input, min, max), out)
+
+
+def _clamp(input, min, max, inplace=False):
+    if input.dtype == _C.bool and not inplace:
+        # bool input: the bounds decide the result dtype (clamp(bool, min=-1) is int64)
+        target = input.dtype
+        for b in (min, max):
+            if b is not None:
+                target = _C.promote_types(target, _C.result_type(input, b))
+        if target != _C.bool:
+            input = input.to(target)
+    return _C._math_clamp(input, min, max, inplace=inplace)
+
+
+def _clamp_(self, min, max):
+    if self.dtype == _C.bool:
+        for b in (min, max):
+            if b is not None and _C.result_type(self, b) != _C.bool:
+                raise RuntimeError(f"result type {_pretty(_C.result_type(self, b))} can't be cast to the desired "
+                                   "output type Bool")
+    return _clamp(self, min, max, inplace=True)
 
 
 def clamp_min(input, min, *, out=None):
@@ -465,8 +538,8 @@ def clamp_max(input, max, *, out=None):
 clip = clamp
 for _f, _n in ((clamp, "clamp"), (clamp, "clip"), (clamp_min, "clamp_min"), (clamp_max, "clamp_max")):
     _export(_f, _n)
-Tensor.clamp = Tensor.clip = lambda self, min=None, max=None: _C._math_clamp(self, min, max)
-Tensor.clamp_ = Tensor.clip_ = lambda self, min=None, max=None: _C._math_clamp(self, min, max, inplace=True)
+Tensor.clamp = Tensor.clip = lambda self, min=None, max=None: _clamp(self, min, max)
+Tensor.clamp_ = Tensor.clip_ = lambda self, min=None, max=None: _clamp_(self, min, max)
 Tensor.clamp_min = lambda self, min: _C._math_clamp(self, min, None)
 Tensor.clamp_max = lambda self, max: _C._math_clamp(self, None, max)
 Tensor.clamp_min_ = lambda self, min: _C._math_clamp(self, min, None, inplace=True)
@@ -480,7 +553,13 @@ def lerp(input, end, weight, *, out=None):
 
 def addcmul(input, tensor1, tensor2, *, value=1, out=None):
     """``input + value * tensor1 * tensor2``."""
+    _check_addcmul(input, tensor1, tensor2)
     return _write_out(_C._math_addc(input, tensor1, tensor2, value, False), out)
+
+
+def _check_addcmul(input, tensor1, tensor2):
+    if input.dtype == _C.bool and _C.result_type(tensor1, tensor2) == _C.bool:
+        raise NotImplementedError("\"addcmul_cpu_out\" not implemented for 'Bool'")
 
 
 def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
@@ -492,8 +571,17 @@ for _f in (lerp, addcmul, addcdiv):
     _export(_f)
 Tensor.lerp = lambda self, end, weight: _C._math_lerp(self, end, weight)
 Tensor.lerp_ = lambda self, end, weight: _C._math_lerp(self, end, weight, inplace=True)
-Tensor.addcmul = lambda self, tensor1, tensor2, *, value=1: _C._math_addc(self, tensor1, tensor2, value, False)
-Tensor.addcmul_ = lambda self, tensor1, tensor2, *, value=1: _C._math_addc(self, tensor1, tensor2, value, False, inplace=True)
+Tensor.addcmul = lambda self, tensor1, tensor2, *, value=1: addcmul(self, tensor1, tensor2, value=value)
+
+
+def _addcmul_(self, tensor1, tensor2, *, value=1):
+    _check_inplace_broadcast(self, tensor1)
+    _check_inplace_broadcast(self, tensor2)
+    _check_addcmul(self, tensor1, tensor2)
+    return _C._math_addc(self, tensor1, tensor2, value, False, inplace=True)
+
+
+Tensor.addcmul_ = _addcmul_
 Tensor.addcdiv = lambda self, tensor1, tensor2, *, value=1: _C._math_addc(self, tensor1, tensor2, value, True)
 Tensor.addcdiv_ = lambda self, tensor1, tensor2, *, value=1: _C._math_addc(self, tensor1, tensor2, value, True, inplace=True)
 
@@ -574,14 +662,14 @@ def min(input, dim=None, keepdim=False, *, out=None):
     return _max_min(input, dim, keepdim, out, False, "min")
 
 
-def argmax(input, dim=None, keepdim=False):
+def argmax(input, dim=None, keepdim=False, *, out=None):
     """Index of the maximum (over the flattened tensor when ``dim`` is None)."""
-    return _C._math_argmax(input, dim, keepdim, True)
+    return _write_out(_C._math_argmax(input, dim, keepdim, True), out)
 
 
-def argmin(input, dim=None, keepdim=False):
+def argmin(input, dim=None, keepdim=False, *, out=None):
     """Index of the minimum."""
-    return _C._math_argmax(input, dim, keepdim, False)
+    return _write_out(_C._math_argmax(input, dim, keepdim, False), out)
 
 
 def _correction(dim, unbiased, correction, name):
@@ -684,16 +772,22 @@ def argsort(input, dim=-1, descending=False, stable=False):
 
 def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):
     """The ``k`` largest (or smallest) elements along ``dim`` and their indices."""
+    if input.dtype == _C.bool:
+        raise RuntimeError("topk does not support bool dtypes on CPU")
     return _write_out(return_types.topk(*_C._math_topk(input, k, dim, largest)), out)
 
 
 def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
     """The ``k``-th smallest element along ``dim`` and its index."""
+    if input.dtype == _C.bool:
+        raise NotImplementedError("\"kthvalue_cpu\" not implemented for 'Bool'")
     return _write_out(return_types.kthvalue(*_C._math_kthvalue(input, k, dim, keepdim)), out)
 
 
 def median(input, dim=None, keepdim=False, *, out=None):
     """The lower median (of everything, or along ``dim`` with its index)."""
+    if input.dtype == _C.bool:
+        raise NotImplementedError(f"\"{'median_cpu' if dim is None else 'median_out'}\" not implemented for 'Bool'")
     if dim is None:
         return _write_out(_C._math_median(input), out)
     return _write_out(return_types.median(*_C._math_median(input, dim, keepdim)), out)
@@ -718,18 +812,18 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
     return v
 
 
-def softmax(input, dim=None, dtype=None, _stacklevel=3):
+def softmax(input, dim=None, dtype=None, _stacklevel=3, *, out=None):
     """``exp(x) / sum(exp(x))`` along ``dim``, stable."""
     if dim is None:
         dim = 0 if input.dim() in (0, 1, 3) else 1
-    return _C._math_softmax(input, dim, dtype, False)
+    return _write_out(_C._math_softmax(input, dim, dtype, False), out)
 
 
-def log_softmax(input, dim=None, dtype=None, _stacklevel=3):
+def log_softmax(input, dim=None, dtype=None, _stacklevel=3, *, out=None):
     """``x - logsumexp(x)`` along ``dim``."""
     if dim is None:
         dim = 0 if input.dim() in (0, 1, 3) else 1
-    return _C._math_softmax(input, dim, dtype, True)
+    return _write_out(_C._math_softmax(input, dim, dtype, True), out)
 
 
 for _f in (prod, amax, amin, max, min, argmax, argmin, var, std, var_mean, std_mean, norm, logsumexp, all, any,
@@ -748,4 +842,17 @@ Tensor.norm = lambda self, p="fro", dim=None, keepdim=False, dtype=None: norm(se
 
 
 def _cum_(self, dim, dtype, is_prod):
+    if self.dtype == _C.bool and dtype is None:
+        raise NotImplementedError(f"\"{'cumprod' if is_prod else 'cumsum'}_out_cpu\" not implemented for 'Bool'")
     return _C._math_cumulative(self, dim, dtype, is_prod, inplace=True)
+
+
+# ----- torch-level in-place functions (``torch.clamp_(x, ...)`` == ``x.clamp_(...)``) --------------
+
+round_ = _export(lambda input, *, decimals=0: input.round_(decimals=decimals), "round_")
+logit_ = _export(lambda input, eps=None: input.logit_(eps), "logit_")
+square_ = _export(lambda input: input.square_(), "square_")
+nan_to_num_ = _export(lambda input, nan=0.0, posinf=None, neginf=None: input.nan_to_num_(nan, posinf, neginf),
+                      "nan_to_num_")
+clamp_ = _export(lambda input, min=None, max=None: input.clamp_(min, max), "clamp_")
+clip_ = _export(lambda input, min=None, max=None: input.clamp_(min, max), "clip_")

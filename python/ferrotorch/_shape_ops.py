@@ -13,7 +13,7 @@ __all__ = [
     "take_along_dim", "gather", "scatter", "scatter_add", "scatter_reduce", "index_select",
     "index_add", "index_copy", "index_fill", "index_put", "masked_fill", "masked_select",
     "masked_scatter", "nonzero", "argwhere", "where", "einsum", "tensordot", "outer", "ger",
-    "vdot", "addmv", "addbmm", "baddbmm", "trace",
+    "vdot", "addmv", "addmv_", "addbmm", "baddbmm", "trace",
 ]
 
 
@@ -199,9 +199,9 @@ def narrow_copy(input, dim, start, length):
 
 # ----- gathering and scattering -------------------------------------------------
 
-def take(input, index):
+def take(input, index, *, out=None):
     """Elements of the flattened ``input`` at ``index``."""
-    return _C._take(input, index)
+    return _out(_C._take(input, index), out)
 
 
 def take_along_dim(input, indices, dim=None, *, out=None):
@@ -224,27 +224,27 @@ def _scatter_src(src, value, kwargs):
     return src if src is not None else value
 
 
-def scatter(input, dim, index, src=None, value=None, *, reduce=None, **kwargs):
+def scatter(input, dim, index, src=None, value=None, *, reduce=None, out=None, **kwargs):
     """Writes ``src`` (or ``value``) at the positions ``index`` names along ``dim``."""
-    return _C._scatter(input, int(dim), index, _scatter_src(src, value, kwargs), reduce, False)
+    return _out(_C._scatter(input, int(dim), index, _scatter_src(src, value, kwargs), reduce, False), out)
 
 
 def _scatter_(self, dim, index, src=None, value=None, *, reduce=None, **kwargs):
     return _C._scatter(self, int(dim), index, _scatter_src(src, value, kwargs), reduce, True)
 
 
-def scatter_add(input, dim, index, src):
+def scatter_add(input, dim, index, src, *, out=None):
     """Adds ``src`` into ``input`` at the positions ``index`` names along ``dim``."""
-    return _C._scatter_add(input, int(dim), index, src, False)
+    return _out(_C._scatter_add(input, int(dim), index, src, False), out)
 
 
 def _scatter_add_(self, dim, index, src):
     return _C._scatter_add(self, int(dim), index, src, True)
 
 
-def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
+def scatter_reduce(input, dim, index, src, reduce, *, include_self=True, out=None):
     """Reduces ``src`` into ``input`` (sum, prod, mean, amax, amin)."""
-    return _C._scatter_reduce(input, int(dim), index, src, reduce, include_self, False)
+    return _out(_C._scatter_reduce(input, int(dim), index, src, reduce, include_self, False), out)
 
 
 def _scatter_reduce_(self, dim, index, src, reduce, *, include_self=True):
@@ -256,18 +256,18 @@ def index_select(input, dim, index, *, out=None):
     return _out(_C._index_select(input, int(dim), index), out)
 
 
-def index_add(input, dim, index, source, *, alpha=1):
+def index_add(input, dim, index, source, *, alpha=1, out=None):
     """``input`` with ``alpha * source`` added at ``index`` along ``dim``."""
-    return _C._index_add(input, int(dim), index, source, alpha, False)
+    return _out(_C._index_add(input, int(dim), index, source, alpha, False), out)
 
 
 def _index_add_(self, dim, index, source, *, alpha=1):
     return _C._index_add(self, int(dim), index, source, alpha, True)
 
 
-def index_copy(input, dim, index, source):
+def index_copy(input, dim, index, source, *, out=None):
     """``input`` with slices along ``dim`` at ``index`` replaced by ``source``."""
-    return _C._index_copy(input, int(dim), index, source, False)
+    return _out(_C._index_copy(input, int(dim), index, source, False), out)
 
 
 def _index_copy_(self, dim, index, source):
@@ -393,6 +393,29 @@ def addmv(input, mat, vec, *, beta=1, alpha=1, out=None):
     return _out(_C._addprod("addmv", input, mat, vec, beta, alpha), out)
 
 
+def _addmv_(self, mat, vec, *, beta=1, alpha=1):
+    """In-place ``addmv``."""
+    from ._math_ops import _inplace_copy
+    return _inplace_copy(self, _C._addprod("addmv", self, mat, vec, beta, alpha))
+
+
+def _baddbmm_(self, batch1, batch2, *, beta=1, alpha=1):
+    """In-place ``baddbmm``."""
+    from ._math_ops import _inplace_copy
+    return _inplace_copy(self, _C._addprod("baddbmm", self, batch1, batch2, beta, alpha))
+
+
+def _addbmm_(self, batch1, batch2, *, beta=1, alpha=1):
+    """In-place ``addbmm``."""
+    from ._math_ops import _inplace_copy
+    return _inplace_copy(self, _C._addprod("addbmm", self, batch1, batch2, beta, alpha))
+
+
+def addmv_(input, mat, vec, *, beta=1, alpha=1):
+    """``torch.addmv_``: in-place ``addmv`` on ``input``."""
+    return _addmv_(input, mat, vec, beta=beta, alpha=alpha)
+
+
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     """``beta * input + alpha * sum_b(batch1[b] @ batch2[b])``."""
     return _out(_C._addprod("addbmm", input, batch1, batch2, beta, alpha), out)
@@ -457,6 +480,9 @@ def _attach():
     Tensor.masked_fill_ = _masked_fill_
     Tensor.masked_scatter_ = _masked_scatter_
     Tensor.where = _where_method
+    Tensor.addmv_ = _addmv_
+    Tensor.baddbmm_ = _baddbmm_
+    Tensor.addbmm_ = _addbmm_
 
 
 _attach()
