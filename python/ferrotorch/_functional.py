@@ -44,7 +44,11 @@ def pow(input, exponent, *, out=None):
 
 
 def _check_bool_pow(input, exponent):
-    """PyTorch has no bool ** bool kernel for two tensors (a Python bool exponent is fine)."""
+    """PyTorch has no bool ** bool kernel for two tensors (a Python bool exponent is fine), and
+    refuses integer tensors to negative integer powers."""
+    if (isinstance(input, _C.Tensor) and isinstance(exponent, int) and not isinstance(exponent, bool)
+            and exponent < 0 and not input.is_floating_point() and input.dtype != _C.bool):
+        raise RuntimeError("Integers to negative integer powers are not allowed.")
     if (isinstance(input, _C.Tensor) and isinstance(exponent, _C.Tensor) and input.dtype == _C.bool
             and exponent.dtype == _C.bool):
         raise NotImplementedError("\"pow\" not implemented for 'Bool'")
@@ -145,6 +149,25 @@ def bmm(input, mat2, *, out=None):
 def matmul(input, other, *, out=None):
     """Matrix product with PyTorch's broadcasting rules."""
     return _write_out(input.matmul(other), out)
+
+
+def _check_bool_matmul(a, b):
+    if isinstance(a, _C.Tensor) and isinstance(b, _C.Tensor) and a.dtype == _C.bool and b.dtype == _C.bool:
+        raise NotImplementedError("\"addmm_impl_cpu_\" not implemented for 'Bool'")
+
+
+def _bool_checked(native):
+    def method(self, other):
+        _check_bool_matmul(self, other)
+        return native(self, other)
+
+    method.__name__ = native.__name__
+    method.__doc__ = native.__doc__
+    return method
+
+
+for _n in ("matmul", "mm", "bmm", "__matmul__"):
+    setattr(_C.Tensor, _n, _bool_checked(getattr(_C.Tensor, _n)))
 
 
 def mv(input, vec, *, out=None):
@@ -296,9 +319,10 @@ _native_addmm = _C.Tensor.addmm
 def _addmm(input, mat1, mat2, beta, alpha):
     if beta == 1 and alpha == 1:
         return _native_addmm(input, mat1, mat2)
-    if not mat1.is_floating_point() and (isinstance(beta, float) or isinstance(alpha, float)):
-        which = "beta" if isinstance(beta, float) else "alpha"
-        raise RuntimeError(f"For integral input tensors, argument {which} must not be a floating point number.")
+    if not mat1.is_floating_point():  # integer kernels take the scalars as integers (0.5 -> 0)
+        beta, alpha = int(beta), int(alpha)
+        if beta == 1 and alpha == 1:
+            return _native_addmm(input, mat1, mat2)
     prod = mat1.mm(mat2)
     if alpha != 1:
         prod = prod * alpha

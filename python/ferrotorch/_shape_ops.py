@@ -352,8 +352,35 @@ def einsum(equation, *operands):
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = operands[0]
     if not isinstance(equation, str):
-        raise TypeError("einsum(): the sublist format is not supported by ferrotorch; pass an equation string")
+        equation, operands = _sublist_equation((equation,) + tuple(operands))
     return _C._einsum(equation, list(operands))
+
+
+def _sublist_equation(args):
+    """``einsum(a, [0, 1], b, [1, 2], [0, 2])`` as ``("ab,bc->ac", [a, b])``."""
+    letters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+    def sub(lst):
+        out = []
+        for v in lst:
+            if v is Ellipsis:
+                out.append("...")
+            elif isinstance(v, int) and 0 <= v < 52:
+                out.append(letters[v])
+            else:
+                raise ValueError(f"einsum(): subscript in subscript list is not within the valid range [0, 52), got {v}")
+        return "".join(out)
+
+    operands, terms = [], []
+    i = 0
+    while i + 1 < len(args) and isinstance(args[i], Tensor):
+        operands.append(args[i])
+        terms.append(sub(args[i + 1]))
+        i += 2
+    equation = ",".join(terms)
+    if i < len(args):
+        equation += "->" + sub(args[i])
+    return equation, operands
 
 
 def tensordot(a, b, dims=2, out=None):
