@@ -33,7 +33,17 @@ fn parallelism(m: usize, n: usize, k: usize) -> Parallelism {
 /// Each `Mat` must address valid memory of type `T` for every index its
 /// strides produce within the given sizes, and dst must not overlap the inputs.
 pub unsafe fn matmul<T: Element>(m: usize, n: usize, k: usize, dst: Mat, lhs: Mat, rhs: Mat) {
+    matmul_threads::<T>(m, n, k, dst, lhs, rhs, true)
+}
+
+/// [`matmul`] that stays on the calling thread unless `threads`: batched
+/// callers parallelise over the batch instead.
+///
+/// # Safety
+/// As for [`matmul`].
+pub unsafe fn matmul_threads<T: Element>(m: usize, n: usize, k: usize, dst: Mat, lhs: Mat, rhs: Mat, threads: bool) {
     use ferrotorch_core::DType;
+    let parallelism = |m, n, k| if threads { parallelism(m, n, k) } else { Parallelism::None };
     macro_rules! via_gemm {
         ($t:ty, $zero:expr, $one:expr) => {
             gemm::gemm::<$t>(

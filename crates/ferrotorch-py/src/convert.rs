@@ -70,6 +70,17 @@ fn as_data_seq<'a, 'py>(obj: &'a Bound<'py, PyAny>) -> Option<&'a Bound<'py, PyS
 /// the default dtype; tensors, arrays and NumPy scalars keep their dtype;
 /// sequences promote over their items (an empty one counts as the default dtype).
 fn infer_scalar_type(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<DType> {
+    // Exact builtins first: the common case, and cheaper than the NumPy
+    // scalar probe (whose float/int subclasses must not match here).
+    if obj.is_exact_instance_of::<PyFloat>() {
+        return Ok(default_dtype());
+    }
+    if obj.is_exact_instance_of::<PyBool>() {
+        return Ok(DType::Bool);
+    }
+    if obj.is_exact_instance_of::<PyInt>() {
+        return Ok(DType::Int64);
+    }
     if let Some(d) = numpy_scalar_dtype(obj) {
         return Ok(d);
     }
@@ -128,6 +139,9 @@ fn compute_sizes(obj: &Bound<'_, PyAny>) -> PyResult<Vec<usize>> {
 
 /// One leaf value, with PyTorch's errors for what is not a number.
 fn leaf_scalar(obj: &Bound<'_, PyAny>, dtype: DType) -> PyResult<Scalar> {
+    if let Ok(f) = obj.cast_exact::<PyFloat>() {
+        return Ok(Scalar::Float(f.value()));
+    }
     if let Ok(t) = obj.cast::<PyTensor>() {
         let t = &t.get().t;
         if t.numel() != 1 {
@@ -208,7 +222,8 @@ pub fn tensor_from_data(py: Python<'_>, data: &Bound<'_, PyAny>, dtype: Option<D
         let t = &t.get().t;
         return t.clone_as(dtype.unwrap_or(t.dtype())).py();
     }
-    if crate::numpy::is_ndarray(py, data)? {
+    let builtin_seq = data.is_exact_instance_of::<PyList>() || data.is_exact_instance_of::<PyTuple>();
+    if !builtin_seq && crate::numpy::is_ndarray(py, data)? {
         let t = crate::numpy::from_numpy(py, data)?;
         return t.clone_as(dtype.unwrap_or(t.dtype())).py();
     }

@@ -537,6 +537,34 @@ impl UnaryOp {
         matches!(self, Neg | Abs | Relu | Sign | Floor | Ceil | Round | RoundDecimals(_) | Trunc | Hardtanh(..) | BitwiseNot | NanToNum(..))
     }
 
+    /// The kernel of `ferrotorch-cpu`'s vectorised unary module computing
+    /// this op, where it has a vector form.
+    fn simd_kind(self) -> Option<ferrotorch_cpu::unary::UnaryKind> {
+        use ferrotorch_cpu::unary::UnaryKind as K;
+        use UnaryOp::*;
+        let k = match self {
+            Exp => K::Exp,
+            Exp2 => K::Exp2,
+            Expm1 => K::Expm1,
+            Log => K::Log,
+            Log2 => K::Log2,
+            Log10 => K::Log10,
+            Log1p => K::Log1p,
+            Sqrt => K::Sqrt,
+            Rsqrt => K::Rsqrt,
+            Tanh => K::Tanh,
+            Sigmoid => K::Sigmoid,
+            Erf => K::Erf,
+            Erfc => K::Erfc,
+            Reciprocal => K::Reciprocal,
+            Silu => K::Silu,
+            Gelu(false) => K::Gelu,
+            Gelu(true) => K::GeluTanh,
+            _ => return None,
+        };
+        Some(k).filter(|k| k.has_simd())
+    }
+
     /// Ops PyTorch refuses for integer inputs.
     fn float_only(self) -> bool {
         use UnaryOp::*;
@@ -600,7 +628,11 @@ pub fn unary_raw(x: &Tensor, op: UnaryOp) -> Result<Tensor> {
         }
         _ if op.is_predicate() => super::unary_ext::run_predicate(op, o, s, dtype),
         _ if !dtype.is_floating_point() => super::unary_ext::run_int(op, o, s, dtype)?,
-        _ => super::unary_ext::run_float(op, o, s, dtype)?,
+        _ => match (dtype, op.simd_kind()) {
+            // The vectorised kernels (runtime ISA choice) for f32/f64.
+            (DType::Float32 | DType::Float64, Some(kind)) => ferrotorch_cpu::unary::unary(kind, dtype, o, s)?,
+            _ => super::unary_ext::run_float(op, o, s, dtype)?,
+        },
     }
     Ok(out)
 }

@@ -5,7 +5,7 @@ use super::creation::pretty;
 use crate::Tensor;
 use ferrotorch_core::layout::{broadcast_shapes, fmt_shape};
 use ferrotorch_core::{dispatch_dtype, DType, Device, Error, Result};
-use ferrotorch_cpu::matmul::{matmul as kernel, Mat};
+use ferrotorch_cpu::matmul::{matmul_threads as kernel_threads, Mat};
 use super::arith_grad::{g0, reduce_grad};
 use crate::autograd::{record, rule, GradModeGuard, SavedTensor};
 
@@ -123,7 +123,7 @@ impl Tensor {
         let (a, b) = (self.to_dtype(compute)?, other.to_dtype(compute)?);
         let out = Tensor::empty(&out_shape, compute, Device::CPU)?;
         let nb: usize = batch.iter().product();
-        for bi in 0..nb {
+        let offsets = |bi: usize| {
             let (mut oa, mut ob, mut oo) = (0isize, 0isize, 0isize);
             let mut rem = bi;
             for d in (0..batch.len()).rev() {
@@ -133,11 +133,28 @@ impl Tensor {
                 ob += i * b.strides()[d];
                 oo += i * out.strides()[d];
             }
-            dispatch_dtype!(compute, T => {
-                // SAFETY: all three matrices lie inside their tensors' layouts; out is fresh.
-                unsafe { kernel::<T>(m, p, k, mat(&out, oo), mat(&a, oa), mat(&b, ob)) }
-            });
-        }
+            (oa, ob, oo)
+        };
+        // Many small products run one per thread; big ones thread inside GEMM.
+        let per_batch = m.saturating_mul(p).saturating_mul(k);
+        let across_batch = nb >= 2 && per_batch <= 256 * 256 * 256 && rayon::current_num_threads() > 1;
+        dispatch_dtype!(compute, T => {
+            if across_batch {
+                use rayon::prelude::*;
+                (0..nb).into_par_iter().for_each(|bi| {
+                    let (oa, ob, oo) = offsets(bi);
+                    // SAFETY: all three matrices lie inside their tensors'
+                    // layouts; out is fresh and each batch writes its own matrix.
+                    unsafe { kernel_threads::<T>(m, p, k, mat(&out, oo), mat(&a, oa), mat(&b, ob), false) }
+                });
+            } else {
+                for bi in 0..nb {
+                    let (oa, ob, oo) = offsets(bi);
+                    // SAFETY: as above.
+                    unsafe { kernel_threads::<T>(m, p, k, mat(&out, oo), mat(&a, oa), mat(&b, ob), true) }
+                }
+            }
+        });
         out.to_dtype(dtype)
     }
 

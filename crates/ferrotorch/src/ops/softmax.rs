@@ -3,13 +3,10 @@
 
 use super::arith::UnaryOp;
 use super::arith_grad::{g0, mul, sub, un};
-use super::reduction::scan_rows;
 use crate::autograd::{record, rule, GradModeGuard, SavedTensor};
 use crate::Tensor;
 use ferrotorch_core::error::wrap_dim;
-use super::math::{real_dispatch, Compute, Real};
 use ferrotorch_core::{DType, Result};
-use num_traits::Float as _;
 
 impl Tensor {
     /// `softmax(dim, dtype)` (`log = false`) or `log_softmax(dim, dtype)`.
@@ -29,14 +26,11 @@ impl Tensor {
         let d = wrap_dim(dim, x.ndim())?;
         let out = {
             let _no_grad = GradModeGuard::new(false);
-            let (rows, finish) = scan_rows(&x, d)?;
-            let out = Tensor::empty(rows.t.shape(), x.dtype(), x.device())?;
-            real_dispatch!(x.dtype(), name, T => {
-                // SAFETY: `out` is a fresh contiguous buffer of the same length as the rows.
-                let dst = unsafe { std::slice::from_raw_parts_mut(out.data_ptr_mut() as *mut T, out.numel()) };
-                softmax_rows::<T>(rows.data::<T>(), dst, rows.inner, log);
-            });
-            finish(&out)?
+            let out = Tensor::empty(x.shape(), x.dtype(), x.device())?;
+            // Vectorised rows (max, exp, sum in the compute type), parallel
+            // over rows; any strides.
+            ferrotorch_cpu::reduction::softmax(x.src(), out.dst(), x.dtype(), if x.ndim() == 0 { 0 } else { d }, log)?;
+            out
         };
         let (so, dt) = (SavedTensor::output(&out, 0), x.dtype());
         let node = if log { "LogSoftmaxBackward0" } else { "SoftmaxBackward0" };
@@ -59,60 +53,6 @@ impl Tensor {
             })
         });
         Ok(out)
-    }
-}
-
-/// Softmax (or log-softmax) of each row of `n` elements, in the compute type,
-/// with the sum accumulated in `f64`. Rows run in parallel for big inputs.
-fn softmax_rows<T: Compute>(src: &[T], dst: &mut [T], n: usize, log: bool) {
-    use rayon::prelude::*;
-    if n == 0 {
-        return;
-    }
-    let row = |(r, o): (&[T], &mut [T])| {
-        let mut m = <T::C as num_traits::Float>::neg_infinity();
-        for v in r {
-            let v = v.up();
-            // NaN-propagating max: a NaN row yields NaN everywhere.
-            if v > m || v != v {
-                m = v;
-            }
-        }
-        // A row of -inf has no finite max; PyTorch gives NaN there (0/0).
-        if m == <T::C as num_traits::Float>::neg_infinity() {
-            m = <T::C as Real>::c(0.0);
-        }
-        let mut s = 0.0f64;
-        for (oi, v) in o.iter_mut().zip(r) {
-            let e = (v.up() - m).exp();
-            s += e.f();
-            if !log {
-                *oi = T::down(e);
-            }
-        }
-        if log {
-            let ls = <T::C as Real>::c(s.ln());
-            for (oi, v) in o.iter_mut().zip(r) {
-                *oi = T::down(v.up() - m - ls);
-            }
-        } else {
-            let inv = <T::C as Real>::c(1.0 / s);
-            if std::mem::size_of::<T>() == std::mem::size_of::<T::C>() {
-                for oi in o.iter_mut() {
-                    *oi = T::down(oi.up() * inv);
-                }
-            } else {
-                // Halves: recompute rather than round the exponentials twice.
-                for (oi, v) in o.iter_mut().zip(r) {
-                    *oi = T::down((v.up() - m).exp() * inv);
-                }
-            }
-        }
-    };
-    if src.len() >= ferrotorch_cpu::iter::GRAIN && src.len() > n {
-        src.par_chunks(n).zip(dst.par_chunks_mut(n)).for_each(row);
-    } else {
-        src.chunks(n).zip(dst.chunks_mut(n)).for_each(row);
     }
 }
 

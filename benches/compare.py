@@ -1,0 +1,262 @@
+"""Side-by-side benchmark: ferrotorch vs PyTorch vs NumPy, in one process run.
+
+Every workload runs on each library in interleaved rounds (ferrotorch, torch,
+numpy, ferrotorch, ...), so drift on a shared machine hits all of them alike;
+the table reports medians and the ratios ferrotorch/PyTorch and
+ferrotorch/NumPy (lower is better). Bandwidth-bound rows also report GB/s and
+the fraction of the machine's copy bandwidth measured in the same run.
+
+Usage (after ``pip install .`` so ferrotorch is a release build)::
+
+    python benches/compare.py                    # 1 thread and all cores
+    python benches/compare.py --threads 1 --quick
+    python benches/compare.py --json out.json
+
+Thread counts are fixed per run before any library is imported
+(``RAYON_NUM_THREADS`` for ferrotorch, ``torch.set_num_threads`` and the BLAS
+variables for PyTorch/NumPy); with no ``--threads`` the script re-runs itself
+once per setting.
+"""
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+MB = 1 << 20
+
+
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--threads", type=int, default=None, help="thread count (default: run 1 and all cores)")
+    p.add_argument("--quick", action="store_true", help="fewer rounds and smaller big workloads")
+    p.add_argument("--json", default="benches/compare.json", help="where to write the results")
+    p.add_argument("--only", default=None, help="comma-separated substrings of workload names to run")
+    return p.parse_args(argv)
+
+
+def _set_threads_env(n):
+    for var in ("RAYON_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ[var] = str(n)
+
+
+# --------------------------------------------------------------------------
+# timing
+
+def _time_once(fn, inner):
+    t0 = time.perf_counter()
+    for _ in range(inner):
+        fn()
+    return (time.perf_counter() - t0) / inner
+
+
+def _calibrate(fn, target_s):
+    """Inner repetitions so that one sample lasts about ``target_s``."""
+    fn()
+    inner = 1
+    while True:
+        t = _time_once(fn, inner)
+        if t * inner >= target_s or inner >= 1 << 20:
+            return inner
+        inner *= 4 if t * inner < target_s / 8 else 2
+
+
+def measure(cases, rounds, target_s):
+    """Median seconds per call for each ``(lib, fn)`` in ``cases``, interleaved."""
+    inners = {lib: _calibrate(fn, target_s) for lib, fn in cases}
+    samples = {lib: [] for lib, _ in cases}
+    for _ in range(rounds):
+        for lib, fn in cases:
+            samples[lib].append(_time_once(fn, inners[lib]))
+    return {lib: statistics.median(s) for lib, s in samples.items()}
+
+
+# --------------------------------------------------------------------------
+# workloads: name -> (kind, bytes moved or flops, {lib: setup() -> fn})
+
+def workloads(quick):
+    import numpy as np
+
+    big = (4 << 20) if quick else (16 << 20)
+    side = 2048 if quick else 4096
+    rng = np.random.default_rng(0)
+
+    def arr(*shape, dtype="float32"):
+        return rng.standard_normal(shape).astype(dtype)
+
+    def per_lib(make):
+        """``make(lib_module, from_numpy)`` -> fn, for the tensor libraries."""
+        return make
+
+    w = {}
+
+    def add(name, kind, amount, tensor_fn, numpy_fn=None):
+        w[name] = (kind, amount, tensor_fn, numpy_fn)
+
+    # per-op overhead on tiny tensors
+    a1, b1 = arr(1), arr(1)
+    a100, b100 = arr(100), arr(100)
+    m = arr(4, 4)
+    add("overhead: x + y (1 elem)", "overhead", None,
+        lambda T, f: (lambda x, y: lambda: x + y)(f(a1), f(b1)), lambda: (lambda x, y: lambda: x + y)(a1, b1))
+    add("overhead: x + y (100 elem)", "overhead", None,
+        lambda T, f: (lambda x, y: lambda: x + y)(f(a100), f(b100)), lambda: (lambda x, y: lambda: x + y)(a100, b100))
+    add("overhead: x.sum() (100 elem)", "overhead", None,
+        lambda T, f: (lambda x: lambda: x.sum())(f(a100)), lambda: (lambda x: lambda: x.sum())(a100))
+    add("overhead: x.view(-1) (4x4)", "overhead", None,
+        lambda T, f: (lambda x: lambda: x.view(-1))(f(m)), lambda: (lambda x: lambda: x.reshape(-1))(m))
+    add("overhead: x[0] (4x4)", "overhead", None,
+        lambda T, f: (lambda x: lambda: x[0])(f(m)), lambda: (lambda x: lambda: x[0])(m))
+    add("overhead: tensor([1., 2., 3.])", "overhead", None,
+        lambda T, f: lambda: T.tensor([1.0, 2.0, 3.0]), lambda: lambda: np.array([1.0, 2.0, 3.0], dtype=np.float32))
+
+    # bandwidth-bound elementwise and reductions (bytes = read + written)
+    xb, yb = arr(big), arr(big)
+    add(f"add {big // MB}M f32", "bandwidth", 12 * big,
+        lambda T, f: (lambda x, y: lambda: x + y)(f(xb), f(yb)), lambda: (lambda x, y: lambda: x + y)(xb, yb))
+    add(f"relu {big // MB}M f32", "bandwidth", 8 * big,
+        lambda T, f: (lambda x: lambda: T.relu(x))(f(xb)), lambda: (lambda x: lambda: np.maximum(x, 0))(xb))
+    add(f"exp {big // MB}M f32", "bandwidth", 8 * big,
+        lambda T, f: (lambda x: lambda: T.exp(x))(f(xb)), lambda: (lambda x: lambda: np.exp(x))(xb))
+    add(f"sum {big // MB}M f32", "bandwidth", 4 * big,
+        lambda T, f: (lambda x: lambda: x.sum())(f(xb)), lambda: (lambda x: lambda: x.sum())(xb))
+    xs = arr(side, side)
+
+    def np_softmax(x):
+        e = np.exp(x - x.max(axis=-1, keepdims=True))
+        return e / e.sum(axis=-1, keepdims=True)
+
+    add(f"softmax ({side}, {side}) f32 dim=-1", "bandwidth", 8 * side * side,
+        lambda T, f: (lambda x: lambda: T.softmax(x, -1))(f(xs)), lambda: (lambda x: lambda: np_softmax(x))(xs))
+    add(f"x.t().contiguous() {side}^2 f32", "bandwidth", 8 * side * side,
+        lambda T, f: (lambda x: lambda: x.t().contiguous())(f(xs)), lambda: (lambda x: lambda: np.ascontiguousarray(x.T))(xs))
+
+    # compute-bound
+    sizes = [256, 512, 1024] + ([] if quick else [2048])
+    for n in sizes:
+        a, b = arr(n, n), arr(n, n)
+        add(f"matmul f32 {n}", "flops", 2 * n ** 3,
+            (lambda a, b: lambda T, f: (lambda x, y: lambda: x @ y)(f(a), f(b)))(a, b),
+            (lambda a, b: lambda: (lambda x, y: lambda: x @ y)(a, b))(a, b))
+    a64, b64 = arr(1024, 1024, dtype="float64"), arr(1024, 1024, dtype="float64")
+    add("matmul f64 1024", "flops", 2 * 1024 ** 3,
+        lambda T, f: (lambda x, y: lambda: x @ y)(f(a64), f(b64)), lambda: (lambda x, y: lambda: x @ y)(a64, b64))
+    ba, bb = arr(64, 128, 128), arr(64, 128, 128)
+    add("bmm (64, 128, 128) f32", "flops", 2 * 64 * 128 ** 3,
+        lambda T, f: (lambda x, y: lambda: T.bmm(x, y))(f(ba), f(bb)), lambda: (lambda x, y: lambda: x @ y)(ba, bb))
+    nimg = 4 if quick else 16
+    cx, cw = arr(nimg, 64, 56, 56), arr(64, 64, 3, 3)
+    add(f"conv2d fwd ({nimg}x64x56x56, 3x3, pad 1) f32", "flops", 2 * nimg * 64 * 64 * 9 * 56 * 56,
+        lambda T, f: (lambda x, w_: lambda: T.nn.functional.conv2d(x, w_, padding=1))(f(cx), f(cw)), None)
+    return w
+
+
+def copy_bandwidth(libs):
+    """Best copy bandwidth (GB/s, read + write) seen on 64 MiB buffers."""
+    import numpy as np
+    src = np.ones(16 << 20, dtype=np.float32)
+    best = 0.0
+    cases = [("numpy", (lambda d: lambda: np.copyto(d, src))(np.empty_like(src)))]
+    for name, (T, f) in libs.items():
+        s, d = f(src), f(np.empty_like(src))
+        cases.append((name, (lambda s, d: lambda: d.copy_(s))(s, d)))
+    for lib, t in measure(cases, rounds=7, target_s=0.05).items():
+        best = max(best, 2 * src.nbytes / t / 1e9)
+    return best
+
+
+def run_one(args):
+    import numpy as np
+    import ferrotorch
+    libs = {"ferrotorch": (ferrotorch, ferrotorch.from_numpy)}
+    try:
+        import torch
+        torch.set_num_threads(args.threads)
+        libs["torch"] = (torch, torch.from_numpy)
+    except ImportError:
+        print("PyTorch not installed: ferrotorch/PyTorch ratios are omitted", file=sys.stderr)
+    rounds_small, rounds_big = (7, 3) if args.quick else (15, 5)
+    bw = copy_bandwidth(libs)
+    rows = []
+    only = args.only.split(",") if args.only else None
+    for name, (kind, amount, tensor_fn, numpy_fn) in workloads(args.quick).items():
+        if only and not any(o in name for o in only):
+            continue
+        cases = [(lib, tensor_fn(T, f)) for lib, (T, f) in libs.items()]
+        if numpy_fn is not None:
+            cases.append(("numpy", numpy_fn()))
+        big = kind != "overhead"
+        med = measure(cases, rounds_big if big else rounds_small, 0.2 if big else 0.02)
+        row = {"workload": name, "kind": kind, "threads": args.threads, "median_s": med}
+        ft = med["ferrotorch"]
+        for peer in ("torch", "numpy"):
+            if peer in med:
+                row[f"ratio_vs_{peer}"] = ft / med[peer]
+        if kind == "bandwidth":
+            row["ferrotorch_GBps"] = amount / ft / 1e9
+            row["fraction_of_copy_bw"] = row["ferrotorch_GBps"] / bw
+        if kind == "flops":
+            row["ferrotorch_GFLOPs"] = amount / ft / 1e9
+        rows.append(row)
+        print_row(row)
+    return {"threads": args.threads, "copy_bandwidth_GBps": bw, "rows": rows}
+
+
+def fmt_t(s):
+    if s is None:
+        return "-"
+    for unit, f in (("s", 1), ("ms", 1e3), ("us", 1e6), ("ns", 1e9)):
+        if s * f >= 1:
+            return f"{s * f:.3g} {unit}"
+    return f"{s * 1e9:.3g} ns"
+
+
+def print_header(threads, bw):
+    print(f"\n== threads = {threads}; machine copy bandwidth {bw:.1f} GB/s ==")
+    print(f"{'workload':44} {'ferrotorch':>11} {'torch':>11} {'numpy':>11} {'ft/torch':>9} {'ft/numpy':>9}  note")
+
+
+def print_row(r):
+    med = r["median_s"]
+    note = ""
+    if "ferrotorch_GBps" in r:
+        note = f"{r['ferrotorch_GBps']:.1f} GB/s ({100 * r['fraction_of_copy_bw']:.0f}% of copy)"
+    if "ferrotorch_GFLOPs" in r:
+        note = f"{r['ferrotorch_GFLOPs']:.1f} GFLOP/s"
+    rt = r.get("ratio_vs_torch")
+    rn = r.get("ratio_vs_numpy")
+    print(f"{r['workload']:44} {fmt_t(med.get('ferrotorch')):>11} {fmt_t(med.get('torch')):>11} "
+          f"{fmt_t(med.get('numpy')):>11} {'-' if rt is None else f'{rt:.2f}':>9} "
+          f"{'-' if rn is None else f'{rn:.2f}':>9}  {note}", flush=True)
+
+
+def main():
+    args = parse_args()
+    if args.threads is None:
+        results = []
+        for n in (1, os.cpu_count() or 1):
+            cmd = [sys.executable, __file__, "--threads", str(n), "--json", args.json + f".t{n}"]
+            cmd += ["--quick"] if args.quick else []
+            cmd += ["--only", args.only] if args.only else []
+            subprocess.run(cmd, check=True)
+            with open(args.json + f".t{n}") as fh:
+                results.append(json.load(fh))
+            os.remove(args.json + f".t{n}")
+        with open(args.json, "w") as fh:
+            json.dump(results, fh, indent=1)
+        print(f"\nwrote {args.json}")
+        return
+    _set_threads_env(args.threads)
+    print(f"\n== threads = {args.threads} ==", flush=True)
+    print(f"{'workload':44} {'ferrotorch':>11} {'torch':>11} {'numpy':>11} {'ft/torch':>9} {'ft/numpy':>9}  note")
+    res = run_one(args)
+    print(f"machine copy bandwidth (best of numpy/torch/ferrotorch copy, 64 MiB): {res['copy_bandwidth_GBps']:.1f} GB/s")
+    with open(args.json, "w") as fh:
+        json.dump(res, fh, indent=1)
+
+
+if __name__ == "__main__":
+    main()
