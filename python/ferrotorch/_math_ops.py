@@ -91,6 +91,8 @@ def _rt(name, fields=("values", "indices")):
 return_types = types.SimpleNamespace(
     **{n: _rt(n) for n in ("max", "min", "sort", "topk", "kthvalue", "median", "mode", "cummax", "cummin", "aminmax")}
 )
+return_types.linalg_svd = _rt("linalg_svd", ("U", "S", "Vh"))
+return_types.svd = _rt("svd", ("U", "S", "V"))
 
 
 # ----- unary ----------------------------------------------------------------------
@@ -716,7 +718,12 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
     if p == "fro" or p is None:
         p = 2
     if isinstance(p, str):
-        raise NotImplementedError(f"norm with p='{p}' is not supported by ferrotorch yet")
+        from .linalg import matrix_norm
+        if dim is None:
+            dim = tuple(range(input.dim()))
+        elif isinstance(dim, int):
+            dim = (dim,)
+        return matrix_norm(input, p, dim, keepdim, dtype=dtype, out=out)
     return vector_norm(input, p, dim, keepdim, dtype=dtype, out=out)
 
 
@@ -801,8 +808,9 @@ def mode(input, dim=-1, keepdim=False, *, out=None):
 def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
     """Distinct values (sorted), optionally with inverse indices and counts."""
     if dim is not None:
-        raise NotImplementedError("unique(dim=...) is not supported by ferrotorch yet")
-    v, inv, cnt = _C._math_unique(input)
+        v, inv, cnt = _unique_dim(input, dim)
+    else:
+        v, inv, cnt = _C._math_unique(input)
     if return_inverse and return_counts:
         return v, inv, cnt
     if return_inverse:
@@ -810,6 +818,56 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
     if return_counts:
         return v, cnt
     return v
+
+
+def svd(input, some=True, compute_uv=True, *, out=None):
+    """``(U, S, V)`` with ``input = U diag(S) V^T`` (see ``linalg.svd``)."""
+    from ._svd import torch_svd
+    return torch_svd(input, some, compute_uv, out=out)
+
+
+def _unique_dim(input, dim):
+    """Unique slices along ``dim`` (always sorted lexicographically), inverse and counts.
+
+    The slices are flattened to rows and sorted by repeated stable argsorts
+    from the last column to the first; consecutive rows that differ start a
+    new group (NaN differs from everything, ``-0.0 == 0.0``).
+    """
+    nd = input.dim()
+    if nd == 0:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+    if not -nd <= dim < nd:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-nd}, {nd - 1}], but got {dim})")
+    dim %= nd
+    shape = tuple(input.shape)
+    if builtins.any(s == 0 for d, s in enumerate(shape) if d != dim):
+        raise RuntimeError("There are 0 sized dimensions, and they aren't selected, so unique cannot be applied")
+    n = shape[dim]
+    dev = input.device
+    with _no_grad():
+        x = input.detach()
+        if n == 0:
+            e = _C.zeros((0,), dtype=_C.int64, device=dev)
+            return x.clone(), e, e.clone()
+        rest = shape[:dim] + shape[dim + 1:]
+        rows = x.movedim(dim, 0).reshape(n, -1)
+        k = rows.shape[1]
+        perm = _C.arange(n, device=dev)
+        for c in range(k - 1, -1, -1):
+            key = rows[:, c].index_select(0, perm)
+            perm = perm.index_select(0, argsort(key, stable=True))
+        srt = rows.index_select(0, perm)
+        start = _C.ones((n,), dtype=_C.bool, device=dev)
+        if n > 1:
+            start[1:] = (srt[1:] != srt[:-1]).any(1)
+        group = start.cumsum(0) - 1
+        inverse = _C.zeros((n,), dtype=_C.int64, device=dev).index_copy(0, perm, group)
+        first = start.nonzero().reshape(-1)
+        u = first.shape[0]
+        counts = _C.zeros((u,), dtype=_C.int64, device=dev).index_add(0, group, _C.ones((n,), dtype=_C.int64,
+                                                                                         device=dev))
+        values = srt.index_select(0, first).reshape((u,) + rest).movedim(0, dim)
+        return values.contiguous(), inverse, counts
 
 
 def softmax(input, dim=None, dtype=None, _stacklevel=3, *, out=None):
@@ -828,7 +886,7 @@ def log_softmax(input, dim=None, dtype=None, _stacklevel=3, *, out=None):
 
 for _f in (prod, amax, amin, max, min, argmax, argmin, var, std, var_mean, std_mean, norm, logsumexp, all, any,
            count_nonzero, cumsum, cumprod, cummax, cummin, sort, argsort, topk, kthvalue, median, mode, unique,
-           softmax, log_softmax):
+           svd, softmax, log_softmax):
     _export(_f)
     _attach(_f.__name__, _f)
 

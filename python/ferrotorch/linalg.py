@@ -1,15 +1,17 @@
 """``torch.linalg``: vector and matrix norms over ferrotorch's reductions.
 
-Norms that need a singular value decomposition (``ord=2``, ``-2`` and
-``'nuc'`` for matrices) are not available yet and raise ``NotImplementedError``.
+Matrix norms that need singular values (``ord=2``, ``-2`` and ``'nuc'``) use
+``svdvals`` (one-sided Jacobi in double precision, see ``_svd``), which is
+meant for small matrices.
 """
 
 import math
 
 from . import _C
 from ._math_ops import _write_out, _pretty, vector_norm as _vector_norm
+from ._svd import LinAlgError, svd, svdvals
 
-__all__ = ["vector_norm", "norm", "matrix_norm"]
+__all__ = ["vector_norm", "norm", "matrix_norm", "svd", "svdvals", "LinAlgError"]
 
 
 def _check_float(A, fname):
@@ -42,9 +44,12 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
 
 def _dims2(A, dim, fname):
     if isinstance(dim, int) or len(dim) != 2:
-        n = 1 if isinstance(dim, int) else len(dim)
-        raise RuntimeError(f"linalg.{fname}: dim must be a 2-tuple. Got {n}")
+        got = str(dim) if isinstance(dim, int) else " ".join(str(d) for d in dim)
+        raise RuntimeError(f"linalg.{fname}: dim must be a 2-tuple. Got {got}")
     nd = A.dim()
+    for d in dim:
+        if not -nd <= d < nd:
+            raise IndexError(f"Dimension out of range (expected to be in range of [{-nd}, {nd - 1}], but got {d})")
     d0, d1 = (d % nd if nd else d for d in dim)
     if d0 == d1:
         raise RuntimeError(f"linalg.{fname}: dims must be different. Got ({dim[0]}, {dim[1]})")
@@ -56,8 +61,8 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=No
 
     Computes a matrix norm over the two dims ``dim`` (batched over the rest):
     ``'fro'`` (Frobenius), ``1`` / ``-1`` (max / min absolute column sum),
-    ``inf`` / ``-inf`` (max / min absolute row sum). ``2``, ``-2`` and
-    ``'nuc'`` need singular values and are not supported yet.
+    ``inf`` / ``-inf`` (max / min absolute row sum), ``2`` / ``-2`` (largest /
+    smallest singular value) and ``'nuc'`` (sum of the singular values).
 
     Args:
         A (Tensor): a floating-point tensor with at least 2 dims.
@@ -69,8 +74,10 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=No
         dtype (torch.dtype, optional): compute and return in this dtype.
         out (Tensor, optional): the output tensor.
     """
-    if dtype is None:
-        _check_float(A, "matrix_norm")
+    if isinstance(ord, str) and ord not in ("fro", "nuc") or not isinstance(ord, str) and ord not in (
+            1, -1, 2, -2, math.inf, -math.inf):
+        raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
+    _check_float(A, "matrix_norm")
     if A.dim() < 2:
         raise RuntimeError("linalg.matrix_norm: The input tensor A must have at least 2 dimensions.")
     d0, d1 = _dims2(A, dim, "matrix_norm")
@@ -78,9 +85,8 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=No
         A = A.to(dtype)
     if ord == "fro":
         return _vector_norm(A, 2, (d0, d1), keepdim, out=out)
-    if ord in ("nuc", 2, -2):
-        raise NotImplementedError(f"linalg.matrix_norm: ord={ord!r} needs singular values (linalg.svdvals), "
-                                  "which ferrotorch does not have yet")
+    if ord in ("nuc", 2, -2) and not isinstance(ord, bool):
+        return _write_out(_svd_norm(A, ord, d0, d1, keepdim), out)
     if isinstance(ord, str) or ord not in (1, -1, math.inf, -math.inf):
         raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
     # |A| summed over one matrix dim, then the max or min over the other
@@ -124,3 +130,25 @@ def norm(A, ord=None, dim=None, keepdim=False, *, out=None, dtype=None):
     if A.dim() == 2:
         return matrix_norm(A, ord, (-2, -1), keepdim, dtype=dtype, out=out)
     raise RuntimeError(f"linalg.norm: If dim is not specified but ord is, the input must be 1D or 2D. Got {A.dim()}D.")
+
+
+def _svd_norm(A, ord, d0, d1, keepdim):
+    """The 2, -2 or nuclear norm over the matrix dims ``(d0, d1)``."""
+    if A.dtype not in (_C.float32, _C.float64):
+        raise RuntimeError(f"linalg.matrix_norm: Low precision dtypes not supported. Got {_pretty(A.dtype)}")
+    nd = A.dim()
+    rest = [d for d in range(nd) if d not in (d0, d1)]
+    M = A.permute(*rest, d0, d1)
+    S = svdvals(M)
+    if ord == "nuc":
+        r = S.sum(-1)
+    elif ord == 2:
+        r = S.amax(-1) if S.shape[-1] else S.sum(-1)
+    else:
+        if not S.shape[-1]:
+            raise IndexError("amin(): Expected reduction dim -1 to have non-zero size.")
+        r = S.amin(-1)
+    if keepdim:
+        for d in sorted((d0, d1)):
+            r = r.unsqueeze(d)
+    return r

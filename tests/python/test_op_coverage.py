@@ -628,19 +628,19 @@ EXTRA = {
     "linalg_norm_3d_ord_error": lambda L: L.linalg.norm(_t(L, _A4), 1),
     "matrix_norm_1d_error": lambda L: L.linalg.matrix_norm(_t(L, _A)[0]),
     "vector_norm_int_error": lambda L: L.linalg.vector_norm(_t(L, _I)),
-    # need the Rust core (see EXTRA_GAPS)
     "unique_dim": lambda L: L.unique(L.tensor([[1, 2], [1, 2], [0, 1]]), dim=0),
+    "unique_dim1_inverse_counts": lambda L: L.unique(L.tensor([[1, 2, 1], [3, 0, 3]]), dim=1, return_inverse=True,
+                                                     return_counts=True),
+    "unique_dim_out_of_range": lambda L: L.unique(_t(L, _A), dim=2),
     "matrix_norm_2": lambda L: L.linalg.matrix_norm(_t(L, _A), 2),
+    "matrix_norm_neg2": lambda L: L.linalg.matrix_norm(_t(L, _A), -2),
     "matrix_norm_nuc": lambda L: L.linalg.matrix_norm(_t(L, _A), "nuc"),
+    "matrix_norm_nuc_int_error": lambda L: L.linalg.matrix_norm(_t(L, _I), "nuc"),
     "norm_nuc": lambda L: L.norm(_t(L, _A), p="nuc"),
+    "svdvals": lambda L: L.linalg.svdvals(_t(L, _A)),
 }
 
-EXTRA_GAPS = {
-    "unique_dim": "unique(dim=...) has no kernel (needs a lexicographic row sort/unique in Rust)",
-    "matrix_norm_2": "spectral norm needs singular values (linalg.svdvals) with backward",
-    "matrix_norm_nuc": "nuclear norm needs singular values (linalg.svdvals) with backward",
-    "norm_nuc": "nuclear norm needs singular values (linalg.svdvals) with backward",
-}
+EXTRA_GAPS = {}
 
 
 def _check_extra(name):
