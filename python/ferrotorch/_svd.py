@@ -104,10 +104,13 @@ def _svd_one(rows, m, n):
     k = min(m, n)
     if k == 0:
         return [[] for _ in range(m)], [], []
+    if any(x != x for r in rows for x in r):
+        raise LinAlgError("The algorithm failed to converge because the input matrix contained non-finite values.")
     scale = max(abs(x) for r in rows for x in r)
-    if not math.isfinite(scale):
-        raise LinAlgError(
-            "linalg.svd: The algorithm failed to converge because the input matrix contained non-finite values.")
+    if math.isinf(scale):
+        # infinite entries (no NaN): LAPACK returns NaN singular values rather than failing
+        nan = math.nan
+        return [[nan] * k for _ in range(m)], [nan] * k, [[nan] * n for _ in range(k)]
     if scale == 0.0:
         scale = 1.0
     if m >= n:
@@ -137,8 +140,12 @@ def _svd_raw(A):
             return U, S, Vh
     data = A.detach().to(_C.float64).reshape(nb, m, n).tolist()
     Us, Ss, Vs = [], [], []
-    for mat in data:
-        U, S, Vh = _svd_one(mat, m, n)
+    for b, mat in enumerate(data):
+        try:
+            U, S, Vh = _svd_one(mat, m, n)
+        except LinAlgError as e:
+            prefix = f"(Batch element {b}): " if batch else ""
+            raise LinAlgError(f"linalg.svd: {prefix}{e}") from None
         Us.append(U)
         Ss.append(S)
         Vs.append(Vh)
