@@ -41,14 +41,14 @@ def _jacobi_cols(cols, n_rows):
     tol = _EPS * n_rows
     for _ in range(_MAX_SWEEPS):
         rotated = False
+        nrm = [_dot(c, c) for c in cols]
         for p in range(n - 1):
             for q in range(p + 1, n):
                 cp, cq = cols[p], cols[q]
                 gamma = _dot(cp, cq)
                 if gamma == 0.0:
                     continue
-                alpha = _dot(cp, cp)
-                beta = _dot(cq, cq)
+                alpha, beta = nrm[p], nrm[q]
                 if abs(gamma) <= tol * math.sqrt(alpha * beta):
                     continue
                 rotated = True
@@ -59,6 +59,8 @@ def _jacobi_cols(cols, n_rows):
                     t = math.copysign(1.0, zeta) / (abs(zeta) + math.sqrt(1.0 + zeta * zeta))
                 c = 1.0 / math.sqrt(1.0 + t * t)
                 s = c * t
+                nrm[p] = alpha - t * gamma
+                nrm[q] = beta + t * gamma
                 cols[p] = [c * x - s * y for x, y in zip(cp, cq)]
                 cols[q] = [s * x + c * y for x, y in zip(cp, cq)]
                 vp, vq = V[p], V[q]
@@ -270,15 +272,19 @@ def svd(A, full_matrices=True, *, driver=None, out=None):
     ``A = U diag(S) Vh`` with ``S`` descending. With ``full_matrices=False``
     ``U`` is ``(*, m, k)`` and ``Vh`` ``(*, k, n)`` (``k = min(m, n)``) and all
     three are differentiable; with ``full_matrices=True`` and a non-square
-    ``A`` the completed ``U``/``Vh`` carry no gradient.
+    ``A`` the extra columns of ``U`` (rows of ``Vh``) carry no gradient.
     """
     _check(A)
     m, n = A.shape[-2], A.shape[-1]
+    U, S, Vh = _fns()[1].apply(A)
     if full_matrices and m != n:
-        U, S, Vh = _svd_raw(A)
-        U, Vh = _complete(U, m), _mT(_complete(_mT(Vh), n))
-    else:
-        U, S, Vh = _fns()[1].apply(A)
+        # the extra orthonormal columns carry no gradient (PyTorch refuses it in backward)
+        from ._shape_ops import cat
+        k = min(m, n)
+        if m > k:
+            U = cat([U, _complete(U.detach(), m)[..., k:]], -1)
+        else:
+            Vh = cat([Vh, _mT(_complete(_mT(Vh.detach()), n))[..., k:, :]], -2)
     res = _svd_rt(U, S, Vh)
     if out is not None:
         from ._math_ops import _write_out

@@ -377,3 +377,15 @@ def test_svd_inf_gives_nan_like_torch():
     assert all(math.isnan(v) for v in ft.linalg.svdvals(ft.tensor(a)).tolist())
     assert all(math.isnan(v) for v in torch.linalg.svdvals(torch.tensor(a)).tolist())
     assert math.isnan(ft.linalg.matrix_norm(ft.tensor(a), "nuc").item())
+
+
+@pytest.mark.parametrize("shape", [(4, 3), (3, 4)])
+def test_svd_full_matrices_grad_through_s(shape):
+    a = _rand(shape, seed=13)
+    ta = a.clone().requires_grad_()
+    torch.linalg.svd(ta)[1].pow(2).sum().backward()
+    fa = _ft(a, requires_grad=True)
+    U, S, Vh = ft.linalg.svd(fa)
+    assert tuple(U.shape) == (shape[0], shape[0]) and tuple(Vh.shape) == (shape[1], shape[1])
+    S.pow(2).sum().backward()
+    np.testing.assert_allclose(_np(fa.grad), ta.grad.numpy(), atol=1e-10)
