@@ -4,9 +4,8 @@ PyTorch has them) on float32, float64, int64 and bool inputs, contiguous,
 transposed (non-contiguous) and broadcast, give the same dtype and values as
 PyTorch -- or raise the same exception class where PyTorch raises.
 
-Known gaps that need the Rust core are listed in ``KNOWN_GAPS``; each is an
-``xfail(strict=True)`` case so it flips when fixed, and the main cases skip
-only those exact (op, form, dtype, layout) combinations.
+A gap found later goes into ``EXTRA_GAPS`` as an ``xfail(strict=True)``
+case, so it flips to a failure once fixed.
 """
 
 import math
@@ -472,40 +471,26 @@ add("nonzero", ("any",))
 assert len({c.name for c in CASES}) == len(CASES)
 BY_NAME = {c.name: c for c in CASES}
 
-# (op, form, dtype, layout) combinations that need the Rust core, with the reason;
-# the main cases skip exactly these and test_known_gap expects them to fail.
-KNOWN_GAPS = {}
-
-
 def _combos(case, form):
     for dtype in case.dtypes:
         for layout in case.layouts:
             yield dtype, layout
 
 
-@pytest.mark.parametrize("form", FORMS)
-@pytest.mark.parametrize("name", [c.name for c in CASES])
+# Only the forms PyTorch itself has are compared (test_forms_exist checks
+# that we have each of them).
+APPLICABLE = [(c.name, form) for c in CASES for form in FORMS if _torch_has(c, form)]
+
+
+@pytest.mark.parametrize("name,form", APPLICABLE)
 def test_op_matches_torch(name, form):
     case = BY_NAME[name]
-    if not _torch_has(case, form):
-        pytest.skip(f"torch has no {form} form of {name}")
     failures = []
     for dtype, layout in _combos(case, form):
-        if (name, form, dtype, layout) in KNOWN_GAPS:
-            continue
         msg = check(case, form, dtype, layout)
         if msg:
             failures.append(f"{dtype}/{layout}: {msg}")
     assert not failures, "\n".join(failures)
-
-
-@pytest.mark.parametrize("key", [pytest.param(k, marks=pytest.mark.xfail(strict=True, reason=r))
-                                 for k, r in sorted(KNOWN_GAPS.items())] or
-                         [pytest.param(None, marks=pytest.mark.skip(reason="no known gaps"))])
-def test_known_gap(key):
-    name, form, dtype, layout = key
-    msg = check(BY_NAME[name], form, dtype, layout)
-    assert msg is None, msg
 
 
 # ----- every form PyTorch has exists -----------------------------------------------
