@@ -64,22 +64,23 @@ pub fn conv2d_out_shape(x: [usize; 4], w: [usize; 4], win: &Window2d, groups: us
     }
 }
 
-/// Unfolds one group of one image into `col` (`K × P`, row-major), where
-/// `K = cg·kh·kw` and `P = oh·ow`; out-of-range taps are 0.
+/// Unfolds output rows `rows` of one group of one image into `col`
+/// (`K × P`, row-major), where `K = cg·kh·kw` and `P = rows.len()·ow`;
+/// out-of-range taps are 0.
 #[allow(clippy::too_many_arguments)]
-fn im2col<T: Element>(x: &[T], cg: usize, h: usize, w: usize, kh: usize, kw: usize, oh: usize, ow: usize, win: &Window2d, col: &mut [T]) {
+fn im2col<T: Element>(x: &[T], cg: usize, h: usize, w: usize, kh: usize, kw: usize, rows: std::ops::Range<usize>, ow: usize, win: &Window2d, col: &mut [T]) {
     let (sh, sw) = win.stride;
     let (ph, pw) = win.padding;
     let (dh, dw) = win.dilation;
-    let p = oh * ow;
+    let p = rows.len() * ow;
     for c in 0..cg {
         let plane = &x[c * h * w..(c + 1) * h * w];
         for ki in 0..kh {
             for kj in 0..kw {
                 let row = &mut col[((c * kh + ki) * kw + kj) * p..][..p];
-                for y in 0..oh {
+                for (r, y) in rows.clone().enumerate() {
                     let ih = (y * sh + ki * dh) as isize - ph as isize;
-                    let dst = &mut row[y * ow..(y + 1) * ow];
+                    let dst = &mut row[r * ow..(r + 1) * ow];
                     if ih < 0 || ih >= h as isize {
                         dst.fill(T::zero());
                         continue;
@@ -107,6 +108,17 @@ fn im2col<T: Element>(x: &[T], cg: usize, h: usize, w: usize, kh: usize, kw: usi
             }
         }
     }
+}
+
+/// Elements of an im2col band: 256 KiB of f32, so a band stays in L2.
+const COL_BAND: usize = 1 << 16;
+
+fn mat<T>(s: &[T], rs: usize) -> Mat {
+    Mat { ptr: s.as_ptr() as *mut u8, rs: rs as isize, cs: 1 }
+}
+
+fn mat_mut<T>(s: &mut [T], rs: usize) -> Mat {
+    Mat { ptr: s.as_mut_ptr() as *mut u8, rs: rs as isize, cs: 1 }
 }
 
 /// 2-d convolution forward on contiguous NCHW `x` (shape `xs`) with weight
@@ -150,28 +162,30 @@ pub fn conv2d<T: GemmFloat>(
         }
         for g in 0..groups {
             let xg = &xi[g * cg * h * wd..(g + 1) * cg * h * wd];
-            let rhs: &[T] = if direct {
-                xg
-            } else {
-                col.resize(k * p, T::zero());
-                im2col(xg, cg, h, wd, kh, kw, oh, ow, win, col);
-                col
-            };
             let wg = &w[g * og * k..(g + 1) * og * k];
             let yg = &mut y[g * og * p..(g + 1) * og * p];
-            // SAFETY: row-major matrices of the sizes passed, inside their
-            // slices: wg (og×k), rhs (k×p), yg (og×p); yg does not overlap them.
-            unsafe {
-                gemm_into::<T>(
-                    og,
-                    p,
-                    k,
-                    Mat { ptr: yg.as_mut_ptr() as *mut u8, rs: p as isize, cs: 1 },
-                    Mat { ptr: wg.as_ptr() as *mut u8, rs: k as isize, cs: 1 },
-                    Mat { ptr: rhs.as_ptr() as *mut u8, rs: p as isize, cs: 1 },
-                    bias.is_some(),
-                    gemm_threads,
-                )
+            if direct {
+                // SAFETY: row-major matrices of the sizes passed, inside their
+                // slices: wg (og×k), xg (k×p), yg (og×p); yg overlaps neither.
+                unsafe { gemm_into::<T>(og, p, k, mat_mut(yg, p), mat(wg, k), mat(xg, p), bias.is_some(), gemm_threads) };
+                continue;
+            }
+            // Unfold a band of output rows at a time so the band's columns
+            // stay in cache between im2col writing and GEMM reading them.
+            // A threaded GEMM wants the whole image as one product instead.
+            let band = if gemm_threads { oh } else { (COL_BAND / (k * ow).max(1)).clamp(1, oh) };
+            let mut y0 = 0;
+            while y0 < oh {
+                let y1 = (y0 + band).min(oh);
+                let pb = (y1 - y0) * ow;
+                col.resize(k * pb, T::zero());
+                im2col(xg, cg, h, wd, kh, kw, y0..y1, ow, win, &mut col[..k * pb]);
+                let dst = &mut yg[y0 * ow..];
+                // SAFETY: wg is og×k and the band's col is k×pb, both row-major
+                // inside their slices; dst addresses og rows of pb columns with
+                // row stride p inside yg, which overlaps neither input.
+                unsafe { gemm_into::<T>(og, pb, k, mat_mut(dst, p), mat(wg, k), mat(&col[..k * pb], pb), bias.is_some(), gemm_threads) };
+                y0 = y1;
             }
         }
     };
@@ -181,7 +195,7 @@ pub fn conv2d<T: GemmFloat>(
     } else {
         let mut col = Vec::new();
         for (img, y) in out.chunks_mut(img_out).enumerate() {
-            per_image(img, y, &mut col, true);
+            per_image(img, y, &mut col, threads > 1);
         }
     }
     Ok(os)
@@ -395,6 +409,8 @@ mod tests {
             ([20, 5, 6, 6], [7, 5, 1, 1], Window2d::default(), 1, true),                                             // 1x1, many images
             ([2, 3, 5, 5], [2, 3, 5, 5], Window2d::default(), 1, false),                                             // kernel = input
             ([2, 2, 4, 40], [3, 2, 2, 3], Window2d { stride: (1, 3), padding: (0, 1), dilation: (1, 1) }, 1, true),
+            // Wide rows: k·ow exceeds the im2col band, so one output row per band.
+            ([2, 64, 5, 122], [4, 64, 3, 3], Window2d { stride: (1, 1), padding: (1, 1), dilation: (1, 1) }, 1, true),
             // Padding wider than the input: whole taps fall outside the row.
             ([1, 2, 3, 2], [2, 2, 2, 2], Window2d { stride: (1, 1), padding: (4, 5), dilation: (1, 1) }, 1, false),
         ];
