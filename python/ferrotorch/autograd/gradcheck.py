@@ -6,7 +6,6 @@ takes central differences; the analytical one runs one vector-Jacobian
 product per output element. Both are assembled as float64 NumPy arrays.
 """
 
-import numpy as np
 
 from .. import _C
 
@@ -28,6 +27,7 @@ def _outputs(out):
 
 
 def _np(t):
+    import numpy as np  # lazy: keeps `import ferrotorch` fast
     return np.asarray(t.detach().to(_C.float64).numpy(), dtype=np.float64).reshape(-1)
 
 
@@ -46,6 +46,7 @@ class _Mode:
 
 def _numerical(func, inputs, i, eps, n_outs):
     """Central differences of every output w.r.t. input ``i``: list of (n_out, n_in) arrays."""
+    import numpy as np  # lazy: keeps `import ferrotorch` fast
     x = inputs[i]
     alias = x.detach()
     n_in = x.numel()
@@ -66,6 +67,7 @@ def _numerical(func, inputs, i, eps, n_outs):
 def _analytical(outputs, diff_inputs):
     """Rows of the Jacobian by one vector-Jacobian product per output element:
     ``jac[j][i]`` is (outputs[j].numel(), diff_inputs[i].numel())."""
+    import numpy as np  # lazy: keeps `import ferrotorch` fast
     from . import grad as _grad
     jac = []
     for o in outputs:
@@ -92,6 +94,7 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
               check_batched_grad=False, check_batched_forward_grad=False, check_forward_ad=False,
               check_backward_ad=True, fast_mode=False, masked=None):
     """Checks analytical gradients of ``func`` against central finite differences."""
+    import numpy as np  # lazy: keeps `import ferrotorch` fast
     inputs = _as_tuple(inputs)
     diff_idx = [i for i, x in enumerate(inputs) if _is_tensor(x) and x.requires_grad]
     if not diff_idx:
@@ -130,6 +133,7 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
                   check_fwd_over_rev=False, check_rev_over_rev=True, fast_mode=False, masked=False):
     """Checks second derivatives: ``gradcheck`` of the vector-Jacobian product
     of ``func`` with (random, fixed) ``grad_outputs``."""
+    import numpy as np  # lazy: keeps `import ferrotorch` fast
     from . import grad as _grad
     inputs = _as_tuple(inputs)
     with _Mode(True):

@@ -70,6 +70,10 @@ impl Tensor {
 
 /// A borrowed layout broadcast to `shape` (stride 0 on new or size-1 dims).
 pub(crate) fn broadcast_layout(t: &Tensor, shape: &[usize]) -> Result<Layout> {
+    // Same shape (the common case): no broadcasting, no size list to build.
+    if t.shape() == shape {
+        return Ok(t.layout().clone());
+    }
     let sizes: Vec<i64> = shape.iter().map(|&s| s as i64).collect();
     t.layout().expand(&sizes)
 }
