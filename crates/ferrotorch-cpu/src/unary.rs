@@ -4,10 +4,10 @@
 //!
 //! Paths, per run of the strided iterator:
 //! - f32/f64, contiguous input and output, op with a vector form
-//!   ([`UnaryKind::has_simd`]): the SIMD algorithm of [`crate::simd::math`];
+//!   ([`UnaryKind::has_simd`]): the SIMD algorithm of `simd::math`;
 //! - f16/bf16, contiguous: converted to f32 in blocks, the f32 SIMD path, and back;
 //! - anything else (strided or broadcast runs, ops without a vector form):
-//!   [`reference`] per element, computed in f64 and rounded to the dtype.
+//!   [`reference()`] per element, computed in f64 and rounded to the dtype.
 //!
 //! Integer and bool dtypes support the ops that keep their dtype in PyTorch
 //! (neg, abs, sign, square, relu, floor/ceil/round/trunc); the op layer
@@ -601,7 +601,7 @@ fast_float!(f32, unary_scalar_f32, unary_avx2_f32, unary_avx512_f32);
 fast_float!(f64, unary_scalar_f64, unary_avx2_f64, unary_avx512_f64);
 
 /// `out = op(a)` for float32 tensors; `a` already broadcast to `out`'s shape.
-/// Contiguous runs are vectorised; other runs use [`reference`].
+/// Contiguous runs are vectorised; other runs use [`reference()`].
 pub fn unary_f32(op: UnaryKind, out: Dst, a: Src) {
     unary_fast::<f32>(op, out, a)
 }

@@ -1,8 +1,8 @@
 //! Runtime ISA selection and the small vector abstraction the fast kernels are
 //! written against.
 //!
-//! Every vectorised algorithm (see [`math`]) is written once, generic over the
-//! [`Vf`] trait, and instantiated for each instruction set: AVX-512F (16 × f32,
+//! Every vectorised algorithm (see the `math` module) is written once, generic over the
+//! `Vf` trait, and instantiated for each instruction set: AVX-512F (16 × f32,
 //! 8 × f64), AVX2+FMA (8 × f32, 4 × f64) and a portable scalar fallback where a
 //! "vector" is a single `f32`/`f64`. The x86 instantiations live inside
 //! `#[target_feature]` functions that are only called after

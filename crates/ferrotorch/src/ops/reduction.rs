@@ -2,7 +2,7 @@
 //! argmax/argmin, var/std, vector norms, logsumexp, all/any, count_nonzero,
 //! and the scans (cumsum, cumprod, cummax, cummin).
 //!
-//! Every kernel here works on [`Rows`]: the input with its reduced dims moved
+//! Every kernel here works on `Rows`: the input with its reduced dims moved
 //! last and made contiguous, so a reduction is a function of one `&[T]` row.
 //! That keeps each op a few lines; a faster strided kernel can replace a row
 //! function later without changing the op.
