@@ -259,8 +259,12 @@ fn large_parallel_shapes_match_naive() {
         for kind in [ReduceKind::Sum, ReduceKind::Var { correction: 1.0 }, ReduceKind::LogSumExp, ReduceKind::Max] {
             let mut out = vec![0f64; want.len()];
             reduce(kind, Src { base: data.as_ptr() as *const u8, layout: &l }, DType::Float32, &dims, Dst { base: out.as_mut_ptr() as *mut u8, layout: &ol }, DType::Float64).unwrap();
+            // Contiguous f32 sums add short runs in f32 lanes before f64
+            // (simd::sum), so they are float32-accurate, not float64-exact.
+            // Their error bound scales with the sum of magnitudes.
             for (k, g) in want.iter().enumerate() {
-                assert!(close(out[k], naive(kind, g), 1e-9), "{kind:?} {shape:?} {dims:?} out {k}: {} vs {}", out[k], naive(kind, g));
+                let tol = if kind == ReduceKind::Sum { 1e-6 * g.iter().map(|v| v.abs()).sum::<f64>().max(1.0) } else { 1e-9 };
+                assert!(close(out[k], naive(kind, g), tol), "{kind:?} {shape:?} {dims:?} out {k}: {} vs {}", out[k], naive(kind, g));
             }
         }
         if dims.iter().filter(|&&r| r).count() == 1 || dims.iter().all(|&r| r) {

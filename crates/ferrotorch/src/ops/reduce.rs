@@ -3,9 +3,9 @@
 use super::check_cpu;
 use crate::Tensor;
 use ferrotorch_core::error::wrap_dim;
-use ferrotorch_core::layout::contiguous_strides;
-use ferrotorch_core::{dispatch_dtype, DType, Element, Error, Result};
-use ferrotorch_cpu::reduce::{fold, sum_contiguous_f64};
+use ferrotorch_core::{dispatch_dtype, DType, Error, Result};
+use ferrotorch_cpu::reduce::sum_contiguous_f64;
+use ferrotorch_cpu::reduction::ReduceKind;
 use super::arith::{binary, BinaryOp, Operand};
 use super::arith_grad::g0;
 use crate::autograd::{record, rule, GradModeGuard};
@@ -44,20 +44,6 @@ fn out_shape(shape: &[usize], mask: &[bool], keepdim: bool) -> Vec<usize> {
         .collect()
 }
 
-/// Sums into an `f64` or `i64` accumulator shaped like the kept dims.
-fn sum_acc<A: Copy + Send + Sync + Default>(x: &Tensor, mask: &[bool], f: impl Fn(A, f64, i64) -> A + Sync) -> (Vec<A>, Vec<usize>) {
-    let kept = out_shape(x.shape(), mask, true);
-    let n: usize = kept.iter().product();
-    let mut strides: Vec<isize> = contiguous_strides(&kept).to_vec();
-    for (s, &m) in strides.iter_mut().zip(mask) {
-        if m {
-            *s = 0;
-        }
-    }
-    let mut acc = vec![A::default(); n];
-    dispatch_dtype!(x.dtype(), T => fold::<T, A>(x.src(), &mut acc, &strides, |a, v: T| f(a, v.to_f64(), v.to_i64())));
-    (acc, kept)
-}
 
 impl Tensor {
     /// `sum(dim, keepdim, dtype)`; `dims = None` sums everything. Records
@@ -116,11 +102,8 @@ impl Tensor {
                 });
                 return Tensor::from_vec(vec![total], &[])?.to_dtype(out_dtype)?.reshape(&to_i64(&shape));
             }
-            let (acc, _) = sum_acc::<f64>(&x, &mask, |a, v, _| a + v);
-            return Tensor::from_vec(acc, &shape)?.to_dtype(out_dtype);
         }
-        let (acc, _) = sum_acc::<i64>(&x, &mask, |a, _, v| a.wrapping_add(v));
-        Tensor::from_vec(acc, &shape)?.to_dtype(out_dtype)
+        super::reduction::reduce_engine(&x, &mask, ReduceKind::Sum, out_dtype, keepdim)
     }
 
     /// `sum()` of every element.

@@ -14,6 +14,7 @@ use super::reduce::{expand_reduced, reduced_dims};
 use crate::autograd::{record, rule, GradModeGuard, SavedTensor};
 use crate::Tensor;
 use ferrotorch_core::error::wrap_dim;
+use ferrotorch_cpu::reduction::ReduceKind;
 use ferrotorch_core::{dispatch_dtype, DType, Element, Error, Result, Scalar};
 
 /// A tensor's reduced dims laid out last and contiguous: `outer` rows of `inner`.
@@ -75,6 +76,38 @@ impl Rows {
     }
 }
 
+/// `kind` of `x` over the dims in `mask` by the strided reduction engine of
+/// `ferrotorch-cpu` (no copy of the input: inner and column modes read it in
+/// place), as a tensor of `out_dtype` with or without the reduced dims.
+pub(crate) fn reduce_engine(x: &Tensor, mask: &[bool], kind: ReduceKind, out_dtype: DType, keepdim: bool) -> Result<Tensor> {
+    let keep: Vec<usize> = (0..x.ndim()).map(|d| if mask[d] { 1 } else { x.shape()[d] }).collect();
+    let out = Tensor::empty(&keep, out_dtype, x.device())?;
+    ferrotorch_cpu::reduction::reduce(kind, x.src(), x.dtype(), mask, out.dst(), out_dtype)?;
+    drop_reduced(out, x, mask, keepdim)
+}
+
+/// Values (in `x`'s dtype) and int64 indices of the max/min of `x` along the
+/// one dim in `mask`, by the engine's argmax/argmin.
+fn arg_engine(x: &Tensor, mask: &[bool], max: bool, keepdim: bool, values: bool) -> Result<(Option<Tensor>, Tensor)> {
+    use ferrotorch_cpu::reduction::{reduce_arg, ArgKind};
+    let keep: Vec<usize> = (0..x.ndim()).map(|d| if mask[d] { 1 } else { x.shape()[d] }).collect();
+    let idx = Tensor::empty(&keep, DType::Int64, x.device())?;
+    let vals = if values { Some(Tensor::empty(&keep, x.dtype(), x.device())?) } else { None };
+    let kind = if max { ArgKind::Max } else { ArgKind::Min };
+    reduce_arg(kind, x.src(), x.dtype(), mask, vals.as_ref().map(|v| v.dst()), idx.dst())?;
+    let vals = vals.map(|v| drop_reduced(v, x, mask, keepdim)).transpose()?;
+    Ok((vals, drop_reduced(idx, x, mask, keepdim)?))
+}
+
+/// A keepdim-shaped fresh result, viewed without the reduced dims unless `keepdim`.
+fn drop_reduced(out: Tensor, x: &Tensor, mask: &[bool], keepdim: bool) -> Result<Tensor> {
+    if keepdim {
+        return Ok(out);
+    }
+    let drop: Vec<i64> = (0..x.ndim()).filter(|&d| !mask[d]).map(|d| x.shape()[d] as i64).collect();
+    out.reshape(&drop)
+}
+
 /// One dim as a mask.
 fn dim_mask(dim: i64, ndim: usize) -> Result<(usize, Vec<bool>)> {
     let d = wrap_dim(dim, ndim)?;
@@ -109,15 +142,6 @@ fn check_nonempty(name: &str, x: &Tensor, mask: &[bool], dim: Option<usize>) -> 
     }
 }
 
-/// The larger of two values with NaN winning (`max`), or the smaller (`min`).
-#[inline(always)]
-fn pick<T: Element>(best: T, v: T, max: bool) -> bool {
-    // True when `v` should replace `best`.
-    if best != best {
-        return false;
-    }
-    v != v || if max { v > best } else { v < best }
-}
 
 fn shape_i64(s: &[usize]) -> Vec<i64> {
     s.iter().map(|&v| v as i64).collect()
@@ -203,11 +227,9 @@ impl Tensor {
         let mask = reduced_dims(dims, self.ndim())?;
         check_nonempty(name, self, &mask, None)?;
         let out = {
-            let rows = Rows::new(self, &mask)?;
-            dispatch_dtype!(self.dtype(), T => {
-                let v = rows.map::<T, T>(|r| r.iter().skip(1).fold(r[0], |b, &v| if pick(b, v, max) { v } else { b }));
-                Tensor::from_vec(v, rows.shape(keepdim))?
-            })
+            let _no_grad = GradModeGuard::new(false);
+            let kind = if max { ReduceKind::Max } else { ReduceKind::Min };
+            reduce_engine(self, &mask, kind, self.dtype(), keepdim)?
         };
         let node = if max { "AmaxBackward0" } else { "AminBackward0" };
         self.record_even(node, &out, mask, keepdim);
@@ -254,13 +276,9 @@ impl Tensor {
         let (d, mask) = dim_mask(dim, self.ndim())?;
         check_nonempty(name, self, &mask, Some(d))?;
         let (vals, idx) = {
-            let rows = Rows::new(self, &mask)?;
-            let shape = rows.shape(keepdim).to_vec();
-            dispatch_dtype!(self.dtype(), T => {
-                let r = rows.map::<T, (T, i64)>(|r| arg_extreme(r, max));
-                let (v, i): (Vec<T>, Vec<i64>) = r.into_iter().unzip();
-                (Tensor::from_vec(v, &shape)?, Tensor::from_vec(i, &shape)?)
-            })
+            let _no_grad = GradModeGuard::new(false);
+            let (v, i) = arg_engine(self, &mask, max, keepdim, true)?;
+            (v.ok_or_else(|| Error::runtime("max: values were not computed"))?, i)
         };
         let node = if max { "MaxBackward0" } else { "MinBackward0" };
         record_indexed(node, self, &vals, &idx, d, keepdim);
@@ -278,9 +296,7 @@ impl Tensor {
             Some(d) => {
                 let (dd, mask) = dim_mask(d, self.ndim())?;
                 check_nonempty(name, self, &mask, Some(dd))?;
-                let rows = Rows::new(self, &mask)?;
-                let v: Vec<i64> = dispatch_dtype!(self.dtype(), T => rows.map::<T, i64>(|r| arg_extreme(r, max).1));
-                Tensor::from_vec(v, rows.shape(keepdim))
+                Ok(arg_engine(self, &mask, max, keepdim, false)?.1)
             }
             None => {
                 if self.numel() == 0 {
@@ -600,16 +616,6 @@ fn reduced_count(x: &Tensor, mask: &[bool]) -> usize {
     x.shape().iter().zip(mask).filter(|(_, &m)| m).map(|(&s, _)| s).product()
 }
 
-/// Index and value of the first NaN, else of the first extreme.
-fn arg_extreme<T: Element>(r: &[T], max: bool) -> (T, i64) {
-    let mut bi = 0;
-    for (i, &v) in r.iter().enumerate().skip(1) {
-        if pick(r[bi], v, max) {
-            bi = i;
-        }
-    }
-    (r[bi], bi as i64)
-}
 
 /// `dim` moved last and contiguous, plus the function that moves it back.
 #[allow(clippy::type_complexity)]
