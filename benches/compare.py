@@ -124,6 +124,13 @@ def workloads(quick):
     add(f"sum {big // MB}M f32", "bandwidth", 4 * big,
         lambda T, f: (lambda x: lambda: x.sum())(f(xb)), lambda: (lambda x: lambda: x.sum())(xb))
     xs = arr(side, side)
+    # reductions over the inner and the outer dim of a row-major matrix
+    add(f"sum dim=1 ({side}, {side}) f32", "bandwidth", 4 * side * side,
+        lambda T, f: (lambda x: lambda: x.sum(1))(f(xs)), lambda: (lambda x: lambda: x.sum(1))(xs))
+    add(f"sum dim=0 ({side}, {side}) f32", "bandwidth", 4 * side * side,
+        lambda T, f: (lambda x: lambda: x.sum(0))(f(xs)), lambda: (lambda x: lambda: x.sum(0))(xs))
+    add(f"amax dim=0 ({side}, {side}) f32", "bandwidth", 4 * side * side,
+        lambda T, f: (lambda x: lambda: x.amax(0))(f(xs)), lambda: (lambda x: lambda: x.max(0))(xs))
 
     def np_softmax(x):
         e = np.exp(x - x.max(axis=-1, keepdims=True))
