@@ -446,3 +446,19 @@ def test_inplace_cumsum_and_comparison_keep_autograd():
     a.lt_(ft.tensor([2, 2, 3], dtype=ft.int32))
     b.lt_(torch.tensor([2, 2, 3], dtype=torch.int32))
     same(a, b)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
+def test_amax_amin_column_and_row_modes_propagate_nan_like_torch(dtype):
+    """Wide matrices reduced over dim 0 take the engine's column mode; NaN
+    anywhere in a column must win, and +-inf must be kept, as in PyTorch."""
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((300, 517)).astype(dtype)
+    a[5, 7] = a[299, 11] = np.nan
+    a[100, 9], a[250, 10] = np.inf, -np.inf
+    for dim in (0, 1, (0, 1)):
+        for name in ("amax", "amin"):
+            got = getattr(ft.from_numpy(a), name)(dim).numpy()
+            want = getattr(torch.from_numpy(a), name)(dim).numpy()
+            np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(ft.from_numpy(a).t().amax(1).numpy(), torch.from_numpy(a).t().amax(1).numpy())

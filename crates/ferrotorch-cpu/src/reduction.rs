@@ -377,6 +377,31 @@ impl<T: Element> Reducer<T> for Extreme {
     }
 }
 
+/// NaN-propagating max/min of floats, value only. Starts from -inf (+inf),
+/// so it needs at least one element (the op layer rejects empty max/min).
+struct ExtremeVal {
+    max: bool,
+}
+impl<T: Element> Reducer<T> for ExtremeVal {
+    type Acc = T;
+    fn init(&self) -> T {
+        T::from_f64(if self.max { f64::NEG_INFINITY } else { f64::INFINITY })
+    }
+    #[inline(always)]
+    fn step(&self, acc: T, x: T, _: usize) -> T {
+        // Once the accumulator is NaN no comparison replaces it.
+        let take = if self.max { x > acc } else { x < acc };
+        if take || x != x {
+            x
+        } else {
+            acc
+        }
+    }
+    fn combine(&self, a: T, b: T) -> T {
+        self.step(a, b, 0)
+    }
+}
+
 /// (count, mean, M2) with Welford steps and Chan's merge.
 struct Moments;
 impl Moments {
@@ -606,6 +631,12 @@ pub fn reduce(kind: ReduceKind, a: Src, a_dtype: DType, dims: &[bool], out: Dst,
             ReduceKind::Sum => engine::<T, _>(&SumI, a, &g, |o, s| put(o, Val::I(s))),
             ReduceKind::Prod if float => engine::<T, _>(&ProdF, a, &g, |o, p| put(o, Val::F(p))),
             ReduceKind::Prod => engine::<T, _>(&ProdI, a, &g, |o, p| put(o, Val::I(p))),
+            ReduceKind::Max | ReduceKind::Min if float && count > 0 => {
+                // Values only (no index): a lean accumulator the column mode
+                // can keep in registers.
+                let r = ExtremeVal { max: kind == ReduceKind::Max };
+                engine::<T, _>(&r, a, &g, |o, v: T| put(o, val_of(v)))
+            }
             ReduceKind::Max | ReduceKind::Min => {
                 let r = Extreme { max: kind == ReduceKind::Max };
                 engine::<T, _>(&r, a, &g, |o, (v, _, seen): (T, usize, bool)| {
