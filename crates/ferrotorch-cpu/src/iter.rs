@@ -161,6 +161,7 @@ impl<const N: usize> Plan<N> {
     /// Runs `f(first, offsets, len, strides)` over the elements whose row-major
     /// linear index lies in `lo..hi`, as (partial) runs; `first` is the linear
     /// index of each run's first element.
+    #[inline(always)]
     pub fn for_each_linear<F: FnMut(usize, [isize; N], usize, [isize; N])>(&self, lo: usize, hi: usize, mut f: F) {
         let hi = hi.min(self.numel);
         if lo >= hi || self.inner_len == 0 {
