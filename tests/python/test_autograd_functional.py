@@ -6,7 +6,7 @@ import pytest
 
 import ferrotorch as ft
 
-torch = pytest.importorskip("torch")
+torch = pytest.importorskip("torch", reason="parity tests need PyTorch from ../shared/wheels")
 
 
 def f_single(L):

@@ -11,7 +11,7 @@ import pytest
 
 import ferrotorch as ft
 
-torch = pytest.importorskip("torch")
+torch = pytest.importorskip("torch", reason="parity tests need PyTorch from ../shared/wheels")
 
 LIBS = [ft, torch]
 

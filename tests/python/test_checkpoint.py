@@ -8,7 +8,7 @@ import pytest
 import ferrotorch as ft
 from ferrotorch.utils.checkpoint import checkpoint
 
-torch = pytest.importorskip("torch")
+torch = pytest.importorskip("torch", reason="parity tests need PyTorch from ../shared/wheels")
 
 
 def build(lib):

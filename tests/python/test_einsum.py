@@ -8,7 +8,7 @@ import pytest
 import ferrotorch as ft
 from _parity import errors_match, gradcheck, parity
 
-torch = pytest.importorskip("torch")
+torch = pytest.importorskip("torch", reason="parity tests need PyTorch from ../shared/wheels")
 
 rng = np.random.default_rng(0)
 

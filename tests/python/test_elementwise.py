@@ -11,7 +11,7 @@ import pytest
 import ferrotorch as ft
 from ferrotorch import _math_ops as fm
 
-torch = pytest.importorskip("torch")
+torch = pytest.importorskip("torch", reason="parity tests need PyTorch from ../shared/wheels")
 F = torch.nn.functional
 
 FLOATS = ["float32", "float64", "float16", "bfloat16"]

@@ -7,7 +7,7 @@ import pytest
 import ferrotorch as ft
 from _parity import assert_same, errors_match, gradcheck, parity, to_lib
 
-torch = pytest.importorskip("torch")
+torch = pytest.importorskip("torch", reason="parity tests need PyTorch from ../shared/wheels")
 hyp = pytest.importorskip("hypothesis")
 from hypothesis import given, settings, strategies as st  # noqa: E402
 from hypothesis.extra import numpy as hnp  # noqa: E402

@@ -11,7 +11,7 @@ import pytest
 import ferrotorch as ft
 from _parity import errors_match, gradcheck, parity
 
-torch = pytest.importorskip("torch")
+torch = pytest.importorskip("torch", reason="parity tests need PyTorch from ../shared/wheels")
 
 
 def rnd(*shape, seed=0, dtype="float32"):

@@ -5,7 +5,7 @@ import pytest
 
 import ferrotorch as ft
 
-torch = pytest.importorskip("torch")
+torch = pytest.importorskip("torch", reason="parity tests need PyTorch from ../shared/wheels")
 
 
 def to_ft(t, requires_grad=False):

@@ -3,9 +3,6 @@ function, the Tensor method, the in-place ``op_`` and ``out=`` forms (where
 PyTorch has them) on float32, float64, int64 and bool inputs, contiguous,
 transposed (non-contiguous) and broadcast, give the same dtype and values as
 PyTorch -- or raise the same exception class where PyTorch raises.
-
-A gap found later goes into ``EXTRA_GAPS`` as an ``xfail(strict=True)``
-case, so it flips to a failure once fixed.
 """
 
 import math
@@ -16,7 +13,7 @@ import pytest
 
 import ferrotorch as ft
 
-torch = pytest.importorskip("torch")
+torch = pytest.importorskip("torch", reason="parity tests need PyTorch from ../shared/wheels")
 
 DTYPES = ("float32", "float64", "int64", "bool")
 LAYOUTS = ("C", "T", "B")  # contiguous, transposed, broadcast
@@ -625,9 +622,6 @@ EXTRA = {
     "svdvals": lambda L: L.linalg.svdvals(_t(L, _A)),
 }
 
-EXTRA_GAPS = {}
-
-
 def _check_extra(name):
     f = EXTRA[name]
     try:
@@ -646,8 +640,6 @@ def _check_extra(name):
     compare(got, expected, None)
 
 
-@pytest.mark.parametrize("name", [
-    pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=EXTRA_GAPS[n])) if n in EXTRA_GAPS else n
-    for n in EXTRA])
+@pytest.mark.parametrize("name", list(EXTRA))
 def test_variant_matches_torch(name):
     _check_extra(name)

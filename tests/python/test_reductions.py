@@ -9,7 +9,7 @@ import pytest
 import ferrotorch as ft
 from ferrotorch import _math_ops as fm
 
-torch = pytest.importorskip("torch")
+torch = pytest.importorskip("torch", reason="parity tests need PyTorch from ../shared/wheels")
 
 FLOATS = ["float32", "float64", "float16", "bfloat16"]
 INTS = ["int64", "int32", "int16", "int8", "uint8"]

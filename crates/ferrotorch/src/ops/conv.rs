@@ -118,8 +118,8 @@ impl Tensor {
 /// in/out channels swapped per group.
 fn conv2d_input_grad(g: &Tensor, w: &Tensor, xs: [usize; 4], p: &Conv2dParams) -> Result<Tensor> {
     let [n, _, h, wd] = xs;
-    let [o, cg, kh, kw] = <[usize; 4]>::try_from(w.shape()).map_err(|_| Error::runtime("conv2d: weight must be 4-D"))?;
-    let [_, _, oh, ow] = <[usize; 4]>::try_from(g.shape()).map_err(|_| Error::runtime("conv2d: gradient must be 4-D"))?;
+    let [o, cg, kh, kw] = shape4(w, "weight")?;
+    let [_, _, oh, ow] = shape4(g, "gradient")?;
     let groups = p.groups;
     let og = o / groups;
     // Per axis: dilated length s*(out-1)+1 plus the rows the forward never
@@ -193,8 +193,8 @@ fn conv2d_input_grad(g: &Tensor, w: &Tensor, xs: [usize; 4], p: &Conv2dParams) -
 /// stride and dilation exchanging roles, cropped to the kernel size.
 fn conv2d_weight_grad(g: &Tensor, x: &Tensor, ws: [usize; 4], p: &Conv2dParams) -> Result<Tensor> {
     let [o, cg, kh, kw] = ws;
-    let [n, _, h, wd] = <[usize; 4]>::try_from(x.shape()).map_err(|_| Error::runtime("conv2d: input must be 4-D"))?;
-    let [_, _, oh, ow] = <[usize; 4]>::try_from(g.shape()).map_err(|_| Error::runtime("conv2d: gradient must be 4-D"))?;
+    let [n, _, h, wd] = shape4(x, "input")?;
+    let [_, _, oh, ow] = shape4(g, "gradient")?;
     let groups = p.groups;
     let og = o / groups;
     let (gr, n_, cg_, og_) = (groups as i64, n as i64, cg as i64, og as i64);
