@@ -15,18 +15,21 @@
 //! - *inner mode* (reduced elements contiguous, or the kept run strided): each
 //!   output folds its reduced runs; contiguous f32/f64 sums are vectorised;
 //! - *column mode* (kept run contiguous, reduced dim strided, e.g. sum over
-//!   dim 0 of a row-major matrix): blocks of 256 adjacent outputs are folded
-//!   together row by row, so every input row is read sequentially.
+//!   dim 0 of a row-major matrix): blocks of up to 4096 adjacent outputs are
+//!   folded together row by row (vectorised for f32/f64 sums and extremes), so
+//!   every input row is read sequentially.
 //!
 //! Threads: outputs are split across rayon when there are many; otherwise the
 //! reduced range is split into pieces whose partial results are combined in
 //! order (deterministic, and the index order argmax/argmin's tie rule needs).
+//! Column mode splits the reduced rows unless every task would still get a
+//! full-width block of outputs.
 //!
 //! Floating reductions accumulate in f64 (like PyTorch's CPU `acc_type`),
 //! integer sums and products in wrapping i64.
 
 use crate::iter::{Plan, GRAIN};
-use crate::simd::{isa, sum as vsum, Isa};
+use crate::simd::{fold, isa, sum as vsum, Isa};
 use crate::unary::{FastFloat, UnaryKind};
 use crate::{at, at_mut, Dst, Src};
 use ferrotorch_core::{dispatch_dtype, DType, Element, Error, Result};
@@ -124,6 +127,17 @@ trait Reducer<T: Element>: Sync {
         }
         acc
     }
+    /// Folds one contiguous input row into a block of column accumulators
+    /// (column mode): `accs[j]` takes `row[j]`, all at reduced index `idx`.
+    ///
+    /// # Safety
+    /// `row` must be valid for `accs.len()` reads.
+    #[inline(always)]
+    unsafe fn fold_row(&self, accs: &mut [Self::Acc], row: *const T, idx: usize) {
+        for (j, a) in accs.iter_mut().enumerate() {
+            *a = self.step(*a, *row.add(j), idx);
+        }
+    }
     /// Merges two partial results, `a` covering earlier indices than `b`.
     fn combine(&self, a: Self::Acc, b: Self::Acc) -> Self::Acc;
 }
@@ -220,9 +234,7 @@ unsafe fn column_body<T: Element, R: Reducer<T>>(r: &R, base: *const T, off: isi
         red.for_each_linear(lo, hi, |first, roff, n, rst| {
             for i in 0..n {
                 let row = base.offset(off + c0 as isize + roff[0] + i as isize * rst[0]);
-                for (j, a) in acc.iter_mut().enumerate() {
-                    *a = r.step(*a, *row.add(j), first + i);
-                }
+                r.fold_row(acc, row, first + i);
             }
         });
     }
@@ -247,7 +259,16 @@ fn engine<T: Element, R: Reducer<T>>(r: &R, a: Src, g: &Geometry, emit: impl Fn(
         accs
     };
     let work = n_out.saturating_mul(rn.max(1));
-    if work < GRAIN || threads <= 1 || rn == 0 || n_out >= threads * 4 || rn < GRAIN / 4 {
+    // Column mode wants blocks of at least COLS adjacent outputs per task, so
+    // each input row streams sequentially; when splitting the outputs would
+    // cut narrower blocks, split the reduced rows instead.
+    let column = g.kept.inner_len > 1 && g.kept.inner_strides[0] == 1 && g.red.inner_strides[0] != 1;
+    let split_outputs = if column {
+        n_out / (threads * 4) >= COLS || rn < threads * 8
+    } else {
+        n_out >= threads * 4 || rn < GRAIN / 4
+    };
+    if work < GRAIN || threads <= 1 || rn == 0 || split_outputs {
         let body = |off: [isize; 2], n: usize, st: [isize; 2]| {
             let accs = task(off, n, st, 0, rn);
             for (j, acc) in accs.into_iter().enumerate() {
@@ -261,8 +282,9 @@ fn engine<T: Element, R: Reducer<T>>(r: &R, a: Src, g: &Geometry, emit: impl Fn(
         }
         return;
     }
-    // Few outputs, long reductions: split the reduced range.
-    let piece = (GRAIN / n_out).max(rn.div_ceil(threads * 4)).max(1);
+    // Few outputs, long reductions: split the reduced range (column mode:
+    // one band of rows per thread, so only `threads` partial blocks exist).
+    let piece = if column { rn.div_ceil(threads) } else { (GRAIN / n_out).max(rn.div_ceil(threads * 4)).max(1) };
     let pieces = rn.div_ceil(piece);
     let partials: Vec<Vec<R::Acc>> = (0..pieces)
         .into_par_iter()
@@ -310,6 +332,18 @@ impl<T: Element> Reducer<T> for SumF {
                 s[i & 3] += (*p.offset(i as isize * st)).to_f64();
             }
             acc + ((s[0] + s[1]) + (s[2] + s[3]))
+        }
+    }
+    #[inline(always)]
+    unsafe fn fold_row(&self, accs: &mut [f64], row: *const T, _: usize) {
+        match T::DTYPE {
+            DType::Float32 => fold::add_row_f32_to_f64(self.0, accs, row as *const f32),
+            DType::Float64 => fold::add_row_f64_to_f64(self.0, accs, row as *const f64),
+            _ => {
+                for (j, a) in accs.iter_mut().enumerate() {
+                    *a += (*row.add(j)).to_f64();
+                }
+            }
         }
     }
     fn combine(&self, a: f64, b: f64) -> f64 {
@@ -408,8 +442,10 @@ impl<T: Element> Reducer<T> for Extreme {
 
 /// NaN-propagating max/min of floats, value only. Starts from -inf (+inf),
 /// so it needs at least one element (the op layer rejects empty max/min).
+/// Contiguous f32/f64 runs and column rows take the vector folds.
 struct ExtremeVal {
     max: bool,
+    isa: Isa,
 }
 impl<T: Element> Reducer<T> for ExtremeVal {
     type Acc = T;
@@ -419,12 +455,48 @@ impl<T: Element> Reducer<T> for ExtremeVal {
     #[inline(always)]
     fn step(&self, acc: T, x: T, _: usize) -> T {
         // Once the accumulator is NaN no comparison replaces it.
-        // Branch-free (`|`, not `||`) so column blocks vectorise.
         let take = if self.max { x > acc } else { x < acc };
         if take | (x != x) {
             x
         } else {
             acc
+        }
+    }
+    unsafe fn run(&self, acc: T, p: *const T, n: usize, st: isize, idx0: usize) -> T {
+        if st != 1 || n == 0 {
+            let mut acc = acc;
+            for i in 0..n {
+                acc = self.step(acc, *p.offset(i as isize * st), idx0 + i);
+            }
+            return acc;
+        }
+        // SAFETY (both arms): T is the matching float type, and the caller
+        // guarantees `n` readable elements at `p`.
+        let v = match T::DTYPE {
+            DType::Float32 => T::from_f64(fold::extreme_f32(self.isa, std::slice::from_raw_parts(p as *const f32, n), self.max) as f64),
+            DType::Float64 => T::from_f64(fold::extreme_f64(self.isa, std::slice::from_raw_parts(p as *const f64, n), self.max)),
+            _ => {
+                let mut acc = acc;
+                for i in 0..n {
+                    acc = self.step(acc, *p.add(i), idx0 + i);
+                }
+                return acc;
+            }
+        };
+        self.step(acc, v, idx0)
+    }
+    #[inline(always)]
+    unsafe fn fold_row(&self, accs: &mut [T], row: *const T, idx: usize) {
+        // SAFETY (both arms): T is the matching float type, so the casts only
+        // rename the element type; `row` is valid for `accs.len()` reads.
+        match T::DTYPE {
+            DType::Float32 => fold::extreme_row_f32(self.isa, std::slice::from_raw_parts_mut(accs.as_mut_ptr() as *mut f32, accs.len()), row as *const f32, self.max),
+            DType::Float64 => fold::extreme_row_f64(self.isa, std::slice::from_raw_parts_mut(accs.as_mut_ptr() as *mut f64, accs.len()), row as *const f64, self.max),
+            _ => {
+                for (j, a) in accs.iter_mut().enumerate() {
+                    *a = self.step(*a, *row.add(j), idx);
+                }
+            }
         }
     }
     fn combine(&self, a: T, b: T) -> T {
@@ -664,7 +736,7 @@ pub fn reduce(kind: ReduceKind, a: Src, a_dtype: DType, dims: &[bool], out: Dst,
             ReduceKind::Max | ReduceKind::Min if float && count > 0 => {
                 // Values only (no index): a lean accumulator the column mode
                 // can keep in registers.
-                let r = ExtremeVal { max: kind == ReduceKind::Max };
+                let r = ExtremeVal { max: kind == ReduceKind::Max, isa };
                 engine::<T, _>(&r, a, &g, |o, v: T| put(o, val_of(v)))
             }
             ReduceKind::Max | ReduceKind::Min => {
@@ -855,9 +927,21 @@ pub enum CumKind {
     Prod,
 }
 
+/// `v` rounded to the float type `dtype` (unchanged for f64 and non-floats).
+#[inline(always)]
+fn round_to(dtype: DType, v: f64) -> f64 {
+    match dtype {
+        DType::Float32 => v as f32 as f64,
+        DType::Float16 => half::f16::from_f64(v).to_f64(),
+        DType::BFloat16 => half::bf16::from_f64(v).to_f64(),
+        _ => v,
+    }
+}
+
 /// Running sum/product of `a` (of `a_dtype`) along `dim` into `out` (same
 /// shape, `out_dtype`; PyTorch gives int64 for integer inputs). Floats
-/// accumulate in f64, integers in wrapping i64. Rows run in parallel.
+/// accumulate in f64 rounded to `out_dtype` after every step (as PyTorch's
+/// running value is), integers in wrapping i64. Rows run in parallel.
 pub fn cumulative(kind: CumKind, a: Src, a_dtype: DType, dim: usize, out: Dst, out_dtype: DType) -> Result<()> {
     let nd = a.layout.shape.len();
     if out.layout.shape != a.layout.shape {
@@ -886,6 +970,8 @@ pub fn cumulative(kind: CumKind, a: Src, a_dtype: DType, dim: usize, out: Dst, o
                         let x: T = *at::<T>(ab as *const u8, ao + i * sa);
                         let v = if float {
                             fa = if kind == CumKind::Sum { fa + x.to_f64() } else { fa * x.to_f64() };
+                            // PyTorch's running value lives in the output type.
+                            fa = round_to(out_dtype, fa);
                             Val::F(fa)
                         } else {
                             ia = if kind == CumKind::Sum { ia.wrapping_add(x.to_i64()) } else { ia.wrapping_mul(x.to_i64()) };

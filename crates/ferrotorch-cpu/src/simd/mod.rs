@@ -18,6 +18,7 @@ use std::sync::atomic::{AtomicU8, Ordering};
 pub(crate) mod avx2;
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod avx512;
+pub(crate) mod fold;
 pub(crate) mod math;
 pub(crate) mod sum;
 

@@ -179,21 +179,30 @@ mod x86 {
         total
     }
 
+    /// As [`sum_f32_avx2`] with 16-lane accumulators: 4096 elements per
+    /// block keep the 64 lanes at 64 values each.
     #[target_feature(enable = "avx512f,avx2,fma")]
     pub(super) unsafe fn sum_f32_avx512(x: &[f32]) -> f64 {
         let n = x.len();
         let p = x.as_ptr();
-        let mut acc = [_mm512_setzero_pd(); 4];
+        let mut wide = _mm512_setzero_pd();
         let mut i = 0;
-        while i + 32 <= n {
-            // SAFETY (whole loop): i + 32 <= n keeps every load inside `x`.
-            for k in 0..4 {
-                acc[k] = _mm512_add_pd(acc[k], _mm512_cvtps_pd(_mm256_loadu_ps(p.add(i + 8 * k))));
+        while i + 64 <= n {
+            let end = (i + 2 * F32_BLOCK).min(n - n % 64);
+            let mut acc = [_mm512_setzero_ps(); 4];
+            while i < end {
+                // SAFETY (whole loop): i + 64 <= end <= n keeps every load inside `x`.
+                for k in 0..4 {
+                    acc[k] = _mm512_add_ps(acc[k], _mm512_loadu_ps(p.add(i + 16 * k)));
+                }
+                i += 64;
             }
-            i += 32;
+            let s = _mm512_add_ps(_mm512_add_ps(acc[0], acc[1]), _mm512_add_ps(acc[2], acc[3]));
+            let lo = _mm512_castps512_ps256(s);
+            let hi = _mm256_castpd_ps(_mm512_extractf64x4_pd::<1>(_mm512_castps_pd(s)));
+            wide = _mm512_add_pd(wide, _mm512_add_pd(_mm512_cvtps_pd(lo), _mm512_cvtps_pd(hi)));
         }
-        let s = _mm512_add_pd(_mm512_add_pd(acc[0], acc[1]), _mm512_add_pd(acc[2], acc[3]));
-        let mut total = _mm512_reduce_add_pd(s);
+        let mut total = _mm512_reduce_add_pd(wide);
         for &v in &x[i..] {
             total += v as f64;
         }

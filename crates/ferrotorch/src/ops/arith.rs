@@ -302,6 +302,22 @@ fn run_binary(op: BinaryOp, out: &Tensor, a: &Tensor, b: &Tensor, compute: DType
         });
         return Ok(());
     }
+    if matches!(compute, DType::Float32 | DType::Float64) {
+        // The vectorised kernels of the backend (runtime ISA choice).
+        use ferrotorch_cpu::binary::{binary as simd_binary, BinaryKind};
+        let kind = match op {
+            BinaryOp::Add => Some(BinaryKind::Add),
+            BinaryOp::Sub => Some(BinaryKind::Sub),
+            BinaryOp::Mul => Some(BinaryKind::Mul),
+            BinaryOp::Div => Some(BinaryKind::Div),
+            BinaryOp::Maximum => Some(BinaryKind::Maximum),
+            BinaryOp::Minimum => Some(BinaryKind::Minimum),
+            _ => None,
+        };
+        if let Some(kind) = kind {
+            return simd_binary(kind, compute, o, sa, sb);
+        }
+    }
     match op {
         BinaryOp::Add => dispatch_dtype!(compute, T => bin_kernel::<T, T, T>(o, sa, sb, Num::add)),
         BinaryOp::Sub => {

@@ -531,32 +531,10 @@ impl Tensor {
         };
         let (d, _) = dim_mask(dim, x.ndim())?;
         let out_dtype = if x.dtype().is_floating_point() { x.dtype() } else { dtype.unwrap_or(DType::Int64) };
-        let out = {
-            let _no_grad = GradModeGuard::new(false);
-            let (rows, finish) = scan_rows(&x, d)?;
-            let t = if x.dtype().is_floating_point() {
-                let v: Vec<f64> = dispatch_dtype!(x.dtype(), T => scan_vec::<T, f64>(&rows, |r, o| {
-                    let mut acc = if prod { 1.0 } else { 0.0 };
-                    for (i, v) in r.iter().enumerate() {
-                        acc = if prod { acc * v.to_f64() } else { acc + v.to_f64() };
-                        // Round through the storage type at each step, as PyTorch accumulates.
-                        acc = T::from_f64(acc).to_f64();
-                        o[i] = acc;
-                    }
-                }));
-                Tensor::from_vec(v, rows.t.shape())?
-            } else {
-                let v: Vec<i64> = dispatch_dtype!(x.dtype(), T => scan_vec::<T, i64>(&rows, |r, o| {
-                    let mut acc: i64 = if prod { 1 } else { 0 };
-                    for (i, v) in r.iter().enumerate() {
-                        acc = if prod { acc.wrapping_mul(v.to_i64()) } else { acc.wrapping_add(v.to_i64()) };
-                        o[i] = acc;
-                    }
-                }));
-                Tensor::from_vec(v, rows.t.shape())?
-            };
-            finish(&t)?.to_dtype(out_dtype)?
-        };
+        let out = Tensor::empty(x.shape(), out_dtype, x.device())?;
+        let kind = if prod { ferrotorch_cpu::reduction::CumKind::Prod } else { ferrotorch_cpu::reduction::CumKind::Sum };
+        // Reads `x` in place (any strides), parallel over rows.
+        ferrotorch_cpu::reduction::cumulative(kind, x.src(), x.dtype(), d, out.dst(), out_dtype)?;
         if out.dtype().is_floating_point() {
             let (sx, so, dt) = (SavedTensor::input(&x), SavedTensor::output(&out, 0), x.dtype());
             let name = if prod { "CumprodBackward0" } else { "CumsumBackward0" };
@@ -640,19 +618,6 @@ pub(crate) fn scan_rows(x: &Tensor, d: usize) -> Result<(Rows, Box<dyn Fn(&Tenso
         v.permute(&back)?.contiguous()
     };
     Ok((rows, Box::new(finish)))
-}
-
-fn scan_vec<T: Element, O: Copy + Default>(rows: &Rows, f: impl Fn(&[T], &mut [O])) -> Vec<O> {
-    let data = rows.data::<T>();
-    let n = rows.inner;
-    let mut out = vec![O::default(); data.len()];
-    if n == 0 {
-        return out;
-    }
-    for (r, o) in data.chunks(n).zip(out.chunks_mut(n)) {
-        f(r, o);
-    }
-    out
 }
 
 /// Records a node whose gradient scatters into the positions of `idx` along `d`
