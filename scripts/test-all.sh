@@ -26,12 +26,12 @@ run_pytest tests/python
 
 ACCEPT=../shared/acceptance
 if [ -d "$ACCEPT" ]; then
-  # Every seed file the landed issues cover; dispatch modes and the profiler
-  # are not built yet (README: differences from PyTorch).
+  # Every seed file the landed issues cover (dispatch modes and the profiler
+  # included).
   run_pytest "$ACCEPT/test_seed_tensor_basics.py" "$ACCEPT/test_seed_storage_views.py" "$ACCEPT/test_seed_memory.py" \
     "$ACCEPT/test_seed_autograd.py" "$ACCEPT/test_seed_no_grad_detach.py" "$ACCEPT/test_seed_custom_function.py" \
     "$ACCEPT/test_seed_indexing_einsum.py" "$ACCEPT/test_seed_nn_optim.py" "$ACCEPT/test_seed_mixed_precision.py" \
-    "$ACCEPT/test_seed_checkpoint.py"
+    "$ACCEPT/test_seed_checkpoint.py" "$ACCEPT/test_seed_dispatch_mode.py" "$ACCEPT/test_seed_profiler.py"
 else
   echo "note: $ACCEPT not found; seed acceptance files skipped" >&2
 fi

@@ -106,3 +106,15 @@ def is_floating_point(input):
 def numel(input):
     """Number of elements of ``input``."""
     return input.numel()
+
+
+def __getattr__(name):
+    # ``ops`` and ``profiler`` load on first use so ``import ferrotorch`` stays lean.
+    if name == "ops":
+        from ._ops import ops
+        globals()["ops"] = ops
+        return ops
+    if name == "profiler":
+        import importlib
+        return importlib.import_module(".profiler", __name__)
+    raise AttributeError(f"module 'ferrotorch' has no attribute '{name}'")
