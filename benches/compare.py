@@ -131,6 +131,10 @@ def workloads(quick):
         lambda T, f: (lambda x: lambda: x.sum(0))(f(xs)), lambda: (lambda x: lambda: x.sum(0))(xs))
     add(f"amax dim=0 ({side}, {side}) f32", "bandwidth", 4 * side * side,
         lambda T, f: (lambda x: lambda: x.amax(0))(f(xs)), lambda: (lambda x: lambda: x.max(0))(xs))
+    add(f"amax dim=1 ({side}, {side}) f32", "bandwidth", 4 * side * side,
+        lambda T, f: (lambda x: lambda: x.amax(1))(f(xs)), lambda: (lambda x: lambda: x.max(1))(xs))
+    add(f"cumsum dim=1 ({side}, {side}) f32", "bandwidth", 8 * side * side,
+        lambda T, f: (lambda x: lambda: x.cumsum(1))(f(xs)), lambda: (lambda x: lambda: x.cumsum(1))(xs))
 
     def np_softmax(x):
         e = np.exp(x - x.max(axis=-1, keepdims=True))

@@ -112,7 +112,13 @@ ACTS = {
 def test_activation_matches_torch(name, dtype):
     p = make(values_for(dtype), dtype)
     kw = ACTS[name]
-    both(lambda x: getattr(fm, name)(x, **kw), lambda x: getattr(F, name)(x, **kw), p)
+    ref = lambda x: getattr(F, name)(x, **kw)  # noqa: E731
+    if name == "gelu" and dtype in ("float32", "float16", "bfloat16"):
+        # torch's reduced-precision gelu depends on the CPU it runs on: its
+        # AVX-512 kernel returns NaN for gelu(+inf) (its vectorised erf), its
+        # AVX2 kernel inf. Compare against torch's float64 gelu, rounded.
+        ref = lambda x: F.gelu(x.double(), **kw).to(x.dtype)  # noqa: E731
+    both(lambda x: getattr(fm, name)(x, **kw), ref, p)
 
 
 def test_gelu_tanh_and_round_decimals_and_logit_eps():

@@ -350,6 +350,17 @@ mod tests {
                 }
             }
         }
+        // both operands broadcast scalars (an expanded tensor times a number),
+        // over more elements than the widest vector
+        let big = l(&[8, 9], &[9, 1], 0);
+        let sa = l(&[8, 9], &[0, 0], 6);
+        let sb = l(&[8, 9], &[0, 0], 1);
+        for op in OPS {
+            let mut o = vec![0f32; 72];
+            binary(op, DType::Float32, Dst { base: o.as_mut_ptr() as *mut u8, layout: &big }, Src { base: a.as_ptr() as *const u8, layout: &sa }, Src { base: b.as_ptr() as *const u8, layout: &sb }).unwrap();
+            let w = reference(op, a[6] as f64, b[1] as f64) as f32;
+            assert!(o.iter().all(|&v| (v - w).abs() <= 1e-6 * w.abs()), "{op:?} scalar-scalar: {o:?} vs {w}");
+        }
         // empty and 0-d
         let e = l(&[0, 5], &[5, 1], 0);
         let mut o = vec![9f32; 1];

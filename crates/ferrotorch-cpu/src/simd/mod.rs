@@ -428,7 +428,8 @@ pub(crate) unsafe fn map2<V: Vf>(
     match (sx, sy) {
         (1, 1) => body!(|j| V::load(x.add(j)), V::load(y.add(j))),
         (1, _) => body!(|j| V::load(x.add(j)), ys),
-        _ => body!(|j| xs, V::load(y.add(j))),
+        (_, 1) => body!(|j| xs, V::load(y.add(j))),
+        _ => body!(|j| xs, ys),
     }
     if i < n {
         let rest = n - i;
