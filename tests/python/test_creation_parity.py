@@ -882,3 +882,21 @@ def test_tensor_metadata_attributes():
     assert f.is_floating_point() == t.is_floating_point()
     assert f.is_cuda == t.is_cuda and f.is_cpu == t.is_cpu
     assert f.ndim == t.ndim
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_double_to_half_rounds_through_float_as_torch(dtype):
+    # PyTorch builds Half/BFloat16 from a float, so a double is rounded twice
+    # (f64 -> f32 -> half). Values just above a half-way point tell the
+    # difference from a single rounding; random data checks the bulk.
+    ulp_half = 2.0 ** (-11 if dtype == "float16" else -8)
+    special = [1 + ulp_half + 2.0 ** -40, -(1 + ulp_half + 2.0 ** -40), 3 + 3 * ulp_half + 2.0 ** -35]
+    rng = np.random.default_rng(5)
+    values = special + list(rng.standard_normal(2000) * 10)
+    src = np.array(values, dtype=np.float64)
+    got = ft.from_numpy(src.copy()).to(getattr(ft, dtype)).float().numpy()
+    want = torch.from_numpy(src.copy()).to(getattr(torch, dtype)).float().numpy()
+    np.testing.assert_array_equal(got, want)
+    assert got[0] == 1.0  # the double rounding lands on the even neighbour
+    got = ft.tensor(values, dtype=getattr(ft, dtype)).float().numpy()
+    np.testing.assert_array_equal(got, want)

@@ -185,6 +185,24 @@ def test_scans(name, dtype, dim):
         both(lambda lib, x: getattr(x, name)(dim, dtype=lib.float64), p)
 
 
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("dim", [0, 1])
+@pytest.mark.parametrize("name", ["cumsum", "cumprod"])
+def test_long_scans_bitwise_match_torch_accumulator(name, dtype, dim):
+    # Long rows expose the running value's type (f64 for f32, f32 for
+    # f16/bf16 in PyTorch's CPU kernel): any other accumulator drifts away.
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((40, 700)) * 10
+    if name == "cumprod":
+        a = 1 + rng.standard_normal((40, 700)) * 0.01
+    p = make(a, dtype)
+    got, want = getattr(p[0], name)(dim), getattr(p[1], name)(dim)
+    np.testing.assert_array_equal(np_of(got), np_of(want))
+    # transposed input (strided scan), and the kernel's blocked outputs past 64
+    got, want = getattr(p[0].t(), name)(1 - dim), getattr(p[1].t(), name)(1 - dim)
+    np.testing.assert_array_equal(np_of(got), np_of(want))
+
+
 def test_scans_nan_and_ties():
     p = make([1.0, float("nan"), 3.0, float("nan"), 0.5], "float32")
     for name in ("cummax", "cummin", "cumsum", "cumprod"):

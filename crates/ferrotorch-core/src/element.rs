@@ -10,7 +10,10 @@ pub trait Element: Copy + Send + Sync + PartialEq + PartialOrd + std::fmt::Debug
     const DTYPE: DType;
     /// Widens to `f64` (exact for every type except `i64` above 2^53).
     fn to_f64(self) -> f64;
-    /// Narrows from `f64` with Rust `as` semantics (saturating for ints, NaN → 0).
+    /// Narrows from `f64` with Rust `as` semantics (saturating for ints, NaN → 0);
+    /// f16/bf16 round through f32 as PyTorch does. Inside `dispatch_dtype!`
+    /// bodies, where `T` names the concrete type, write `<T as Element>::from_f64`:
+    /// `half`'s inherent `from_f64` would win and rounds differently.
     fn from_f64(v: f64) -> Self;
     /// Converts to `i64` (floats truncate).
     fn to_i64(self) -> i64;
@@ -102,9 +105,12 @@ macro_rules! half_element {
             fn to_f64(self) -> f64 {
                 self.to_f64()
             }
+            /// Rounds through f32 first, as PyTorch's `Half`/`BFloat16`
+            /// constructors do (a double rounding that can differ from a
+            /// direct f64 rounding in the last bit).
             #[inline(always)]
             fn from_f64(v: f64) -> Self {
-                <$t>::from_f64(v)
+                <$t>::from_f32(v as f32)
             }
             #[inline(always)]
             fn to_i64(self) -> i64 {
@@ -112,7 +118,7 @@ macro_rules! half_element {
             }
             #[inline(always)]
             fn from_i64(v: i64) -> Self {
-                <$t>::from_f64(v as f64)
+                <$t>::from_f32(v as f32)
             }
             #[inline(always)]
             fn zero() -> Self {
@@ -221,4 +227,21 @@ macro_rules! dispatch_dtype {
             }
         }
     };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Element;
+    use half::{bf16, f16};
+
+    /// f64 -> f16/bf16 rounds through f32 (PyTorch's rule): a value just
+    /// above a half-way point loses its tail in f32 and then ties to even.
+    #[test]
+    fn half_from_f64_rounds_through_f32() {
+        let v = 1.0 + 2f64.powi(-11) + 2f64.powi(-40);
+        assert_eq!(<f16 as Element>::from_f64(v), f16::ONE);
+        let w = 1.0 + 2f64.powi(-8) + 2f64.powi(-40);
+        assert_eq!(<bf16 as Element>::from_f64(w), bf16::ONE);
+        assert_eq!(<f16 as Element>::from_i64(2049), f16::from_f32(2048.0));
+    }
 }

@@ -110,7 +110,7 @@ macro_rules! half_num {
         }
         impl Float for $t {
             #[inline(always)] fn to_f32x(self) -> f64 { self.to_f64() }
-            #[inline(always)] fn map_f64(self, f: impl Fn(f64) -> f64) -> Self { <$t>::from_f64(f(self.to_f64())) }
+            #[inline(always)] fn map_f64(self, f: impl Fn(f64) -> f64) -> Self { <$t as Element>::from_f64(f(self.to_f64())) }
             #[inline(always)] fn div(self, o: Self) -> Self { <$t>::from_f32(self.to_f32() / o.to_f32()) }
             #[inline(always)] fn exp(self) -> Self { <$t>::from_f32(self.to_f32().exp()) }
             #[inline(always)] fn ln(self) -> Self { <$t>::from_f32(self.to_f32().ln()) }

@@ -95,7 +95,8 @@ unsafe fn store(dtype: DType, base: usize, off: isize, v: Val) {
     dispatch_dtype!(dtype, O => {
         let p = at_mut::<O>(base as *mut u8, off);
         *p = match v {
-            Val::F(f) => O::from_f64(f),
+            // The trait's conversion, not half's inherent `from_f64` (see `Element::from_f64`).
+            Val::F(f) => <O as Element>::from_f64(f),
             Val::I(i) => O::from_i64(i),
         };
     })
@@ -907,7 +908,7 @@ fn softmax_typed<T: Element, F: RowFloat>(a: Src, out: Dst, dim: usize, log: boo
                 } else {
                     softmax_row(isa, x, &mut yout, &mut tmp, log);
                     for (i, v) in yout.iter().enumerate() {
-                        *at_mut::<T>(ob as *mut u8, oo + i as isize * so) = T::from_f64(v.to_f64());
+                        *at_mut::<T>(ob as *mut u8, oo + i as isize * so) = <T as Element>::from_f64(v.to_f64());
                     }
                 }
             }
@@ -927,21 +928,16 @@ pub enum CumKind {
     Prod,
 }
 
-/// `v` rounded to the float type `dtype` (unchanged for f64 and non-floats).
-#[inline(always)]
-fn round_to(dtype: DType, v: f64) -> f64 {
-    match dtype {
-        DType::Float32 => v as f32 as f64,
-        DType::Float16 => half::f16::from_f64(v).to_f64(),
-        DType::BFloat16 => half::bf16::from_f64(v).to_f64(),
-        _ => v,
-    }
-}
+/// Outputs scanned together per pass along the scanned dim: independent
+/// running values hide the add latency, and when the kept run is contiguous
+/// (a scan over dim 0) each input row is read sequentially.
+const CUM_BLOCK: usize = 64;
 
 /// Running sum/product of `a` (of `a_dtype`) along `dim` into `out` (same
-/// shape, `out_dtype`; PyTorch gives int64 for integer inputs). Floats
-/// accumulate in f64 rounded to `out_dtype` after every step (as PyTorch's
-/// running value is), integers in wrapping i64. Rows run in parallel.
+/// shape, `out_dtype`; PyTorch gives int64 for integer inputs). The running
+/// value is PyTorch's CPU accumulator: f64 for f32/f64, f32 for f16/bf16
+/// (each output is rounded from it, the running value is not), wrapping i64
+/// for integers. Parallel over outputs.
 pub fn cumulative(kind: CumKind, a: Src, a_dtype: DType, dim: usize, out: Dst, out_dtype: DType) -> Result<()> {
     let nd = a.layout.shape.len();
     if out.layout.shape != a.layout.shape {
@@ -958,26 +954,42 @@ pub fn cumulative(kind: CumKind, a: Src, a_dtype: DType, dim: usize, out: Dst, o
     let kept = Plan::<2>::new(&kshape, [&a.layout.strides, &out.layout.strides], [a.layout.offset, out.layout.offset]);
     let (ab, ob) = (a.base as usize, out.base as usize);
     let float = a_dtype.is_floating_point() || out_dtype.is_floating_point();
+    let half = matches!(out_dtype, DType::Float16 | DType::BFloat16);
+    let sum = kind == CumKind::Sum;
     dispatch_dtype!(a_dtype, T => {
+        let typed = T::DTYPE == out_dtype;
         kept.for_each_par_grain((GRAIN / c).max(1), |off, n, st| {
-            for j in 0..n {
-                let (ao, oo) = (off[0] + j as isize * st[0], off[1] + j as isize * st[1]);
-                let (mut fa, mut ia) = if kind == CumKind::Sum { (0f64, 0i64) } else { (1f64, 1i64) };
+            let (mut fa, mut ia) = ([0f64; CUM_BLOCK], [0i64; CUM_BLOCK]);
+            for j0 in (0..n).step_by(CUM_BLOCK) {
+                let w = CUM_BLOCK.min(n - j0);
+                fa[..w].fill(if sum { 0.0 } else { 1.0 });
+                ia[..w].fill(if sum { 0 } else { 1 });
+                let (a0, o0) = (off[0] + j0 as isize * st[0], off[1] + j0 as isize * st[1]);
                 for i in 0..c as isize {
-                    // SAFETY: offsets from the kept plan plus `dim`'s strides
-                    // stay inside both layouts.
-                    unsafe {
-                        let x: T = *at::<T>(ab as *const u8, ao + i * sa);
-                        let v = if float {
-                            fa = if kind == CumKind::Sum { fa + x.to_f64() } else { fa * x.to_f64() };
-                            // PyTorch's running value lives in the output type.
-                            fa = round_to(out_dtype, fa);
-                            Val::F(fa)
-                        } else {
-                            ia = if kind == CumKind::Sum { ia.wrapping_add(x.to_i64()) } else { ia.wrapping_mul(x.to_i64()) };
-                            Val::I(ia)
-                        };
-                        store(out_dtype, ob, oo + i * so, v);
+                    for j in 0..w {
+                        let (ao, oo) = (a0 + j as isize * st[0] + i * sa, o0 + j as isize * st[1] + i * so);
+                        // SAFETY: offsets from the kept plan plus `dim`'s
+                        // strides stay inside both layouts.
+                        unsafe {
+                            let x: T = *at::<T>(ab as *const u8, ao);
+                            if float {
+                                let v = if sum { fa[j] + x.to_f64() } else { fa[j] * x.to_f64() };
+                                fa[j] = if half { v as f32 as f64 } else { v };
+                                if typed {
+                                    *at_mut::<T>(ob as *mut u8, oo) = <T as Element>::from_f64(fa[j]);
+                                } else {
+                                    store(out_dtype, ob, oo, Val::F(fa[j]));
+                                }
+                            } else {
+                                let x = x.to_i64();
+                                ia[j] = if sum { ia[j].wrapping_add(x) } else { ia[j].wrapping_mul(x) };
+                                if out_dtype == DType::Int64 {
+                                    *at_mut::<i64>(ob as *mut u8, oo) = ia[j];
+                                } else {
+                                    store(out_dtype, ob, oo, Val::I(ia[j]));
+                                }
+                            }
+                        }
                     }
                 }
             }

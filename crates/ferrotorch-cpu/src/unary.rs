@@ -666,7 +666,7 @@ macro_rules! half_unary {
                         }
                     } else {
                         for i in 0..n as isize {
-                            *o.offset(i * st[0]) = <$h>::from_f64(reference(op, (*x.offset(i * st[1])).to_f64()));
+                            *o.offset(i * st[0]) = <$h as Element>::from_f64(reference(op, (*x.offset(i * st[1])).to_f64()));
                         }
                     }
                 }
