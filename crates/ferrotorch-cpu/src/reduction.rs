@@ -928,10 +928,12 @@ pub enum CumKind {
     Prod,
 }
 
-/// Outputs scanned together per pass along the scanned dim: independent
-/// running values hide the add latency, and when the kept run is contiguous
-/// (a scan over dim 0) each input row is read sequentially.
-const CUM_BLOCK: usize = 64;
+/// Rows scanned together when the scanned dim is contiguous: independent
+/// running values hide the add latency while each row stays one sequential
+/// stream for the prefetcher. Otherwise a whole kept run (up to [`COLS`]
+/// outputs, e.g. a full row when scanning over dim 0) is carried at once, so
+/// every input row is read sequentially.
+const CUM_ROWS: usize = 4;
 
 /// Running sum/product of `a` (of `a_dtype`) along `dim` into `out` (same
 /// shape, `out_dtype`; PyTorch gives int64 for integer inputs). The running
@@ -958,10 +960,11 @@ pub fn cumulative(kind: CumKind, a: Src, a_dtype: DType, dim: usize, out: Dst, o
     let sum = kind == CumKind::Sum;
     dispatch_dtype!(a_dtype, T => {
         let typed = T::DTYPE == out_dtype;
+        let block = if sa.unsigned_abs() == 1 { CUM_ROWS } else { COLS };
         kept.for_each_par_grain((GRAIN / c).max(1), |off, n, st| {
-            let (mut fa, mut ia) = ([0f64; CUM_BLOCK], [0i64; CUM_BLOCK]);
-            for j0 in (0..n).step_by(CUM_BLOCK) {
-                let w = CUM_BLOCK.min(n - j0);
+            let (mut fa, mut ia) = (vec![0f64; block.min(n)], vec![0i64; block.min(n)]);
+            for j0 in (0..n).step_by(block) {
+                let w = block.min(n - j0);
                 fa[..w].fill(if sum { 0.0 } else { 1.0 });
                 ia[..w].fill(if sum { 0 } else { 1 });
                 let (a0, o0) = (off[0] + j0 as isize * st[0], off[1] + j0 as isize * st[1]);
