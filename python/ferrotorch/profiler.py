@@ -117,30 +117,18 @@ class Interval:
         return self.end - self.start
 
 
+def _time_str(attr):
+    """A ``<attr>_str`` property: the time in ``attr`` as the tables print it."""
+    return property(lambda self: _format_time(getattr(self, attr)))
+
+
 class _FormattedTimes:
-    @property
-    def cpu_time_str(self):
-        return _format_time(self.cpu_time)
-
-    @property
-    def cpu_time_total_str(self):
-        return _format_time(self.cpu_time_total)
-
-    @property
-    def self_cpu_time_total_str(self):
-        return _format_time(self.self_cpu_time_total)
-
-    @property
-    def device_time_str(self):
-        return _format_time(self.device_time)
-
-    @property
-    def device_time_total_str(self):
-        return _format_time(self.device_time_total)
-
-    @property
-    def self_device_time_total_str(self):
-        return _format_time(self.self_device_time_total)
+    cpu_time_str = _time_str("cpu_time")
+    cpu_time_total_str = _time_str("cpu_time_total")
+    self_cpu_time_total_str = _time_str("self_cpu_time_total")
+    device_time_str = _time_str("device_time")
+    device_time_total_str = _time_str("device_time_total")
+    self_device_time_total_str = _time_str("self_device_time_total")
 
     @property
     def cpu_time(self):

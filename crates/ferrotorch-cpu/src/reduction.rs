@@ -135,12 +135,21 @@ trait Reducer<T: Element>: Sync {
     /// `row` must be valid for `accs.len()` reads.
     #[inline(always)]
     unsafe fn fold_row(&self, accs: &mut [Self::Acc], row: *const T, idx: usize) {
-        for (j, a) in accs.iter_mut().enumerate() {
-            *a = self.step(*a, *row.add(j), idx);
-        }
+        step_row(self, accs, row, idx)
     }
     /// Merges two partial results, `a` covering earlier indices than `b`.
     fn combine(&self, a: Self::Acc, b: Self::Acc) -> Self::Acc;
+}
+
+/// The scalar form of [`Reducer::fold_row`], which vector overrides fall back to.
+///
+/// # Safety
+/// `row` must be valid for `accs.len()` reads.
+#[inline(always)]
+unsafe fn step_row<T: Element, R: Reducer<T> + ?Sized>(r: &R, accs: &mut [R::Acc], row: *const T, idx: usize) {
+    for (j, a) in accs.iter_mut().enumerate() {
+        *a = r.step(*a, *row.add(j), idx);
+    }
 }
 
 /// The kept/reduced split of an input.
@@ -336,15 +345,11 @@ impl<T: Element> Reducer<T> for SumF {
         }
     }
     #[inline(always)]
-    unsafe fn fold_row(&self, accs: &mut [f64], row: *const T, _: usize) {
+    unsafe fn fold_row(&self, accs: &mut [f64], row: *const T, idx: usize) {
         match T::DTYPE {
             DType::Float32 => fold::add_row_f32_to_f64(self.0, accs, row as *const f32),
             DType::Float64 => fold::add_row_f64_to_f64(self.0, accs, row as *const f64),
-            _ => {
-                for (j, a) in accs.iter_mut().enumerate() {
-                    *a += (*row.add(j)).to_f64();
-                }
-            }
+            _ => step_row(self, accs, row, idx),
         }
     }
     fn combine(&self, a: f64, b: f64) -> f64 {
@@ -464,40 +469,23 @@ impl<T: Element> Reducer<T> for ExtremeVal {
         }
     }
     unsafe fn run(&self, acc: T, p: *const T, n: usize, st: isize, idx0: usize) -> T {
-        if st != 1 || n == 0 {
-            let mut acc = acc;
-            for i in 0..n {
-                acc = self.step(acc, *p.offset(i as isize * st), idx0 + i);
-            }
-            return acc;
-        }
-        // SAFETY (both arms): T is the matching float type, and the caller
-        // guarantees `n` readable elements at `p`.
+        // SAFETY (both vector arms): T is the matching float type, and the
+        // caller guarantees `n` readable elements at `p`.
         let v = match T::DTYPE {
-            DType::Float32 => T::from_f64(fold::extreme_f32(self.isa, std::slice::from_raw_parts(p as *const f32, n), self.max) as f64),
-            DType::Float64 => T::from_f64(fold::extreme_f64(self.isa, std::slice::from_raw_parts(p as *const f64, n), self.max)),
-            _ => {
-                let mut acc = acc;
-                for i in 0..n {
-                    acc = self.step(acc, *p.add(i), idx0 + i);
-                }
-                return acc;
-            }
+            DType::Float32 if st == 1 && n > 0 => fold::extreme_f32(self.isa, std::slice::from_raw_parts(p as *const f32, n), self.max) as f64,
+            DType::Float64 if st == 1 && n > 0 => fold::extreme_f64(self.isa, std::slice::from_raw_parts(p as *const f64, n), self.max),
+            _ => return (0..n).fold(acc, |acc, i| self.step(acc, *p.offset(i as isize * st), idx0 + i)),
         };
-        self.step(acc, v, idx0)
+        self.step(acc, T::from_f64(v), idx0)
     }
     #[inline(always)]
     unsafe fn fold_row(&self, accs: &mut [T], row: *const T, idx: usize) {
-        // SAFETY (both arms): T is the matching float type, so the casts only
-        // rename the element type; `row` is valid for `accs.len()` reads.
+        // SAFETY (both vector arms): T is the matching float type, so the
+        // casts only rename the element type; `row` is valid for `accs.len()` reads.
         match T::DTYPE {
             DType::Float32 => fold::extreme_row_f32(self.isa, std::slice::from_raw_parts_mut(accs.as_mut_ptr() as *mut f32, accs.len()), row as *const f32, self.max),
             DType::Float64 => fold::extreme_row_f64(self.isa, std::slice::from_raw_parts_mut(accs.as_mut_ptr() as *mut f64, accs.len()), row as *const f64, self.max),
-            _ => {
-                for (j, a) in accs.iter_mut().enumerate() {
-                    *a = self.step(*a, *row.add(j), idx);
-                }
-            }
+            _ => step_row(self, accs, row, idx),
         }
     }
     fn combine(&self, a: T, b: T) -> T {
@@ -811,7 +799,7 @@ trait RowFloat: FastFloat + Default {
 }
 impl RowFloat for f32 {
     fn row_max(isa: Isa, x: &[f32]) -> f32 {
-        vsum::max_f32(isa, x)
+        fold::extreme_f32(isa, x, true)
     }
     fn row_sum(isa: Isa, x: &[f32]) -> f64 {
         vsum::sum_f32(isa, x)
@@ -819,7 +807,7 @@ impl RowFloat for f32 {
 }
 impl RowFloat for f64 {
     fn row_max(isa: Isa, x: &[f64]) -> f64 {
-        vsum::max_f64(isa, x)
+        fold::extreme_f64(isa, x, true)
     }
     fn row_sum(isa: Isa, x: &[f64]) -> f64 {
         vsum::sum_f64(isa, x)

@@ -18,7 +18,7 @@ fn takes<E: PartialOrd>(max: bool, x: E, cur: E) -> bool {
     (if max { x > cur } else { x < cur }) | (x != x)
 }
 
-/// NaN-propagating max (`max`) or min of a non-empty run.
+/// NaN-propagating max (`max`) or min of a run (`-inf`/`+inf` when empty).
 #[inline(always)]
 unsafe fn extreme_run<V: Vf>(x: &[V::E], max: bool) -> V::E
 where
@@ -132,13 +132,13 @@ type F64x4 = f64;
 #[cfg(not(target_arch = "x86_64"))]
 type F64x8 = f64;
 
-/// NaN-propagating max (`max`) or min of a non-empty f32 run.
+/// NaN-propagating max (`max`) or min of an f32 run (`∓inf` when empty).
 pub(crate) fn extreme_f32(isa: Isa, x: &[f32], max: bool) -> f32 {
     // SAFETY: `x` is a valid slice; the ISA was detected.
     unsafe { per_isa!(isa, [f32, F32x8, F32x16], |x: &[f32], max: bool| -> f32 { extreme_run::<V>(x, max) }) }
 }
 
-/// NaN-propagating max (`max`) or min of a non-empty f64 run.
+/// NaN-propagating max (`max`) or min of an f64 run (`∓inf` when empty).
 pub(crate) fn extreme_f64(isa: Isa, x: &[f64], max: bool) -> f64 {
     // SAFETY: as for `extreme_f32`.
     unsafe { per_isa!(isa, [f64, F64x4, F64x8], |x: &[f64], max: bool| -> f64 { extreme_run::<V>(x, max) }) }
@@ -240,6 +240,9 @@ mod tests {
     #[test]
     fn extremes_match_scalar_on_every_isa() {
         for isa in Isa::ALL.into_iter().filter(|i| i.is_supported()) {
+            // an empty run gives the fold's start (softmax rows rely on it)
+            assert_eq!(extreme_f32(isa, &[], true), f32::NEG_INFINITY);
+            assert_eq!(extreme_f64(isa, &[], false), f64::INFINITY);
             for n in [1usize, 7, 16, 63, 64, 65, 200, 1001] {
                 for nan_at in [None, Some(0), Some(n / 2), Some(n - 1)] {
                     let x = data(n, nan_at);

@@ -30,63 +30,6 @@ pub(crate) fn sum_f64(isa: Isa, x: &[f64]) -> f64 {
     }
 }
 
-/// Largest element of `x` (`-inf` when empty). A NaN may or may not be
-/// returned; callers whose result turns NaN anyway through the data need no more.
-pub(crate) fn max_f32(isa: Isa, x: &[f32]) -> f32 {
-    match isa {
-        // SAFETY: the level was detected on this CPU.
-        #[cfg(target_arch = "x86_64")]
-        Isa::Avx512 => unsafe { x86::max_f32_avx512(x) },
-        // SAFETY: as above.
-        #[cfg(target_arch = "x86_64")]
-        Isa::Avx2 => unsafe { x86::max_f32_avx2(x) },
-        _ => max_generic::<f32>(x),
-    }
-}
-
-/// Largest element of `x`, as [`max_f32`].
-pub(crate) fn max_f64(isa: Isa, x: &[f64]) -> f64 {
-    match isa {
-        // SAFETY: the level was detected on this CPU.
-        #[cfg(target_arch = "x86_64")]
-        Isa::Avx512 => unsafe { x86::max_f64_avx512(x) },
-        // SAFETY: as above.
-        #[cfg(target_arch = "x86_64")]
-        Isa::Avx2 => unsafe { x86::max_f64_avx2(x) },
-        _ => max_generic::<f64>(x),
-    }
-}
-
-/// Four vector accumulators of `V::max`, then the lanes and the tail.
-#[inline(always)]
-pub(crate) fn max_generic<V: super::Vf>(x: &[V::E]) -> V::E
-where
-    V::E: PartialOrd + Copy,
-{
-    let l = V::LANES;
-    let neg_inf = V::c(f64::NEG_INFINITY);
-    let mut acc = [neg_inf; 4];
-    let mut i = 0;
-    while i + 4 * l <= x.len() {
-        for (k, a) in acc.iter_mut().enumerate() {
-            // SAFETY: i + 4·LANES <= len keeps the load inside `x`.
-            *a = a.max(unsafe { V::load(x.as_ptr().add(i + k * l)) });
-        }
-        i += 4 * l;
-    }
-    let v = acc[0].max(acc[1]).max(acc[2].max(acc[3]));
-    let mut lanes = [V::E::default(); 16];
-    // SAFETY: `lanes` has room for up to 16 lanes.
-    unsafe { v.store(lanes.as_mut_ptr()) };
-    let mut m = lanes[0];
-    for &e in lanes[1..l].iter().chain(&x[i..]) {
-        if e > m || e != e {
-            m = e;
-        }
-    }
-    m
-}
-
 /// Four interleaved accumulators.
 fn sum_scalar(it: impl Iterator<Item = f64>) -> f64 {
     let mut a = [0f64; 4];
@@ -98,27 +41,7 @@ fn sum_scalar(it: impl Iterator<Item = f64>) -> f64 {
 
 #[cfg(target_arch = "x86_64")]
 mod x86 {
-    use super::max_generic;
-    use crate::simd::avx2::{F32x8, F64x4};
-    use crate::simd::avx512::{F32x16, F64x8};
     use std::arch::x86_64::*;
-
-    #[target_feature(enable = "avx2,fma")]
-    pub(super) unsafe fn max_f32_avx2(x: &[f32]) -> f32 {
-        max_generic::<F32x8>(x)
-    }
-    #[target_feature(enable = "avx2,fma")]
-    pub(super) unsafe fn max_f64_avx2(x: &[f64]) -> f64 {
-        max_generic::<F64x4>(x)
-    }
-    #[target_feature(enable = "avx512f,avx2,fma")]
-    pub(super) unsafe fn max_f32_avx512(x: &[f32]) -> f32 {
-        max_generic::<F32x16>(x)
-    }
-    #[target_feature(enable = "avx512f,avx2,fma")]
-    pub(super) unsafe fn max_f64_avx512(x: &[f64]) -> f64 {
-        max_generic::<F64x8>(x)
-    }
 
     /// Elements summed in f32 lanes before they are flushed to f64: each of
     /// the 32 lanes then adds at most 64 values, so the f32 rounding error
