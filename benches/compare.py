@@ -33,7 +33,8 @@ def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--threads", type=int, default=None, help="thread count (default: run 1 and all cores)")
     p.add_argument("--quick", action="store_true", help="fewer rounds and smaller big workloads")
-    p.add_argument("--json", default="benches/compare.json", help="where to write the results")
+    default_json = os.path.join(os.path.dirname(os.path.abspath(__file__)), "compare.json")
+    p.add_argument("--json", default=default_json, help="where to write the results (default: benches/compare.json)")
     p.add_argument("--only", default=None, help="comma-separated substrings of workload names to run")
     return p.parse_args(argv)
 
