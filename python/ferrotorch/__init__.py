@@ -50,6 +50,8 @@ from ._C import (  # noqa: F401
     memory_stats,
     is_grad_enabled,
 )
+from . import _panic_guard
+_panic_guard.install()
 from ._size import Size  # noqa: F401
 from ._dtypes import *  # noqa: F401,F403
 from ._dtypes import layout, strided  # noqa: F401

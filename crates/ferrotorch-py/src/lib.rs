@@ -45,6 +45,8 @@ fn _C(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(autograd::_detach_, m)?)?;
     autograd::register(m)?;
     m.add("OutOfMemoryError", py.get_type::<errors::OutOfMemoryError>())?;
+    // The panic guard: `ferrotorch/__init__.py` makes this a RuntimeError.
+    m.add("_PanicException", py.get_type::<pyo3::panic::PanicException>())?;
     for d in ferrotorch::DType::ALL {
         m.add(d.name(), dtype::dtype_obj(py, d))?;
     }
