@@ -329,3 +329,25 @@ def test_legacy_reduction_flags():
         with pytest.warns(UserWarning, match="size_average and reduce args will be deprecated"):
             r = F(lib).nll_loss(lib.tensor([[0.5, 0.2]]), lib.tensor([1]), reduce=False)
         assert tuple(r.shape) == (1,)
+
+
+@pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
+@pytest.mark.parametrize("case", ["smooth_l1_0", "smooth_l1_0.5", "smooth_l1_1", "huber_0.5", "huber_2", "soft_margin",
+                                  "kl", "kl_log_target", "kl_batchmean"])
+def test_other_losses(reduction, case):
+    x, y = arr([1.0, 2.0, 5.0, 0.0, -0.5]), arr([1.0, 3.0, 4.0, -0.5, 0.0])
+    name, _, par = case.partition("_")
+    if case.startswith("smooth_l1"):
+        fn, grad = (lambda L, x, y: F(L).smooth_l1_loss(x, y, beta=float(case.split("_")[-1]), reduction=reduction)), (0, 1)
+    elif name == "huber":
+        fn, grad = (lambda L, x, y: F(L).huber_loss(x, y, delta=float(par), reduction=reduction)), (0, 1)
+    elif name == "soft":
+        y = arr([1.0, -1.0, 1.0, -1.0, 1.0])
+        fn, grad = (lambda L, x, y: F(L).soft_margin_loss(x, y, reduction=reduction)), (0,)
+    else:
+        x, y = arr([[-1.0, -2.0], [-0.5, -3.0]]), arr([[0.5, 1.0], [0.2, 0.0 if par != "log_target" else -0.3]])
+        red = "batchmean" if par == "batchmean" else reduction
+        fn, grad = (lambda L, x, y: F(L).kl_div(x, y, reduction=red, log_target=par == "log_target")), (0,)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        parity(torch, fn, x, y, grad=grad, rtol=1e-7, atol=1e-9)

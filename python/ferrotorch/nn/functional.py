@@ -263,6 +263,70 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", wei
     return _reduce(d, reduction)
 
 
+def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
+    """``0.5 d^2 / beta`` for ``|d| < beta``, else ``|d| - beta / 2`` (``l1_loss`` at ``beta == 0``)."""
+    _warn_target_size(input, target)
+    reduction = _reduction(size_average, reduce, reduction)
+    if beta < 0:
+        raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    if beta == 0.0:
+        return l1_loss(input, target, reduction=reduction)
+    _check_float_loss("smooth_l1_cpu", input, target)
+    d = input - target
+    z = d.abs()
+    # where picks the branch, so the gradient is d / beta inside and sign(d) outside, as PyTorch's.
+    return _reduce(_s.where(z < beta, 0.5 * d * d / beta, z - 0.5 * beta), reduction)
+
+
+def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
+    """``0.5 d^2`` for ``|d| < delta``, else ``delta (|d| - delta / 2)``."""
+    _warn_target_size(input, target)
+    reduction = _reduction(None, None, reduction)
+    if delta <= 0:
+        raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    _check_float_loss("huber_cpu", input, target)
+    d = input - target
+    z = d.abs()
+    loss = _s.where(z < delta, 0.5 * d * d, delta * (z - 0.5 * delta))
+    if weight is not None:
+        if tuple(weight.shape) != tuple(input.shape):
+            raise ValueError("Weights and input must have the same size.")
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    """``log(1 + exp(-target * input))``."""
+    reduction = _reduction(size_average, reduce, reduction)
+    return _reduce((-target * input).exp().log1p(), reduction)
+
+
+def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
+    """Pointwise KL divergence of log-probabilities ``input`` from ``target``
+    (``xlogy(t, t) - t * input``, or ``exp(t) (t - input)`` with ``log_target``)."""
+    if size_average is not None or reduce is not None:
+        reduction = _reduction(size_average, reduce, "mean")
+    else:
+        if reduction == "mean":
+            warnings.warn(
+                "reduction: 'mean' divides the total loss by both the batch size and the support size."
+                "'batchmean' divides only by the batch size, and aligns with the KL div math definition."
+                "'mean' will be changed to behave the same as 'batchmean' in the next major release.",
+                stacklevel=2,
+            )
+        if reduction != "batchmean":
+            _reduction(None, None, reduction)
+    if log_target:
+        loss = target.exp() * (target - input)
+    else:
+        zero = _C.zeros((), dtype=_C.promote_types(input.dtype, target.dtype))
+        loss = _s.where(target == 0, zero, target * target.log()) - target * input
+    if reduction == "batchmean":
+        loss = loss.sum()
+        return loss / input.shape[0] if input.dim() != 0 else loss
+    return _reduce(loss, reduction)
+
+
 def _shape_list(t):
     return "[" + ", ".join(str(d) for d in t.shape) + "]"
 
