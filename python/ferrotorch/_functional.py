@@ -323,13 +323,10 @@ def _addmm(input, mat1, mat2, beta, alpha):
         beta, alpha = int(beta), int(alpha)
         if beta == 1 and alpha == 1:
             return _native_addmm(input, mat1, mat2)
-    prod = mat1.mm(mat2)
-    if alpha != 1:
-        prod = prod * alpha
-    if beta == 0:  # input is ignored (its NaNs too) but must broadcast to the product
-        input.expand(*prod.shape)
-        return prod
-    return input * beta + prod
+    # One op keeps `input`'s gradient edge (zeros) when beta == 0, as PyTorch.
+    out = _C._addprod("addmm", input, mat1, mat2, beta, alpha)
+    input.expand(*out.shape)  # input must broadcast to the product, not the other way round
+    return out
 
 
 def _addmm_method(self, mat1, mat2, *, beta=1, alpha=1):

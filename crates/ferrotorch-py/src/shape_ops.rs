@@ -348,7 +348,7 @@ pub fn _vdot<'py>(py: Python<'py>, a: &Bound<'py, PyAny>, b: &Bound<'py, PyAny>)
     wrap(py, tensor_of(a)?.vdot(&tensor_of(b)?).py()?)
 }
 
-/// `addmv` / `addbmm` / `baddbmm` (`kind` picks which).
+/// `addmv` / `addmm` / `addbmm` / `baddbmm` (`kind` picks which).
 #[pyfunction]
 #[allow(clippy::too_many_arguments)]
 pub fn _addprod<'py>(py: Python<'py>, kind: &str, input: &Bound<'py, PyAny>, a: &Bound<'py, PyAny>, b: &Bound<'py, PyAny>, beta: &Bound<'py, PyAny>, alpha: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
@@ -356,6 +356,7 @@ pub fn _addprod<'py>(py: Python<'py>, kind: &str, input: &Bound<'py, PyAny>, a: 
     let (be, al) = (scalar_of(beta, "beta")?, scalar_of(alpha, "alpha")?);
     let r = match kind {
         "addmv" => x.addmv(&a, &b, be, al),
+        "addmm" => x.addmm_scaled(&a, &b, be, al),
         "addbmm" => x.addbmm(&a, &b, be, al),
         _ => x.baddbmm(&a, &b, be, al),
     };

@@ -150,7 +150,9 @@ def prelu(input, weight):
             )
         if input.dim() >= 2:
             w = weight.reshape([ch] + [1] * (input.dim() - 2))
-    return input.clamp(min=0) + w * input.clamp(max=0)
+    # where, not clamp(min=0) + w * clamp(max=0): at x == 0 both clamps pass the
+    # gradient; PyTorch's derivative there is w.
+    return _s.where(input > 0, input, w * input)
 
 
 def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
@@ -196,70 +198,336 @@ def _reduce(loss, reduction):
     raise ValueError(f"{reduction} is not a valid value for reduction")
 
 
+def _reduction(size_average, reduce, reduction):
+    """The reduction string, from the legacy ``size_average``/``reduce`` flags when given
+    (with PyTorch's warning); an unknown string raises ``ValueError`` up front, as
+    ``_Reduction.get_enum`` does."""
+    if size_average is not None or reduce is not None:
+        size_average = True if size_average is None else size_average
+        reduce = True if reduce is None else reduce
+        reduction = "mean" if (size_average and reduce) else ("sum" if reduce else "none")
+        warnings.warn(f"size_average and reduce args will be deprecated, please use reduction='{reduction}' instead.",
+                      stacklevel=3)
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    return reduction
+
+
+def _warn_target_size(input, target):
+    if tuple(target.shape) != tuple(input.shape):
+        warnings.warn(
+            f"Using a target size ({target.size()}) that is different to the input size ({input.size()}). "
+            "This will likely lead to incorrect results due to broadcasting. "
+            "Please ensure they have the same size.",
+            stacklevel=3,
+        )
+
+
+def _weighted_pointwise(err, weight, input, reduction):
+    """PyTorch's manual path for ``mse_loss``/``l1_loss`` with ``weight``."""
+    if tuple(weight.shape) != tuple(input.shape):
+        raise ValueError("Weights and input must have the same size.")
+    err = err * weight
+    if reduction == "none":
+        return err
+    if reduction == "sum":
+        return err.sum()
+    return err.sum() / weight.sum()
+
+
+def _check_float_loss(name, input, target):
+    # PyTorch's pointwise loss kernels exist for floating dtypes only.
+    dt = _C.promote_types(input.dtype, target.dtype)
+    if not (dt.is_floating_point or dt.is_complex):
+        raise NotImplementedError(f"\"{name}\" not implemented for '{_m._pretty(dt)}'")
+
+
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     """Mean squared error."""
-    if tuple(input.shape) != tuple(target.shape):
-        import warnings
-        warnings.warn(
-            f"Using a target size ({tuple(target.shape)}) that is different to the input size "
-            f"({tuple(input.shape)}). This will likely lead to incorrect results due to broadcasting.",
-            stacklevel=2,
-        )
+    _warn_target_size(input, target)
+    reduction = _reduction(size_average, reduce, reduction)
+    _check_float_loss("mse_cpu", input, target)
     d = input - target
+    if weight is not None:
+        return _weighted_pointwise(d * d, weight, input, reduction)
     return _reduce(d * d, reduction)
 
 
-def l1_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     """Mean absolute error."""
-    return _reduce((input - target).abs(), reduction)
+    _warn_target_size(input, target)
+    reduction = _reduction(size_average, reduce, reduction)
+    d = (input - target).abs()
+    if weight is not None:
+        return _weighted_pointwise(d, weight, input, reduction)
+    return _reduce(d, reduction)
 
 
-def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
-    """Negative log-likelihood of class indices ``target`` under log-probabilities ``input``."""
+def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
+    """``0.5 d^2 / beta`` for ``|d| < beta``, else ``|d| - beta / 2`` (``l1_loss`` at ``beta == 0``)."""
+    _warn_target_size(input, target)
+    reduction = _reduction(size_average, reduce, reduction)
+    if beta < 0:
+        raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    if beta == 0.0:
+        return l1_loss(input, target, reduction=reduction)
+    _check_float_loss("smooth_l1_cpu", input, target)
+    d = input - target
+    z = d.abs()
+    # where picks the branch, so the gradient is d / beta inside and sign(d) outside, as PyTorch's.
+    return _reduce(_s.where(z < beta, 0.5 * d * d / beta, z - 0.5 * beta), reduction)
+
+
+def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
+    """``0.5 d^2`` for ``|d| < delta``, else ``delta (|d| - delta / 2)``."""
+    _warn_target_size(input, target)
+    reduction = _reduction(None, None, reduction)
+    if delta <= 0:
+        raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    _check_float_loss("huber_cpu", input, target)
+    d = input - target
+    z = d.abs()
+    loss = _s.where(z < delta, 0.5 * d * d, delta * (z - 0.5 * delta))
+    if weight is not None:
+        if tuple(weight.shape) != tuple(input.shape):
+            raise ValueError("Weights and input must have the same size.")
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    """``log(1 + exp(-target * input))``."""
+    reduction = _reduction(size_average, reduce, reduction)
+    return _reduce((-target * input).exp().log1p(), reduction)
+
+
+def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
+    """Pointwise KL divergence of log-probabilities ``input`` from ``target``
+    (``xlogy(t, t) - t * input``, or ``exp(t) (t - input)`` with ``log_target``)."""
+    if size_average is not None or reduce is not None:
+        reduction = _reduction(size_average, reduce, "mean")
+    else:
+        if reduction == "mean":
+            warnings.warn(
+                "reduction: 'mean' divides the total loss by both the batch size and the support size."
+                "'batchmean' divides only by the batch size, and aligns with the KL div math definition."
+                "'mean' will be changed to behave the same as 'batchmean' in the next major release.",
+                stacklevel=2,
+            )
+        if reduction != "batchmean":
+            _reduction(None, None, reduction)
+    if log_target:
+        loss = target.exp() * (target - input)
+    else:
+        zero = _C.zeros((), dtype=_C.promote_types(input.dtype, target.dtype))
+        loss = _s.where(target == 0, zero, target * target.log()) - target * input
+    if reduction == "batchmean":
+        loss = loss.sum()
+        return loss / input.shape[0] if input.dim() != 0 else loss
+    return _reduce(loss, reduction)
+
+
+def _shape_list(t):
+    return "[" + ", ".join(str(d) for d in t.shape) + "]"
+
+
+def _class_view(w, input, class_dim):
+    """A per-class weight shaped to broadcast along ``class_dim`` of ``input``."""
+    if input.dim() <= 1:
+        return w
+    shape = [1] * input.dim()
+    shape[class_dim] = w.shape[0]
+    return w.reshape(shape)
+
+
+def _check_class_weight(weight, n_classes, input, prefix=""):
+    if weight is None:
+        return
+    if weight.dim() != 1 or weight.numel() != n_classes:
+        raise RuntimeError(
+            f"{prefix}weight tensor should be defined either for all {n_classes} classes or no classes but got "
+            f"weight tensor of shape: {_shape_list(weight)}")
+    if weight.dtype != input.dtype:
+        raise RuntimeError(f"expected scalar type {_m._pretty(input.dtype)} but found {_m._pretty(weight.dtype)}")
+
+
+def _check_nll_args(input, target, weight):
+    """PyTorch's ``nll_loss_nd`` checks, in its order; returns the target reshaped so that
+    ``target.unsqueeze(class_dim)`` indexes ``input`` (1-D input: a 0-d target)."""
     if input.dim() < 1:
         raise ValueError(f"Expected 1 or more dimensions (got {input.dim()})")
-    if input.dim() == 1:
-        input = input.unsqueeze(0)
-        target = target.unsqueeze(0)
-    n_classes = input.shape[1]
-    if target.dtype.is_floating_point:
-        raise RuntimeError(f"expected scalar type Long but found {target.dtype}")
+    if input.dim() != 1 and input.shape[0] != (target.shape[0] if target.dim() else 0):
+        raise ValueError(
+            f"Expected input batch_size ({input.shape[0]}) to match target batch_size "
+            f"({target.shape[0] if target.dim() else 0}).")
+    if input.dim() <= 2:
+        if target.dim() > 1:
+            raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+        if input.dim() == 1 and target.dim() == 1 and target.shape[0] != 1:
+            raise ValueError(f"For 1D input, 1D target must have size 1, but got target size: {target.shape[0]}")
+    elif input.dim() == 4:
+        if target.dim() != 3:
+            raise RuntimeError(
+                f"only batches of spatial targets supported (3D tensors) but got targets of dimension: {target.dim()}")
+        if tuple(target.shape[1:]) != tuple(input.shape[2:]):
+            raise RuntimeError(
+                f"input and target batch or spatial sizes don't match: target {_shape_list(target)}, "
+                f"input {_shape_list(input)}")
+    elif tuple(target.shape[1:]) != tuple(input.shape[2:]):
+        want = [input.shape[0]] + list(input.shape[2:])
+        raise RuntimeError(f"Expected target size [{', '.join(map(str, want))}], got {_shape_list(target)}")
+    if target.dtype not in (_C.int64, _C.uint8):
+        raise RuntimeError(f"expected target dtype to be Long or Byte, but got {_m._pretty(target.dtype)}")
+    if not (input.dtype.is_floating_point or input.dtype.is_complex):
+        raise NotImplementedError(f"\"nll_loss_out_frame\" not implemented for '{_m._pretty(input.dtype)}'")
+    _check_class_weight(weight, input.shape[1 if input.dim() > 1 else 0], input)
+    return target.reshape(()) if input.dim() == 1 else target
+
+
+def _nll(input, target, weight, ignore_index, reduction):
+    """``nll_loss`` of checked arguments: ``-input[target] * weight[target]`` along the
+    class dim, 0 where ``target == ignore_index``; ``mean`` divides by the summed weights."""
+    cd = 1 if input.dim() > 1 else 0
+    n_classes = input.shape[cd]
+    target = target.to(_C.int64)
     valid = target != ignore_index
     safe_t = _s.where(valid, target, _C.zeros_like(target))
-    if bool(((safe_t < 0) | (safe_t >= n_classes)).any()):
-        bad = safe_t[(safe_t < 0) | (safe_t >= n_classes)][0].item()
-        raise IndexError(f"Target {bad} is out of bounds.")
-    picked = input.gather(1, safe_t.unsqueeze(1)).squeeze(1)
+    bad = (safe_t < 0) | (safe_t >= n_classes)
+    if bool(bad.any()):
+        raise IndexError(f"Target {safe_t[bad].reshape(-1)[0].item()} is out of bounds.")
+    picked = input.gather(cd, safe_t.unsqueeze(cd)).squeeze(cd)
     w = valid.to(input.dtype)
     if weight is not None:
         w = w * weight[safe_t]
-    loss = -picked * w
+    # where, not `-picked * w`: an ignored target gives 0, not -0, as PyTorch's kernel.
+    loss = _s.where(valid, -picked * w, _C.zeros((), dtype=input.dtype))
     if reduction == "mean":
         return loss.sum() / w.sum()
     return _reduce(loss, reduction)
 
 
+def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
+    """Negative log-likelihood of class indices ``target`` under log-probabilities ``input``
+    (class dim 1, or 0 for unbatched input; any number of spatial dims)."""
+    reduction = _reduction(size_average, reduce, reduction)
+    target = _check_nll_args(input, target, weight)
+    return _nll(input, target, weight, ignore_index, reduction)
+
+
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
                   reduction="mean", label_smoothing=0.0):
-    """Cross entropy of logits ``input`` against class indices (or probabilities) ``target``."""
-    logp = log_softmax(input, 1 if input.dim() > 1 else 0)
-    if target.dtype.is_floating_point:
-        loss = -(target * logp).sum(1 if input.dim() > 1 else 0)
-        return _reduce(loss, reduction)
+    """Cross entropy of logits ``input`` against class indices or, when ``target`` has
+    ``input``'s shape, class probabilities (PyTorch's ``cross_entropy_loss``)."""
+    reduction = _reduction(size_average, reduce, reduction)
+    cd = 1 if input.dim() > 1 else 0
+    if tuple(input.shape) == tuple(target.shape):
+        if not target.dtype.is_floating_point:
+            raise RuntimeError(
+                f"Expected floating point type for target with class probabilities, got {_m._pretty(target.dtype)}")
+        if ignore_index >= 0:
+            raise RuntimeError("ignore_index is not supported for floating point target")
+        n_classes = input.shape[cd]
+        _check_class_weight(weight, n_classes, input, "cross_entropy: ")
+        logp = log_softmax(input, cd)
+        if label_smoothing > 0.0:
+            if label_smoothing > 1.0:
+                raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+            target = target * (1 - label_smoothing) + label_smoothing / n_classes
+        prod = logp * target
+        if weight is not None:
+            prod = prod * _class_view(weight, input, cd)
+        if reduction == "none":
+            return -prod.sum(cd)
+        if reduction == "sum":
+            return -prod.sum()
+        if input.numel() == 0:
+            return -prod.sum() * float("nan")
+        return -prod.sum() / (input.numel() // n_classes)
     if label_smoothing > 0.0:
-        n = input.shape[1] if input.dim() > 1 else input.shape[0]
-        nll = nll_loss(logp, target, weight, ignore_index=ignore_index, reduction=reduction)
-        smooth = -logp.mean(1 if input.dim() > 1 else 0)
-        smooth = _reduce(smooth, reduction)
-        return (1 - label_smoothing) * nll + label_smoothing * smooth * (1.0 if n else 0.0)
-    return nll_loss(logp, target, weight, ignore_index=ignore_index, reduction=reduction)
+        if label_smoothing > 1.0:
+            raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+        target = _check_nll_args(input, target, weight)
+        logp = log_softmax(input, cd)
+        nll = _nll(logp, target, weight, ignore_index, reduction)
+        n_classes = input.shape[cd]
+        wl = logp if weight is None else logp * _class_view(weight, input, cd)
+        ignored = target == ignore_index
+        smooth = _s.where(ignored, _C.zeros((), dtype=logp.dtype), -wl.sum(cd))
+        if reduction == "mean":
+            kept = target[~ignored].to(_C.int64)
+            denom = (~ignored).sum() if weight is None else weight[kept].sum()
+            smooth = smooth.sum() / denom
+        else:
+            smooth = _reduce(smooth, reduction)
+        return (1 - label_smoothing) * nll + smooth * (label_smoothing / n_classes)
+    target = _check_nll_args(input, target, weight)
+    return _nll(log_softmax(input, cd), target, weight, ignore_index, reduction)
+
+
+def _check_loss_dtypes(input, target):
+    if target.dtype != input.dtype:
+        raise RuntimeError(f"Found dtype {_m._pretty(target.dtype)} but expected {_m._pretty(input.dtype)}")
+
+
+def _check_unit_interval(input, target):
+    """PyTorch's per-element check of ``binary_cross_entropy`` (NaN fails it too): the
+    first offending element decides which message."""
+    with _no_grad():
+        bad_in = ~((input >= 0) & (input <= 1))
+        bad_t = ~((target >= 0) & (target <= 1))
+        either = (bad_in | bad_t).reshape(-1)
+        if bool(either.any()):
+            first = int(either.to(_C.int64).argmax().item())
+            which = "input" if bool(bad_in.reshape(-1)[first]) else "target"
+            raise RuntimeError(f"all elements of {which} should be between 0 and 1")
+
+
+_bce_function = None
+
+
+def _bce_elementwise(input, target):
+    """Elementwise binary cross entropy (logs clamped at -100) with PyTorch's
+    derivatives: ``(x - y) / max(x (1 - x), 1e-12)`` for the input (finite at 0 and 1)
+    and ``-logit(x)`` for the target."""
+    global _bce_function
+    if _bce_function is None:
+        from ..autograd import Function
+
+        class BinaryCrossEntropyBackward(Function):
+            @staticmethod
+            def forward(ctx, x, y):
+                ctx.save_for_backward(x, y)
+                return -(y * x.log().clamp(min=-100) + (1 - y) * (1 - x).log().clamp(min=-100))
+
+            @staticmethod
+            def backward(ctx, g):
+                x, y = ctx.saved_tensors
+                gx = gy = None
+                if ctx.needs_input_grad[0]:
+                    gx = g * (x - y) / ((1 - x) * x).clamp(min=1e-12)
+                if ctx.needs_input_grad[1]:
+                    gy = -g * _m.logit(x)
+                return gx, gy
+
+        _bce_function = BinaryCrossEntropyBackward
+    return _bce_function.apply(input, target)
 
 
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
-    """Binary cross entropy on probabilities (log clamped at -100 like PyTorch)."""
-    lo = input.log().clamp(min=-100)
-    l1 = (1 - input).log().clamp(min=-100)
-    loss = -(target * lo + (1 - target) * l1)
+    """Binary cross entropy on probabilities in [0, 1] (log clamped at -100 like PyTorch)."""
+    reduction = _reduction(size_average, reduce, reduction)
+    if tuple(target.shape) != tuple(input.shape):
+        raise ValueError(
+            f"Using a target size ({target.size()}) that is different to the input size ({input.size()}) is deprecated. "
+            "Please ensure they have the same size.")
+    if weight is not None:
+        weight = weight.expand(*_s.broadcast_shapes(tuple(target.shape), tuple(weight.shape)))
+    _check_loss_dtypes(input, target)
+    if weight is not None and tuple(weight.shape) != tuple(input.shape):
+        raise RuntimeError(f"The size of tensor a ({weight.shape[-1]}) must match the size of tensor b "
+                           f"({input.shape[-1]}) at non-singleton dimension {weight.dim() - 1}")
+    _check_unit_interval(input, target)
+    loss = _bce_elementwise(input, target)
     if weight is not None:
         loss = loss * weight
     return _reduce(loss, reduction)
@@ -267,15 +535,31 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
 
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
                                      reduction="mean", pos_weight=None):
-    """Binary cross entropy on logits, computed stably."""
-    neg_abs = -input.abs()
-    base = input.clamp(min=0) - input * target + (1 + neg_abs.exp()).log()
+    """Binary cross entropy on logits: ``(1 - y) x - w_pos log(sigmoid(x))`` with
+    ``w_pos = 1 + (pos_weight - 1) y``, PyTorch's formula (its gradient is
+    ``sigmoid(x) - y`` everywhere, 0 included)."""
+    reduction = _reduction(size_average, reduce, reduction)
+    if tuple(target.shape) != tuple(input.shape):
+        raise ValueError(f"Target size ({target.size()}) must be the same as input size ({input.size()})")
+    one_minus = 1 - target
+    if not one_minus.dtype.is_floating_point:
+        # PyTorch computes `(1 - target).mul_(input)` in place.
+        rt = _C.promote_types(one_minus.dtype, input.dtype)
+        raise RuntimeError(
+            f"result type {_m._pretty(rt)} can't be cast to the desired output type {_m._pretty(one_minus.dtype)}")
+    log_sig = logsigmoid(input)
     if pos_weight is not None:
-        lw = 1 + (pos_weight - 1) * target
-        base = (1 - target) * input + lw * ((1 + neg_abs.exp()).log() + (-input).clamp(min=0))
+        log_weight = (pos_weight - 1) * target + 1
+        shape = tuple(_s.broadcast_shapes(tuple(log_sig.shape), tuple(log_weight.shape)))
+        if shape != tuple(log_sig.shape):
+            raise RuntimeError(f"output with shape {_shape_list(log_sig)} doesn't match the broadcast shape "
+                               f"[{', '.join(map(str, shape))}]")
+        log_sig = (log_sig * log_weight).to(log_sig.dtype)
+    loss = (one_minus * input).to(one_minus.dtype) - log_sig
+    loss = loss.to(one_minus.dtype)
     if weight is not None:
-        base = base * weight
-    return _reduce(base, reduction)
+        loss = (loss * weight).to(loss.dtype)
+    return _reduce(loss, reduction)
 
 
 # -- padding -----------------------------------------------------------------------------------
@@ -711,7 +995,19 @@ def _windows(x, nd, k, s, p, d, outs, fill):
     return x
 
 
+def _pool_kernel_check(input, kernel, ints=True):
+    """PyTorch's CPU pooling kernels take floating dtypes, plus the integer ones
+    (not bool) when ``ints``; ``ints="int64"`` admits int64 only (avg_pool)."""
+    dt = input.dtype
+    if dt.is_floating_point or (dt != _C.bool and (ints is True or (ints == "int64" and dt == _C.int64))):
+        return
+    raise NotImplementedError(f"\"{kernel}\" not implemented for '{_m._pretty(dt)}'")
+
+
 def _max_pool(input, nd, kernel_size, stride, padding, dilation, ceil_mode, return_indices):
+    if nd == 1 and not return_indices:
+        _pool_kernel_check(input, "max_pool1d_impl", ints=False)
+    _pool_kernel_check(input, f"max_pool{max(nd, 2)}d")
     k, s, p, d = _pool_params(nd, kernel_size, stride, padding, dilation)
     sizes, outs = _pool_shapes(input, nd, k, s, p, d, ceil_mode)
     win = _windows(input, nd, k, s, p, d, outs, float("-inf"))
@@ -781,6 +1077,7 @@ def _avg_divisors(size, out, k, s, p, count_include_pad):
 
 
 def _avg_pool(input, nd, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
+    _pool_kernel_check(input, "avg_pool3d_out_frame" if nd == 3 else "avg_pool2d", ints="int64")
     k, s, p, d = _pool_params(nd, kernel_size, stride, padding, 1)
     sizes, outs = _pool_shapes(input, nd, k, s, p, d, ceil_mode)
     win = _windows(input, nd, k, s, p, d, outs, 0)
@@ -788,13 +1085,20 @@ def _avg_pool(input, nd, kernel_size, stride, padding, ceil_mode, count_include_
     if divisor_override is not None:
         if divisor_override == 0:
             raise RuntimeError("divisor must be not zero")
-        return total / divisor_override
+        return _avg_divide(total, divisor_override)
     div = None
     for i in range(nd):
         v = _C.tensor(_avg_divisors(sizes[i], outs[i], k[i], s[i], p[i], count_include_pad),
                       dtype=input.dtype, device=input.device).reshape([outs[i]] + [1] * (nd - 1 - i))
         div = v if div is None else div * v
-    return total / div
+    return _avg_divide(total, div)
+
+
+def _avg_divide(total, div):
+    # int64 pooling keeps its dtype, dividing as C++ integers do (toward zero).
+    if total.dtype.is_floating_point:
+        return total / div
+    return total.div(div, rounding_mode="trunc")
 
 
 def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
@@ -845,6 +1149,12 @@ def _adaptive_sizes(input, output_size, nd, name):
 
 def _adaptive_avg(input, output_size, nd, name):
     sizes, outs = _adaptive_sizes(input, output_size, nd, name)
+    if not input.dtype.is_floating_point:
+        if all(o == 1 for o in outs):  # PyTorch takes the global case as a mean
+            raise RuntimeError(
+                "mean(): could not infer output dtype. Input dtype must be either a floating point or complex dtype. "
+                f"Got: {_m._pretty(input.dtype)}")
+        _pool_kernel_check(input, "adaptive_avg_pool3d_cpu" if nd == 3 else "adaptive_avg_pool2d", ints=False)
     x = input
     # Windows are products of per-dim ranges, so the mean is separable: one
     # small (out, in) averaging matrix per dim, applied with matmul.
@@ -875,6 +1185,8 @@ def adaptive_avg_pool3d(input, output_size):
 
 def _adaptive_max(input, output_size, return_indices, nd, name):
     import itertools
+
+    _pool_kernel_check(input, "adaptive_max_pool3d_cpu" if nd == 3 else "adaptive_max_pool2d", ints=False)
 
     sizes, outs = _adaptive_sizes(input, output_size, nd, name)
     lead = tuple(input.shape[:-nd])
@@ -1060,8 +1372,22 @@ def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
 
 # -- embedding -------------------------------------------------------------------------------------
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False, sparse=False):
-    """Looks up rows of ``weight``."""
-    return weight.index_select(0, input.reshape(-1)).reshape(*input.shape, weight.shape[1])
+    """Looks up rows of ``weight``; rows of ``padding_idx`` get no gradient."""
+    if weight.dim() != 2:
+        raise RuntimeError("'weight' must be 2-D")
+    if padding_idx is not None:
+        if padding_idx > 0:
+            assert padding_idx < weight.size(0), "Padding_idx must be within num_embeddings"
+        elif padding_idx < 0:
+            assert padding_idx >= -weight.size(0), "Padding_idx must be within num_embeddings"
+            padding_idx = weight.size(0) + padding_idx
+    idx = input.reshape(-1)
+    rows = weight.index_select(0, idx)
+    if padding_idx is not None and rows.requires_grad:
+        # Same values, but the padding row's lookups are cut from the graph
+        # (PyTorch's embedding_backward skips them).
+        rows = _s.where((idx == padding_idx).unsqueeze(1), rows.detach(), rows)
+    return rows.reshape(*input.shape, weight.shape[1])
 
 
 def one_hot(tensor, num_classes=-1):

@@ -140,25 +140,43 @@ pub(crate) fn record_binary(a: Operand, b: Operand, op: BinaryOp, out: &Tensor) 
                     let av = sa.value(node)?;
                     let bv = sb.value(node)?;
                     let ga = if wa {
-                        // g * b * a^(b-1)
-                        let bm1 = binary(bv.op(), s(1.0), BinaryOp::Sub)?;
-                        let p = binary(av.op(), t(&bm1), BinaryOp::Pow)?;
-                        let p = match &bv {
-                            OperandOwned::S(Scalar::Float(e)) if *e == 0.0 => binary(t(&p), s(0.0), BinaryOp::Mul)?,
-                            _ => p,
-                        };
-                        Some(binary(t(&binary(t(&g), bv.op(), BinaryOp::Mul)?), t(&p), BinaryOp::Mul)?)
+                        // g * b * a^(b-1), 0 where b == 0 (PyTorch's
+                        // pow_backward_self: a^-1 would be inf at a == 0).
+                        match &bv {
+                            OperandOwned::S(e) if e.to_f64() == 0.0 => Some(zeros_like(&g)?),
+                            _ => {
+                                let bm1 = binary(bv.op(), s(1.0), BinaryOp::Sub)?;
+                                let p = binary(av.op(), t(&bm1), BinaryOp::Pow)?;
+                                let d = binary(t(&binary(t(&g), bv.op(), BinaryOp::Mul)?), t(&p), BinaryOp::Mul)?;
+                                match &bv {
+                                    OperandOwned::T(e) => Some(keep_where(&cond(e, BinaryOp::Ne, 0.0)?, &d)?),
+                                    OperandOwned::S(_) => Some(d),
+                                }
+                            }
+                        }
                     } else {
                         None
                     };
                     let gb = if wb {
-                        // g * a^b * ln(a)
+                        // g * a^b * ln(a), 0 where a == 0 and b >= 0
+                        // (pow_backward_exponent: 0 * -inf would be NaN).
                         let r = out_saved.unpack(node)?;
                         let ln_a = match &av {
                             OperandOwned::T(x) => unary(x, UnaryOp::Log)?,
                             OperandOwned::S(v) => Tensor::scalar(v.to_f64().ln())?,
                         };
-                        Some(binary(t(&binary(t(&g), t(&r), BinaryOp::Mul)?), t(&ln_a), BinaryOp::Mul)?)
+                        let d = binary(t(&binary(t(&g), t(&r), BinaryOp::Mul)?), t(&ln_a), BinaryOp::Mul)?;
+                        let OperandOwned::T(e) = &bv else { return Err(ferrotorch_core::Error::runtime("pow: exponent gradient without a tensor exponent")) };
+                        let nonneg = cond(e, BinaryOp::Ge, 0.0)?;
+                        let zero_base = match &av {
+                            OperandOwned::T(x) => Some(cond2(t(&cond(x, BinaryOp::Eq, 0.0)?), t(&nonneg), BinaryOp::LogicalAnd)?),
+                            OperandOwned::S(v) if v.to_f64() == 0.0 => Some(nonneg),
+                            OperandOwned::S(_) => None,
+                        };
+                        match zero_base {
+                            Some(z) => Some(keep_where(&unary(&z, UnaryOp::LogicalNot)?, &d)?),
+                            None => Some(d),
+                        }
                     } else {
                         None
                     };
@@ -224,9 +242,11 @@ fn binary_ext_grad(
             (Some(g.clone()), Some(un(&mul(g, &q)?, UnaryOp::Neg)?))
         }
         BinaryOp::Atan2 => {
+            // 0 where a^2 + b^2 is 0 (PyTorch masks the infinite reciprocal).
             let den = bin(bin(a, a, BinaryOp::Mul)?.as_op(), bin(b, b, BinaryOp::Mul)?.as_op(), BinaryOp::Add)?;
-            let ga = div(&bin(t(g), b, BinaryOp::Mul)?, &den)?;
-            let gb = un(&div(&bin(t(g), a, BinaryOp::Mul)?, &den)?, UnaryOp::Neg)?;
+            let nz = cond(&den, BinaryOp::Ne, 0.0)?;
+            let ga = keep_where(&nz, &div(&bin(t(g), b, BinaryOp::Mul)?, &den)?)?;
+            let gb = keep_where(&nz, &un(&div(&bin(t(g), a, BinaryOp::Mul)?, &den)?, UnaryOp::Neg)?)?;
             (Some(ga), Some(gb))
         }
         BinaryOp::Fmax | BinaryOp::Fmin => {
@@ -363,6 +383,28 @@ pub(crate) fn mask(a: &Tensor, op: BinaryOp, v: f64, dtype: DType) -> Result<Ten
     let _no_grad = crate::autograd::GradModeGuard::new(false);
     binary(t(&a.detach()), s(v), op)?.to_dtype(dtype)
 }
+/// The constant boolean mask `a <op> v` (no gradient flows through it).
+pub(crate) fn cond(a: &Tensor, op: BinaryOp, v: f64) -> Result<Tensor> {
+    let _no_grad = crate::autograd::GradModeGuard::new(false);
+    binary(t(&a.detach()), s(v), op)
+}
+/// The constant boolean mask `a <op> b` of two operands.
+fn cond2(a: Operand, b: Operand, op: BinaryOp) -> Result<Tensor> {
+    let _no_grad = crate::autograd::GradModeGuard::new(false);
+    binary(a, b, op)
+}
+/// `c ? a : b`, differentiable in `a` and `b`. Piecewise derivative rules pick
+/// their branch with it rather than multiplying by a 0/1 mask, so an infinite
+/// or NaN value on the branch not taken (`exp(800)`, `1/0`) stays out, as in
+/// PyTorch's kernels and `masked_fill`-based formulas.
+pub(crate) fn pick(c: &Tensor, a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    crate::ops::indexing::where_(c, t(a), t(b))
+}
+/// `c ? v : 0` (see [`pick`]).
+pub(crate) fn keep_where(c: &Tensor, v: &Tensor) -> Result<Tensor> {
+    let z = Tensor::zeros(&[], v.dtype(), v.device())?;
+    pick(c, v, &z)
+}
 /// `g * 0`, the gradient of piecewise-constant ops (keeps NaN out, as PyTorch's zeros do).
 pub(crate) fn zeros_like(g: &Tensor) -> Result<Tensor> {
     Tensor::zeros(g.shape(), g.dtype(), g.device())
@@ -386,7 +428,7 @@ fn unary_grad(op: UnaryOp, g: &Tensor, x: &dyn Fn() -> Result<Tensor>, y: &dyn F
             let y = y()?;
             mul(g, &mul(&y, &rsubs(1.0, &y)?)?)?
         }
-        Relu => mul(g, &mask(&y()?, BinaryOp::Gt, 0.0, dt)?)?,
+        Relu => keep_where(&cond(&y()?, BinaryOp::Gt, 0.0)?, g)?,
         Sign | Floor | Ceil | Round | RoundDecimals(_) | Trunc => zeros_like(g)?,
         Rsqrt => {
             let y = y()?;
@@ -436,8 +478,8 @@ fn unary_grad(op: UnaryOp, g: &Tensor, x: &dyn Fn() -> Result<Tensor>, y: &dyn F
                 let r = mul(&base, &inside)?;
                 add_nan_where(&r, &out)?
             } else {
-                let inside = mul(&mask(&x, BinaryOp::Ge, eps, dt)?, &mask(&x, BinaryOp::Le, 1.0 - eps, dt)?)?;
-                mul(&base, &inside)?
+                let inside = cond2(t(&cond(&x, BinaryOp::Ge, eps)?), t(&cond(&x, BinaryOp::Le, 1.0 - eps)?), BinaryOp::LogicalAnd)?;
+                keep_where(&inside, &base)?
             }
         }
         Erf | Erfc => {
@@ -457,7 +499,8 @@ fn unary_grad(op: UnaryOp, g: &Tensor, x: &dyn Fn() -> Result<Tensor>, y: &dyn F
         }
         Hardtanh(lo, hi) => {
             let x = x()?;
-            mul(g, &mul(&mask(&x, BinaryOp::Gt, lo, dt)?, &mask(&x, BinaryOp::Lt, hi, dt)?)?)?
+            let inside = cond2(t(&cond(&x, BinaryOp::Gt, lo)?), t(&cond(&x, BinaryOp::Lt, hi)?), BinaryOp::LogicalAnd)?;
+            keep_where(&inside, g)?
         }
         LeakyRelu(slope) => {
             let pos = mask(&x()?, BinaryOp::Gt, 0.0, dt)?;
@@ -502,14 +545,15 @@ fn unary_grad(op: UnaryOp, g: &Tensor, x: &dyn Fn() -> Result<Tensor>, y: &dyn F
         }
         Hardsigmoid => {
             let x = x()?;
-            mul(g, &muls(&mul(&mask(&x, BinaryOp::Gt, -3.0, dt)?, &mask(&x, BinaryOp::Lt, 3.0, dt)?)?, 1.0 / 6.0)?)?
+            let inside = cond2(t(&cond(&x, BinaryOp::Gt, -3.0)?), t(&cond(&x, BinaryOp::Lt, 3.0)?), BinaryOp::LogicalAnd)?;
+            keep_where(&inside, &muls(g, 1.0 / 6.0)?)?
         }
         Hardswish => {
             let x = x()?;
-            let mid = mul(&mask(&x, BinaryOp::Ge, -3.0, dt)?, &mask(&x, BinaryOp::Le, 3.0, dt)?)?;
-            let hi = mask(&x, BinaryOp::Gt, 3.0, dt)?;
-            let d = add(&mul(&mid, &adds(&muls(&x, 1.0 / 3.0)?, 0.5)?)?, &hi)?;
-            mul(g, &d)?
+            // x <= -3: 0; -3 < x < 3: x/3 + 1/2; x >= 3: 1 (PyTorch's kernel).
+            let mid = mul(g, &adds(&muls(&x, 1.0 / 3.0)?, 0.5)?)?;
+            let upper = pick(&cond(&x, BinaryOp::Lt, 3.0)?, &mid, g)?;
+            keep_where(&cond(&x, BinaryOp::Gt, -3.0)?, &upper)?
         }
         LogSigmoid => mul(g, &un(&un(&x()?, Neg)?, Sigmoid)?)?,
         NanToNum(..) => {
@@ -532,11 +576,10 @@ fn add_nan_where(r: &Tensor, outside: &Tensor) -> Result<Tensor> {
 
 /// elu family: `x > 0 ? g*scale : g * alpha*scale*iscale * exp(x*iscale)`.
 fn elu_grad(g: &Tensor, x: &Tensor, alpha: f64, scale: f64, iscale: f64) -> Result<Tensor> {
-    let dt = g.dtype();
-    let pos = mask(x, BinaryOp::Gt, 0.0, dt)?;
-    let neg = rsubs(1.0, &pos)?;
+    // The branch is picked, not blended: exp(x * iscale) overflows for large
+    // positive x and `0 * inf` would poison the positive side with NaN.
     let negd = muls(&un(&muls(x, iscale)?, UnaryOp::Exp)?, alpha * scale * iscale)?;
-    mul(g, &add(&muls(&pos, scale)?, &mul(&neg, &negd)?)?)
+    pick(&cond(x, BinaryOp::Gt, 0.0)?, &muls(g, scale)?, &mul(g, &negd)?)
 }
 
 /// Records the node of `op(x)` producing `out`.

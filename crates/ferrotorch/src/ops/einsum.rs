@@ -317,6 +317,14 @@ impl Tensor {
         self.dot(other)
     }
 
+    /// `torch.addmm(input, mat1, mat2, beta, alpha)` for scales other than 1:
+    /// `beta * input + alpha * (mat1 @ mat2)`, keeping `input`'s (zero)
+    /// gradient edge when `beta == 0`.
+    pub fn addmm_scaled(&self, mat1: &Tensor, mat2: &Tensor, beta: Scalar, alpha: Scalar) -> Result<Tensor> {
+        let p = mat1.mm(mat2)?;
+        scaled_sum(self, &p, beta, alpha)
+    }
+
     /// `torch.addmv(input, mat, vec, beta, alpha)`: `beta * input + alpha * (mat @ vec)`.
     pub fn addmv(&self, mat: &Tensor, vec: &Tensor, beta: Scalar, alpha: Scalar) -> Result<Tensor> {
         let p = mat.mv(vec)?;

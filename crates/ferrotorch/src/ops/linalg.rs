@@ -104,6 +104,17 @@ impl Tensor {
                 pretty_long(other.dtype())
             )));
         }
+        if self.dtype() == DType::Bool {
+            // PyTorch has no boolean GEMM: every product (einsum and tensordot
+            // included) fails here, named after the CPU kernel it reaches.
+            let kernel = match op {
+                "bmm" => "bmm",
+                "dot" => "dot",
+                "mv" => "addmv_impl_cpu",
+                _ => "addmm_impl_cpu_",
+            };
+            return Err(Error::not_implemented(format!("\"{kernel}\" not implemented for 'Bool'")));
+        }
         let n = self.ndim();
         let (m, k) = (self.shape()[n - 2], self.shape()[n - 1]);
         let (k2, p) = (other.shape()[n - 2], other.shape()[n - 1]);

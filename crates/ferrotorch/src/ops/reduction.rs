@@ -8,7 +8,7 @@
 //! function later without changing the op.
 
 use super::arith::{binary, unary, BinaryOp, Operand, UnaryOp};
-use super::arith_grad::{add, div, g0, mask, mul, muls, sub, un, zeros_like};
+use super::arith_grad::{add, cond, div, g0, keep_where, mul, muls, sub, un, zeros_like};
 use super::creation::pretty;
 use super::reduce::{expand_reduced, reduced_dims};
 use crate::autograd::{record, rule, GradModeGuard, SavedTensor};
@@ -457,6 +457,10 @@ impl Tensor {
         record("LinalgVectorNormBackward0", &[Some(&x)], &[&out], move || {
             rule(move |node, g| {
                 let Some(g) = g0(g) else { return Ok(vec![None]) };
+                if ord == 0.0 {
+                    // PyTorch's norm_backward leaves the 0-norm's gradient undefined.
+                    return Ok(vec![None]);
+                }
                 let (x, r) = (sx.unpack(node)?, so.unpack(node)?);
                 Ok(vec![Some(cast_to(norm_grad(&g, &x, &r, ord, &mask, keepdim)?, dt)?)])
             })
@@ -735,18 +739,15 @@ fn std_grad(g: &Tensor, x: &Tensor, std: &Tensor, mask: &[bool], keepdim: bool, 
     let se = expand_reduced(std, x.shape(), mask, keepdim)?;
     let ge = expand_reduced(g, x.shape(), mask, keepdim)?;
     let r = div(&mul(&ge, &centered)?, &muls(&se, n as f64 - correction)?)?;
-    let nz = mask_ne0(&se, g.dtype())?;
-    mul(&r, &nz)
+    // PyTorch's masked_fill(std == 0, 0): `0 / 0` must not reach the gradient.
+    keep_where(&cond(&se, BinaryOp::Ne, 0.0)?, &r)
 }
 
-fn mask_ne0(t: &Tensor, dt: DType) -> Result<Tensor> {
-    mask(t, BinaryOp::Ne, 0.0, dt)
-}
-
-/// Gradient of the vector norm for any `ord`.
+/// Gradient of the vector norm for any `ord`, PyTorch's `norm_backward`:
+/// each singular point (a zero norm, a zero element under `|x|^(p-1)` with
+/// `p < 1`) is masked to 0 rather than left as `0 * inf`.
 fn norm_grad(g: &Tensor, x: &Tensor, r: &Tensor, ord: f64, mask_dims: &[bool], keepdim: bool) -> Result<Tensor> {
     let shape = x.shape().to_vec();
-    let dt = g.dtype();
     if ord == 0.0 {
         return zeros_like(x);
     }
@@ -760,21 +761,21 @@ fn norm_grad(g: &Tensor, x: &Tensor, r: &Tensor, ord: f64, mask_dims: &[bool], k
         let even = evenly_distribute(g, &ax, r, mask_dims, keepdim)?;
         return mul(&even, &un(x, UnaryOp::Sign)?);
     }
+    let nz_norm = cond(&re, BinaryOp::Ne, 0.0)?;
     if ord == 2.0 {
-        let q = div(&mul(&ge, x)?, &re)?;
-        return mul(&q, &mask_ne0(&re, dt)?).and_then(|v| un(&v, UnaryOp::NanToNum(0.0, None, None)));
+        return mul(&ge, &keep_where(&nz_norm, &div(x, &re)?)?);
     }
-    // g * x * |x|^(p-2) / r^(p-1)
     let ax = un(x, UnaryOp::Abs)?;
-    let p = binary(Operand::T(&ax), Operand::S(Scalar::Float(ord - 2.0)), BinaryOp::Pow)?;
-    let den = binary(Operand::T(&re), Operand::S(Scalar::Float(ord - 1.0)), BinaryOp::Pow)?;
-    let q = div(&mul(&mul(&ge, x)?, &p)?, &den)?;
-    let q = mul(&q, &mask_ne0(&re, dt)?)?;
+    let pow = |v: &Tensor, e: f64| binary(Operand::T(v), Operand::S(Scalar::Float(e)), BinaryOp::Pow);
     if ord < 1.0 {
-        // |x|^(p-2) is infinite at 0; PyTorch gives 0 there.
-        return mul(&q, &mask_ne0(x, dt)?).and_then(|v| un(&v, UnaryOp::NanToNum(0.0, None, None)));
+        // sgn(x) |x|^(p-1) (0 where x == 0) * g * r^(1-p)
+        let scaled = keep_where(&cond(x, BinaryOp::Ne, 0.0)?, &mul(&un(x, UnaryOp::Sign)?, &pow(&ax, ord - 1.0)?)?)?;
+        return mul(&mul(&scaled, &ge)?, &pow(&re, 1.0 - ord)?);
     }
-    Ok(q)
+    // x |x|^(p-2) * (g / r^(p-1), 0 where r == 0); for p < 2 as sgn(x) |x|^(p-1).
+    let scaled = if ord < 2.0 { mul(&un(x, UnaryOp::Sign)?, &pow(&ax, ord - 1.0)?)? } else { mul(x, &pow(&ax, ord - 2.0)?)? };
+    let scale = keep_where(&nz_norm, &div(&ge, &pow(&re, ord - 1.0)?)?)?;
+    mul(&scaled, &scale)
 }
 
 /// Records `name` with the evenly-split gradient of a full reduction.
