@@ -98,12 +98,11 @@ def execute(lib, spec, recipes, params, grad_seed):
         res["same_object"] = env["t0"] is ts[0]
     # Inputs and their storage owners after the call: in-place writes must land.
     res["after"] = [describe(t) for t in ts] + [describe(b[1]) for b in built]
-    if ts and hasattr(out, "shape"):
-        try:
-            res["is_view"] = bool(out._is_view()) if lib.__name__ == "torch" else out._base is not None
-            res["strides"] = tuple(out.stride())
-        except Exception:
-            pass
+    if ts and hasattr(out, "shape") and out.numel():
+        # Which input (if any) the output shares storage with: views must stay views.
+        ptr = out.untyped_storage().data_ptr()
+        res["view_of"] = next((i for i, t in enumerate(ts) if t.numel() and t.untyped_storage().data_ptr() == ptr), None)
+        res["strides"] = tuple(out.stride())
     outs = [o for o in flat_tensors(out) if o.requires_grad and str(o.dtype).split(".")[-1] in TOL]
     if leaves and outs:
         rng = np.random.default_rng(grad_seed)
@@ -222,9 +221,9 @@ def judge(spec, params, ours, ref, recipes):
         return "wrong:" + diff[0], diff[1]
     if ours["out"]["k"] == "T" and ours["out"]["rg"] != ref["out"]["rg"]:
         return "wrong:requires_grad", f"ours {ours['out']['rg']} torch {ref['out']['rg']}"
-    if ref.get("is_view") and "strides" in ref and ref["out"]["shape"] and 0 not in ref["out"]["shape"]:
-        if not ours.get("is_view"):
-            return "wrong:view", "torch returns a view, ours a copy"
+    if ref.get("view_of") is not None and not spec.inplace:
+        if ours.get("view_of") != ref["view_of"]:
+            return "wrong:view", f"torch returns a view of input {ref['view_of']}, ours does not"
         if ours.get("strides") != ref["strides"]:
             return "wrong:strides", f"ours {ours.get('strides')} torch {ref['strides']}"
     if spec.inplace and ours.get("same_object") != ref.get("same_object"):

@@ -36,8 +36,21 @@ class Worker:
         self.proc = subprocess.Popen([sys.executable, os.path.join(HERE, "worker.py")], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, bufsize=1,
                                      env=self.env)
+        self.buf = b""
         self.current = None
         self.started_at = None
+
+    def read_lines(self):
+        """The complete lines available now; None once the child has exited.
+
+        Reads the pipe with os.read rather than readline: a buffered reader
+        could hold a second line that select() would then never report."""
+        chunk = os.read(self.proc.stdout.fileno(), 1 << 16)
+        if not chunk:
+            return None
+        self.buf += chunk
+        *lines, self.buf = self.buf.split(b"\n")
+        return [json.loads(line) for line in lines if line]
 
     def send(self, req):
         self.proc.stdin.write(json.dumps(req) + "\n")
@@ -63,22 +76,33 @@ def _in_flight(w):
     return {"id": w.current["id"], "op": s.get("op", "?"), "case": s.get("case"), "repro": s.get("repro", "")}
 
 
-def run_requests(requests, workers=2, env=None, on_result=None, deadline=None):
-    """Runs requests over `workers` children; returns the answers in completion order."""
-    env = dict(os.environ if env is None else env)
-    env.setdefault("RUST_BACKTRACE", "0")
-    pool = [Worker(env) for _ in range(workers)]
-    pending = list(reversed(requests))
-    answers = []
-    busy = {}
-    try:
+class Pool:
+    """Worker children kept alive across batches (starting one imports both libraries)."""
+
+    def __init__(self, workers=2, env=None):
+        env = dict(os.environ if env is None else env)
+        env.setdefault("RUST_BACKTRACE", "0")
+        self.workers = [Worker(env) for _ in range(workers)]
+
+    def close(self):
+        for w in self.workers:
+            w.kill()
+
+    def run(self, requests, on_result=None, deadline=None):
+        """Runs requests; returns the answers in completion order."""
+        pending = list(reversed(requests))
+        answers = []
+        busy = {}
+
+        def finish(ans):
+            answers.append(ans)
+            if on_result:
+                on_result(ans)
+
         while pending or busy:
-            if deadline is not None and time.monotonic() > deadline and not busy:
-                break
-            for w in pool:
+            for w in self.workers:
                 if w not in busy.values() and pending and (deadline is None or time.monotonic() <= deadline):
-                    req = pending.pop()
-                    w.send(req)
+                    w.send(pending.pop())
                     busy[w.proc.stdout.fileno()] = w
             if not busy:
                 break
@@ -87,37 +111,28 @@ def run_requests(requests, workers=2, env=None, on_result=None, deadline=None):
             for fd in list(busy):
                 w = busy[fd]
                 if fd in ready:
-                    line = w.proc.stdout.readline()
-                    if not line:  # the child died: the case in flight crashed it
+                    msgs = w.read_lines()
+                    if msgs is None:  # the child died: the case in flight crashed it
                         ans = dict(_in_flight(w), verdict="crash", detail=f"worker exited with {w.proc.wait()}")
                         del busy[fd]
                         w.kill()
                         w.start()
-                        answers.append(ans)
-                        if on_result:
-                            on_result(ans)
+                        finish(ans)
                         continue
-                    msg = json.loads(line)
-                    if "start" in msg:
-                        w.started_at = time.monotonic()
-                        w.current = dict(w.current, started=msg)
-                        continue
-                    del busy[fd]
-                    answers.append(msg)
-                    if on_result:
-                        on_result(msg)
+                    for msg in msgs:
+                        if "start" in msg:
+                            w.started_at = time.monotonic()
+                            w.current = dict(w.current, started=msg)
+                        else:
+                            del busy[fd]
+                            finish(msg)
                 elif now - w.started_at > CASE_TIMEOUT:
                     ans = dict(_in_flight(w), verdict="hang", detail=f"no answer in {CASE_TIMEOUT:.0f} s")
                     del busy[fd]
                     w.kill()
                     w.start()
-                    answers.append(ans)
-                    if on_result:
-                        on_result(ans)
-    finally:
-        for w in pool:
-            w.kill()
-    return answers
+                    finish(ans)
+        return answers
 
 
 # ---------------------------------------------------------------- shrinking
@@ -134,9 +149,16 @@ def _smaller(case):
                 else:
                     c["recipes"][i][key] = val
                 yield c
+        for d, size in enumerate(r["shape"]):
+            if size > 1:
+                c = copy.deepcopy(case)
+                c["recipes"][i]["shape"][d] = 1
+                if "strides" in r:
+                    c["recipes"][i]["strides"][d] = 0
+                yield c
 
 
-def shrink(ans, workers=1, budget=40):
+def shrink(pool, ans, budget=40):
     """Simplifies a failing case while the same verdict persists."""
     case = ans.get("case")
     if case is None:
@@ -150,7 +172,7 @@ def shrink(ans, workers=1, budget=40):
         if not cands:
             break
         tries += len(cands)
-        res = run_requests([{"id": i, "case": c} for i, c in enumerate(cands)], workers=workers)
+        res = pool.run([{"id": i, "case": c} for i, c in enumerate(cands)])
         for r in sorted(res, key=lambda r: r["id"]):
             if r["verdict"] == ans["verdict"] and "case" in r:
                 best = r
@@ -185,14 +207,22 @@ def campaign(cases=None, minutes=None, seed=0, workers=2, only=None, shrink_clas
         if log and done[0] % 2000 == 0:
             log(f"{done[0]} cases, {time.monotonic() - t0:.0f} s, not ok: {sum(c['count'] for c in classes.values())}")
 
-    # Requests are generated lazily in chunks so a timed campaign does not build a huge list.
-    chunk = 5000
-    i = 0
-    while i < n and (deadline is None or time.monotonic() < deadline):
-        m = min(chunk, n - i)
-        run_requests([{"id": k, "seed": seed} for k in range(i, i + m)], workers, env, on_result, deadline)
-        i += m
-    elapsed = time.monotonic() - t0
+    pool = Pool(workers, env)
+    try:
+        # Requests are made in chunks so a timed campaign does not build a huge list.
+        chunk = 5000
+        i = 0
+        while i < n and (deadline is None or time.monotonic() < deadline):
+            m = min(chunk, n - i)
+            pool.run([{"id": k, "seed": seed} for k in range(i, i + m)], on_result, deadline)
+            i += m
+        summary = _summarise(seed, workers, counts, classes, time.monotonic() - t0, pool if shrink_classes else None)
+    finally:
+        pool.close()
+    return summary
+
+
+def _summarise(seed, workers, counts, classes, elapsed, pool):
     total = sum(counts.values())
     summary = {
         "seed": seed, "cases": total, "seconds": round(elapsed, 1), "workers": workers,
@@ -204,8 +234,8 @@ def campaign(cases=None, minutes=None, seed=0, workers=2, only=None, shrink_clas
     summary["error_disagreement_rate"] = summary["error_disagreements"] / max(total, 1)
     for key, c in sorted(classes.items(), key=lambda kv: (not is_failure(kv[1]["first"]["verdict"]), kv[0])):
         first = c["first"]
-        if shrink_classes and is_failure(first["verdict"]) and "case" in first:
-            first = shrink(first)
+        if pool is not None and is_failure(first["verdict"]) and "case" in first:
+            first = shrink(pool, first)
         summary["classes"][key] = {"count": c["count"], "verdict": first["verdict"], "id": first["id"],
                                    "detail": first.get("detail", ""), "repro": first.get("repro", "")}
     return summary
