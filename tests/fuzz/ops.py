@@ -787,3 +787,46 @@ def unavailable(lib):
             if not hasattr(lib.Tensor, meth):
                 out.append(spec.name)
     return sorted(set(out))
+
+
+# ---------------------------------------------------------------- the generic tier
+# Every other public function and Tensor method PyTorch also has, called with a
+# few generic argument patterns (a tensor, two broadcastable tensors, a tensor
+# and a small int).  Most patterns are wrong for most functions: then both
+# libraries must raise the same exception class.
+
+# Random, uninitialised, global-state or identity-revealing entry points: their
+# outputs are not comparable between libraries by design.
+NOT_COMPARABLE = set("""bernoulli bernoulli_ multinomial normal normal_ poisson rand rand_like randint randn randn_like
+randperm cauchy_ exponential_ geometric_ log_normal_ random_ uniform_ empty empty_like manual_seed seed initial_seed
+set_default_dtype set_printoptions set_rng_state get_rng_state data_ptr storage untyped_storage cuda backward
+register_hook register_post_accumulate_grad_hook retain_grad from_dlpack from_numpy is_shared get_device svd numpy
+as_strided""".split())
+
+
+def _generic_patterns(name, method):
+    head = f"t0.{name}(" if method else f"lib.{name}(t0"
+    sep = "" if method else ", "
+    return [
+        (name + "/t", head + ")", lambda rng: ([recipe(rng, rand_shape(rng), rand_dtype(rng))], {})),
+        (name + "/tt", head + sep + "t1)", g_binary()),
+        (name + "/ti", head + sep + "{i})",
+         lambda rng: ([recipe(rng, rand_shape(rng), rand_dtype(rng))], {"i": int(rng.integers(-2, 4))})),
+    ]
+
+
+def add_generic_tier(torch, ft):
+    """Adds the generic tier for names both libraries have and the catalogue does not call."""
+    import re
+    called = set()
+    for spec in CATALOGUE:
+        called |= set(re.findall(r"lib\.(\w+)\(", spec.code)) | set(re.findall(r"t0\.(\w+)\(", spec.code))
+    for method, lib_t, lib_f in ((False, torch, ft), (True, torch.Tensor, ft.Tensor)):
+        for name in sorted(dir(lib_f)):
+            if name.startswith("_") or name in called or name in NOT_COMPARABLE or not hasattr(lib_t, name):
+                continue
+            obj = getattr(lib_f, name, None)
+            if not callable(obj) or isinstance(obj, type):
+                continue
+            for tag, code, gen in _generic_patterns(name, method):
+                op(("T." if method else "") + tag, "generic", code, gen, inplace=name.endswith("_"))

@@ -20,16 +20,21 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from compare import execute, judge  # noqa: E402
 from gen import render  # noqa: E402
+import ops  # noqa: E402
 from ops import CATALOGUE, _Raw, unavailable  # noqa: E402
 
-BY_NAME = {o.name: o for o in CATALOGUE}
+BY_NAME = {}
 
 
 def draw(seed, idx, only=None, skip=()):
     """The case numbered `idx` of the campaign with `seed` (deterministic)."""
     rng = np.random.default_rng([seed, idx])
     pool = [o for o in CATALOGUE if (only is None or o.name in only or o.family in only) and o.name not in skip]
-    spec = pool[int(rng.integers(len(pool)))]
+    # The generic tier (hundreds of entries, mostly argument-pattern probes) gets a quarter of the cases.
+    curated = [o for o in pool if o.family != "generic"]
+    generic = [o for o in pool if o.family == "generic"]
+    pick = generic if generic and (not curated or rng.random() < 0.25) else curated
+    spec = pick[int(rng.integers(len(pick)))]
     recipes, params = spec.gen(rng)
     if spec.grad and rng.random() < 0.5:
         for r in recipes:
@@ -76,6 +81,8 @@ def main():
     builtins = __builtins__ if isinstance(__builtins__, dict) else __builtins__.__dict__
     builtins["nan"], builtins["inf"] = math.nan, math.inf  # so reprs of special floats evaluate
     only = set(os.environ["FUZZ_ONLY"].split(",")) if os.environ.get("FUZZ_ONLY") else None
+    ops.add_generic_tier(torch, ft)
+    BY_NAME.update({o.name: o for o in CATALOGUE})
     skip = set(unavailable(ft))
     out = sys.stdout
     for line in sys.stdin:
