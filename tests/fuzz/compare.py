@@ -149,7 +149,27 @@ def _values(a, b, dtype, scale):
     return None
 
 
-def same(a, b, scale, path="out"):
+PRECISION = ("bfloat16", "float16", "float32", "float64")
+
+
+def loosest(recipes, ref):
+    """The least precise float dtype among the inputs and outputs: gradients flow through it."""
+    names = [r["dtype"] for r in recipes] + [d["dtype"] for d in _tensors(ref.get("out"))]
+    present = [p for p in PRECISION if p in names]
+    return present[0] if present else None
+
+
+def _tensors(d):
+    if not d:
+        return []
+    if d["k"] == "T":
+        return [d]
+    if d["k"] == "seq":
+        return [t for i in d["items"] for t in _tensors(i)]
+    return []
+
+
+def same(a, b, scale, path="out", tol_dtype=None):
     """First difference between two `describe` summaries (ours `a`, torch's `b`) as (kind, detail)."""
     if a["k"] != b["k"]:
         return "structure", f"{path}: ours {a['k']} torch {b['k']}"
@@ -176,7 +196,10 @@ def same(a, b, scale, path="out"):
         return "shape", f"{path}: ours {a['shape']} torch {b['shape']}"
     if a["dtype"] != b["dtype"]:
         return "dtype", f"{path}: ours {a['dtype']} torch {b['dtype']}"
-    why = _values(a["v"], b["v"], b["dtype"], scale)
+    dt = b["dtype"]
+    if tol_dtype and dt in TOL and PRECISION.index(tol_dtype) < PRECISION.index(dt):
+        dt = tol_dtype
+    why = _values(a["v"], b["v"], dt, scale)
     if why:
         return "value", f"{path}: {why}"
     return None
@@ -249,7 +272,7 @@ def judge(spec, params, ours, ref, recipes):
             if (x is None) != (y is None):
                 return "wrong:grad", f"grad {i}: ours {'None' if x is None else 'tensor'} torch {'None' if y is None else 'tensor'}"
             if x is not None:
-                d = same(x, y, max(scale, 1.0), f"grad{i}")
+                d = same(x, y, max(scale, 1.0), f"grad{i}", loosest(recipes, ref))
                 if d:
                     return "wrong:grad", d[1]
     return "ok", ""

@@ -19,6 +19,8 @@ import sys
 import time
 from collections import Counter
 
+from known import reason as known_reason
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 CASE_TIMEOUT = 30.0
 FAILURE_KINDS = ("panic", "crash", "hang", "wrong:", "fuzzer_error")
@@ -228,28 +230,35 @@ def _summarise(seed, workers, counts, classes, elapsed, pool):
         "seed": seed, "cases": total, "seconds": round(elapsed, 1), "workers": workers,
         "counts": dict(sorted(counts.items())),
         "failures": sum(c for v, c in counts.items() if is_failure(v)),
+        "known_failures": sum(c["count"] for k, c in classes.items()
+                              if is_failure(c["first"]["verdict"]) and known_reason(*k.split(" | ")) is not None),
         "error_disagreements": sum(c for v, c in counts.items() if v.startswith("error:")),
         "classes": {},
     }
+    summary["new_failures"] = summary["failures"] - summary["known_failures"]
     summary["error_disagreement_rate"] = summary["error_disagreements"] / max(total, 1)
     for key, c in sorted(classes.items(), key=lambda kv: (not is_failure(kv[1]["first"]["verdict"]), kv[0])):
         first = c["first"]
         if pool is not None and is_failure(first["verdict"]) and "case" in first:
             first = shrink(pool, first)
         summary["classes"][key] = {"count": c["count"], "verdict": first["verdict"], "id": first["id"],
+                                   "known": known_reason(*key.split(" | ")),
                                    "detail": first.get("detail", ""), "repro": first.get("repro", "")}
     return summary
 
 
 def markdown(s):
     lines = [f"# Fuzz campaign: seed {s['seed']}, {s['cases']} cases in {s['seconds']} s ({s['workers']} workers)", "",
-             f"- failures (panics, crashes, hangs, wrong values/gradients/shapes/dtypes): **{s['failures']}**",
+             f"- failures (panics, crashes, hangs, wrong values/gradients/shapes/dtypes): **{s['failures']}**"
+             f" ({s['known_failures']} in classes listed as known in known.py, {s['new_failures']} new)",
              f"- exception-class disagreements: {s['error_disagreements']} "
              f"({100 * s['error_disagreement_rate']:.3f}% of cases)", "", "| verdict | cases |", "|---|---|"]
     lines += [f"| {v} | {c} |" for v, c in s["counts"].items()]
     lines += ["", "## Classes (op | verdict), with a reproducer", ""]
     for key, c in s["classes"].items():
-        lines += [f"### {key} ({c['count']} cases, first id {c['id']})", "", c["detail"], "", "```python", c["repro"], "```", ""]
+        known = f" — known: {c['known']}" if c.get("known") else ""
+        lines += [f"### {key} ({c['count']} cases, first id {c['id']}){known}", "", c["detail"], "", "```python",
+                  c["repro"], "```", ""]
     return "\n".join(lines)
 
 
@@ -271,9 +280,9 @@ def main():
         json.dump(s, f, indent=1, default=str)
     with open(os.path.splitext(a.out)[0] + ".md", "w") as f:
         f.write(markdown(s))
-    print(f"{s['cases']} cases, {s['failures']} failures, {s['error_disagreements']} exception disagreements "
+    print(f"{s['cases']} cases, {s['failures']} failures ({s['new_failures']} new), {s['error_disagreements']} exception disagreements "
           f"({100 * s['error_disagreement_rate']:.3f}%), {len(s['classes'])} classes; summary in {a.out}")
-    return 1 if s["failures"] else 0
+    return 1 if s["new_failures"] else 0
 
 
 if __name__ == "__main__":

@@ -25,5 +25,5 @@ def test_quick_profile():
     with open(os.path.join(FUZZ, "quick_run.md"), "w") as f:
         f.write(report)
     assert s["cases"] == QUICK_CASES
-    assert s["failures"] == 0, report
+    assert s["new_failures"] == 0, report
     assert s["error_disagreement_rate"] < 0.005, report
