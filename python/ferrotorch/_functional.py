@@ -317,12 +317,14 @@ _native_addmm = _C.Tensor.addmm
 
 
 def _addmm(input, mat1, mat2, beta, alpha):
+    # the kernel takes beta and alpha in its dtype (0.5 -> 0 for integers)
+    beta, alpha = _C._scalar_arg(beta, mat1.dtype, True), _C._scalar_arg(alpha, mat1.dtype, True)
     if beta == 1 and alpha == 1:
         return _native_addmm(input, mat1, mat2)
-    if not mat1.is_floating_point():  # integer kernels take the scalars as integers (0.5 -> 0)
-        beta, alpha = int(beta), int(alpha)
-        if beta == 1 and alpha == 1:
-            return _native_addmm(input, mat1, mat2)
+    dt = mat1.dtype
+    if dt in (_C.float16, _C.bfloat16):  # computed in float32 and rounded once, like PyTorch's gemm
+        r = _addmm(input.float() if input.dtype == dt else input, mat1.float(), mat2.float(), beta, alpha)
+        return r.to(dt) if r.dtype == _C.float32 else r
     prod = mat1.mm(mat2)
     if alpha != 1:
         prod = prod * alpha

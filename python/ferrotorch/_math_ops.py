@@ -458,22 +458,32 @@ def true_divide(dividend, divisor, *, out=None):
 _export(true_divide)
 
 
+def _unit(alpha):
+    # only the int 1 is a no-op: 1.0 or True still meet PyTorch's alpha checks
+    return type(alpha) is int and alpha == 1
+
+
 def add(input, other, *, alpha=1, out=None):
     """``input + alpha * other``."""
-    if not _is_tensor(input):
-        r = _binary("add", input, other if alpha == 1 else other * alpha)
+    if _is_tensor(input):
+        r = input.add(other) if _unit(alpha) else input.add(other, alpha=alpha)
     else:
-        r = input.add(other, alpha=alpha) if alpha != 1 else input.add(other)
+        r = _binary("add", input, other) if _unit(alpha) else _C._math_add_scaled(input, other, alpha, False)
     return _write_out(r, out)
 
 
 def sub(input, other, *, alpha=1, out=None):
     """``input - alpha * other``."""
-    if not _is_tensor(input):
-        r = _binary("sub", input, other if alpha == 1 else other * alpha)
+    if _is_tensor(input):
+        r = input.sub(other) if _unit(alpha) else input.sub(other, alpha=alpha)
     else:
-        r = input.sub(other, alpha=alpha) if alpha != 1 else input.sub(other)
+        r = _binary("sub", input, other) if _unit(alpha) else _C._math_add_scaled(input, other, alpha, True)
     return _write_out(r, out)
+
+
+def rsub(input, other, *, alpha=1, out=None):
+    """``other - alpha * input``."""
+    return _write_out(_C._math_add_scaled(other, input, alpha, True), out)
 
 
 def mul(input, other, *, out=None):
@@ -483,7 +493,7 @@ def mul(input, other, *, out=None):
 
 subtract = sub
 multiply = mul
-for _f, _n in ((add, "add"), (sub, "sub"), (mul, "mul"), (sub, "subtract"), (mul, "multiply")):
+for _f, _n in ((add, "add"), (sub, "sub"), (rsub, "rsub"), (mul, "mul"), (sub, "subtract"), (mul, "multiply")):
     _export(_f, _n)
 Tensor.subtract = lambda self, other, *, alpha=1: self.sub(other, alpha=alpha)
 Tensor.multiply = lambda self, other: self.mul(other)

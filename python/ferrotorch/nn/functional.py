@@ -79,7 +79,13 @@ def hardtanh_(input, min_val=-1.0, max_val=1.0):
 
 def threshold(input, threshold, value, inplace=False):
     """``input if input > threshold else value``."""
-    out = _s.where(input > threshold, input, _C.full((), value, dtype=input.dtype, device=input.device))
+    if input.dtype == _C.bool:
+        raise NotImplementedError("\"threshold_cpu\" not implemented for 'Bool'")
+    # the kernel compares and fills with both numbers in its dtype (truncated for integers)
+    threshold = _C._scalar_arg(threshold, input.dtype, True)
+    value = _C._scalar_arg(value, input.dtype, True)
+    x = input.float() if input.dtype in (_C.float16, _C.bfloat16) else input
+    out = _s.where(x > threshold, input, _C.full((), value, dtype=input.dtype, device=input.device))
     if inplace:
         with _no_grad():
             input.copy_(out)

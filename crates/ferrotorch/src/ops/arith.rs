@@ -185,6 +185,80 @@ fn as_tensor(o: &Operand, dtype: DType) -> Result<Tensor> {
     }
 }
 
+/// The dtype a kernel of `dtype` accumulates and takes its scalar arguments
+/// in (PyTorch's `opmath_type`): float32 for float16/bfloat16, so composites
+/// on reduced-precision tensors round once at the end; `dtype` itself otherwise.
+pub fn opmath(dtype: DType) -> DType {
+    match dtype {
+        DType::Float16 | DType::BFloat16 => DType::Float32,
+        d => d,
+    }
+}
+
+/// PyTorch's `Scalar::to<scalar_t>()`: the value a number argument of an op
+/// (`alpha`, `value`, `beta`, a threshold, a fill value) takes inside a kernel
+/// computing in `dtype`. PyTorch converts such arguments to the kernel's type
+/// before using them (they never promote the result), so a float truncates
+/// toward zero in an integer kernel (`addcmul(int, .., value=1.9)` scales by 1)
+/// and any number becomes its truthiness in a bool kernel; a value outside
+/// `dtype`'s range is PyTorch's overflow error. Every op taking such an
+/// argument goes through here.
+pub fn scalar_arg(value: Scalar, dtype: DType) -> Result<Scalar> {
+    ferrotorch_core::dtype::check_scalar_fits(value, dtype, 2)?;
+    Ok(match dtype {
+        DType::Bool => Scalar::Bool(value.to_bool()),
+        d if d.is_floating_point() => match value {
+            Scalar::Float(_) => value,
+            _ => Scalar::Float(value.to_f64()),
+        },
+        _ => Scalar::Int(value.to_i64()),
+    })
+}
+
+/// PyTorch's `alpha_check` for `add`/`sub`/`rsub` with `alpha`: a float alpha
+/// is refused for integer (and bool) results, a bool alpha for non-bool ones.
+pub fn check_alpha(dtype: DType, alpha: Scalar) -> Result<()> {
+    if alpha.is_float() && !dtype.is_floating_point() {
+        return Err(Error::runtime("For integral input tensors, argument alpha must not be a floating point number."));
+    }
+    if matches!(alpha, Scalar::Bool(_)) && dtype != DType::Bool {
+        return Err(Error::runtime("Boolean alpha only supported for Boolean results."));
+    }
+    Ok(())
+}
+
+/// `b * alpha` for `add`/`sub` with `alpha`, computed in the op's common dtype
+/// `compute` (so `add(f64, f16, alpha=)` does not round through float16), with
+/// `alpha` checked and converted as PyTorch does. `None` when alpha is one.
+fn scaled_operand(b: Operand, alpha: Scalar, compute: DType) -> Result<Option<Tensor>> {
+    check_alpha(compute, alpha)?;
+    let alpha = scalar_arg(alpha, compute)?;
+    if alpha.to_f64() == 1.0 {
+        return Ok(None);
+    }
+    let tb = as_tensor(&b, compute)?;
+    binary(Operand::T(&tb), Operand::S(alpha), BinaryOp::Mul).map(Some)
+}
+
+/// `a + alpha * b` (`op` = `Add`) or `a - alpha * b` (`Sub`): PyTorch's
+/// `add`/`sub` with `alpha`.
+pub fn add_scaled(a: Operand, b: Operand, alpha: Scalar, op: BinaryOp) -> Result<Tensor> {
+    let (compute, _) = op_dtypes(op, &a, &b)?;
+    match scaled_operand(b, alpha, compute)? {
+        None => binary(a, b, op),
+        Some(sb) => binary(a, Operand::T(&sb), op),
+    }
+}
+
+/// In-place [`add_scaled`]: `a += alpha * b` / `a -= alpha * b`.
+pub fn add_scaled_(a: &Tensor, b: Operand, alpha: Scalar, op: BinaryOp) -> Result<()> {
+    let (compute, _) = op_dtypes(op, &Operand::T(a), &b)?;
+    match scaled_operand(b, alpha, compute)? {
+        None => binary_(a, b, op),
+        Some(sb) => binary_(a, Operand::T(&sb), op),
+    }
+}
+
 /// `a <op> b` into a new tensor, recording the autograd node when needed.
 pub fn binary(a: Operand, b: Operand, op: BinaryOp) -> Result<Tensor> {
     let out = binary_raw(a, b, op)?;

@@ -185,9 +185,14 @@ impl Tensor {
                 (t1.dtype(), kind(t1)),
                 (t2.dtype(), kind(t2)),
             ])?;
-            let q = binary(Operand::T(&t1.to_dtype(common)?), Operand::T(&t2.to_dtype(common)?), op)?;
-            let q = binary(Operand::T(&q), Operand::S(value), BinaryOp::Mul)?;
-            let r = binary(Operand::T(&self.to_dtype(common)?), Operand::T(&q.to_dtype(common)?), BinaryOp::Add)?;
+            // PyTorch's kernel: `self + value * t1 op t2` in the opmath dtype
+            // (one rounding for float16/bfloat16), `value` converted to it first
+            // (truncated for integer tensors).
+            let work = super::arith::opmath(common);
+            let v = super::arith::scalar_arg(value, work)?;
+            let q = binary(Operand::T(&t1.to_dtype(work)?), Operand::S(v), BinaryOp::Mul)?;
+            let q = binary(Operand::T(&q), Operand::T(&t2.to_dtype(work)?), op)?;
+            let r = binary(Operand::T(&self.to_dtype(work)?), Operand::T(&q), BinaryOp::Add)?;
             if r.dtype() != common { r.to_dtype(common)? } else { r }
         };
         if !out.dtype().is_floating_point() {

@@ -436,6 +436,7 @@ impl Tensor {
 
     /// `index_add(dim, index, source, alpha=1)` (records `IndexAddBackward0`).
     pub fn index_add(&self, dim: i64, index: &Tensor, source: &Tensor, alpha: Scalar) -> Result<Tensor> {
+        let alpha = super::super::arith::scalar_arg(alpha, self.dtype())?;
         let unit = alpha.to_f64() == 1.0;
         let out = {
             let _g = GradModeGuard::new(false);
@@ -468,6 +469,7 @@ impl Tensor {
         if needs_grad(&[self, source]) {
             return apply_inplace(self, OldValue::Alias, |old| old.index_add(dim, index, source, alpha));
         }
+        let alpha = super::super::arith::scalar_arg(alpha, self.dtype())?;
         if alpha.to_f64() == 1.0 {
             return self.index_write_raw_("index_add_", dim, index, source, Reduce::Add);
         }
