@@ -1094,6 +1094,12 @@ def _biased_var(x, dims, mean):
     return (d * d).mean(dims, keepdim=True)
 
 
+def _reduced(t):
+    # float16/bfloat16 inputs: PyTorch's CPU norm kernels compute statistics and
+    # the normalisation in float32 and round the result once
+    return t.dtype in (_C.float16, _C.bfloat16)
+
+
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     r"""Normalises over the last ``len(normalized_shape)`` dims, then applies ``weight``/``bias``."""
     if isinstance(normalized_shape, int):
@@ -1105,6 +1111,8 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
             f"Given normalized_shape={list(normalized_shape)}, expected input with shape "
             f"[*, {', '.join(str(v) for v in normalized_shape)}], but got input of size{list(input.shape)}"
         )
+    if _reduced(input):
+        return layer_norm(input.float(), normalized_shape, weight, bias, eps).to(input.dtype)
     dims = tuple(range(-n, 0))
     mean = input.mean(dims, keepdim=True)
     out = (input - mean) / (_biased_var(input, dims, mean) + eps).sqrt()
@@ -1121,6 +1129,10 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
             f"Given normalized_shape={list(normalized_shape)}, expected input with shape "
             f"[*, {', '.join(str(v) for v in normalized_shape)}], but got input of size{list(input.shape)}"
         )
+    if _reduced(input):
+        # PyTorch's composite: normalised in float32 (default eps float32's), rounded, then weighted
+        out = rms_norm(input.float(), normalized_shape, None, 2.0 ** -23 if eps is None else eps).to(input.dtype)
+        return out * weight if weight is not None else out
     if eps is None:
         from .._finfo import finfo
 
@@ -1198,6 +1210,8 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
             f"Expected number of channels in input to be divisible by num_groups, but got input of shape "
             f"{list(input.shape)} and num_groups={num_groups}"
         )
+    if _reduced(input):
+        return group_norm(input.float(), num_groups, weight, bias, eps).to(input.dtype)
     x = input.reshape(n, num_groups, -1)
     mean = x.mean(-1, keepdim=True)
     out = ((x - mean) / (_biased_var(x, -1, mean) + eps).sqrt()).reshape(input.shape)
