@@ -186,6 +186,10 @@ def linear(input, weight, bias=None):
     input, weight, bias = _autocast(input, weight, bias)
     if input.dim() == 2 and bias is not None:
         return bias.addmm(input, weight.t())
+    if bias is not None and input.dim() > 2 and input.is_contiguous():
+        # PyTorch flattens contiguous inputs into one addmm (bias added before rounding)
+        shape = tuple(input.shape[:-1]) + (weight.shape[0],)
+        return bias.addmm(input.reshape(-1, input.shape[-1]), weight.t()).view(shape)
     out = input.matmul(weight.t())
     if bias is not None:
         out = out + bias

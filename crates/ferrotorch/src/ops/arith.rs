@@ -207,10 +207,9 @@ pub fn scalar_arg(value: Scalar, dtype: DType) -> Result<Scalar> {
     ferrotorch_core::dtype::check_scalar_fits(value, dtype, 2)?;
     Ok(match dtype {
         DType::Bool => Scalar::Bool(value.to_bool()),
-        d if d.is_floating_point() => match value {
-            Scalar::Float(_) => value,
-            _ => Scalar::Float(value.to_f64()),
-        },
+        DType::Float64 => Scalar::Float(value.to_f64()),
+        // Rounded to the dtype once, as the kernel holds it.
+        d if d.is_floating_point() => Scalar::Float(Tensor::scalar(value.to_f64())?.to_dtype(d)?.to_f64_vec()?[0]),
         _ => Scalar::Int(value.to_i64()),
     })
 }
@@ -227,36 +226,38 @@ pub fn check_alpha(dtype: DType, alpha: Scalar) -> Result<()> {
     Ok(())
 }
 
-/// `b * alpha` for `add`/`sub` with `alpha`, computed in the op's common dtype
-/// `compute` (so `add(f64, f16, alpha=)` does not round through float16), with
-/// `alpha` checked and converted as PyTorch does. `None` when alpha is one.
-fn scaled_operand(b: Operand, alpha: Scalar, compute: DType) -> Result<Option<Tensor>> {
-    check_alpha(compute, alpha)?;
-    let alpha = scalar_arg(alpha, compute)?;
-    if alpha.to_f64() == 1.0 {
-        return Ok(None);
-    }
-    let tb = as_tensor(&b, compute)?;
-    binary(Operand::T(&tb), Operand::S(alpha), BinaryOp::Mul).map(Some)
-}
-
 /// `a + alpha * b` (`op` = `Add`) or `a - alpha * b` (`Sub`): PyTorch's
-/// `add`/`sub` with `alpha`.
+/// `add`/`sub` with `alpha`. `alpha` is checked ([`check_alpha`]) and
+/// converted to the common dtype ([`scalar_arg`]); `b` is scaled in that dtype
+/// (so `add(f64, f16, alpha=)` does not round through float16), and float16/
+/// bfloat16 results compute in float32 and round once, as PyTorch's kernel.
 pub fn add_scaled(a: Operand, b: Operand, alpha: Scalar, op: BinaryOp) -> Result<Tensor> {
     let (compute, _) = op_dtypes(op, &a, &b)?;
-    match scaled_operand(b, alpha, compute)? {
-        None => binary(a, b, op),
-        Some(sb) => binary(a, Operand::T(&sb), op),
+    check_alpha(compute, alpha)?;
+    let alpha_c = scalar_arg(alpha, compute)?;
+    if alpha_c.to_f64() == 1.0 {
+        return binary(a, b, op);
     }
+    // float16/bfloat16: `a ± alpha·b` in float32 with alpha held in the
+    // tensors' dtype, rounded once (PyTorch's vectorised kernel).
+    let work = opmath(compute);
+    let alpha_w = alpha_c;
+    let (ta, tb) = (as_tensor(&a, work)?, as_tensor(&b, work)?);
+    let sb = binary(Operand::T(&tb), Operand::S(alpha_w), BinaryOp::Mul)?;
+    let r = binary(Operand::T(&ta), Operand::T(&sb), op)?;
+    if r.dtype() != compute { r.to_dtype(compute) } else { Ok(r) }
 }
 
 /// In-place [`add_scaled`]: `a += alpha * b` / `a -= alpha * b`.
 pub fn add_scaled_(a: &Tensor, b: Operand, alpha: Scalar, op: BinaryOp) -> Result<()> {
     let (compute, _) = op_dtypes(op, &Operand::T(a), &b)?;
-    match scaled_operand(b, alpha, compute)? {
-        None => binary_(a, b, op),
-        Some(sb) => binary_(a, Operand::T(&sb), op),
+    check_alpha(compute, alpha)?;
+    if scalar_arg(alpha, compute)?.to_f64() == 1.0 {
+        return binary_(a, b, op);
     }
+    a.layout().check_no_internal_overlap()?;
+    let b_grad = matches!(b, Operand::T(t) if t.requires_grad());
+    update_with(a, b_grad, |x| add_scaled(Operand::T(x), b, alpha, op))
 }
 
 /// `a <op> b` into a new tensor, recording the autograd node when needed.
