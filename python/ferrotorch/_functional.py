@@ -1,7 +1,7 @@
 """Functional forms of tensor methods (``torch.add(x, y)`` == ``x.add(y)``)."""
 
 from . import _C
-from ._math_ops import _write_out, _pretty, _inplace_copy, _check_inplace_broadcast
+from ._math_ops import _write_out, _pretty, _inplace_copy, _check_inplace_broadcast, _out_dtype
 
 __all__ = [
     "add", "sub", "mul", "div", "true_divide", "pow", "neg", "abs", "exp", "log", "sqrt",
@@ -128,12 +128,12 @@ def eq(input, other):
 
 def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
     """Sum over ``dim`` (all dims by default)."""
-    return _write_out(input.sum(dim, keepdim, dtype=dtype), out)
+    return _write_out(input.sum(dim, keepdim, dtype=_out_dtype(dtype, out)), out)
 
 
 def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
     """Mean over ``dim`` (all dims by default)."""
-    return _write_out(input.mean(dim, keepdim, dtype=dtype), out)
+    return _write_out(input.mean(dim, keepdim, dtype=_out_dtype(dtype, out)), out)
 
 
 def mm(input, mat2, *, out=None):

@@ -62,6 +62,11 @@ def _write_out(result, out):
     return out
 
 
+def _out_dtype(dtype, out):
+    """The ``dtype=`` of an op that takes one: PyTorch infers it from ``out=`` when not given."""
+    return out.dtype if dtype is None and _is_tensor(out) else dtype
+
+
 def _inplace_copy(self, result):
     """Writes an out-of-place ``result`` into ``self`` with PyTorch's in-place shape and cast rules."""
     if tuple(result.shape) != tuple(self.shape):
@@ -639,7 +644,7 @@ Tensor.allclose = lambda self, other, rtol=1e-05, atol=1e-08, equal_nan=False: a
 
 def prod(input, dim=None, keepdim=False, *, dtype=None, out=None):
     """Product over one dim or everything."""
-    return _write_out(_C._math_prod(input, dim, keepdim, dtype), out)
+    return _write_out(_C._math_prod(input, dim, keepdim, _out_dtype(dtype, out)), out)
 
 
 def amax(input, dim=(), keepdim=False, *, out=None):
@@ -759,12 +764,12 @@ def count_nonzero(input, dim=None):
 
 def cumsum(input, dim, *, dtype=None, out=None):
     """Running sum along ``dim`` (integers accumulate in int64)."""
-    return _write_out(_C._math_cumulative(input, dim, dtype, False), out)
+    return _write_out(_C._math_cumulative(input, dim, _out_dtype(dtype, out), False), out)
 
 
 def cumprod(input, dim, *, dtype=None, out=None):
     """Running product along ``dim``."""
-    return _write_out(_C._math_cumulative(input, dim, dtype, True), out)
+    return _write_out(_C._math_cumulative(input, dim, _out_dtype(dtype, out), True), out)
 
 
 def cummax(input, dim, *, out=None):

@@ -241,3 +241,49 @@ def test_scatter_reduce_mean_integers(dt, include_self):
 def test_scatter_reduce_mean_floors_negative_integers():
     assert_same(lambda m: m.zeros(2, dtype=m.int64).scatter_reduce(
         0, m.tensor([0, 0, 0, 1, 1, 1]), m.tensor([-3, -4, 0, 3, 4, 0]), "mean", include_self=False))
+
+
+# ----- out= -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dt", ["float32", "float64", "int64", "int32", "bool"])
+@pytest.mark.parametrize("fn", [
+    lambda m, o: m.arange(3, out=o),
+    lambda m, o: m.arange(0.5, 3.5, out=o),
+    lambda m, o: m.full((3,), 2, out=o),
+    lambda m, o: m.zeros(3, out=o),
+    lambda m, o: m.ones(3, out=o),
+    lambda m, o: m.linspace(0, 1, 3, out=o),
+])
+def test_factory_out_is_written(dt, fn):
+    # factories used to ignore out= (arange(3, out=o) left o unchanged); PyTorch fills it in its dtype
+    def run(m):
+        o = m.full((3,), 7, dtype=getattr(m, dt))
+        r = fn(m, o)
+        assert r is o or m is ft and r.shape == (3,)
+        return o
+
+    assert_same(run)
+
+
+@pytest.mark.parametrize("dt", ["int64", "float64", "float16"])
+@pytest.mark.parametrize("fn", [
+    lambda m, o: m.sum(m.ones(3, 2) * 1.5, 0, out=o),
+    lambda m, o: m.prod(m.ones(3, 2) * 1.5, 0, out=o),
+    lambda m, o: m.mean(m.ones(3, 2) * 1.5, 0, out=o),
+])
+def test_reduction_out_dtype_is_the_compute_dtype(dt, fn):
+    def run(m):
+        o = m.zeros(2, dtype=getattr(m, dt))
+        fn(m, o)
+        return o
+
+    assert_same(run)
+
+
+def test_out_dtype_that_cannot_hold_the_result_raises():
+    for m in (torch, ft):
+        with pytest.raises(RuntimeError):
+            m.add(m.ones(3), m.ones(3), out=m.zeros(3, dtype=m.int64))
+        with pytest.raises(RuntimeError):
+            m.sqrt(m.ones(3), out=m.zeros(3, dtype=m.bool))
