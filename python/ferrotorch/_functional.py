@@ -1,7 +1,7 @@
 """Functional forms of tensor methods (``torch.add(x, y)`` == ``x.add(y)``)."""
 
 from . import _C
-from ._math_ops import _write_out, _pretty, _inplace_copy, _check_inplace_broadcast
+from ._math_ops import _write_out, _pretty, _inplace_copy, _check_inplace_broadcast, _out_dtype
 
 __all__ = [
     "add", "sub", "mul", "div", "true_divide", "pow", "neg", "abs", "exp", "log", "sqrt",
@@ -128,12 +128,12 @@ def eq(input, other):
 
 def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
     """Sum over ``dim`` (all dims by default)."""
-    return _write_out(input.sum(dim, keepdim, dtype=dtype), out)
+    return _write_out(input.sum(dim, keepdim, dtype=_out_dtype(dtype, out)), out)
 
 
 def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
     """Mean over ``dim`` (all dims by default)."""
-    return _write_out(input.mean(dim, keepdim, dtype=dtype), out)
+    return _write_out(input.mean(dim, keepdim, dtype=_out_dtype(dtype, out)), out)
 
 
 def mm(input, mat2, *, out=None):
@@ -317,12 +317,14 @@ _native_addmm = _C.Tensor.addmm
 
 
 def _addmm(input, mat1, mat2, beta, alpha):
+    # the kernel takes beta and alpha in its dtype (0.5 -> 0 for integers)
+    beta, alpha = _C._scalar_arg(beta, mat1.dtype, True), _C._scalar_arg(alpha, mat1.dtype, True)
     if beta == 1 and alpha == 1:
         return _native_addmm(input, mat1, mat2)
-    if not mat1.is_floating_point():  # integer kernels take the scalars as integers (0.5 -> 0)
-        beta, alpha = int(beta), int(alpha)
-        if beta == 1 and alpha == 1:
-            return _native_addmm(input, mat1, mat2)
+    dt = mat1.dtype
+    if dt in (_C.float16, _C.bfloat16):  # computed in float32 and rounded once, like PyTorch's gemm
+        r = _addmm(input.float() if input.dtype == dt else input, mat1.float(), mat2.float(), beta, alpha)
+        return r.to(dt) if r.dtype == _C.float32 else r
     # One op keeps `input`'s gradient edge (zeros) when beta == 0, as PyTorch.
     out = _C._addprod("addmm", input, mat1, mat2, beta, alpha)
     input.expand(*out.shape)  # input must broadcast to the product, not the other way round

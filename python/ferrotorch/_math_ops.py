@@ -62,6 +62,11 @@ def _write_out(result, out):
     return out
 
 
+def _out_dtype(dtype, out):
+    """The ``dtype=`` of an op that takes one: PyTorch infers it from ``out=`` when not given."""
+    return out.dtype if dtype is None and _is_tensor(out) else dtype
+
+
 def _inplace_copy(self, result):
     """Writes an out-of-place ``result`` into ``self`` with PyTorch's in-place shape and cast rules."""
     if tuple(result.shape) != tuple(self.shape):
@@ -458,22 +463,32 @@ def true_divide(dividend, divisor, *, out=None):
 _export(true_divide)
 
 
+def _unit(alpha):
+    # only the int 1 is a no-op: 1.0 or True still meet PyTorch's alpha checks
+    return type(alpha) is int and alpha == 1
+
+
 def add(input, other, *, alpha=1, out=None):
     """``input + alpha * other``."""
-    if not _is_tensor(input):
-        r = _binary("add", input, other if alpha == 1 else other * alpha)
+    if _is_tensor(input):
+        r = input.add(other) if _unit(alpha) else input.add(other, alpha=alpha)
     else:
-        r = input.add(other, alpha=alpha) if alpha != 1 else input.add(other)
+        r = _binary("add", input, other) if _unit(alpha) else _C._math_add_scaled(input, other, alpha, False)
     return _write_out(r, out)
 
 
 def sub(input, other, *, alpha=1, out=None):
     """``input - alpha * other``."""
-    if not _is_tensor(input):
-        r = _binary("sub", input, other if alpha == 1 else other * alpha)
+    if _is_tensor(input):
+        r = input.sub(other) if _unit(alpha) else input.sub(other, alpha=alpha)
     else:
-        r = input.sub(other, alpha=alpha) if alpha != 1 else input.sub(other)
+        r = _binary("sub", input, other) if _unit(alpha) else _C._math_add_scaled(input, other, alpha, True)
     return _write_out(r, out)
+
+
+def rsub(input, other, *, alpha=1, out=None):
+    """``other - alpha * input``."""
+    return _write_out(_C._math_add_scaled(other, input, alpha, True), out)
 
 
 def mul(input, other, *, out=None):
@@ -483,7 +498,7 @@ def mul(input, other, *, out=None):
 
 subtract = sub
 multiply = mul
-for _f, _n in ((add, "add"), (sub, "sub"), (mul, "mul"), (sub, "subtract"), (mul, "multiply")):
+for _f, _n in ((add, "add"), (sub, "sub"), (rsub, "rsub"), (mul, "mul"), (sub, "subtract"), (mul, "multiply")):
     _export(_f, _n)
 Tensor.subtract = lambda self, other, *, alpha=1: self.sub(other, alpha=alpha)
 Tensor.multiply = lambda self, other: self.mul(other)
@@ -629,7 +644,7 @@ Tensor.allclose = lambda self, other, rtol=1e-05, atol=1e-08, equal_nan=False: a
 
 def prod(input, dim=None, keepdim=False, *, dtype=None, out=None):
     """Product over one dim or everything."""
-    return _write_out(_C._math_prod(input, dim, keepdim, dtype), out)
+    return _write_out(_C._math_prod(input, dim, keepdim, _out_dtype(dtype, out)), out)
 
 
 def amax(input, dim=(), keepdim=False, *, out=None):
@@ -749,12 +764,12 @@ def count_nonzero(input, dim=None):
 
 def cumsum(input, dim, *, dtype=None, out=None):
     """Running sum along ``dim`` (integers accumulate in int64)."""
-    return _write_out(_C._math_cumulative(input, dim, dtype, False), out)
+    return _write_out(_C._math_cumulative(input, dim, _out_dtype(dtype, out), False), out)
 
 
 def cumprod(input, dim, *, dtype=None, out=None):
     """Running product along ``dim``."""
-    return _write_out(_C._math_cumulative(input, dim, dtype, True), out)
+    return _write_out(_C._math_cumulative(input, dim, _out_dtype(dtype, out), True), out)
 
 
 def cummax(input, dim, *, out=None):

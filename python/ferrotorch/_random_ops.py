@@ -97,17 +97,9 @@ def _write_(self, values):
 
 
 def _check_out(result, out):
-    if out is None:
-        return result
-    if not isinstance(out, Tensor):
-        raise TypeError(f"argument 'out' must be Tensor, not {type(out).__name__}")
-    if tuple(out.shape) != tuple(result.shape):
-        raise RuntimeError(
-            f"out= tensor has shape {list(out.shape)} but the result has shape {list(result.shape)}; "
-            "ferrotorch cannot resize out= tensors yet")
-    with _no_grad():
-        out.copy_(result)
-    return out
+    # one out= contract for every op (see _math_ops._write_out)
+    from ._math_ops import _write_out
+    return _write_out(result, out)
 
 
 # ----- bernoulli ---------------------------------------------------------------------

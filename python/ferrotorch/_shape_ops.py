@@ -41,12 +41,9 @@ def _seq(tensors, op):
 
 
 def _out(result, out):
-    if out is None:
-        return result
-    if tuple(out.shape) != tuple(result.shape):
-        raise RuntimeError(f"out= of shape {list(out.shape)} does not match the result shape {list(result.shape)}; ferrotorch does not resize out= tensors")
-    out.copy_(result)
-    return out
+    # one out= contract for every op (see _math_ops._write_out)
+    from ._math_ops import _write_out
+    return _write_out(result, out)
 
 
 # ----- joining ------------------------------------------------------------------

@@ -27,6 +27,35 @@ pub fn check_device(dev: Device) -> PyResult<()> {
     }
 }
 
+/// The `out=` tensor of a factory, if one was given.
+fn out_of(out: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Tensor>> {
+    out.filter(|o| !o.is_none()).map(tensor_of).transpose()
+}
+
+/// A factory's dtype: `dtype=`, else `out=`'s (PyTorch fills `out` in its own
+/// dtype), else `default`.
+fn factory_dtype(dtype: Option<&Bound<'_, PyAny>>, out: Option<&Bound<'_, PyAny>>, default: DType) -> PyResult<DType> {
+    Ok(match opt_dtype(dtype)? {
+        Some(d) => d,
+        None => out_of(out)?.map(|o| o.dtype()).unwrap_or(default),
+    })
+}
+
+/// Returns a factory's result, or writes it into `out=` and returns `out`
+/// (every factory goes through here so `out=` is never silently ignored).
+fn finish_out<'py>(py: Python<'py>, t: Tensor, out: Option<&Bound<'py, PyAny>>, requires_grad: bool) -> PyResult<Bound<'py, PyAny>> {
+    let (Some(o), Some(ot)) = (out, out_of(out)?) else { return finish(py, t, requires_grad) };
+    if ot.shape() != t.shape() {
+        return Err(PyRuntimeError::new_err(format!(
+            "out= tensor has shape {} but the result has shape {}; ferrotorch cannot resize out= tensors yet",
+            ferrotorch_core::layout::fmt_shape(ot.shape()),
+            ferrotorch_core::layout::fmt_shape(t.shape())
+        )));
+    }
+    ot.copy_(&t).py()?;
+    Ok(o.clone())
+}
+
 fn finish<'py>(py: Python<'py>, t: Tensor, requires_grad: bool) -> PyResult<Bound<'py, PyAny>> {
     if requires_grad {
         t.set_requires_grad(true).py()?;
@@ -89,10 +118,6 @@ pub fn from_dlpack<'py>(py: Python<'py>, ext_tensor: &Bound<'py, PyAny>) -> PyRe
     wrap(py, crate::dlpack::from_dlpack(py, ext_tensor)?)
 }
 
-fn dtype_or_default(d: Option<&Bound<'_, PyAny>>) -> PyResult<DType> {
-    Ok(opt_dtype(d)?.unwrap_or_else(default_dtype))
-}
-
 fn cpu_device(d: Option<&Bound<'_, PyAny>>) -> PyResult<Device> {
     let dev = opt_device(d)?.unwrap_or(Device::CPU);
     check_device(dev)?;
@@ -118,18 +143,10 @@ macro_rules! factory {
         ) -> PyResult<Bound<'py, PyAny>> {
             let _ = (layout, pin_memory, memory_format);
             let $shape = sizes(size, stringify!($name))?;
-            let $dt = dtype_or_default(dtype)?;
+            let $dt = factory_dtype(dtype, out, default_dtype())?;
             let $dev = cpu_device(device)?;
             let t: Tensor = $body.py()?;
-            if let Some(o) = out {
-                let ot = tensor_of(o)?;
-                if ot.shape() != t.shape() {
-                    return Err(PyRuntimeError::new_err("out= with a different shape is not supported; resize the output first"));
-                }
-                ot.copy_(&t).py()?;
-                return Ok(o.clone());
-            }
-            finish(py, t, requires_grad)
+            finish_out(py, t, out, requires_grad)
         }
     };
 }
@@ -143,12 +160,12 @@ factory!(empty, "`torch.empty(*size)`: uninitialised memory from the caching poo
 #[pyo3(signature = (size, fill_value, *, out=None, dtype=None, layout=None, device=None, requires_grad=false))]
 #[allow(clippy::too_many_arguments)]
 pub fn full<'py>(py: Python<'py>, size: &Bound<'py, PyAny>, fill_value: &Bound<'py, PyAny>, out: Option<&Bound<'py, PyAny>>, dtype: Option<&Bound<'py, PyAny>>, layout: Option<&Bound<'py, PyAny>>, device: Option<&Bound<'py, PyAny>>, requires_grad: bool) -> PyResult<Bound<'py, PyAny>> {
-    let _ = (layout, out);
+    let _ = layout;
     let s = check_sizes(&crate::args::int_list(size, "full")?).py()?.to_vec();
     let v = fill_value_of(fill_value)?;
-    let dt = opt_dtype(dtype)?.unwrap_or_else(|| v.inferred_dtype(default_dtype()));
+    let dt = factory_dtype(dtype, out, v.inferred_dtype(default_dtype()))?;
     let t = Tensor::full(&s, v, dt, cpu_device(device)?).py()?;
-    finish(py, t, requires_grad)
+    finish_out(py, t, out, requires_grad)
 }
 
 fn fill_value_of(v: &Bound<'_, PyAny>) -> PyResult<Scalar> {
@@ -203,7 +220,7 @@ pub fn full_like<'py>(py: Python<'py>, input: &Bound<'py, PyAny>, fill_value: &B
 #[pyo3(signature = (*args, start=None, end=None, step=None, out=None, dtype=None, layout=None, device=None, requires_grad=false))]
 #[allow(clippy::too_many_arguments)]
 pub fn arange<'py>(py: Python<'py>, args: &Bound<'py, PyTuple>, start: Option<&Bound<'py, PyAny>>, end: Option<&Bound<'py, PyAny>>, step: Option<&Bound<'py, PyAny>>, out: Option<&Bound<'py, PyAny>>, dtype: Option<&Bound<'py, PyAny>>, layout: Option<&Bound<'py, PyAny>>, device: Option<&Bound<'py, PyAny>>, requires_grad: bool) -> PyResult<Bound<'py, PyAny>> {
-    let _ = (layout, out);
+    let _ = layout;
     cpu_device(device)?;
     let num = |a: &Bound<'py, PyAny>| -> PyResult<Scalar> {
         number_of(a)
@@ -223,8 +240,8 @@ pub fn arange<'py>(py: Python<'py>, args: &Bound<'py, PyTuple>, start: Option<&B
     };
     let st = st.unwrap_or(Scalar::Int(1));
     let all_int = [s, e, st].iter().all(|v| !v.is_float());
-    let dt = opt_dtype(dtype)?.unwrap_or(if all_int { DType::Int64 } else { default_dtype() });
-    finish(py, Tensor::arange(s, e, st, dt).py()?, requires_grad)
+    let dt = factory_dtype(dtype, out, if all_int { DType::Int64 } else { default_dtype() })?;
+    finish_out(py, Tensor::arange(s, e, st, dt).py()?, out, requires_grad)
 }
 
 /// `torch.linspace(start, end, steps)`.
@@ -232,9 +249,9 @@ pub fn arange<'py>(py: Python<'py>, args: &Bound<'py, PyTuple>, start: Option<&B
 #[pyo3(signature = (start, end, steps, *, out=None, dtype=None, layout=None, device=None, requires_grad=false))]
 #[allow(clippy::too_many_arguments)]
 pub fn linspace<'py>(py: Python<'py>, start: f64, end: f64, steps: i64, out: Option<&Bound<'py, PyAny>>, dtype: Option<&Bound<'py, PyAny>>, layout: Option<&Bound<'py, PyAny>>, device: Option<&Bound<'py, PyAny>>, requires_grad: bool) -> PyResult<Bound<'py, PyAny>> {
-    let _ = (layout, out);
+    let _ = layout;
     cpu_device(device)?;
-    finish(py, Tensor::linspace(start, end, steps, dtype_or_default(dtype)?).py()?, requires_grad)
+    finish_out(py, Tensor::linspace(start, end, steps, factory_dtype(dtype, out, default_dtype())?).py()?, out, requires_grad)
 }
 
 /// `torch.logspace(start, end, steps, base=10.0)`.
@@ -242,9 +259,9 @@ pub fn linspace<'py>(py: Python<'py>, start: f64, end: f64, steps: i64, out: Opt
 #[pyo3(signature = (start, end, steps, base=10.0, *, out=None, dtype=None, layout=None, device=None, requires_grad=false))]
 #[allow(clippy::too_many_arguments)]
 pub fn logspace<'py>(py: Python<'py>, start: f64, end: f64, steps: i64, base: f64, out: Option<&Bound<'py, PyAny>>, dtype: Option<&Bound<'py, PyAny>>, layout: Option<&Bound<'py, PyAny>>, device: Option<&Bound<'py, PyAny>>, requires_grad: bool) -> PyResult<Bound<'py, PyAny>> {
-    let _ = (layout, out);
+    let _ = layout;
     cpu_device(device)?;
-    finish(py, Tensor::logspace(start, end, steps, base, dtype_or_default(dtype)?).py()?, requires_grad)
+    finish_out(py, Tensor::logspace(start, end, steps, base, factory_dtype(dtype, out, default_dtype())?).py()?, out, requires_grad)
 }
 
 /// `torch.eye(n, m=None)`.
@@ -252,7 +269,7 @@ pub fn logspace<'py>(py: Python<'py>, start: f64, end: f64, steps: i64, base: f6
 #[pyo3(signature = (n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=false))]
 #[allow(clippy::too_many_arguments)]
 pub fn eye<'py>(py: Python<'py>, n: i64, m: Option<i64>, out: Option<&Bound<'py, PyAny>>, dtype: Option<&Bound<'py, PyAny>>, layout: Option<&Bound<'py, PyAny>>, device: Option<&Bound<'py, PyAny>>, requires_grad: bool) -> PyResult<Bound<'py, PyAny>> {
-    let _ = (layout, out);
+    let _ = layout;
     cpu_device(device)?;
     let m = m.unwrap_or(n);
     if n < 0 {
@@ -261,7 +278,7 @@ pub fn eye<'py>(py: Python<'py>, n: i64, m: Option<i64>, out: Option<&Bound<'py,
     if m < 0 {
         return Err(PyRuntimeError::new_err(format!("m must be greater or equal to 0, got {m}")));
     }
-    finish(py, Tensor::eye(n as usize, m as usize, dtype_or_default(dtype)?).py()?, requires_grad)
+    finish_out(py, Tensor::eye(n as usize, m as usize, factory_dtype(dtype, out, default_dtype())?).py()?, out, requires_grad)
 }
 
 /// A random-number generator, as `torch.Generator`.
@@ -345,11 +362,11 @@ macro_rules! random_factory {
         #[pyo3(signature = (*size, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=false, pin_memory=false))]
         #[allow(clippy::too_many_arguments)]
         pub fn $name<'py>(py: Python<'py>, size: &Bound<'py, PyTuple>, generator: Option<&Bound<'py, PyAny>>, out: Option<&Bound<'py, PyAny>>, dtype: Option<&Bound<'py, PyAny>>, layout: Option<&Bound<'py, PyAny>>, device: Option<&Bound<'py, PyAny>>, requires_grad: bool, pin_memory: bool) -> PyResult<Bound<'py, PyAny>> {
-            let _ = (layout, pin_memory, out);
+            let _ = (layout, pin_memory);
             cpu_device(device)?;
             let s = sizes(size, stringify!($name))?;
             let g = gen_of(generator)?;
-            finish(py, $f(&s, dtype_or_default(dtype)?, g.as_ref()).py()?, requires_grad)
+            finish_out(py, $f(&s, factory_dtype(dtype, out, default_dtype())?, g.as_ref()).py()?, out, requires_grad)
         }
     };
 }
@@ -362,7 +379,7 @@ random_factory!(randn, "`torch.randn(*size)`: standard normal.", Tensor::randn);
 #[pyo3(signature = (*args, size=None, low=None, high=None, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=false))]
 #[allow(clippy::too_many_arguments)]
 pub fn randint<'py>(py: Python<'py>, args: &Bound<'py, PyTuple>, size: Option<&Bound<'py, PyAny>>, low: Option<&Bound<'py, PyAny>>, high: Option<&Bound<'py, PyAny>>, generator: Option<&Bound<'py, PyAny>>, out: Option<&Bound<'py, PyAny>>, dtype: Option<&Bound<'py, PyAny>>, layout: Option<&Bound<'py, PyAny>>, device: Option<&Bound<'py, PyAny>>, requires_grad: bool) -> PyResult<Bound<'py, PyAny>> {
-    let _ = (layout, out);
+    let _ = layout;
     cpu_device(device)?;
     let mut pos: Vec<Bound<'py, PyAny>> = args.iter().collect();
     if let Some(s) = size {
@@ -377,9 +394,9 @@ pub fn randint<'py>(py: Python<'py>, args: &Bound<'py, PyTuple>, size: Option<&B
         _ => return Err(bad()),
     };
     let s = check_sizes(&crate::args::int_list(&size, "randint")?).py()?.to_vec();
-    let dt = opt_dtype(dtype)?.unwrap_or(DType::Int64);
+    let dt = factory_dtype(dtype, out, DType::Int64)?;
     let g = gen_of(generator)?;
-    finish(py, Tensor::randint(low, high, &s, dt, g.as_ref()).py()?, requires_grad)
+    finish_out(py, Tensor::randint(low, high, &s, dt, g.as_ref()).py()?, out, requires_grad)
 }
 
 /// `torch.randperm(n)`.
@@ -387,14 +404,14 @@ pub fn randint<'py>(py: Python<'py>, args: &Bound<'py, PyTuple>, size: Option<&B
 #[pyo3(signature = (n, *, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=false))]
 #[allow(clippy::too_many_arguments)]
 pub fn randperm<'py>(py: Python<'py>, n: i64, generator: Option<&Bound<'py, PyAny>>, out: Option<&Bound<'py, PyAny>>, dtype: Option<&Bound<'py, PyAny>>, layout: Option<&Bound<'py, PyAny>>, device: Option<&Bound<'py, PyAny>>, requires_grad: bool) -> PyResult<Bound<'py, PyAny>> {
-    let _ = (layout, out);
+    let _ = layout;
     cpu_device(device)?;
     if n < 0 {
         return Err(PyRuntimeError::new_err(format!("n must be non-negative, got{n}")));
     }
     let g = gen_of(generator)?;
-    let dt = opt_dtype(dtype)?.unwrap_or(DType::Int64);
-    finish(py, Tensor::randperm(n as usize, dt, g.as_ref()).py()?, requires_grad)
+    let dt = factory_dtype(dtype, out, DType::Int64)?;
+    finish_out(py, Tensor::randperm(n as usize, dt, g.as_ref()).py()?, out, requires_grad)
 }
 
 /// `torch.normal(mean, std, size)` with float mean and std.
@@ -402,11 +419,11 @@ pub fn randperm<'py>(py: Python<'py>, n: i64, generator: Option<&Bound<'py, PyAn
 #[pyo3(signature = (mean, std, size, *, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=false))]
 #[allow(clippy::too_many_arguments)]
 pub fn normal<'py>(py: Python<'py>, mean: f64, std: f64, size: &Bound<'py, PyAny>, generator: Option<&Bound<'py, PyAny>>, out: Option<&Bound<'py, PyAny>>, dtype: Option<&Bound<'py, PyAny>>, layout: Option<&Bound<'py, PyAny>>, device: Option<&Bound<'py, PyAny>>, requires_grad: bool) -> PyResult<Bound<'py, PyAny>> {
-    let _ = (layout, out);
+    let _ = layout;
     cpu_device(device)?;
     let s = check_sizes(&crate::args::int_list(size, "normal")?).py()?.to_vec();
     let g = gen_of(generator)?;
-    finish(py, Tensor::normal(mean, std, &s, dtype_or_default(dtype)?, g.as_ref()).py()?, requires_grad)
+    finish_out(py, Tensor::normal(mean, std, &s, factory_dtype(dtype, out, default_dtype())?, g.as_ref()).py()?, out, requires_grad)
 }
 
 /// `torch.manual_seed(seed)`: seeds the default generator and returns it.

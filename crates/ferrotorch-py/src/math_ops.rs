@@ -218,6 +218,35 @@ pub fn _math_addc<'py>(py: Python<'py>, input: &Bound<'py, PyAny>, tensor1: &Bou
     run(py, input, inplace, rg, |x| x.addc(&a, &b, v, div))
 }
 
+/// `value` as an op's kernel of `dtype` takes it (PyTorch's `Scalar::to<T>()`,
+/// see `ferrotorch::ops::arith::scalar_arg`), for the Python-level ops
+/// (`threshold`, `addmm`) taking number arguments; `opmath` converts to
+/// float32 for float16/bfloat16 kernels that compute in it.
+#[pyfunction]
+#[pyo3(signature = (value, dtype, opmath=false))]
+pub fn _scalar_arg<'py>(py: Python<'py>, value: &Bound<'py, PyAny>, dtype: &Bound<'py, PyAny>, opmath: bool) -> PyResult<Bound<'py, PyAny>> {
+    let v = number_of(value).ok_or_else(|| PyTypeError::new_err(format!("expected a Number, but got {}", type_name(value))))?;
+    let mut dt = crate::dtype::extract_dtype(dtype)?;
+    if opmath {
+        dt = ferrotorch::ops::arith::opmath(dt);
+    }
+    Ok(match ferrotorch::ops::arith::scalar_arg(v, dt).py()? {
+        ferrotorch::Scalar::Bool(b) => pyo3::types::PyBool::new(py, b).to_owned().into_any(),
+        ferrotorch::Scalar::Int(i) => i.into_pyobject(py)?.into_any(),
+        ferrotorch::Scalar::Float(f) => f.into_pyobject(py)?.into_any(),
+    })
+}
+
+/// `input ± alpha * other` for `add`/`sub`/`rsub` whose first operand may be a number.
+#[pyfunction]
+#[pyo3(signature = (input, other, alpha, sub))]
+pub fn _math_add_scaled<'py>(py: Python<'py>, input: &Bound<'py, PyAny>, other: &Bound<'py, PyAny>, alpha: &Bound<'py, PyAny>, sub: bool) -> PyResult<Bound<'py, PyAny>> {
+    let op = if sub { BinaryOp::Sub } else { BinaryOp::Add };
+    let al = crate::tensor::alpha_of(alpha, op.name())?;
+    let (a, b) = (arg_of(input, op.name())?, arg_of(other, op.name())?);
+    wrap(py, ferrotorch::ops::arith::add_scaled(a.op(), b.op(), al, op).py()?)
+}
+
 fn one_dim(dim: Option<&Bound<'_, PyAny>>) -> PyResult<Option<i64>> {
     match dims_of(dim)? {
         None => Ok(None),
@@ -394,6 +423,8 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_math_clamp, m)?)?;
     m.add_function(wrap_pyfunction!(_math_lerp, m)?)?;
     m.add_function(wrap_pyfunction!(_math_addc, m)?)?;
+    m.add_function(wrap_pyfunction!(_scalar_arg, m)?)?;
+    m.add_function(wrap_pyfunction!(_math_add_scaled, m)?)?;
     m.add_function(wrap_pyfunction!(_math_prod, m)?)?;
     m.add_function(wrap_pyfunction!(_math_amax, m)?)?;
     m.add_function(wrap_pyfunction!(_math_max, m)?)?;

@@ -118,15 +118,29 @@ pub fn check_inplace_leaf(t: &Tensor) -> PyResult<()> {
     Ok(())
 }
 
-/// Scales `other` by `alpha` for `add(other, alpha=...)`.
-fn scaled<'py>(py: Python<'py>, other: &Bound<'py, PyAny>, alpha: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyAny>> {
-    match alpha.and_then(number_of) {
-        None => Ok(other.clone()),
-        Some(a) => {
-            let b = operand(other).ok_or_else(|| PyTypeError::new_err("add(): argument 'other' must be Tensor or Number"))?;
-            wrap(py, binary(b.as_op(), Operand::S(a), BinaryOp::Mul).py()?)
-        }
-    }
+/// The `alpha` argument of `add`/`sub` as a number (PyTorch's `TypeError` otherwise).
+pub fn alpha_of(alpha: &Bound<'_, PyAny>, op: &str) -> PyResult<Scalar> {
+    number_of(alpha).ok_or_else(|| PyTypeError::new_err(format!("{op}(): argument 'alpha' must be Number, not {}", type_name(alpha))))
+}
+
+/// `a ± alpha * other` (`add`/`sub` with `alpha`; the op layer checks and
+/// converts `alpha` as PyTorch does).
+fn add_alpha<'py>(py: Python<'py>, a: &Tensor, other: &Bound<'py, PyAny>, alpha: Option<&Bound<'py, PyAny>>, op: BinaryOp) -> PyResult<Bound<'py, PyAny>> {
+    let Some(alpha) = alpha else { return binop(py, a, other, op, false) };
+    let al = alpha_of(alpha, op.name())?;
+    let b = operand(other).ok_or_else(|| PyTypeError::new_err(format!("{}(): argument 'other' must be Tensor or Number", op.name())))?;
+    wrap(py, ferrotorch::ops::arith::add_scaled(Operand::T(a), b.as_op(), al, op).py()?)
+}
+
+/// In-place [`add_alpha`].
+fn add_alpha_<'py>(slf: &Bound<'py, PyTensor>, other: &Bound<'py, PyAny>, alpha: Option<&Bound<'py, PyAny>>, op: BinaryOp) -> PyResult<Bound<'py, PyAny>> {
+    let Some(alpha) = alpha else { return inplace(slf, other, op) };
+    let al = alpha_of(alpha, op.name())?;
+    let a = &slf.get().t;
+    let b = operand(other).ok_or_else(|| PyTypeError::new_err(format!("{}_(): argument 'other' must be Tensor or Number", op.name())))?;
+    check_inplace_leaf(a)?;
+    ferrotorch::ops::arith::add_scaled_(a, b.as_op(), al, op).py()?;
+    Ok(slf.clone().into_any())
 }
 
 #[pymethods]
@@ -754,13 +768,11 @@ impl PyTensor {
 
     #[pyo3(signature = (other, *, alpha=None))]
     fn add<'py>(&self, py: Python<'py>, other: &Bound<'py, PyAny>, alpha: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyAny>> {
-        let o = scaled(py, other, alpha)?;
-        binop(py, &self.t, &o, BinaryOp::Add, false)
+        add_alpha(py, &self.t, other, alpha, BinaryOp::Add)
     }
     #[pyo3(signature = (other, *, alpha=None))]
     fn sub<'py>(&self, py: Python<'py>, other: &Bound<'py, PyAny>, alpha: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyAny>> {
-        let o = scaled(py, other, alpha)?;
-        binop(py, &self.t, &o, BinaryOp::Sub, false)
+        add_alpha(py, &self.t, other, alpha, BinaryOp::Sub)
     }
     fn mul<'py>(&self, py: Python<'py>, other: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
         binop(py, &self.t, other, BinaryOp::Mul, false)
@@ -770,13 +782,11 @@ impl PyTensor {
     }
     #[pyo3(signature = (other, *, alpha=None))]
     fn add_<'py>(slf: &Bound<'py, Self>, other: &Bound<'py, PyAny>, alpha: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyAny>> {
-        let o = scaled(slf.py(), other, alpha)?;
-        inplace(slf, &o, BinaryOp::Add)
+        add_alpha_(slf, other, alpha, BinaryOp::Add)
     }
     #[pyo3(signature = (other, *, alpha=None))]
     fn sub_<'py>(slf: &Bound<'py, Self>, other: &Bound<'py, PyAny>, alpha: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyAny>> {
-        let o = scaled(slf.py(), other, alpha)?;
-        inplace(slf, &o, BinaryOp::Sub)
+        add_alpha_(slf, other, alpha, BinaryOp::Sub)
     }
     fn mul_<'py>(slf: &Bound<'py, Self>, other: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
         inplace(slf, other, BinaryOp::Mul)

@@ -79,7 +79,13 @@ def hardtanh_(input, min_val=-1.0, max_val=1.0):
 
 def threshold(input, threshold, value, inplace=False):
     """``input if input > threshold else value``."""
-    out = _s.where(input > threshold, input, _C.full((), value, dtype=input.dtype, device=input.device))
+    if input.dtype == _C.bool:
+        raise NotImplementedError("\"threshold_cpu\" not implemented for 'Bool'")
+    # the kernel compares and fills with both numbers in its dtype (truncated for integers)
+    threshold = _C._scalar_arg(threshold, input.dtype, True)
+    value = _C._scalar_arg(value, input.dtype, True)
+    x = input.float() if input.dtype in (_C.float16, _C.bfloat16) else input
+    out = _s.where(x > threshold, input, _C.full((), value, dtype=input.dtype, device=input.device))
     if inplace:
         with _no_grad():
             input.copy_(out)
@@ -182,6 +188,10 @@ def linear(input, weight, bias=None):
     input, weight, bias = _autocast(input, weight, bias)
     if input.dim() == 2 and bias is not None:
         return bias.addmm(input, weight.t())
+    if bias is not None and input.dim() > 2 and input.is_contiguous():
+        # PyTorch flattens contiguous inputs into one addmm (bias added before rounding)
+        shape = tuple(input.shape[:-1]) + (weight.shape[0],)
+        return bias.addmm(input.reshape(-1, input.shape[-1]), weight.t()).view(shape)
     out = input.matmul(weight.t())
     if bias is not None:
         out = out + bias
@@ -1414,6 +1424,12 @@ def _biased_var(x, dims, mean):
     return (d * d).mean(dims, keepdim=True)
 
 
+def _reduced(t):
+    # float16/bfloat16 inputs: PyTorch's CPU norm kernels compute statistics and
+    # the normalisation in float32 and round the result once
+    return t.dtype in (_C.float16, _C.bfloat16)
+
+
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     r"""Normalises over the last ``len(normalized_shape)`` dims, then applies ``weight``/``bias``."""
     if isinstance(normalized_shape, int):
@@ -1425,6 +1441,8 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
             f"Given normalized_shape={list(normalized_shape)}, expected input with shape "
             f"[*, {', '.join(str(v) for v in normalized_shape)}], but got input of size{list(input.shape)}"
         )
+    if _reduced(input):
+        return layer_norm(input.float(), normalized_shape, weight, bias, eps).to(input.dtype)
     dims = tuple(range(-n, 0))
     mean = input.mean(dims, keepdim=True)
     out = (input - mean) / (_biased_var(input, dims, mean) + eps).sqrt()
@@ -1441,6 +1459,10 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
             f"Given normalized_shape={list(normalized_shape)}, expected input with shape "
             f"[*, {', '.join(str(v) for v in normalized_shape)}], but got input of size{list(input.shape)}"
         )
+    if _reduced(input):
+        # PyTorch's composite: normalised in float32 (default eps float32's), rounded, then weighted
+        out = rms_norm(input.float(), normalized_shape, None, 2.0 ** -23 if eps is None else eps).to(input.dtype)
+        return out * weight if weight is not None else out
     if eps is None:
         from .._finfo import finfo
 
@@ -1518,6 +1540,8 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
             f"Expected number of channels in input to be divisible by num_groups, but got input of shape "
             f"{list(input.shape)} and num_groups={num_groups}"
         )
+    if _reduced(input):
+        return group_norm(input.float(), num_groups, weight, bias, eps).to(input.dtype)
     x = input.reshape(n, num_groups, -1)
     mean = x.mean(-1, keepdim=True)
     out = ((x - mean) / (_biased_var(x, -1, mean) + eps).sqrt()).reshape(input.shape)

@@ -171,7 +171,8 @@ pub(crate) fn expm1<V: Vf>(x: V) -> V {
     let n2 = n.sub(n1);
     let p1 = n1.pow2i();
     let y = u.mul_add(p1, p1.sub(n2.neg().pow2i())).mul(n2.pow2i());
-    V::select(x.is_nan(), x, y)
+    // NaN passes through; ±0 returns itself (expm1(-0) is -0).
+    V::select(V::mor(x.is_nan(), x.eq(k(0.0))), x, y)
 }
 
 /// Natural logarithm (fdlibm's reduction to `[√2/2, √2)` and `atanh` series).
@@ -241,7 +242,8 @@ pub(crate) fn log1p<V: Vf>(x: V) -> V {
     let big = if V::F64 { 2f64.powi(53) } else { 2f64.powi(24) };
     let c = V::select(V::mor(u.eq(k(0.0)), x.abs().ge(k(big))), k(0.0), c);
     let l = log(u);
-    V::select(x.is_nan(), x, l.add(c))
+    // NaN passes through; ±0 returns itself (log1p(-0) is -0).
+    V::select(V::mor(x.is_nan(), x.eq(k(0.0))), x, l.add(c))
 }
 
 /// `tanh x = sign(x) · d/(d + 2)` with `d = expm1(2|x|)`.

@@ -185,6 +185,81 @@ fn as_tensor(o: &Operand, dtype: DType) -> Result<Tensor> {
     }
 }
 
+/// The dtype a kernel of `dtype` accumulates and takes its scalar arguments
+/// in (PyTorch's `opmath_type`): float32 for float16/bfloat16, so composites
+/// on reduced-precision tensors round once at the end; `dtype` itself otherwise.
+pub fn opmath(dtype: DType) -> DType {
+    match dtype {
+        DType::Float16 | DType::BFloat16 => DType::Float32,
+        d => d,
+    }
+}
+
+/// PyTorch's `Scalar::to<scalar_t>()`: the value a number argument of an op
+/// (`alpha`, `value`, `beta`, a threshold, a fill value) takes inside a kernel
+/// computing in `dtype`. PyTorch converts such arguments to the kernel's type
+/// before using them (they never promote the result), so a float truncates
+/// toward zero in an integer kernel (`addcmul(int, .., value=1.9)` scales by 1)
+/// and any number becomes its truthiness in a bool kernel; a value outside
+/// `dtype`'s range is PyTorch's overflow error. Every op taking such an
+/// argument goes through here.
+pub fn scalar_arg(value: Scalar, dtype: DType) -> Result<Scalar> {
+    ferrotorch_core::dtype::check_scalar_fits(value, dtype, 2)?;
+    Ok(match dtype {
+        DType::Bool => Scalar::Bool(value.to_bool()),
+        DType::Float64 => Scalar::Float(value.to_f64()),
+        // Rounded to the dtype once, as the kernel holds it.
+        d if d.is_floating_point() => Scalar::Float(Tensor::scalar(value.to_f64())?.to_dtype(d)?.to_f64_vec()?[0]),
+        _ => Scalar::Int(value.to_i64()),
+    })
+}
+
+/// PyTorch's `alpha_check` for `add`/`sub`/`rsub` with `alpha`: a float alpha
+/// is refused for integer (and bool) results, a bool alpha for non-bool ones.
+pub fn check_alpha(dtype: DType, alpha: Scalar) -> Result<()> {
+    if alpha.is_float() && !dtype.is_floating_point() {
+        return Err(Error::runtime("For integral input tensors, argument alpha must not be a floating point number."));
+    }
+    if matches!(alpha, Scalar::Bool(_)) && dtype != DType::Bool {
+        return Err(Error::runtime("Boolean alpha only supported for Boolean results."));
+    }
+    Ok(())
+}
+
+/// `a + alpha * b` (`op` = `Add`) or `a - alpha * b` (`Sub`): PyTorch's
+/// `add`/`sub` with `alpha`. `alpha` is checked ([`check_alpha`]) and
+/// converted to the common dtype ([`scalar_arg`]); `b` is scaled in that dtype
+/// (so `add(f64, f16, alpha=)` does not round through float16), and float16/
+/// bfloat16 results compute in float32 and round once, as PyTorch's kernel.
+pub fn add_scaled(a: Operand, b: Operand, alpha: Scalar, op: BinaryOp) -> Result<Tensor> {
+    let (compute, _) = op_dtypes(op, &a, &b)?;
+    check_alpha(compute, alpha)?;
+    let alpha_c = scalar_arg(alpha, compute)?;
+    if alpha_c.to_f64() == 1.0 {
+        return binary(a, b, op);
+    }
+    // float16/bfloat16: `a ± alpha·b` in float32 with alpha held in the
+    // tensors' dtype, rounded once (PyTorch's vectorised kernel).
+    let work = opmath(compute);
+    let alpha_w = alpha_c;
+    let (ta, tb) = (as_tensor(&a, work)?, as_tensor(&b, work)?);
+    let sb = binary(Operand::T(&tb), Operand::S(alpha_w), BinaryOp::Mul)?;
+    let r = binary(Operand::T(&ta), Operand::T(&sb), op)?;
+    if r.dtype() != compute { r.to_dtype(compute) } else { Ok(r) }
+}
+
+/// In-place [`add_scaled`]: `a += alpha * b` / `a -= alpha * b`.
+pub fn add_scaled_(a: &Tensor, b: Operand, alpha: Scalar, op: BinaryOp) -> Result<()> {
+    let (compute, _) = op_dtypes(op, &Operand::T(a), &b)?;
+    check_alpha(compute, alpha)?;
+    if scalar_arg(alpha, compute)?.to_f64() == 1.0 {
+        return binary_(a, b, op);
+    }
+    a.layout().check_no_internal_overlap()?;
+    let b_grad = matches!(b, Operand::T(t) if t.requires_grad());
+    update_with(a, b_grad, |x| add_scaled(Operand::T(x), b, alpha, op))
+}
+
 /// `a <op> b` into a new tensor, recording the autograd node when needed.
 pub fn binary(a: Operand, b: Operand, op: BinaryOp) -> Result<Tensor> {
     let out = binary_raw(a, b, op)?;

@@ -124,6 +124,9 @@ impl Tensor {
     /// `torch.linspace(start, end, steps)` with PyTorch's symmetric formula
     /// (the first half counts up from start, the second half down from end).
     pub fn linspace(start: f64, end: f64, steps: i64, dtype: DType) -> Result<Tensor> {
+        if dtype == DType::Bool {
+            return Err(super::math::not_impl("linspace", dtype));
+        }
         if steps < 0 {
             return Err(Error::runtime("number of steps must be non-negative"));
         }
@@ -144,6 +147,9 @@ impl Tensor {
 
     /// `torch.logspace(start, end, steps, base)`.
     pub fn logspace(start: f64, end: f64, steps: i64, base: f64, dtype: DType) -> Result<Tensor> {
+        if dtype == DType::Bool {
+            return Err(super::math::not_impl("logspace", dtype));
+        }
         let lin = Tensor::linspace(start, end, steps, DType::Float64)?;
         let v = lin.to_vec::<f64>()?;
         Tensor::from_fn(v.len(), dtype, |i| base.powf(v[i]))

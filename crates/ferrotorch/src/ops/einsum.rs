@@ -327,34 +327,44 @@ impl Tensor {
 
     /// `torch.addmv(input, mat, vec, beta, alpha)`: `beta * input + alpha * (mat @ vec)`.
     pub fn addmv(&self, mat: &Tensor, vec: &Tensor, beta: Scalar, alpha: Scalar) -> Result<Tensor> {
-        let p = mat.mv(vec)?;
-        scaled_sum(self, &p, beta, alpha)
+        scaled_sum(self, mat, vec, beta, alpha, |a, b| a.mv(b))
     }
 
     /// `torch.baddbmm(input, b1, b2, beta, alpha)`: `beta * input + alpha * bmm(b1, b2)`.
     pub fn baddbmm(&self, b1: &Tensor, b2: &Tensor, beta: Scalar, alpha: Scalar) -> Result<Tensor> {
-        let p = b1.bmm(b2)?;
-        scaled_sum(self, &p, beta, alpha)
+        scaled_sum(self, b1, b2, beta, alpha, |a, b| a.bmm(b))
     }
 
     /// `torch.addbmm(input, b1, b2, beta, alpha)`: `beta * input + alpha * Σ_b b1[b] @ b2[b]`.
     pub fn addbmm(&self, b1: &Tensor, b2: &Tensor, beta: Scalar, alpha: Scalar) -> Result<Tensor> {
-        let p = b1.bmm(b2)?.sum_dims(Some(&[0]), false, None)?;
-        scaled_sum(self, &p, beta, alpha)
+        scaled_sum(self, b1, b2, beta, alpha, |a, b| a.bmm(b)?.sum_dims(Some(&[0]), false, None))
     }
 }
 
-/// `beta * input + alpha * p`; `beta == 0` ignores `input` (NaN included), as PyTorch.
-fn scaled_sum(input: &Tensor, p: &Tensor, beta: Scalar, alpha: Scalar) -> Result<Tensor> {
-    let ap = if alpha.to_f64() == 1.0 { p.clone() } else { binary(Operand::T(p), Operand::S(alpha), BinaryOp::Mul)? };
-    if beta.to_f64() == 0.0 {
+/// `beta * input + alpha * prod(a, b)`; `beta == 0` ignores `input` (NaN
+/// included), as PyTorch. Like PyTorch's gemm kernels, float16/bfloat16
+/// operands compute in float32 (beta and alpha included) and round once.
+fn scaled_sum(input: &Tensor, a: &Tensor, b: &Tensor, beta: Scalar, alpha: Scalar, prod: impl FnOnce(&Tensor, &Tensor) -> Result<Tensor>) -> Result<Tensor> {
+    use crate::ops::arith::{opmath, scalar_arg};
+    let (dt, work) = (a.dtype(), opmath(a.dtype()));
+    // The kernels take beta and alpha in their dtype (truncated for integers).
+    let (beta, alpha) = (scalar_arg(beta, work)?, scalar_arg(alpha, work)?);
+    let p = prod(&a.to_dtype(work)?, &b.to_dtype(work)?)?;
+    let ap = if alpha.to_f64() == 1.0 { p.clone() } else { binary(Operand::T(&p), Operand::S(alpha), BinaryOp::Mul)? };
+    let r = if beta.to_f64() == 0.0 {
         // Only `input`'s shape and dtype matter then (its NaNs do not propagate).
         // `where(False, input, 0)`: zeros that still give `input` its (zero) gradient.
         let z = crate::ops::indexing::where_(&Tensor::scalar(false)?, Operand::T(input), Operand::S(Scalar::Int(0)))?;
-        return binary(Operand::T(&ap), Operand::T(&z), BinaryOp::Add);
+        binary(Operand::T(&ap), Operand::T(&z), BinaryOp::Add)?
+    } else {
+        let inp = if input.dtype() == dt { input.to_dtype(work)? } else { input.clone() };
+        let bi = if beta.to_f64() == 1.0 { inp } else { binary(Operand::T(&inp), Operand::S(beta), BinaryOp::Mul)? };
+        binary(Operand::T(&bi), Operand::T(&ap), BinaryOp::Add)?
+    };
+    if work != dt && r.dtype() == work {
+        return r.to_dtype(dt);
     }
-    let bi = if beta.to_f64() == 1.0 { input.clone() } else { binary(Operand::T(input), Operand::S(beta), BinaryOp::Mul)? };
-    binary(Operand::T(&bi), Operand::T(&ap), BinaryOp::Add)
+    Ok(r)
 }
 
 /// Multiplies two operands aligned to the global order and sums `sum_dims`

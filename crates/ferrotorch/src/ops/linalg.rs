@@ -76,7 +76,16 @@ impl Tensor {
     pub fn addmm(&self, mat1: &Tensor, mat2: &Tensor) -> Result<Tensor> {
         let out = {
             let _no_grad = GradModeGuard::new(false);
-            mat1.mm(mat2)?.add(self)?
+            // float16/bfloat16: product and bias added in float32, rounded once (PyTorch's gemm).
+            let work = crate::ops::arith::opmath(mat1.dtype());
+            if work != mat1.dtype() {
+                let r = mat1.to_dtype(work)?.mm(&mat2.to_dtype(work)?)?;
+                let b = if self.dtype() == mat1.dtype() { self.to_dtype(work)? } else { self.clone() };
+                let r = r.add(&b)?;
+                if r.dtype() == work { r.to_dtype(mat1.dtype())? } else { r }
+            } else {
+                mat1.mm(mat2)?.add(self)?
+            }
         };
         let bias_shape = self.shape().to_vec();
         let (s1, s2) = (SavedTensor::input(mat1), SavedTensor::input(mat2));

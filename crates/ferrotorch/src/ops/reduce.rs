@@ -124,9 +124,11 @@ impl Tensor {
         let count: usize = self.shape().iter().zip(&mask).filter(|(_, &m)| m).map(|(&s, _)| s).product();
         let out = {
             let _no_grad = GradModeGuard::new(false);
-            let s = self.to_dtype(d)?.sum_dims_raw(dims, keepdim, None)?;
-            let scale = Tensor::scalar(1.0 / count as f64)?;
-            s.to_dtype(DType::Float64)?.mul(&scale)?.to_dtype(d)?
+            // PyTorch: sum (float32 for float16/bfloat16, so large inputs do not
+            // overflow), divide by the count in that dtype, round once.
+            let s = self.sum_dims_raw(dims, keepdim, Some(super::arith::opmath(d)))?;
+            let m = super::arith::binary(Operand::T(&s), Operand::S(Scalar::Int(count as i64)), BinaryOp::Div)?;
+            m.to_dtype(d)?
         };
         let name = if dims.is_none() { "MeanBackward0" } else { "MeanBackward1" };
         let (shape, dt) = (self.shape().to_vec(), self.dtype());

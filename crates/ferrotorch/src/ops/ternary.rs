@@ -125,12 +125,23 @@ impl Tensor {
         }
         let out = {
             let _no_grad = GradModeGuard::new(false);
-            let diff = binary(Operand::T(end), Operand::T(self), BinaryOp::Sub)?;
+            // float16/bfloat16 compute in float32 and round once, as PyTorch's kernel.
+            let work = super::arith::opmath(self.dtype());
+            let (start, end) = (&self.to_dtype(work)?, &end.to_dtype(work)?);
+            let weight = match &weight {
+                Arg::T(w) if w.dtype() == self.dtype() => Arg::T(w.to_dtype(work)?),
+                w => w.clone(),
+            };
+            let diff = binary(Operand::T(end), Operand::T(start), BinaryOp::Sub)?;
             let wd = binary(weight.op(), Operand::T(&diff), BinaryOp::Mul)?;
-            let lo = binary(Operand::T(self), Operand::T(&wd), BinaryOp::Add)?;
+            let lo = binary(Operand::T(start), Operand::T(&wd), BinaryOp::Add)?;
             // For weight >= 0.5: end - diff * (1 - weight).
-            let om = binary(Operand::S(Scalar::Float(1.0)), weight.op(), BinaryOp::Sub)?;
-            let hi = binary(Operand::T(end), Operand::T(&binary(Operand::T(&diff), Operand::T(&om), BinaryOp::Mul)?), BinaryOp::Sub)?;
+            // A number weight stays a number (two numbers would make a float32 tensor).
+            let om = match &weight {
+                Arg::S(w) => Arg::S(Scalar::Float(1.0 - w.to_f64())),
+                Arg::T(_) => Arg::T(binary(Operand::S(Scalar::Float(1.0)), weight.op(), BinaryOp::Sub)?),
+            };
+            let hi = binary(Operand::T(end), Operand::T(&binary(Operand::T(&diff), om.op(), BinaryOp::Mul)?), BinaryOp::Sub)?;
             let use_hi = binary(weight.op(), Operand::S(Scalar::Float(0.5)), BinaryOp::Ge)?;
             let r = select(&use_hi, &hi, &lo)?;
             if r.dtype() != self.dtype() { r.to_dtype(self.dtype())? } else { r }
@@ -185,9 +196,14 @@ impl Tensor {
                 (t1.dtype(), kind(t1)),
                 (t2.dtype(), kind(t2)),
             ])?;
-            let q = binary(Operand::T(&t1.to_dtype(common)?), Operand::T(&t2.to_dtype(common)?), op)?;
-            let q = binary(Operand::T(&q), Operand::S(value), BinaryOp::Mul)?;
-            let r = binary(Operand::T(&self.to_dtype(common)?), Operand::T(&q.to_dtype(common)?), BinaryOp::Add)?;
+            // PyTorch's kernel: `self + value * t1 op t2` in the opmath dtype
+            // (one rounding for float16/bfloat16), `value` converted to it first
+            // (truncated for integer tensors).
+            let work = super::arith::opmath(common);
+            let v = super::arith::scalar_arg(value, work)?;
+            let q = binary(Operand::T(&t1.to_dtype(work)?), Operand::S(v), BinaryOp::Mul)?;
+            let q = binary(Operand::T(&q), Operand::T(&t2.to_dtype(work)?), op)?;
+            let r = binary(Operand::T(&self.to_dtype(work)?), Operand::T(&q), BinaryOp::Add)?;
             if r.dtype() != common { r.to_dtype(common)? } else { r }
         };
         if !out.dtype().is_floating_point() {

@@ -104,10 +104,10 @@ fn float_kernel<T: Compute>(op: UnaryOp, o: Dst, s: Src) {
         Sign => go!(|x| if x > zero { one } else if x < zero { -one } else { zero }),
         Rsqrt => go!(|x| one / x.sqrt()),
         Exp2 => go!(|x| x.exp2()),
-        Expm1 => go!(|x| x.exp_m1()),
+        Expm1 => go!(|x| if x == zero { x } else { x.exp_m1() }),
         Log2 => go!(|x| x.log2()),
         Log10 => go!(|x| x.log10()),
-        Log1p => go!(|x| x.ln_1p()),
+        Log1p => go!(|x| if x == zero { x } else { x.ln_1p() }),
         Sin => go!(|x| x.sin()),
         Cos => go!(|x| x.cos()),
         Tan => go!(|x| x.tan()),
@@ -116,8 +116,9 @@ fn float_kernel<T: Compute>(op: UnaryOp, o: Dst, s: Src) {
         Atan => go!(|x| x.atan()),
         Sinh => go!(|x| x.sinh()),
         Cosh => go!(|x| x.cosh()),
-        Asinh => go!(|x| x.asinh()),
-        Acosh => go!(|x| x.acosh()),
+        // In f64 (std's f32 forms overflow from ~1.7e38), rounded once.
+        Asinh => go!(|x| c(ferrotorch_cpu::unary::asinh(x.f()))),
+        Acosh => go!(|x| c(ferrotorch_cpu::unary::acosh(x.f()))),
         Atanh => go!(|x| x.atanh()),
         Logit(eps) => {
             let (lo, hi) = (c(eps), c(1.0 - eps));

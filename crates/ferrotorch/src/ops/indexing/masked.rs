@@ -132,7 +132,8 @@ impl Tensor {
         };
         let v = match value {
             Operand::T(t) => t.clone(),
-            Operand::S(s) => scalar_t(s)?,
+            // PyTorch converts the number to self's dtype first (overflow checked).
+            Operand::S(s) => scalar_t(crate::ops::arith::scalar_arg(s, self.dtype())?)?,
         };
         let out = where_raw(mask, &v, self, self.dtype())?;
         let name = if vt.is_some() { "MaskedFillBackward1" } else { "MaskedFillBackward0" };

@@ -345,8 +345,14 @@ impl Tensor {
         let counts = Tensor::full(self.shape(), Scalar::Int(include_self as i64), DType::Float64, self.device())?;
         counts.scatter_raw_(d as i64, index, Operand::T(&ones), Reduce::Add)?;
         let counts = binary(Operand::T(&counts), Operand::S(Scalar::Float(1.0)), BinaryOp::Maximum)?;
+        if !self.dtype().is_floating_point() {
+            // PyTorch floor-divides integer sums by the counts in integers:
+            // through f64 an int64 beyond 2^53 would lose its low bits.
+            let ci = counts.to_dtype(DType::Int64)?;
+            let q = binary(Operand::T(&out), Operand::T(&ci), BinaryOp::DivFloor)?;
+            return Ok((q.to_dtype(self.dtype())?, Some(counts)));
+        }
         let q = binary(Operand::T(&out.to_dtype(DType::Float64)?), Operand::T(&counts), BinaryOp::Div)?;
-        let q = if self.dtype().is_floating_point() { q } else { floor_f64(&q)? };
         Ok((q.to_dtype(self.dtype())?, Some(counts)))
     }
 
@@ -436,6 +442,7 @@ impl Tensor {
 
     /// `index_add(dim, index, source, alpha=1)` (records `IndexAddBackward0`).
     pub fn index_add(&self, dim: i64, index: &Tensor, source: &Tensor, alpha: Scalar) -> Result<Tensor> {
+        let alpha = super::super::arith::scalar_arg(alpha, self.dtype())?;
         let unit = alpha.to_f64() == 1.0;
         let out = {
             let _g = GradModeGuard::new(false);
@@ -468,6 +475,7 @@ impl Tensor {
         if needs_grad(&[self, source]) {
             return apply_inplace(self, OldValue::Alias, |old| old.index_add(dim, index, source, alpha));
         }
+        let alpha = super::super::arith::scalar_arg(alpha, self.dtype())?;
         if alpha.to_f64() == 1.0 {
             return self.index_write_raw_("index_add_", dim, index, source, Reduce::Add);
         }
@@ -702,7 +710,3 @@ fn has_zero(t: &Tensor) -> Result<bool> {
     Ok(super::kernels::nonzero_raw(&z)?.shape()[0] > 0)
 }
 
-fn floor_f64(t: &Tensor) -> Result<Tensor> {
-    let v: Vec<f64> = t.to_f64_vec()?.into_iter().map(f64::floor).collect();
-    Tensor::from_vec(v, t.shape())
-}
