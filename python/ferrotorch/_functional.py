@@ -321,11 +321,7 @@ def _addmm(input, mat1, mat2, beta, alpha):
     beta, alpha = _C._scalar_arg(beta, mat1.dtype, True), _C._scalar_arg(alpha, mat1.dtype, True)
     if beta == 1 and alpha == 1:
         return _native_addmm(input, mat1, mat2)
-    dt = mat1.dtype
-    if dt in (_C.float16, _C.bfloat16):  # computed in float32 and rounded once, like PyTorch's gemm
-        r = _addmm(input.float() if input.dtype == dt else input, mat1.float(), mat2.float(), beta, alpha)
-        return r.to(dt) if r.dtype == _C.float32 else r
-    # One op keeps `input`'s gradient edge (zeros) when beta == 0, as PyTorch.
+    # One op (float16/bfloat16 computed in float32 and rounded once, like PyTorch's gemm) keeps `input`'s gradient edge (zeros) when beta == 0, as PyTorch.
     out = _C._addprod("addmm", input, mat1, mat2, beta, alpha)
     input.expand(*out.shape)  # input must broadcast to the product, not the other way round
     return out

@@ -321,8 +321,7 @@ impl Tensor {
     /// `beta * input + alpha * (mat1 @ mat2)`, keeping `input`'s (zero)
     /// gradient edge when `beta == 0`.
     pub fn addmm_scaled(&self, mat1: &Tensor, mat2: &Tensor, beta: Scalar, alpha: Scalar) -> Result<Tensor> {
-        let p = mat1.mm(mat2)?;
-        scaled_sum(self, &p, beta, alpha)
+        scaled_sum(self, mat1, mat2, beta, alpha, |a, b| a.mm(b))
     }
 
     /// `torch.addmv(input, mat, vec, beta, alpha)`: `beta * input + alpha * (mat @ vec)`.
