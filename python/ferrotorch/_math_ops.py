@@ -44,22 +44,43 @@ def _write_out(result, out):
         return type(result)(*out) if hasattr(result, "_fields") else tuple(out)
     if not _is_tensor(out):
         raise TypeError(f"argument 'out' must be Tensor, not {type(out).__name__}")
-    if result.requires_grad and _C.is_grad_enabled():
+    if (result.requires_grad or out.requires_grad) and _C.is_grad_enabled():
         raise RuntimeError(
             "functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad."
         )
     if not _C.can_cast(result.dtype, out.dtype):
         raise RuntimeError(f"result type {_pretty(result.dtype)} can't be cast to the desired output type {_pretty(out.dtype)}")
-    if tuple(out.shape) != tuple(result.shape):
-        if out.numel() == result.numel() and out.is_contiguous():
-            out.view(tuple(result.shape)).copy_(result)
-            return out
-        raise RuntimeError(
-            f"out= tensor has shape {list(out.shape)} but the result has shape {list(result.shape)}; "
-            "ferrotorch cannot resize out= tensors yet"
-        )
+    _resize_output(out, result.shape)
     out.copy_(result)
     return out
+
+
+def _resize_output(out, shape):
+    """PyTorch's ``resize_output``: an ``out=`` of another shape is resized, with a
+    deprecation warning when it had elements."""
+    shape = tuple(shape)
+    if tuple(out.shape) == shape:
+        return
+    if out.numel() != 0:
+        import warnings
+        warnings.warn(
+            f"An output with one or more elements was resized since it had shape {list(out.shape)}, which does "
+            f"not match the required output shape {list(shape)}. This behavior is deprecated, and in a future "
+            "PyTorch release outputs will not be resized unless they have zero elements. You can explicitly reuse "
+            "an out tensor t by resizing it, inplace, to zero elements with t.resize_(0).",
+            UserWarning, stacklevel=4)
+    _C._resize_(out, shape)
+
+
+def _resize_method(self, *sizes, memory_format=None):
+    """Resizes in place to ``sizes`` (contiguous; new elements are uninitialised)."""
+    if len(sizes) == 1 and not isinstance(sizes[0], int):
+        sizes = tuple(sizes[0])
+    return _C._resize_(self, sizes)
+
+
+Tensor.resize_ = _resize_method
+Tensor.resize_as_ = lambda self, other, *, memory_format=None: _C._resize_(self, tuple(other.shape))
 
 
 def _out_dtype(dtype, out):

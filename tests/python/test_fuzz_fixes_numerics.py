@@ -287,3 +287,50 @@ def test_out_dtype_that_cannot_hold_the_result_raises():
             m.add(m.ones(3), m.ones(3), out=m.zeros(3, dtype=m.int64))
         with pytest.raises(RuntimeError):
             m.sqrt(m.ones(3), out=m.zeros(3, dtype=m.bool))
+
+
+def _out_case(m, fn, out):
+    import warnings
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        r = fn(m, out)
+    assert r is out
+    msgs = [str(x.message) for x in w if issubclass(x.category, UserWarning) and "resized" in str(x.message)]
+    return out, msgs
+
+
+@pytest.mark.parametrize("fn", [
+    lambda m, o: m.add(m.ones(3), m.ones(3), out=o),
+    lambda m, o: m.sum(m.ones(3, 2), 1, out=o),
+    lambda m, o: m.sqrt(m.ones(3), out=o),
+    lambda m, o: m.arange(3, out=o),
+    lambda m, o: m.cat([m.ones(2), m.ones(1)], out=o),
+    lambda m, o: m.mul(m.ones(0), 2, out=o),
+])
+@pytest.mark.parametrize("shape", [(2,), (5,), (0,), (2, 3), (3,)])
+def test_out_of_another_shape_is_resized_with_pytorch_warning(fn, shape):
+    a, wa = _out_case(torch, fn, torch.zeros(shape))
+    b, wb = _out_case(ft, fn, ft.zeros(shape))
+    assert tuple(b.shape) == tuple(a.shape) and b.is_contiguous() == a.is_contiguous()
+    assert b.tolist() == a.tolist()
+    assert len(wb) == len(wa)
+    if wa and "An output with one or more elements" in wa[0]:  # (arange words its own warning)
+        assert wb[0].split(" (Triggered")[0] == wa[0].split(" (Triggered")[0]
+
+
+def test_out_view_is_resized_in_place_and_resize_method():
+    for m in (torch, ft):
+        base = m.zeros(2, 3)
+        o = base[:, 1]
+        import warnings
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            m.mul(m.ones(4), 2, out=o)
+        assert o.tolist() == [2.0] * 4 and o.stride() == (1,)
+        t = m.arange(6.0)
+        t.resize_(2, 2)
+        assert t.tolist() == [[0.0, 1.0], [2.0, 3.0]]
+        t.resize_(8)
+        assert t[:6].tolist() == [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]
+        with pytest.raises(RuntimeError):
+            m.add(m.ones(3), 1, out=m.zeros(2, requires_grad=True))

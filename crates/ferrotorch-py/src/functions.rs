@@ -46,11 +46,17 @@ fn factory_dtype(dtype: Option<&Bound<'_, PyAny>>, out: Option<&Bound<'_, PyAny>
 fn finish_out<'py>(py: Python<'py>, t: Tensor, out: Option<&Bound<'py, PyAny>>, requires_grad: bool) -> PyResult<Bound<'py, PyAny>> {
     let (Some(o), Some(ot)) = (out, out_of(out)?) else { return finish(py, t, requires_grad) };
     if ot.shape() != t.shape() {
-        return Err(PyRuntimeError::new_err(format!(
-            "out= tensor has shape {} but the result has shape {}; ferrotorch cannot resize out= tensors yet",
-            ferrotorch_core::layout::fmt_shape(ot.shape()),
-            ferrotorch_core::layout::fmt_shape(t.shape())
-        )));
+        // PyTorch's resize_output: resized, with its deprecation warning when it had elements.
+        if ot.numel() != 0 {
+            let msg = format!(
+                "An output with one or more elements was resized since it had shape {}, which does not match the required output shape {}. This behavior is deprecated, and in a future PyTorch release outputs will not be resized unless they have zero elements. You can explicitly reuse an out tensor t by resizing it, inplace, to zero elements with t.resize_(0).",
+                ferrotorch_core::layout::fmt_shape(ot.shape()),
+                ferrotorch_core::layout::fmt_shape(t.shape())
+            );
+            let cat = py.get_type::<pyo3::exceptions::PyUserWarning>();
+            PyErr::warn(py, &cat, &std::ffi::CString::new(msg).unwrap_or_default(), 1)?;
+        }
+        ot.resize_(t.shape()).py()?;
     }
     ot.copy_(&t).py()?;
     Ok(o.clone())

@@ -247,6 +247,16 @@ pub fn _math_add_scaled<'py>(py: Python<'py>, input: &Bound<'py, PyAny>, other: 
     wrap(py, ferrotorch::ops::arith::add_scaled(a.op(), b.op(), al, op).py()?)
 }
 
+/// `Tensor.resize_(shape)` (see `ferrotorch::Tensor::resize_`); `out=` of the
+/// wrong shape goes through it.
+#[pyfunction]
+pub fn _resize_<'py>(t: &Bound<'py, PyAny>, shape: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    let x = tensor_of(t)?;
+    let s = ferrotorch_core::layout::check_sizes(&crate::args::int_list(shape, "resize_")?).py()?.to_vec();
+    x.resize_(&s).py()?;
+    Ok(t.clone())
+}
+
 fn one_dim(dim: Option<&Bound<'_, PyAny>>) -> PyResult<Option<i64>> {
     match dims_of(dim)? {
         None => Ok(None),
@@ -424,6 +434,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_math_lerp, m)?)?;
     m.add_function(wrap_pyfunction!(_math_addc, m)?)?;
     m.add_function(wrap_pyfunction!(_scalar_arg, m)?)?;
+    m.add_function(wrap_pyfunction!(_resize_, m)?)?;
     m.add_function(wrap_pyfunction!(_math_add_scaled, m)?)?;
     m.add_function(wrap_pyfunction!(_math_prod, m)?)?;
     m.add_function(wrap_pyfunction!(_math_amax, m)?)?;

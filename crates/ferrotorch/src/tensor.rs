@@ -40,10 +40,21 @@ pub struct AutogradMeta {
     pub view_version: Option<u64>,
 }
 
-/// The shared state behind a [`Tensor`].
-pub struct TensorImpl {
+/// Storage and layout of a tensor, replaced together by [`Tensor::resize_`]
+/// (the only change of a tensor's metadata after it is made).
+struct Meta {
     storage: Arc<Storage>,
     layout: Layout,
+}
+
+/// The shared state behind a [`Tensor`].
+pub struct TensorImpl {
+    /// The current [`Meta`], owned (from `Box::into_raw`), never null.
+    meta: AtomicPtr<Meta>,
+    /// Metadata replaced by `resize_`. `shape()`, `layout()` and `storage()`
+    /// hand out references that live as long as the tensor, so a replaced
+    /// `Meta` is kept (not freed) until the tensor itself is dropped.
+    retired: Mutex<Vec<Box<Meta>>>,
     dtype: DType,
     version: Arc<AtomicU64>,
     base: Option<Tensor>,
@@ -52,6 +63,13 @@ pub struct TensorImpl {
     /// bindings can return the same object every time (`x.grad is x.grad`). Set
     /// and cleared only by the bindings while holding the interpreter lock.
     pyobj: AtomicPtr<c_void>,
+}
+
+impl Drop for TensorImpl {
+    fn drop(&mut self) {
+        // SAFETY: the current meta came from `Box::into_raw` and nothing borrows it any more.
+        drop(unsafe { Box::from_raw(*self.meta.get_mut()) });
+    }
 }
 
 /// A strided n-dimensional array. Cloning is cheap and aliases the same tensor.
@@ -67,8 +85,8 @@ impl Tensor {
 
     fn raw(storage: Arc<Storage>, layout: Layout, dtype: DType, version: Arc<AtomicU64>, base: Option<Tensor>) -> Tensor {
         Tensor(Arc::new(TensorImpl {
-            storage,
-            layout,
+            meta: AtomicPtr::new(Box::into_raw(Box::new(Meta { storage, layout }))),
+            retired: Mutex::new(Vec::new()),
             dtype,
             version,
             base,
@@ -117,9 +135,9 @@ impl Tensor {
     /// A view of this tensor with another layout on the same storage, sharing
     /// the version counter; `_base` points at the root tensor.
     pub fn make_view(&self, layout: Layout) -> Result<Tensor> {
-        check_fits(&self.0.storage, &layout, self.0.dtype)?;
+        check_fits(&self.meta().storage, &layout, self.0.dtype)?;
         let base = Some(self.0.base.clone().unwrap_or_else(|| self.clone()));
-        let v = Tensor::raw(self.0.storage.clone(), layout, self.0.dtype, self.0.version.clone(), base);
+        let v = Tensor::raw(self.meta().storage.clone(), layout, self.0.dtype, self.0.version.clone(), base);
         if crate::autograd::is_grad_enabled() {
             v.autograd().view_version = Some(v.version());
         }
@@ -128,29 +146,70 @@ impl Tensor {
 
     /// Same data, same version counter, no autograd history (`detach()`).
     pub fn detach(&self) -> Tensor {
-        Tensor::raw(self.0.storage.clone(), self.0.layout.clone(), self.0.dtype, self.0.version.clone(), None)
+        Tensor::raw(self.meta().storage.clone(), self.meta().layout.clone(), self.0.dtype, self.0.version.clone(), None)
     }
 
     /// Same data with a fresh version counter (`.data`).
     pub fn data_alias(&self) -> Tensor {
-        Tensor::raw(self.0.storage.clone(), self.0.layout.clone(), self.0.dtype, Arc::new(AtomicU64::new(0)), None)
+        Tensor::raw(self.meta().storage.clone(), self.meta().layout.clone(), self.0.dtype, Arc::new(AtomicU64::new(0)), None)
+    }
+
+    fn meta(&self) -> &Meta {
+        // SAFETY: `meta` always points at a live `Meta` owned by this tensor: a
+        // replaced one moves to `retired` and is freed only with the tensor.
+        unsafe { &*self.0.meta.load(Ordering::Acquire) }
+    }
+
+    /// `resize_(shape)` as PyTorch: contiguous strides from the same storage
+    /// offset, on the same storage when it is large enough, else on a larger
+    /// one holding the old bytes (the new elements are uninitialised). Views
+    /// made before keep the old storage. Used by `out=` of the wrong shape.
+    pub fn resize_(&self, shape: &[usize]) -> Result<()> {
+        if self.requires_grad() {
+            return Err(Error::runtime("cannot resize variables that require grad"));
+        }
+        let old = self.meta();
+        let mut layout = Layout::contiguous(shape);
+        layout.offset = old.layout.offset;
+        let need = shape
+            .iter()
+            .try_fold(1usize, |a, &d| a.checked_mul(d))
+            .and_then(|n| n.checked_add(layout.offset))
+            .and_then(|n| n.checked_mul(self.0.dtype.itemsize()))
+            .ok_or_else(|| Error::runtime(format!("Trying to resize storage that is not resizable to shape {}", fmt_shape(shape))))?;
+        let storage = if need <= old.storage.nbytes() {
+            old.storage.clone()
+        } else {
+            let s = Arc::new(Storage::new_cpu(need)?);
+            // SAFETY: both buffers hold at least `old.storage.nbytes()` bytes and are distinct.
+            unsafe { std::ptr::copy_nonoverlapping(old.storage.as_ptr(), s.as_ptr() as *mut u8, old.storage.nbytes()) };
+            s
+        };
+        check_fits(&storage, &layout, self.0.dtype)?;
+        let new = Box::into_raw(Box::new(Meta { storage, layout }));
+        let prev = self.0.meta.swap(new, Ordering::AcqRel);
+        // SAFETY: `prev` came from `Box::into_raw` and is no longer the current meta.
+        let prev = unsafe { Box::from_raw(prev) };
+        self.0.retired.lock().unwrap_or_else(|e| e.into_inner()).push(prev);
+        self.bump_version();
+        Ok(())
     }
 
     /// Sizes.
     pub fn shape(&self) -> &[usize] {
-        &self.0.layout.shape
+        &self.meta().layout.shape
     }
     /// Strides in elements.
     pub fn strides(&self) -> &[isize] {
-        &self.0.layout.strides
+        &self.meta().layout.strides
     }
     /// Offset of element 0 in the storage, in elements.
     pub fn storage_offset(&self) -> usize {
-        self.0.layout.offset
+        self.meta().layout.offset
     }
     /// The full layout.
     pub fn layout(&self) -> &Layout {
-        &self.0.layout
+        &self.meta().layout
     }
     /// Element type.
     pub fn dtype(&self) -> DType {
@@ -158,28 +217,28 @@ impl Tensor {
     }
     /// Device of the storage.
     pub fn device(&self) -> Device {
-        self.0.storage.device()
+        self.meta().storage.device()
     }
     /// Number of dimensions.
     pub fn ndim(&self) -> usize {
-        self.0.layout.ndim()
+        self.meta().layout.ndim()
     }
     /// Number of elements.
     pub fn numel(&self) -> usize {
-        self.0.layout.numel()
+        self.meta().layout.numel()
     }
     /// PyTorch's contiguity (size-1 dims ignored).
     pub fn is_contiguous(&self) -> bool {
-        self.0.layout.is_contiguous()
+        self.meta().layout.is_contiguous()
     }
     /// The shared storage.
     pub fn storage(&self) -> &Arc<Storage> {
-        &self.0.storage
+        &self.meta().storage
     }
     /// Address of element 0.
     pub fn data_ptr(&self) -> *const u8 {
         // SAFETY: check_fits guaranteed offset*itemsize <= nbytes.
-        unsafe { self.0.storage.as_ptr().add(self.0.layout.offset * self.0.dtype.itemsize()) }
+        unsafe { self.meta().storage.as_ptr().add(self.meta().layout.offset * self.0.dtype.itemsize()) }
     }
     /// Address of element 0, for kernels that write.
     pub fn data_ptr_mut(&self) -> *mut u8 {
