@@ -10,7 +10,7 @@ use crate::ops::arith::{binary, BinaryOp, Operand};
 use crate::ops::arith_grad::g0;
 use crate::ops::creation::pretty;
 use crate::Tensor;
-use ferrotorch_core::error::wrap_dim;
+use ferrotorch_core::error::{wrap_dim, wrap_dim_no_scalar};
 use ferrotorch_core::layout::{contiguous_strides, fmt_shape};
 use ferrotorch_core::{DType, Error, Layout, Result, Scalar};
 
@@ -609,8 +609,9 @@ impl Tensor {
             return self.reshape(&[-1])?.gather(0, &indices.reshape(&[-1])?);
         };
         if self.ndim() == 0 && indices.ndim() == 0 {
-            wrap_dim(dim, 0)?;
-            return self.reshape(&[1])?.gather(0, &indices.reshape(&[1])?)?.reshape(&[]);
+            // PyTorch wraps the dim, then reads the size there, which a 0-d tensor lacks.
+            let d = wrap_dim(dim, 0)?;
+            wrap_dim_no_scalar(d as i64, 0)?;
         }
         if self.ndim() != indices.ndim() {
             return Err(Error::runtime(format!(
