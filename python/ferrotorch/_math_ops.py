@@ -463,7 +463,8 @@ def add(input, other, *, alpha=1, out=None):
     if not _is_tensor(input):
         r = _binary("add", input, other if alpha == 1 else other * alpha)
     else:
-        r = input.add(other, alpha=alpha) if alpha != 1 else input.add(other)
+        # A bool alpha goes through even when it equals 1: PyTorch refuses it for non-bool results.
+        r = input.add(other, alpha=alpha) if alpha is True or alpha != 1 else input.add(other)
     return _write_out(r, out)
 
 
@@ -472,7 +473,8 @@ def sub(input, other, *, alpha=1, out=None):
     if not _is_tensor(input):
         r = _binary("sub", input, other if alpha == 1 else other * alpha)
     else:
-        r = input.sub(other, alpha=alpha) if alpha != 1 else input.sub(other)
+        # A bool alpha goes through even when it equals 1: PyTorch refuses it for non-bool results.
+        r = input.sub(other, alpha=alpha) if alpha is True or alpha != 1 else input.sub(other)
     return _write_out(r, out)
 
 

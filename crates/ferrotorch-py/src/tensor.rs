@@ -118,8 +118,27 @@ pub fn check_inplace_leaf(t: &Tensor) -> PyResult<()> {
     Ok(())
 }
 
-/// Scales `other` by `alpha` for `add(other, alpha=...)`.
-fn scaled<'py>(py: Python<'py>, other: &Bound<'py, PyAny>, alpha: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyAny>> {
+/// Scales `other` by `alpha` for `this.add(other, alpha=...)`.
+fn scaled<'py>(py: Python<'py>, this: &Tensor, other: &Bound<'py, PyAny>, alpha: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyAny>> {
+    // PyTorch's alpha_check on the result dtype: a bool alpha (even `True`,
+    // which equals 1) only for a bool result (both operands bool), a float
+    // alpha only for a floating result.
+    if let Some(a) = alpha {
+        let (other_bool, other_float) = match other.cast::<PyTensor>() {
+            Ok(o) => (o.get().t.dtype() == DType::Bool, o.get().t.dtype().is_floating_point()),
+            Err(_) => (other.is_instance_of::<pyo3::types::PyBool>(), other.is_instance_of::<pyo3::types::PyFloat>()),
+        };
+        if a.is_instance_of::<pyo3::types::PyBool>() {
+            if this.dtype() != DType::Bool || !other_bool {
+                return Err(PyRuntimeError::new_err("Boolean alpha only supported for Boolean results."));
+            }
+            return Ok(other.clone());
+        }
+        let float_result = this.dtype().is_floating_point() || other_float;
+        if a.is_instance_of::<pyo3::types::PyFloat>() && !float_result {
+            return Err(PyRuntimeError::new_err("For integral input tensors, argument alpha must not be a floating point number."));
+        }
+    }
     match alpha.and_then(number_of) {
         None => Ok(other.clone()),
         Some(a) => {
@@ -754,12 +773,12 @@ impl PyTensor {
 
     #[pyo3(signature = (other, *, alpha=None))]
     fn add<'py>(&self, py: Python<'py>, other: &Bound<'py, PyAny>, alpha: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyAny>> {
-        let o = scaled(py, other, alpha)?;
+        let o = scaled(py, &self.t, other, alpha)?;
         binop(py, &self.t, &o, BinaryOp::Add, false)
     }
     #[pyo3(signature = (other, *, alpha=None))]
     fn sub<'py>(&self, py: Python<'py>, other: &Bound<'py, PyAny>, alpha: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyAny>> {
-        let o = scaled(py, other, alpha)?;
+        let o = scaled(py, &self.t, other, alpha)?;
         binop(py, &self.t, &o, BinaryOp::Sub, false)
     }
     fn mul<'py>(&self, py: Python<'py>, other: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
@@ -770,12 +789,12 @@ impl PyTensor {
     }
     #[pyo3(signature = (other, *, alpha=None))]
     fn add_<'py>(slf: &Bound<'py, Self>, other: &Bound<'py, PyAny>, alpha: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyAny>> {
-        let o = scaled(slf.py(), other, alpha)?;
+        let o = scaled(slf.py(), &slf.get().t, other, alpha)?;
         inplace(slf, &o, BinaryOp::Add)
     }
     #[pyo3(signature = (other, *, alpha=None))]
     fn sub_<'py>(slf: &Bound<'py, Self>, other: &Bound<'py, PyAny>, alpha: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyAny>> {
-        let o = scaled(slf.py(), other, alpha)?;
+        let o = scaled(slf.py(), &slf.get().t, other, alpha)?;
         inplace(slf, &o, BinaryOp::Sub)
     }
     fn mul_<'py>(slf: &Bound<'py, Self>, other: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
