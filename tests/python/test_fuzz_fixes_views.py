@@ -132,6 +132,10 @@ def test_sort_family_zero_size_and_0d(op, shape, dim, keepdim):
     check(_sort_family(op, shape, dim, keepdim, dtype))
 
 
+def test_kthvalue_0d_bool():
+    check(lambda t: t.tensor(True).kthvalue(1, 0))
+
+
 def test_sort_family_values_on_non_contiguous_input():
     def f(t):
         x = t.tensor([[3.0, 1.0, 2.0], [0.5, 5.0, -1.0]]).t()
@@ -286,6 +290,13 @@ DTYPES = {
     "index_put_mask_two_values": lambda t: V3(t).index_put((t.tensor([True, False, True]),), t.tensor([5.0, 6.0], dtype=t.float64)),
     "index_put_mask_accumulate": lambda t: V3(t).index_put((t.tensor([True, False, True]),), t.tensor(5.0, dtype=t.float64), accumulate=True),
     "index_put_int_value": lambda t: V3(t).index_put((t.tensor([0]),), t.tensor(5)),
+    # index_put_ broadcasts its value plainly (only setitem drops leading ones);
+    # the masked-fill route ignores the one-element value's shape.
+    "index_put_leading_ones": lambda t: V3(t).index_put((t.tensor([0, 1]),), t.tensor([[5.0]])),
+    "index_put_leading_ones_mask": lambda t: t.zeros(3, 2).index_put((t.tensor([True, False, True]), t.tensor([1])), t.tensor([[5.0]])),
+    "index_put_leading_ones_mask_accumulate": lambda t: t.zeros(3, 2).index_put((t.tensor([[True, False], [False, True], [True, True]]),), t.tensor([[5.0]]), accumulate=True),
+    "index_put_one_value_mask2d": lambda t: t.zeros(3, 2).index_put_((t.tensor([[True, False], [False, True], [True, True]]),), t.tensor([[5]])),
+    "setitem_leading_ones": lambda t: _set(t, V3(t), [0, 1], t.tensor([[[5.0]]])),
     "setitem_tensor_f64": lambda t: _set(t, V3(t), t.tensor([0]), t.tensor([5.0], dtype=t.float64)),
     "setitem_tensor_f64_0d": lambda t: _set(t, V3(t), t.tensor([0]), t.tensor(5.5, dtype=t.float64)),
     "setitem_tensor_int": lambda t: _set(t, V3(t), t.tensor([0]), t.tensor([5])),

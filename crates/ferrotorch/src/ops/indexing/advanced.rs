@@ -248,7 +248,9 @@ impl Tensor {
     /// `index_put_` without autograd.
     pub fn index_put_raw(&self, indices: &[Option<Tensor>], values: &Tensor, accumulate: bool) -> Result<()> {
         let plan = AdvPlan::new(self, indices)?;
-        let v = strip_leading_ones(values)?;
+        // Plain broadcasting: only `x[idx] = v` drops the value's leading ones
+        // first (`setitem` does), `index_put_` itself does not.
+        let v = values;
         let fshape = plan.final_shape();
         let ok = broadcast_shapes(v.shape(), &fshape).map(|b| b.as_slice() == fshape.as_slice()).unwrap_or(false);
         if !ok {
@@ -297,11 +299,9 @@ fn index_put_values(x: &Tensor, indices: &[Option<Tensor>], values: &Tensor, acc
             )));
         }
     }
-    if values.dtype() == x.dtype() {
-        return Ok(values.clone());
-    }
+    // `masked_fill_(mask, value.item())`: the value's shape plays no part.
     let _g = GradModeGuard::new(false);
-    values.to_dtype(x.dtype())
+    values.reshape(&[])?.to_dtype(x.dtype())
 }
 
 fn check_same_dtype(x: &Tensor, values: &Tensor) -> Result<()> {
