@@ -55,7 +55,7 @@ T.floor_divide T.__floordiv__                  | floor_divide.default           
 T.remainder T.__mod__                          | remainder.Tensor remainder.Scalar   | ts   |
 T.fmod                                         | fmod.Tensor fmod.Scalar             | ts   |
 T.pow T.__pow__                                | pow.Tensor_Tensor pow.Tensor_Scalar | ts   |
-T.pow_                                         | pow_.Tensor pow_.Scalar             | ts   |
+T.pow_ T.__ipow__                              | pow_.Tensor pow_.Scalar             | ts   |
 T.__rpow__                                     | pow.Scalar                          | swap |
 T.neg T.__neg__ T.negative                     | neg.default                         |      |
 T.abs T.__abs__ T.absolute                     | abs.default                         |      |

@@ -69,6 +69,8 @@ def _pow_(self, exponent):
 _native_pow = _C.Tensor.pow
 _C.Tensor.pow = _pow_method
 _C.Tensor.pow_ = _pow_
+# ``x **= y`` is ``pow_`` (in place: same storage, version bump, autograd rebase).
+_C.Tensor.__ipow__ = _pow_
 
 
 def neg(input):

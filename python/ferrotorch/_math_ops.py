@@ -822,7 +822,8 @@ def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):
 
 def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
     """The ``k``-th smallest element along ``dim`` and its index."""
-    if input.dtype == _C.bool:
+    # PyTorch answers a 0-d input before dispatching on the dtype.
+    if input.dtype == _C.bool and input.dim() > 0:
         raise NotImplementedError("\"kthvalue_cpu\" not implemented for 'Bool'")
     return _write_out(return_types.kthvalue(*_C._math_kthvalue(input, k, dim, keepdim)), out)
 

@@ -315,11 +315,11 @@ def _masked_scatter_(self, mask, source):
 def nonzero(input, *, out=None, as_tuple=False):
     """Coordinates of the non-zero elements: ``[n, ndim]``, or one 1-d
     tensor per dim with ``as_tuple=True``."""
-    nz = _C._nonzero(input)
     if as_tuple:
-        if input.dim() == 0:
-            return (nz.reshape(-1),)
+        # PyTorch's nonzero_numpy: a 0-d input counts as one element of a 1-d one.
+        nz = _C._nonzero(input.reshape(1) if input.dim() == 0 else input)
         return tuple(nz.select(1, d) for d in range(nz.shape[1]))
+    nz = _C._nonzero(input)
     return _out(nz, out)
 
 

@@ -82,3 +82,31 @@ pub fn wrap_dim(dim: i64, ndim: usize) -> Result<usize> {
     }
     Ok(if dim < 0 { (dim + n) as usize } else { dim as usize })
 }
+
+/// PyTorch's `maybe_wrap_dim(dim, ndim, wrap_scalar=false)`: for ops that need
+/// an actual dim to index (`size(d)`, `stride(d)`, `roll`, `unflatten`, ...).
+///
+/// [`wrap_dim`] maps dims -1 and 0 of a 0-d tensor to 0 because most ops
+/// treat a scalar as one element along a virtual dim; an op that then reads
+/// `shape[d]` would index past an empty shape, so such ops wrap with this.
+pub fn wrap_dim_no_scalar(dim: i64, ndim: usize) -> Result<usize> {
+    if ndim == 0 {
+        return Err(Error::index(format!("Dimension specified as {dim} but tensor has no dimensions")));
+    }
+    wrap_dim(dim, ndim)
+}
+
+/// PyTorch's `dim_list_to_bitset`: wraps every dim of a list with [`wrap_dim`]
+/// and rejects repeats, in the order given. On a 0-d tensor dims -1 and 0 both
+/// wrap to 0, so naming both is a repeat, as in PyTorch.
+pub fn wrap_dims(dims: &[i64], ndim: usize) -> Result<Vec<usize>> {
+    let mut out: Vec<usize> = Vec::with_capacity(dims.len());
+    for &d in dims {
+        let w = wrap_dim(d, ndim)?;
+        if out.contains(&w) {
+            return Err(Error::runtime(format!("dim {w} appears multiple times in the list of dims")));
+        }
+        out.push(w);
+    }
+    Ok(out)
+}

@@ -3,7 +3,7 @@
 //! Every view op is pure arithmetic on a [`Layout`]; no data moves here. Error
 //! messages follow PyTorch's wording so users can search for them.
 
-use crate::error::{wrap_dim, Error, Result};
+use crate::error::{wrap_dim, wrap_dim_no_scalar, wrap_dims, Error, Result};
 use smallvec::SmallVec;
 
 /// Sizes of each dimension.
@@ -436,8 +436,7 @@ impl Layout {
                 }
             }
             Some(ds) => {
-                for &d in ds {
-                    let d = wrap_dim(d, n)?;
+                for d in wrap_dims(ds, n)? {
                     if n > 0 && self.shape[d] == 1 {
                         drop[d] = true;
                     }
@@ -519,7 +518,7 @@ impl Layout {
         if step <= 0 {
             return Err(Error::value("step must be greater than zero"));
         }
-        let d = wrap_dim(dim, self.ndim())?;
+        let d = wrap_dim_no_scalar(dim, self.ndim())?;
         let size = self.shape[d] as i64;
         let clamp = |v: i64| -> i64 {
             let v = if v < 0 { v + size } else { v };

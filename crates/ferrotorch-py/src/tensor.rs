@@ -187,8 +187,8 @@ impl PyTensor {
         match dim {
             None => convert::size_obj(py, self.t.shape()),
             Some(d) => {
-                let d = ferrotorch_core::error::wrap_dim(d, self.t.ndim()).py()?;
-                Ok(self.t.shape().get(d).copied().unwrap_or(1).into_pyobject(py)?.into_any())
+                let d = ferrotorch_core::error::wrap_dim_no_scalar(d, self.t.ndim()).py()?;
+                Ok(self.t.shape()[d].into_pyobject(py)?.into_any())
             }
         }
     }
@@ -197,8 +197,8 @@ impl PyTensor {
         match dim {
             None => Ok(PyTuple::new(py, self.t.strides())?.into_any()),
             Some(d) => {
-                let d = ferrotorch_core::error::wrap_dim(d, self.t.ndim()).py()?;
-                Ok(self.t.strides().get(d).copied().unwrap_or(1).into_pyobject(py)?.into_any())
+                let d = ferrotorch_core::error::wrap_dim_no_scalar(d, self.t.ndim()).py()?;
+                Ok(self.t.strides()[d].into_pyobject(py)?.into_any())
             }
         }
     }

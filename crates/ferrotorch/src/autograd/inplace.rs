@@ -54,7 +54,38 @@ pub fn check_inplace(t: &Tensor) -> Result<()> {
 /// result, whose recorded node (if any) must take the old value as input 0.
 /// The result is written into `target` (it must have `target`'s shape and a
 /// dtype castable to it; `compute` checks that) and the history is rebased.
+///
+/// The write-back goes through `copy_raw_`, which refuses a target whose
+/// elements share memory (an expanded view), as PyTorch's kernels do; ops
+/// PyTorch runs on such targets use [`apply_inplace_kernel`].
 pub fn apply_inplace(target: &Tensor, old: OldValue, compute: impl FnOnce(&Tensor) -> Result<Tensor>) -> Result<()> {
+    run_inplace(target, old, compute, |r| target.copy_raw_(r))
+}
+
+/// [`apply_inplace`] for the ops PyTorch runs on targets with internal
+/// overlap (`fill_`, `zero_`, `masked_fill_`, `index_fill_`, `index_put_`):
+/// `kernel` writes `target` in place exactly as without autograd, so the
+/// positions the op does not name keep their (shared) value. Copying the
+/// out-of-place result instead would write every alias of a memory location
+/// and let the last one win. `compute` only provides the recorded history.
+pub fn apply_inplace_kernel(
+    target: &Tensor,
+    old: OldValue,
+    compute: impl FnOnce(&Tensor) -> Result<Tensor>,
+    kernel: impl FnOnce() -> Result<()>,
+) -> Result<()> {
+    run_inplace(target, old, compute, |_| {
+        let _off = GradModeGuard::new(false);
+        kernel()
+    })
+}
+
+fn run_inplace(
+    target: &Tensor,
+    old: OldValue,
+    compute: impl FnOnce(&Tensor) -> Result<Tensor>,
+    write: impl FnOnce(&Tensor) -> Result<()>,
+) -> Result<()> {
     check_inplace(target)?;
     let snap = match old {
         OldValue::Copy => {
@@ -68,7 +99,7 @@ pub fn apply_inplace(target: &Tensor, old: OldValue, compute: impl FnOnce(&Tenso
     }
     let r = compute(&snap)?;
     drop(snap);
-    target.copy_raw_(&r)?;
+    write(&r)?;
     if let Some(f) = r.grad_fn() {
         rebase_history(target, f, 0)?;
     }

@@ -16,7 +16,7 @@ pub mod saved;
 pub use engine::{backward, grad};
 pub use grad_mode::{is_grad_enabled, set_grad_enabled, GradModeGuard};
 pub use node::{Backward, Edge, Node};
-pub use inplace::{apply_inplace, check_inplace, rebase_history, OldValue};
+pub use inplace::{apply_inplace, apply_inplace_kernel, check_inplace, rebase_history, OldValue};
 pub use saved::SavedTensor;
 
 use crate::Tensor;

@@ -99,7 +99,6 @@ impl Tensor {
     /// its dtype. Under autograd records `CopyBackwards` (rebasing a view's
     /// base through `CopySlices`).
     pub fn copy_(&self, src: &Tensor) -> Result<()> {
-        self.layout().check_no_internal_overlap()?;
         if crate::autograd::is_grad_enabled() && (self.requires_grad() || src.requires_grad()) {
             return crate::autograd::apply_inplace(self, crate::autograd::OldValue::Alias, |old| {
                 let out = Tensor::empty(self.shape(), self.dtype(), self.device())?;
@@ -125,8 +124,13 @@ impl Tensor {
         Tensor::zeros(self.shape(), self.dtype(), self.device())
     }
 
-    /// `copy_` without autograd.
+    /// `copy_` without autograd. This is the write-back of every in-place op
+    /// computed out of place (autograd's `apply_inplace`, `update_with`,
+    /// `copy_` itself), so the refusal of targets whose elements share memory
+    /// lives here, once: writing a full result through a broadcast dim would
+    /// keep whichever alias is written last.
     pub fn copy_raw_(&self, src: &Tensor) -> Result<()> {
+        self.layout().check_no_internal_overlap()?;
         let b = broadcast_shapes(self.shape(), src.shape())?;
         if b.as_slice() != self.shape() {
             return Err(Error::runtime(format!(
@@ -155,14 +159,15 @@ impl Tensor {
     pub fn fill_(&self, value: Scalar) -> Result<()> {
         ferrotorch_core::dtype::check_scalar_fits(value, self.dtype(), self.numel())?;
         if crate::autograd::is_grad_enabled() && self.requires_grad() {
-            return crate::autograd::apply_inplace(self, crate::autograd::OldValue::Alias, |old| {
+            // PyTorch fills targets whose elements share memory (expanded views).
+            let compute = |old: &Tensor| {
                 let out = Tensor::empty(self.shape(), self.dtype(), self.device())?;
-                out.fill_raw_(value)?;
                 record("FillBackward2", &[Some(old)], &[&out], || {
                     rule(|_, g| Ok(vec![g0(g).map(|g| g.zeros_like_raw()).transpose()?]))
                 });
                 Ok(out)
-            });
+            };
+            return crate::autograd::apply_inplace_kernel(self, crate::autograd::OldValue::Alias, compute, || self.fill_raw_(value));
         }
         self.fill_raw_(value)
     }

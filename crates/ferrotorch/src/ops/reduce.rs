@@ -2,7 +2,7 @@
 
 use super::check_cpu;
 use crate::Tensor;
-use ferrotorch_core::error::wrap_dim;
+use ferrotorch_core::error::wrap_dims;
 use ferrotorch_core::{dispatch_dtype, DType, Error, Result};
 use ferrotorch_cpu::reduce::sum_contiguous_f64;
 use ferrotorch_cpu::reduction::ReduceKind;
@@ -18,17 +18,11 @@ pub fn reduced_dims(dims: Option<&[i64]>, ndim: usize) -> Result<Vec<bool>> {
         None => mask.iter_mut().for_each(|m| *m = true),
         Some([]) => mask.iter_mut().for_each(|m| *m = true),
         Some(ds) => {
-            for &d in ds {
-                let w = wrap_dim(d, ndim)?;
-                if ndim == 0 {
-                    continue;
+            // A 0-d tensor's dims -1/0 wrap to its one virtual dim: no mask bit.
+            for w in wrap_dims(ds, ndim)? {
+                if ndim > 0 {
+                    mask[w] = true;
                 }
-                if mask[w] {
-                    return Err(Error::runtime(format!(
-                        "dim {w} appears multiple times in the list of dims"
-                    )));
-                }
-                mask[w] = true;
             }
         }
     }

@@ -11,7 +11,7 @@ use crate::ops::arith_grad::g0;
 use crate::ops::indexing::where_;
 use crate::ops::arith::Operand;
 use crate::Tensor;
-use ferrotorch_core::error::wrap_dim;
+use ferrotorch_core::error::{wrap_dim, wrap_dim_no_scalar, wrap_dims};
 use ferrotorch_core::layout::{broadcast_shapes, fmt_shape};
 use ferrotorch_core::{DType, Error, Layout, Result};
 use ferrotorch_cpu::copy::copy_cast;
@@ -31,19 +31,6 @@ fn record_linear(name: &'static str, x: &Tensor, out: &Tensor, back: impl Fn(&Te
             Ok(vec![Some(if r.dtype() != dt && dt.is_floating_point() { r.to_dtype(dt)? } else { r })])
         })
     });
-}
-
-/// Wraps and deduplicates a list of dims.
-fn dim_list(dims: &[i64], ndim: usize) -> Result<Vec<usize>> {
-    let mut out = Vec::with_capacity(dims.len());
-    for &d in dims {
-        let w = wrap_dim(d, ndim)?;
-        if out.contains(&w) {
-            return Err(Error::runtime(format!("dim {w} appears multiple times in the list of dims")));
-        }
-        out.push(w);
-    }
-    Ok(out)
 }
 
 /// A fresh contiguous tensor of `shape` filled from `src` read through `layout`
@@ -205,7 +192,7 @@ impl Tensor {
 
     /// `flip(dims)`: a copy read through negative strides (records `FlipBackward0`).
     pub fn flip(&self, dims: &[i64]) -> Result<Tensor> {
-        let ds = dim_list(dims, self.ndim())?;
+        let ds = wrap_dims(dims, self.ndim())?;
         // A 0-d tensor has nothing to reverse (wrap_dim accepts dim 0/-1 for it).
         let out = if self.numel() == 0 || self.ndim() == 0 {
             self.clone_data_raw()?
@@ -235,9 +222,13 @@ impl Tensor {
         if !dims.is_empty() && shifts.len() != dims.len() {
             return Err(Error::runtime(format!("shifts and dimensions must align. shifts: {}, dims:{}", shifts.len(), dims.len())));
         }
+        // Rolling along a named dim needs a real one (a 0-d tensor has none).
+        for &d in dims {
+            wrap_dim_no_scalar(d, self.ndim())?;
+        }
         let out = {
             let _g = GradModeGuard::new(false);
-            if dims.is_empty() || self.ndim() == 0 {
+            if dims.is_empty() {
                 let first = [shifts[0]];
                 self.reshape(&[-1])?.roll(&first, &[0])?.reshape(&i64s(self.shape()))?
             } else {
@@ -326,9 +317,10 @@ impl Tensor {
     pub fn repeat_interleave(&self, repeats: &Tensor, dim: Option<i64>, output_size: Option<i64>) -> Result<Tensor> {
         let (x, d) = match dim {
             None => (self.reshape(&[-1])?, 0usize),
-            Some(d) => (self.clone(), wrap_dim(d, self.ndim())?),
+            // Repeating along a named dim needs a real one (a 0-d tensor has none).
+            Some(d) => (self.clone(), wrap_dim_no_scalar(d, self.ndim())?),
         };
-        let n = if x.ndim() == 0 { 1 } else { x.shape()[d] };
+        let n = x.shape()[d];
         if repeats.ndim() > 1 {
             return Err(Error::runtime("repeat_interleave only accept 1D vector as repeat"));
         }
@@ -344,7 +336,6 @@ impl Tensor {
             )));
         }
         let index = Tensor::repeat_interleave_index(&reps, output_size)?;
-        let x = if x.ndim() == 0 { x.reshape(&[1])? } else { x };
         x.index_select(d as i64, &index)
     }
 
@@ -443,8 +434,13 @@ impl Tensor {
             )));
         }
         let n = self.ndim();
-        let src = dim_list(source, n.max(1)).map_err(|_| Error::runtime(format!("movedim: repeated dim in `source` ({source:?})")))?;
-        let dst = dim_list(destination, n.max(1)).map_err(|_| Error::runtime(format!("movedim: repeated dim in `destination` ({destination:?})")))?;
+        // Only a repeat gets movedim's own message; a dim out of range stays an IndexError.
+        let repeated = |e: Error, what: &str, dims: &[i64]| match e.kind {
+            ferrotorch_core::ErrorKind::Runtime => Error::runtime(format!("movedim: repeated dim in `{what}` ({dims:?})")),
+            _ => e,
+        };
+        let src = wrap_dims(source, n.max(1)).map_err(|e| repeated(e, "source", source))?;
+        let dst = wrap_dims(destination, n.max(1)).map_err(|e| repeated(e, "destination", destination))?;
         if n == 0 {
             return Ok(self.clone());
         }

@@ -133,28 +133,29 @@ pub(crate) fn gather_dim(x: &Tensor, d: usize, idx: &Tensor) -> Result<Tensor> {
     Ok(out)
 }
 
-/// Per-row selection: for each row, the chosen positions (in output order).
-fn select_rows(x: &Tensor, d: usize, pick: impl Fn(DType, &Rows) -> Vec<Vec<usize>>, name: &'static str) -> Result<(Tensor, Tensor)> {
+/// Per-row selection: for each row, the `k` chosen positions (in output order).
+///
+/// The output shape comes from `(x.shape, d, k)` alone, never from the picked
+/// rows, so inputs with no rows (a zero-size dim other than `d`) keep their
+/// shape. A 0-d tensor is one row of one element: every op here returns that
+/// element at index 0, whatever `k` (PyTorch's `topk(0)` of a 0-d tensor too).
+fn select_rows(x: &Tensor, d: usize, k: usize, pick: impl Fn(DType, &Rows) -> Vec<Vec<usize>>) -> Result<(Tensor, Tensor)> {
     let _no_grad = GradModeGuard::new(false);
+    if x.ndim() == 0 {
+        return Ok((x.detach().clone_data()?, Tensor::zeros(&[], DType::Int64, x.device())?));
+    }
     let (rows, _) = scan_rows(x, d)?;
     let sel = pick(x.dtype(), &rows);
-    let k = sel.first().map(|s| s.len()).unwrap_or(0);
-    let mut shape = x.shape().to_vec();
-    let k_out = if x.ndim() == 0 { 1 } else { k };
-    if x.ndim() > 0 {
-        shape[d] = k_out;
-    }
     // Output rows in the permuted layout: kept dims then d.
     let mut permuted: Vec<usize> = (0..x.ndim()).filter(|&j| j != d).map(|j| x.shape()[j]).collect();
-    if x.ndim() > 0 {
-        permuted.push(k_out);
-    }
+    permuted.push(k);
     let n = rows.inner;
     let (vals, idx) = dispatch_dtype!(x.dtype(), T => {
         let data = rows.data::<T>();
         let mut v = Vec::with_capacity(rows.outer * k);
         let mut ix = Vec::with_capacity(rows.outer * k);
         for (r, s) in sel.iter().enumerate() {
+            debug_assert_eq!(s.len(), k);
             for &j in s {
                 v.push(data[r * n + j]);
                 ix.push(j as i64);
@@ -162,16 +163,10 @@ fn select_rows(x: &Tensor, d: usize, pick: impl Fn(DType, &Rows) -> Vec<Vec<usiz
         }
         (Tensor::from_vec(v, &permuted)?, Tensor::from_vec(ix, &permuted)?)
     });
-    let _ = name;
     // Undo the permutation: the rows layout has d last.
-    let back = |t: &Tensor| -> Result<Tensor> {
-        if x.ndim() == 0 {
-            return t.reshape(&[]);
-        }
-        let nd = x.ndim();
-        let perm: Vec<i64> = (0..nd).map(|j| if j == d { (nd - 1) as i64 } else if j < d { j as i64 } else { (j - 1) as i64 }).collect();
-        t.permute(&perm)?.contiguous()
-    };
+    let nd = x.ndim();
+    let perm: Vec<i64> = (0..nd).map(|j| if j == d { (nd - 1) as i64 } else if j < d { j as i64 } else { (j - 1) as i64 }).collect();
+    let back = |t: &Tensor| -> Result<Tensor> { t.permute(&perm)?.contiguous() };
     Ok((back(&vals)?, back(&idx)?))
 }
 
@@ -186,7 +181,8 @@ impl Tensor {
     /// `sort(dim, descending, stable)`: values and int64 indices. Records `SortBackward0`.
     pub fn sort_dim(&self, dim: i64, descending: bool) -> Result<(Tensor, Tensor)> {
         let d = wrap_dim(dim, self.ndim())?;
-        let (v, i) = select_rows(self, d, |dt, rows| dispatch_dtype!(dt, T => rows.map::<T, Vec<usize>>(|r| order(r, descending))), "sort")?;
+        let n = if self.ndim() == 0 { 1 } else { self.shape()[d] };
+        let (v, i) = select_rows(self, d, n, |dt, rows| dispatch_dtype!(dt, T => rows.map::<T, Vec<usize>>(|r| order(r, descending))))?;
         record_indexed("SortBackward0", self, &v, &i, d, true);
         Ok((v, i))
     }
@@ -199,9 +195,9 @@ impl Tensor {
             return Err(Error::runtime("selected index k out of range"));
         }
         let k = k as usize;
-        let (v, i) = select_rows(self, d, |dt, rows| {
+        let (v, i) = select_rows(self, d, k, |dt, rows| {
             dispatch_dtype!(dt, T => rows.map::<T, Vec<usize>>(|r| order(r, largest).into_iter().take(k).collect()))
-        }, "topk")?;
+        })?;
         record_indexed("TopkBackward0", self, &v, &i, d, true);
         Ok((v, i))
     }
@@ -271,7 +267,7 @@ impl Tensor {
 
     /// Selects one position per row along `d` and records `name`.
     fn pick_one(&self, name: &'static str, d: usize, keepdim: bool, pick: impl Fn(DType, &Rows) -> Vec<Vec<usize>>) -> Result<(Tensor, Tensor)> {
-        let (v, i) = select_rows(self, d, pick, name)?;
+        let (v, i) = select_rows(self, d, 1, pick)?;
         let (v, i) = if keepdim || self.ndim() == 0 { (v, i) } else { (v.squeeze(Some(&[d as i64]))?, i.squeeze(Some(&[d as i64]))?) };
         let (v, i) = (v.detach(), i.detach());
         record_indexed(name, self, &v, &i, d, keepdim);

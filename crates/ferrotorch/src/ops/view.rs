@@ -4,7 +4,7 @@
 use super::arith_grad::g0;
 use crate::autograd::{record, rule};
 use crate::Tensor;
-use ferrotorch_core::error::wrap_dim;
+use ferrotorch_core::error::{wrap_dim, wrap_dim_no_scalar};
 use ferrotorch_core::layout::{fmt_shape, infer_size};
 use ferrotorch_core::{Error, Layout, Result};
 
@@ -33,6 +33,15 @@ impl Tensor {
     fn shape_i64(&self) -> Vec<i64> {
         self.shape().iter().map(|&v| v as i64).collect()
     }
+}
+
+/// The dim `split`/`chunk` cut along: PyTorch checks for a real dim (its own
+/// message) before wrapping, so a 0-d tensor is a `RuntimeError`.
+fn split_dim(name: &str, x: &Tensor, dim: i64) -> Result<usize> {
+    if x.ndim() == 0 {
+        return Err(Error::runtime(format!("{name} expects at least a 1-dimensional tensor")));
+    }
+    wrap_dim(dim, x.ndim())
 }
 
 impl Tensor {
@@ -67,11 +76,11 @@ impl Tensor {
 
     /// `flatten(start_dim, end_dim)`.
     pub fn flatten(&self, start: i64, end: i64) -> Result<Tensor> {
+        let s = wrap_dim(start, self.ndim())?;
+        let e = wrap_dim(end, self.ndim())?;
         if self.ndim() == 0 {
             return self.reshape(&[1]);
         }
-        let s = wrap_dim(start, self.ndim())?;
-        let e = wrap_dim(end, self.ndim())?;
         if s > e {
             return Err(Error::runtime("flatten() has invalid args: start_dim cannot come after end_dim"));
         }
@@ -86,10 +95,13 @@ impl Tensor {
 
     /// `unflatten(dim, sizes)`.
     pub fn unflatten(&self, dim: i64, sizes: &[i64]) -> Result<Tensor> {
-        let d = wrap_dim(dim, self.ndim())?;
         if sizes.is_empty() {
             return Err(Error::runtime("unflatten: sizes must be non-empty"));
         }
+        let d = wrap_dim(dim, self.ndim())?;
+        // PyTorch reads `size(d)` inside a try block that rewraps its error.
+        wrap_dim_no_scalar(d as i64, self.ndim())
+            .map_err(|e| Error::runtime(format!("unflatten got an unexpected error:\n{}", e.msg)))?;
         let inner = infer_size(sizes, self.shape()[d]).map_err(|_| {
             Error::runtime(format!(
                 "unflatten: Provided sizes {:?} don't multiply up to the size of dim {} ({}) in the input tensor",
@@ -221,7 +233,7 @@ impl Tensor {
 
     /// `split(split_size, dim)`: equal pieces, the last possibly smaller.
     pub fn split(&self, size: i64, dim: i64) -> Result<Vec<Tensor>> {
-        let d = wrap_dim(dim, self.ndim())?;
+        let d = split_dim("split", self, dim)?;
         if size < 0 {
             return Err(Error::runtime(format!("split expects split_size be non-negative, but got split_size={size}")));
         }
@@ -240,7 +252,7 @@ impl Tensor {
 
     /// `split(sizes, dim)` with explicit sizes.
     pub fn split_with_sizes(&self, sizes: &[i64], dim: i64) -> Result<Vec<Tensor>> {
-        let d = wrap_dim(dim, self.ndim())?;
+        let d = split_dim("split", self, dim)?;
         let total: i64 = sizes.iter().sum();
         if total != self.shape()[d] as i64 || sizes.iter().any(|&s| s < 0) {
             return Err(Error::runtime(format!(
@@ -264,7 +276,7 @@ impl Tensor {
         if chunks <= 0 {
             return Err(Error::runtime("chunk expects `chunks` to be greater than 0, got: ".to_string() + &chunks.to_string()));
         }
-        let d = wrap_dim(dim, self.ndim())?;
+        let d = split_dim("chunk", self, dim)?;
         let len = self.shape()[d] as i64;
         let size = (len + chunks - 1) / chunks;
         if size == 0 {

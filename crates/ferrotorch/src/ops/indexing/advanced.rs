@@ -5,7 +5,7 @@
 //! place, otherwise they go first (NumPy's and PyTorch's placement rule).
 
 use super::kernels::{add_index_offsets, element_offsets, nonzero_raw, read_at, write_at, Bounds, Reduce};
-use crate::autograd::{apply_inplace, needs_grad, record, rule, GradModeGuard, OldValue};
+use crate::autograd::{apply_inplace_kernel, needs_grad, record, rule, GradModeGuard, OldValue};
 use crate::ops::arith_grad::g0;
 use crate::Tensor;
 use ferrotorch_core::layout::{broadcast_shapes, fmt_shape};
@@ -167,12 +167,32 @@ impl Tensor {
 
     /// `self[items] = value` in place. Basic items copy into the view
     /// (broadcasting `value`); tensor items write through `index_put_`.
+    ///
+    /// The value's dtype follows PyTorch's `set_item`: a copy into a basic
+    /// view converts it; an advanced write is `index_put_`, which requires the
+    /// dtypes to match (see [`Tensor::index_put_`]). A bool item (`True`, a 0-d
+    /// bool tensor) is advanced unless it is the only item and a Python bool;
+    /// it becomes an integer index there, so it never takes the masked-fill
+    /// route. A lone `False` writes nothing.
     pub fn setitem(&self, items: &[TensorIndex], value: &Tensor) -> Result<()> {
+        if let [TensorIndex::Bool(false)] = items {
+            return Ok(());
+        }
         let (v, idx) = self.apply_basic(items)?;
         let value = strip_leading_ones(value)?;
-        let value = if value.dtype() != v.dtype() { value.to_dtype(v.dtype())? } else { value };
+        let bool_index = items.iter().any(|i| match i {
+            TensorIndex::Bool(_) => items.len() > 1,
+            TensorIndex::Tensor(t) => is_mask(t) && t.ndim() == 0,
+            _ => false,
+        });
         if idx.iter().all(Option::is_none) {
+            if bool_index {
+                check_same_dtype(&v, &value)?;
+            }
             return v.copy_(&value);
+        }
+        if bool_index {
+            check_same_dtype(&v, &value)?;
         }
         v.index_put_(&idx, &value, false)
     }
@@ -200,11 +220,11 @@ impl Tensor {
 
     /// Out-of-place `index_put(indices, values, accumulate)` (records `IndexPutBackward0`).
     pub fn index_put(&self, indices: &[Option<Tensor>], values: &Tensor, accumulate: bool) -> Result<Tensor> {
-        check_same_dtype(self, values)?;
+        let vals = index_put_values(self, indices, values, accumulate)?;
         let out = {
             let _g = GradModeGuard::new(false);
             let out = self.clone_data()?;
-            out.index_put_raw(indices, values, accumulate)?;
+            out.index_put_raw(indices, &vals, accumulate)?;
             out
         };
         record_index_put(self, indices, values, accumulate, &out);
@@ -212,18 +232,25 @@ impl Tensor {
     }
 
     /// `index_put_(indices, values, accumulate)` in place.
+    ///
+    /// PyTorch runs it on targets whose elements share memory (expanded
+    /// views), so it writes the indexed positions only, with or without
+    /// autograd.
     pub fn index_put_(&self, indices: &[Option<Tensor>], values: &Tensor, accumulate: bool) -> Result<()> {
-        check_same_dtype(self, values)?;
+        let vals = index_put_values(self, indices, values, accumulate)?;
         if needs_grad(&[self, values]) {
-            return apply_inplace(self, OldValue::Alias, |old| old.index_put(indices, values, accumulate));
+            let compute = |old: &Tensor| old.index_put(indices, values, accumulate);
+            return apply_inplace_kernel(self, OldValue::Alias, compute, || self.index_put_raw(indices, &vals, accumulate));
         }
-        self.index_put_raw(indices, values, accumulate)
+        self.index_put_raw(indices, &vals, accumulate)
     }
 
     /// `index_put_` without autograd.
     pub fn index_put_raw(&self, indices: &[Option<Tensor>], values: &Tensor, accumulate: bool) -> Result<()> {
         let plan = AdvPlan::new(self, indices)?;
-        let v = strip_leading_ones(values)?;
+        // Plain broadcasting: only `x[idx] = v` drops the value's leading ones
+        // first (`setitem` does), `index_put_` itself does not.
+        let v = values;
         let fshape = plan.final_shape();
         let ok = broadcast_shapes(v.shape(), &fshape).map(|b| b.as_slice() == fshape.as_slice()).unwrap_or(false);
         if !ok {
@@ -248,6 +275,33 @@ impl Tensor {
         let mode = if accumulate { Reduce::Add } else { Reduce::Assign };
         write_at(self, &plan.offs, &plan.rel, &vi, mode)
     }
+}
+
+/// The values `index_put_` writes, in `x`'s dtype. PyTorch's
+/// `canDispatchToMaskedFill`: a one-element value written (not accumulated)
+/// through exactly one bool mask (the other entries whole dims) is a
+/// `masked_fill_`, which converts the value; every other write requires the
+/// dtypes to match.
+fn index_put_values(x: &Tensor, indices: &[Option<Tensor>], values: &Tensor, accumulate: bool) -> Result<Tensor> {
+    let mut given = indices.iter().flatten();
+    let masked_fill = !accumulate
+        && values.numel() == 1
+        && matches!((given.next(), given.next()), (Some(m), None) if is_mask(m));
+    if !masked_fill {
+        check_same_dtype(x, values)?;
+        return Ok(values.clone());
+    }
+    if let Some(m) = indices.iter().flatten().next() {
+        if m.dtype() != DType::Bool {
+            return Err(Error::runtime(format!(
+                "masked_fill_ only supports boolean masks, but got mask with dtype {}",
+                crate::ops::creation::pretty(m.dtype()).to_lowercase()
+            )));
+        }
+    }
+    // `masked_fill_(mask, value.item())`: the value's shape plays no part.
+    let _g = GradModeGuard::new(false);
+    values.reshape(&[])?.to_dtype(x.dtype())
 }
 
 fn check_same_dtype(x: &Tensor, values: &Tensor) -> Result<()> {

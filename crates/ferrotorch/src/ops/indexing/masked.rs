@@ -3,7 +3,7 @@
 //! are built from it and from advanced indexing, so their gradients follow.
 
 use super::kernels::nonzero_raw;
-use crate::autograd::{apply_inplace, needs_grad, record, rule, GradModeGuard, OldValue};
+use crate::autograd::{apply_inplace, apply_inplace_kernel, needs_grad, record, rule, GradModeGuard, OldValue};
 use crate::defaults::default_dtype;
 use crate::ops::arith::Operand;
 use crate::ops::arith_grad::{g0, reduce_grad};
@@ -112,24 +112,8 @@ impl Tensor {
     /// `masked_fill(mask, value)`: `value` where `mask`, else `self`, in
     /// `self`'s dtype over the broadcast shape (records `MaskedFillBackward0/1`).
     pub fn masked_fill(&self, mask: &Tensor, value: Operand) -> Result<Tensor> {
-        if mask.dtype() != DType::Bool {
-            return Err(Error::runtime(format!(
-                "masked_fill_ only supports boolean masks, but got mask with dtype {}",
-                pretty(mask.dtype()).to_lowercase()
-            )));
-        }
-        let vt = match value {
-            Operand::T(t) => {
-                if t.ndim() != 0 {
-                    return Err(Error::runtime(format!(
-                        "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with {} dimension(s).",
-                        t.ndim()
-                    )));
-                }
-                Some(t)
-            }
-            Operand::S(_) => None,
-        };
+        check_masked_fill_args(mask, value)?;
+        let vt = if let Operand::T(t) = value { Some(t) } else { None };
         let v = match value {
             Operand::T(t) => t.clone(),
             // PyTorch converts the number to self's dtype first (overflow checked).
@@ -156,13 +140,26 @@ impl Tensor {
         check_broadcasts_to(mask, self)?;
         let others: Vec<&Tensor> = if let Operand::T(v) = value { vec![self, v] } else { vec![self] };
         if needs_grad(&others) {
-            return apply_inplace(self, OldValue::Alias, |old| old.masked_fill(mask, value));
+            // The out-of-place op validates mask and value before anything is written.
+            return apply_inplace_kernel(self, OldValue::Alias, |old| old.masked_fill(mask, value), || self.masked_fill_raw_(mask, value));
         }
-        let r = {
-            let _g = GradModeGuard::new(false);
-            self.masked_fill(mask, value)?
+        check_masked_fill_args(mask, value)?;
+        self.masked_fill_raw_(mask, value)
+    }
+
+    /// Writes `value` at the masked positions only: PyTorch runs `masked_fill_`
+    /// on targets whose elements share memory, where copying a whole result
+    /// back would also rewrite the unmasked aliases.
+    fn masked_fill_raw_(&self, mask: &Tensor, value: Operand) -> Result<()> {
+        let v = match value {
+            Operand::T(t) => t.to_dtype(self.dtype())?,
+            Operand::S(s) => Tensor::full(&[], s, self.dtype(), self.device())?,
         };
-        self.copy_(&r)
+        if self.ndim() == 0 {
+            return if mask.item()?.to_bool() { self.copy_raw_(&v) } else { Ok(()) };
+        }
+        let m = mask.expand(&self.shape().iter().map(|&s| s as i64).collect::<Vec<_>>())?;
+        self.index_put_raw(&[Some(m)], &v, false)
     }
 
     /// `masked_select(mask)`: the elements where the (broadcast) mask is true, as 1-d.
@@ -170,7 +167,11 @@ impl Tensor {
         if mask.dtype() != DType::Bool {
             return Err(Error::runtime(format!("masked_select: expected BoolTensor for mask, but got {}", pretty(mask.dtype()))));
         }
-        let shape: Vec<i64> = broadcast_shapes(self.shape(), mask.shape())?.iter().map(|&s| s as i64).collect();
+        let mut shape: Vec<i64> = broadcast_shapes(self.shape(), mask.shape())?.iter().map(|&s| s as i64).collect();
+        // The result is 1-d even for 0-d operands (PyTorch's kernel, not `index`).
+        if shape.is_empty() {
+            shape.push(1);
+        }
         let out = {
             let _g = GradModeGuard::new(false);
             self.expand(&shape)?.index(&[Some(mask.expand(&shape)?)])?
@@ -250,6 +251,26 @@ impl Tensor {
         check_cpu("nonzero", &[self])?;
         nonzero_raw(self)
     }
+}
+
+/// `masked_fill`'s argument checks, shared by its in-place form (which
+/// writes without computing the out-of-place result).
+fn check_masked_fill_args(mask: &Tensor, value: Operand) -> Result<()> {
+    if mask.dtype() != DType::Bool {
+        return Err(Error::runtime(format!(
+            "masked_fill_ only supports boolean masks, but got mask with dtype {}",
+            pretty(mask.dtype()).to_lowercase()
+        )));
+    }
+    if let Operand::T(t) = value {
+        if t.ndim() != 0 {
+            return Err(Error::runtime(format!(
+                "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with {} dimension(s).",
+                t.ndim()
+            )));
+        }
+    }
+    Ok(())
 }
 
 fn check_broadcasts_to(mask: &Tensor, t: &Tensor) -> Result<()> {

@@ -5,12 +5,12 @@
 //! differentiable ops so double backward works.
 
 use super::kernels::{add_index_offsets, element_offsets, read_at, write_at, Bounds, Reduce};
-use crate::autograd::{apply_inplace, needs_grad, record, rule, GradModeGuard, OldValue, SavedTensor};
+use crate::autograd::{apply_inplace, apply_inplace_kernel, needs_grad, record, rule, GradModeGuard, OldValue, SavedTensor};
 use crate::ops::arith::{binary, BinaryOp, Operand};
 use crate::ops::arith_grad::g0;
 use crate::ops::creation::pretty;
 use crate::Tensor;
-use ferrotorch_core::error::wrap_dim;
+use ferrotorch_core::error::{wrap_dim, wrap_dim_no_scalar};
 use ferrotorch_core::layout::{contiguous_strides, fmt_shape};
 use ferrotorch_core::{DType, Error, Layout, Result, Scalar};
 
@@ -168,6 +168,9 @@ impl Tensor {
     /// `scatter_` without autograd: writes `src` (a tensor's leading corner or
     /// a scalar) at the positions `index` names along `dim`, combining by `mode`.
     pub fn scatter_raw_(&self, dim: i64, index: &Tensor, src: Operand, mode: Reduce) -> Result<()> {
+        // A direct kernel write (not a `copy_raw_` write-back): PyTorch refuses
+        // targets whose elements share memory here too.
+        self.layout().check_no_internal_overlap()?;
         check_long("scatter", index)?;
         let d = wrap_dim(dim, self.ndim())?;
         let st = if let Operand::T(s) = src { Some(s) } else { None };
@@ -386,7 +389,8 @@ impl Tensor {
             let err = |_| Error::index("index out of range in self");
             let offs = dim_offsets(&x, &shape, d, &ix, &Bounds { size, negative: false, err: &err })?;
             let out = read_at(&x, &offs, &[0], &shape)?;
-            if self.ndim() == 0 { out.reshape(&i64s(&shape[..index.ndim()]))? } else { out }
+            // PyTorch: selecting from a 0-d tensor gives a 0-d tensor, whatever the index's dims.
+            if self.ndim() == 0 { out.reshape(&[])? } else { out }
         };
         let (shape, index_c) = (self.shape().to_vec(), index.clone());
         record("IndexSelectBackward0", &[Some(self)], &[&out], move || {
@@ -401,6 +405,8 @@ impl Tensor {
 
     /// `index_add_`/`index_copy_` without autograd.
     fn index_write_raw_(&self, op: &str, dim: i64, index: &Tensor, source: &Tensor, mode: Reduce) -> Result<()> {
+        // A direct kernel write, refused on overlapping targets like `copy_raw_`.
+        self.layout().check_no_internal_overlap()?;
         check_index_vector(op, index)?;
         let d = wrap_dim(dim, self.ndim())?;
         let _g = GradModeGuard::new(false);
@@ -442,6 +448,7 @@ impl Tensor {
 
     /// `index_add(dim, index, source, alpha=1)` (records `IndexAddBackward0`).
     pub fn index_add(&self, dim: i64, index: &Tensor, source: &Tensor, alpha: Scalar) -> Result<Tensor> {
+        index_add_checks(self, dim, index, source)?;
         let alpha = super::super::arith::scalar_arg(alpha, self.dtype())?;
         let unit = alpha.to_f64() == 1.0;
         let out = {
@@ -472,6 +479,7 @@ impl Tensor {
 
     /// In-place `index_add_`.
     pub fn index_add_(&self, dim: i64, index: &Tensor, source: &Tensor, alpha: Scalar) -> Result<()> {
+        index_add_checks(self, dim, index, source)?;
         if needs_grad(&[self, source]) {
             return apply_inplace(self, OldValue::Alias, |old| old.index_add(dim, index, source, alpha));
         }
@@ -485,6 +493,10 @@ impl Tensor {
 
     /// `index_copy(dim, index, source)` (records `IndexCopyBackward0`).
     pub fn index_copy(&self, dim: i64, index: &Tensor, source: &Tensor) -> Result<Tensor> {
+        // Unlike index_add/index_select, index_copy takes int64 indices only.
+        if matches!(index.dtype(), DType::Int32) {
+            return Err(Error::runtime("index_copy_(): Expected a long tensor for index, but got Int"));
+        }
         if source.dtype() != self.dtype() {
             return Err(Error::runtime(format!(
                 "index_copy_(): self and source expected to have the same dtype, but got (self) {} and (source) {}",
@@ -523,31 +535,12 @@ impl Tensor {
     /// `index_fill(dim, index, value)` with a scalar or 0-d tensor value
     /// (records `IndexFillBackward0`/`IndexFillBackward1`).
     pub fn index_fill(&self, dim: i64, index: &Tensor, value: Operand) -> Result<Tensor> {
-        check_index_vector("index_fill_", index)?;
-        let d = wrap_dim(dim, self.ndim())?;
+        let (d, v) = self.index_fill_args(dim, index, value)?;
         let vt = if let Operand::T(v) = value { Some(v) } else { None };
-        let v = match value {
-            Operand::S(s) => s,
-            Operand::T(t) => {
-                if t.ndim() != 0 {
-                    return Err(Error::runtime(format!(
-                        "index_fill_ only supports a 0-dimensional value tensor, but got tensor with {} dimension(s).",
-                        t.ndim()
-                    )));
-                }
-                t.item()?
-            }
-        };
         let out = {
             let _g = GradModeGuard::new(false);
             let o = self.clone_data()?;
-            let x = at_least_1d(&o)?;
-            let (shape, ix) = along(&x, d, index)?;
-            let size = x.shape()[d];
-            let err = oob_index(d, size);
-            let offs = dim_offsets(&x, &shape, d, &ix, &Bounds { size, negative: true, err: &err })?;
-            let vals = Tensor::full(&[], v, self.dtype(), self.device())?.expand(&i64s(&shape))?;
-            write_at(&x, &offs, &[0], &vals, Reduce::Assign)?;
+            o.index_fill_raw_(d, index, v)?;
             o
         };
         let name = if vt.is_some() { "IndexFillBackward1" } else { "IndexFillBackward0" };
@@ -567,14 +560,55 @@ impl Tensor {
         Ok(out)
     }
 
-    /// In-place `index_fill_`.
+    /// In-place `index_fill_`. PyTorch runs it on targets whose elements share
+    /// memory (expanded views), so it writes the named positions only.
     pub fn index_fill_(&self, dim: i64, index: &Tensor, value: Operand) -> Result<()> {
+        let (d, v) = self.index_fill_args(dim, index, value)?;
         let others: Vec<&Tensor> = if let Operand::T(v) = value { vec![self, v] } else { vec![self] };
         if needs_grad(&others) {
-            return apply_inplace(self, OldValue::Alias, |old| old.index_fill(dim, index, value));
+            return apply_inplace_kernel(self, OldValue::Alias, |old| old.index_fill(dim, index, value), || self.index_fill_raw_(d, index, v));
         }
+        self.index_fill_raw_(d, index, v)
+    }
+
+    /// `index_fill`'s argument checks (PyTorch's order and exception types):
+    /// the wrapped dim and the fill value.
+    fn index_fill_args(&self, dim: i64, index: &Tensor, value: Operand) -> Result<(usize, Scalar)> {
+        // Unlike index_select/index_add, index_fill takes int64 indices only.
+        if index.dtype() != DType::Int64 {
+            return Err(Error::index("index_fill_(): Expected dtype int64 for index."));
+        }
+        if index.ndim() > 1 {
+            return Err(Error::runtime("Index has to be a vector/scalar"));
+        }
+        let d = wrap_dim(dim, self.ndim())?;
+        let v = match value {
+            Operand::S(s) => s,
+            Operand::T(t) => {
+                if t.ndim() != 0 {
+                    return Err(Error::runtime(format!(
+                        "index_fill_ only supports a 0-dimensional value tensor, but got tensor with {} dimension(s).",
+                        t.ndim()
+                    )));
+                }
+                t.item()?
+            }
+        };
+        ferrotorch_core::dtype::check_scalar_fits(v, self.dtype(), self.numel())?;
+        Ok((d, v))
+    }
+
+    /// Writes `v` at `index` along dim `d`, in place, without autograd.
+    fn index_fill_raw_(&self, d: usize, index: &Tensor, v: Scalar) -> Result<()> {
         let _g = GradModeGuard::new(false);
-        self.index_fill(dim, index, value).and_then(|r| self.copy_(&r))
+        let x = at_least_1d(self)?;
+        let (shape, ix) = along(&x, d, index)?;
+        let size = x.shape()[d];
+        let err = oob_index(d, size);
+        let offs = dim_offsets(&x, &shape, d, &ix, &Bounds { size, negative: true, err: &err })?;
+        let vals = Tensor::full(&[], v, self.dtype(), self.device())?.expand(&i64s(&shape))?;
+        write_at(&x, &offs, &[0], &vals, Reduce::Assign)?;
+        Ok(())
     }
 
     /// `take(index)`: elements of the flattened tensor (records `TakeBackward0`).
@@ -617,8 +651,9 @@ impl Tensor {
             return self.reshape(&[-1])?.gather(0, &indices.reshape(&[-1])?);
         };
         if self.ndim() == 0 && indices.ndim() == 0 {
-            wrap_dim(dim, 0)?;
-            return self.reshape(&[1])?.gather(0, &indices.reshape(&[1])?)?.reshape(&[]);
+            // PyTorch wraps the dim, then reads the size there, which a 0-d tensor lacks.
+            let d = wrap_dim(dim, 0)?;
+            wrap_dim_no_scalar(d as i64, 0)?;
         }
         if self.ndim() != indices.ndim() {
             return Err(Error::runtime(format!(
@@ -650,6 +685,53 @@ fn along(x: &Tensor, dim: usize, index: &Tensor) -> Result<(Vec<usize>, Tensor)>
     let mut view = vec![1i64; x.ndim()];
     view[dim] = n as i64;
     Ok((shape, index.reshape(&view)?))
+}
+
+/// PyTorch's `index_func_meta_impl` for `index_add`: the index is an int
+/// vector, `source` has `self`'s dtype (no conversion), and the shapes agree
+/// outside `dim`, where a 0-d `self` or `source` is compared whole (so a 0-d
+/// tensor pairs only with a 0-d one).
+fn index_add_checks(x: &Tensor, dim: i64, index: &Tensor, source: &Tensor) -> Result<()> {
+    let d = wrap_dim(dim, x.ndim())?;
+    check_index_vector("index_add_", index)?;
+    if x.dtype() != source.dtype() {
+        return Err(Error::runtime(format!(
+            "index_add_(): self ({}) and source ({}) must have the same scalar type",
+            pretty(x.dtype()),
+            pretty(source.dtype())
+        )));
+    }
+    if d != 0 && d >= source.ndim() {
+        return Err(Error::runtime(format!(
+            "index_add_(): Indexing dim {d} is out of bounds of the source tensor with dim {}",
+            source.ndim()
+        )));
+    }
+    let along = if source.ndim() == 0 { 1 } else { source.shape()[d] };
+    if index.numel() != along {
+        return Err(Error::runtime(format!(
+            "index_add_(): Number of indices ({}) should be equal to source.size(dim): ({along}), for dim: {d}",
+            index.numel()
+        )));
+    }
+    let (xs, ss) = if x.ndim() != 0 && source.ndim() != 0 {
+        (drop_dim(x.shape(), d), drop_dim(source.shape(), d))
+    } else {
+        (x.shape().to_vec(), source.shape().to_vec())
+    };
+    if xs != ss {
+        return Err(Error::runtime(format!(
+            "source tensor shape must match self tensor shape, excluding the specified dimension. Got self.shape = {} source.shape = {}",
+            fmt_list(&xs),
+            fmt_list(&ss)
+        )));
+    }
+    Ok(())
+}
+
+/// `[2, 3]`, as PyTorch prints a size vector in messages.
+fn fmt_list(v: &[usize]) -> String {
+    format!("[{}]", v.iter().map(|s| s.to_string()).collect::<Vec<_>>().join(", "))
 }
 
 fn drop_dim(s: &[usize], d: usize) -> Vec<usize> {
