@@ -29,6 +29,33 @@ def _is_tensor(x):
     return isinstance(x, Tensor)
 
 
+class _Omitted:
+    """Default of an argument the caller left out: PyTorch's parser tells that apart from an explicit None."""
+    __slots__ = ()
+
+    def __repr__(self):
+        return "<omitted>"
+
+
+_OMITTED = _Omitted()
+
+
+def _reduce_dim(name, dim, keepdim, none_ok=True):
+    """``(dim, keepdim)`` for a reduction with a full and a ``dim`` overload.
+
+    PyTorch's parser matches ``keepdim`` only in the ``dim`` overload, so ``keepdim``
+    without ``dim`` is a TypeError; where that overload's ``dim`` is an int (``prod``,
+    ``median``) an explicit None matches nothing either.
+    """
+    if dim is _OMITTED:
+        if keepdim is not _OMITTED:
+            raise TypeError(f'{name}() missing 1 required positional arguments: "dim"')
+        return None, False
+    if dim is None and not none_ok:
+        raise TypeError(f"{name}(): argument 'dim' must be int, not NoneType")
+    return dim, (False if keepdim is _OMITTED else keepdim)
+
+
 # ----- out= and return types ------------------------------------------------------
 
 
@@ -458,12 +485,17 @@ def true_divide(dividend, divisor, *, out=None):
 _export(true_divide)
 
 
+def _unit_alpha(alpha):
+    # ``alpha=True`` equals 1 but PyTorch still checks it (bool alpha needs a bool result).
+    return type(alpha) is int and alpha == 1
+
+
 def add(input, other, *, alpha=1, out=None):
     """``input + alpha * other``."""
     if not _is_tensor(input):
         r = _binary("add", input, other if alpha == 1 else other * alpha)
     else:
-        r = input.add(other, alpha=alpha) if alpha != 1 else input.add(other)
+        r = input.add(other) if _unit_alpha(alpha) else input.add(other, alpha=alpha)
     return _write_out(r, out)
 
 
@@ -472,7 +504,7 @@ def sub(input, other, *, alpha=1, out=None):
     if not _is_tensor(input):
         r = _binary("sub", input, other if alpha == 1 else other * alpha)
     else:
-        r = input.sub(other, alpha=alpha) if alpha != 1 else input.sub(other)
+        r = input.sub(other) if _unit_alpha(alpha) else input.sub(other, alpha=alpha)
     return _write_out(r, out)
 
 
@@ -627,8 +659,9 @@ Tensor.allclose = lambda self, other, rtol=1e-05, atol=1e-08, equal_nan=False: a
 # ----- reductions -------------------------------------------------------------------
 
 
-def prod(input, dim=None, keepdim=False, *, dtype=None, out=None):
+def prod(input, dim=_OMITTED, keepdim=_OMITTED, *, dtype=None, out=None):
     """Product over one dim or everything."""
+    dim, keepdim = _reduce_dim("prod", dim, keepdim, none_ok=False)
     return _write_out(_C._math_prod(input, dim, keepdim, dtype), out)
 
 
@@ -791,8 +824,9 @@ def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
     return _write_out(return_types.kthvalue(*_C._math_kthvalue(input, k, dim, keepdim)), out)
 
 
-def median(input, dim=None, keepdim=False, *, out=None):
+def median(input, dim=_OMITTED, keepdim=_OMITTED, *, out=None):
     """The lower median (of everything, or along ``dim`` with its index)."""
+    dim, keepdim = _reduce_dim("median", dim, keepdim, none_ok=False)
     if input.dtype == _C.bool:
         raise NotImplementedError(f"\"{'median_cpu' if dim is None else 'median_out'}\" not implemented for 'Bool'")
     if dim is None:

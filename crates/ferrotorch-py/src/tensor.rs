@@ -118,6 +118,17 @@ pub fn check_inplace_leaf(t: &Tensor) -> PyResult<()> {
     Ok(())
 }
 
+/// PyTorch's argument checks for `add`/`sub(..., alpha=)`, in its order:
+/// the operands (bool subtraction), then `alpha` against the result dtype
+/// (the receiver's dtype for the in-place forms).
+fn check_alpha_args(a: &Tensor, other: &Bound<'_, PyAny>, alpha: Option<&Bound<'_, PyAny>>, op: BinaryOp, inplace: bool) -> PyResult<()> {
+    let Some(b) = operand(other) else { return Ok(()) };
+    ferrotorch::ops::arith::check_operands(op, &Operand::T(a), &b.as_op()).py()?;
+    let Some(alpha) = alpha.and_then(number_of) else { return Ok(()) };
+    let result = if inplace { a.dtype() } else { ferrotorch::ops::arith::binary_result_dtype(Operand::T(a), b.as_op(), op).py()? };
+    ferrotorch::ops::arith::check_alpha(result, alpha).py()
+}
+
 /// Scales `other` by `alpha` for `add(other, alpha=...)`.
 fn scaled<'py>(py: Python<'py>, other: &Bound<'py, PyAny>, alpha: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyAny>> {
     match alpha.and_then(number_of) {
@@ -754,11 +765,13 @@ impl PyTensor {
 
     #[pyo3(signature = (other, *, alpha=None))]
     fn add<'py>(&self, py: Python<'py>, other: &Bound<'py, PyAny>, alpha: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyAny>> {
+        check_alpha_args(&self.t, other, alpha, BinaryOp::Add, false)?;
         let o = scaled(py, other, alpha)?;
         binop(py, &self.t, &o, BinaryOp::Add, false)
     }
     #[pyo3(signature = (other, *, alpha=None))]
     fn sub<'py>(&self, py: Python<'py>, other: &Bound<'py, PyAny>, alpha: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyAny>> {
+        check_alpha_args(&self.t, other, alpha, BinaryOp::Sub, false)?;
         let o = scaled(py, other, alpha)?;
         binop(py, &self.t, &o, BinaryOp::Sub, false)
     }
@@ -770,11 +783,13 @@ impl PyTensor {
     }
     #[pyo3(signature = (other, *, alpha=None))]
     fn add_<'py>(slf: &Bound<'py, Self>, other: &Bound<'py, PyAny>, alpha: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyAny>> {
+        check_alpha_args(&slf.get().t, other, alpha, BinaryOp::Add, true)?;
         let o = scaled(slf.py(), other, alpha)?;
         inplace(slf, &o, BinaryOp::Add)
     }
     #[pyo3(signature = (other, *, alpha=None))]
     fn sub_<'py>(slf: &Bound<'py, Self>, other: &Bound<'py, PyAny>, alpha: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyAny>> {
+        check_alpha_args(&slf.get().t, other, alpha, BinaryOp::Sub, true)?;
         let o = scaled(slf.py(), other, alpha)?;
         inplace(slf, &o, BinaryOp::Sub)
     }

@@ -387,6 +387,8 @@ impl Tensor {
             rule(move |_, g| {
                 let Some(g) = g0(g) else { return Ok(vec![None]) };
                 let z = Tensor::zeros(&shape, g.dtype(), g.device())?;
+                // A 0-d input selected by a 1-element index: its gradient is 0-d too.
+                let g = if shape.is_empty() { g.reshape(&[])? } else { g };
                 Ok(vec![Some(z.index_add(d as i64, &index_c, &g, Scalar::Int(1))?)])
             })
         });
@@ -401,10 +403,20 @@ impl Tensor {
         let x = at_least_1d(self)?;
         let src = at_least_1d(source)?;
         let n = index.numel();
-        if src.ndim() != x.ndim() {
-            return Err(Error::index(format!("{op}(): Source/destination tensor must have same slice shapes")));
+        // index_copy_ checks (all IndexError) a scalar source first and the
+        // index count only after the slice shapes; index_add_ counts first.
+        let copy = mode == Reduce::Assign;
+        if copy && source.ndim() == 0 && n != 1 {
+            return Err(Error::index(format!("{op}(): When source is scalar, index should have one element (got {n})")));
         }
-        if src.shape()[d] != n {
+        if src.ndim() != x.ndim() {
+            return Err(Error::index(format!(
+                "{op}(): When source and destination are not scalars, their dimensionality must match. Source dimensionality ({}), destination dimensionality ({})",
+                source.ndim(),
+                self.ndim()
+            )));
+        }
+        if !copy && src.shape()[d] != n {
             return Err(Error::runtime(format!(
                 "{op}(): Number of indices ({n}) should be equal to source.size(dim): ({}), for dim: {d}",
                 src.shape()[d]
@@ -418,6 +430,12 @@ impl Tensor {
                     fmt_shape(&drop_dim(src.shape(), d))
                 )));
             }
+        }
+        if copy && src.shape()[d] != n {
+            return Err(Error::index(format!(
+                "{op}(): Number of indices ({n}) should be equal to source.size(dim) ({})",
+                src.shape()[d]
+            )));
         }
         let (_, ix) = along(&x, d, index)?;
         let size = x.shape()[d];
@@ -436,6 +454,7 @@ impl Tensor {
 
     /// `index_add(dim, index, source, alpha=1)` (records `IndexAddBackward0`).
     pub fn index_add(&self, dim: i64, index: &Tensor, source: &Tensor, alpha: Scalar) -> Result<Tensor> {
+        check_index_add(self, dim, index, source)?;
         let unit = alpha.to_f64() == 1.0;
         let out = {
             let _g = GradModeGuard::new(false);
@@ -465,6 +484,7 @@ impl Tensor {
 
     /// In-place `index_add_`.
     pub fn index_add_(&self, dim: i64, index: &Tensor, source: &Tensor, alpha: Scalar) -> Result<()> {
+        check_index_add(self, dim, index, source)?;
         if needs_grad(&[self, source]) {
             return apply_inplace(self, OldValue::Alias, |old| old.index_add(dim, index, source, alpha));
         }
@@ -646,6 +666,55 @@ fn along(x: &Tensor, dim: usize, index: &Tensor) -> Result<(Vec<usize>, Tensor)>
 
 fn drop_dim(s: &[usize], d: usize) -> Vec<usize> {
     s.iter().enumerate().filter(|&(i, _)| i != d).map(|(_, &v)| v).collect()
+}
+
+/// PyTorch's `index_func_meta_impl` checks for `index_add_`, in its order.
+/// They run on the caller's `source` (before `alpha` scales it, which can
+/// change its dtype).
+fn check_index_add(x: &Tensor, dim: i64, index: &Tensor, source: &Tensor) -> Result<()> {
+    let d = wrap_dim(dim, x.ndim())?;
+    if index.ndim() > 1 {
+        return Err(Error::index("index_add_(): Index is supposed to be a vector"));
+    }
+    if !matches!(index.dtype(), DType::Int64 | DType::Int32) {
+        return Err(Error::runtime(format!(
+            "index_add_(): Expected dtype int32/int64 for index but got: {}",
+            pretty(index.dtype())
+        )));
+    }
+    if x.dtype() != source.dtype() {
+        return Err(Error::runtime(format!(
+            "index_add_(): self ({}) and source ({}) must have the same scalar type",
+            pretty(x.dtype()),
+            pretty(source.dtype())
+        )));
+    }
+    if d != 0 && d >= source.ndim() {
+        return Err(Error::runtime(format!(
+            "index_add_(): Indexing dim {d} is out of bounds of the source tensor with dim {}",
+            source.ndim()
+        )));
+    }
+    let n = index.numel();
+    let count = if source.ndim() == 0 { 1 } else { source.shape()[d] };
+    if n != count {
+        return Err(Error::runtime(format!(
+            "index_add_(): Number of indices ({n}) should be equal to source.size(dim): ({count}), for dim: {d}"
+        )));
+    }
+    let (mut xs, mut ss) = (x.shape().to_vec(), source.shape().to_vec());
+    if x.ndim() != 0 && source.ndim() != 0 {
+        xs.remove(d);
+        ss.remove(d);
+    }
+    if xs != ss {
+        return Err(Error::runtime(format!(
+            "source tensor shape must match self tensor shape, excluding the specified dimension. Got self.shape = {} source.shape = {}",
+            fmt_shape(x.shape()),
+            fmt_shape(source.shape())
+        )));
+    }
+    Ok(())
 }
 
 fn check_index_vector(op: &str, index: &Tensor) -> Result<()> {
