@@ -130,6 +130,13 @@ impl Tensor {
             }
             Operand::S(_) => None,
         };
+        // PyTorch converts the value to `self`'s dtype with its overflow
+        // check (a tensor value through `item()`), whatever the mask holds.
+        let sv = match value {
+            Operand::T(t) => t.item()?,
+            Operand::S(s) => s,
+        };
+        ferrotorch_core::dtype::check_scalar_fits(sv, self.dtype(), 2)?;
         let v = match value {
             Operand::T(t) => t.clone(),
             Operand::S(s) => scalar_t(s)?,
