@@ -1,7 +1,7 @@
 """Functional forms of tensor methods (``torch.add(x, y)`` == ``x.add(y)``)."""
 
 from . import _C
-from ._math_ops import _write_out, _pretty, _inplace_copy, _check_inplace_broadcast, _out_dtype
+from ._math_ops import _write_out, _pretty, _inplace_copy, _check_inplace_broadcast, _out_dtype, _OMITTED, _reduce_dim
 
 __all__ = [
     "add", "sub", "mul", "div", "true_divide", "pow", "neg", "abs", "exp", "log", "sqrt",
@@ -128,14 +128,36 @@ def eq(input, other):
     return input.eq(other)
 
 
-def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
+def sum(input, dim=_OMITTED, keepdim=_OMITTED, *, dtype=None, out=None):
     """Sum over ``dim`` (all dims by default)."""
-    return _write_out(input.sum(dim, keepdim, dtype=_out_dtype(dtype, out)), out)
+    dim, keepdim = _reduce_dim("sum", dim, keepdim)
+    return _write_out(_native_sum(input, dim, keepdim, dtype=_out_dtype(dtype, out)), out)
 
 
-def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
+def mean(input, dim=_OMITTED, keepdim=_OMITTED, *, dtype=None, out=None):
     """Mean over ``dim`` (all dims by default)."""
-    return _write_out(input.mean(dim, keepdim, dtype=_out_dtype(dtype, out)), out)
+    dim, keepdim = _reduce_dim("mean", dim, keepdim)
+    return _write_out(_native_mean(input, dim, keepdim, dtype=_out_dtype(dtype, out)), out)
+
+
+_native_sum = _C.Tensor.sum
+_native_mean = _C.Tensor.mean
+
+
+def _sum_method(self, dim=_OMITTED, keepdim=_OMITTED, *, dtype=None):
+    dim, keepdim = _reduce_dim("sum", dim, keepdim)
+    return _native_sum(self, dim, keepdim, dtype=dtype)
+
+
+def _mean_method(self, dim=_OMITTED, keepdim=_OMITTED, *, dtype=None):
+    dim, keepdim = _reduce_dim("mean", dim, keepdim)
+    return _native_mean(self, dim, keepdim, dtype=dtype)
+
+
+_sum_method.__doc__ = _native_sum.__doc__
+_mean_method.__doc__ = _native_mean.__doc__
+_C.Tensor.sum = _sum_method
+_C.Tensor.mean = _mean_method
 
 
 def mm(input, mat2, *, out=None):

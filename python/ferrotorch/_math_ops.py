@@ -29,6 +29,33 @@ def _is_tensor(x):
     return isinstance(x, Tensor)
 
 
+class _Omitted:
+    """Default of an argument the caller left out: PyTorch's parser tells that apart from an explicit None."""
+    __slots__ = ()
+
+    def __repr__(self):
+        return "<omitted>"
+
+
+_OMITTED = _Omitted()
+
+
+def _reduce_dim(name, dim, keepdim, none_ok=True):
+    """``(dim, keepdim)`` for a reduction with a full and a ``dim`` overload.
+
+    PyTorch's parser matches ``keepdim`` only in the ``dim`` overload, so ``keepdim``
+    without ``dim`` is a TypeError; where that overload's ``dim`` is an int (``prod``,
+    ``median``) an explicit None matches nothing either.
+    """
+    if dim is _OMITTED:
+        if keepdim is not _OMITTED:
+            raise TypeError(f'{name}() missing 1 required positional arguments: "dim"')
+        return None, False
+    if dim is None and not none_ok:
+        raise TypeError(f"{name}(): argument 'dim' must be int, not NoneType")
+    return dim, (False if keepdim is _OMITTED else keepdim)
+
+
 # ----- out= and return types ------------------------------------------------------
 
 
@@ -663,8 +690,9 @@ Tensor.allclose = lambda self, other, rtol=1e-05, atol=1e-08, equal_nan=False: a
 # ----- reductions -------------------------------------------------------------------
 
 
-def prod(input, dim=None, keepdim=False, *, dtype=None, out=None):
+def prod(input, dim=_OMITTED, keepdim=_OMITTED, *, dtype=None, out=None):
     """Product over one dim or everything."""
+    dim, keepdim = _reduce_dim("prod", dim, keepdim, none_ok=False)
     return _write_out(_C._math_prod(input, dim, keepdim, _out_dtype(dtype, out)), out)
 
 
@@ -828,8 +856,9 @@ def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
     return _write_out(return_types.kthvalue(*_C._math_kthvalue(input, k, dim, keepdim)), out)
 
 
-def median(input, dim=None, keepdim=False, *, out=None):
+def median(input, dim=_OMITTED, keepdim=_OMITTED, *, out=None):
     """The lower median (of everything, or along ``dim`` with its index)."""
+    dim, keepdim = _reduce_dim("median", dim, keepdim, none_ok=False)
     if input.dtype == _C.bool:
         raise NotImplementedError(f"\"{'median_cpu' if dim is None else 'median_out'}\" not implemented for 'Bool'")
     if dim is None:

@@ -454,6 +454,8 @@ def trace(input):
     """Sum of the main diagonal of a 2-d tensor."""
     if input.dim() != 2:
         raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {input.dim()}")
+    if input.dtype == _C.bool:  # PyTorch's trace kernel has no bool instance (sum would promote)
+        raise NotImplementedError("\"trace\" not implemented for 'Bool'")
     return input.diagonal().sum()
 
 

@@ -169,8 +169,7 @@ impl DType {
 /// PyTorch's check that a Python number fits the dtype it is written into
 /// (`full`, `fill_`): "value cannot be converted to type int8_t without
 /// overflow". Integers may wrap into `uint8` from -255..=255 as in PyTorch
-/// (floats may not);
-/// floats check the range (infinities and NaN pass only into floating types);
+/// (negative floats may not); floats check the range (infinities and NaN pass only into floating types);
 /// `bool` and `float64` accept anything. Like PyTorch's CPU fast path for a
 /// single element, `float16`/`bfloat16` tensors of one element are not checked.
 pub fn check_scalar_fits(value: Scalar, dtype: DType, numel: usize) -> Result<()> {
@@ -200,10 +199,10 @@ pub fn check_scalar_fits(value: Scalar, dtype: DType, numel: usize) -> Result<()
             Int32 => i32::try_from(i).is_ok(),
             _ => true,
         },
-        // i64::MAX as f64 rounds up to 2^63, which does not fit an int64.
-        Scalar::Float(f) if dtype == Int64 => f.is_finite() && f >= lo && f < hi,
-        // Only integers wrap into uint8; a float must lie in its range.
-        Scalar::Float(f) if dtype == UInt8 => f.is_finite() && (0.0..=255.0).contains(&f),
+        // PyTorch compares a float with the integer type's lowest and max in
+        // double: negative floats never fit uint8 (ints may wrap, floats
+        // not), and 2^63 (int64's max rounded) passes.
+        Scalar::Float(f) if dtype == UInt8 => f.is_finite() && (0.0..=hi).contains(&f),
         Scalar::Float(f) => f.is_finite() && (lo..=hi).contains(&f),
     };
     if fits {

@@ -10,8 +10,8 @@ pub trait Element: Copy + Send + Sync + PartialEq + PartialOrd + std::fmt::Debug
     const DTYPE: DType;
     /// Widens to `f64` (exact for every type except `i64` above 2^53).
     fn to_f64(self) -> f64;
-    /// Narrows from `f64` with Rust `as` semantics (saturating for ints, NaN → 0);
-    /// f16/bf16 round through f32 as PyTorch does. Inside `dispatch_dtype!`
+    /// Narrows from `f64`: ints truncate as PyTorch's `static_cast` does on
+    /// x86 (see [`f64_to_i64_x86`]); f16/bf16 round through f32 as PyTorch does. Inside `dispatch_dtype!`
     /// bodies, where `T` names the concrete type, write `<T as Element>::from_f64`:
     /// `half`'s inherent `from_f64` would win and rounds differently.
     fn from_f64(v: f64) -> Self;
@@ -35,8 +35,13 @@ macro_rules! int_element {
             }
             #[inline(always)]
             fn from_f64(v: f64) -> Self {
-                // Through i64 first so that e.g. -1.0 -> uint8 wraps to 255 like PyTorch.
-                (v as i64) as $t
+                // C compilers convert to the narrow ints through a 32-bit
+                // conversion and keep the low bits (-1.0 -> uint8 is 255).
+                if std::mem::size_of::<$t>() == 8 {
+                    f64_to_i64_x86(v) as $t
+                } else {
+                    f64_to_i32_x86(v) as $t
+                }
             }
             #[inline(always)]
             fn to_i64(self) -> i64 {
@@ -77,7 +82,7 @@ macro_rules! float_element {
             }
             #[inline(always)]
             fn to_i64(self) -> i64 {
-                self as i64
+                f64_to_i64_x86(self as f64)
             }
             #[inline(always)]
             fn from_i64(v: i64) -> Self {
@@ -114,7 +119,7 @@ macro_rules! half_element {
             }
             #[inline(always)]
             fn to_i64(self) -> i64 {
-                self.to_f64() as i64
+                f64_to_i64_x86(self.to_f64())
             }
             #[inline(always)]
             fn from_i64(v: i64) -> Self {
@@ -159,6 +164,31 @@ impl Element for bool {
     #[inline(always)]
     fn one() -> Self {
         true
+    }
+}
+
+/// Float to `int64` truncation as PyTorch's CPU kernels do it on x86
+/// (`cvttsd2si`): NaN, infinities and values outside the range give
+/// `i64::MIN`, the "integer indefinite" value. C leaves these conversions
+/// undefined; this is what PyTorch deterministically produces on x86.
+#[inline(always)]
+pub fn f64_to_i64_x86(v: f64) -> i64 {
+    // 2^63 is exact in f64; the range check also rejects NaN.
+    if (-9_223_372_036_854_775_808.0..9_223_372_036_854_775_808.0).contains(&v) {
+        v as i64
+    } else {
+        i64::MIN
+    }
+}
+
+/// Float to `int32` truncation as on x86: out of range or NaN gives
+/// `i32::MIN`. The narrower ints keep the low bits of this result.
+#[inline(always)]
+pub fn f64_to_i32_x86(v: f64) -> i32 {
+    if v > -2_147_483_649.0 && v < 2_147_483_648.0 {
+        v as i32
+    } else {
+        i32::MIN
     }
 }
 

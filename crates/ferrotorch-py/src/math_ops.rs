@@ -7,7 +7,7 @@ use crate::args::{dims_of, number_of, type_name};
 use crate::dtype::opt_dtype;
 use crate::errors::IntoPyResult;
 use crate::tensor::{tensor_of, wrap, wrap_tuple, PyTensor};
-use ferrotorch::ops::arith::{binary, unary, update_with, BinaryOp, Operand, UnaryOp};
+use ferrotorch::ops::arith::{binary, binary_, unary, update_with, BinaryOp, Operand, UnaryOp};
 use ferrotorch::ops::ternary::Arg;
 use ferrotorch::Tensor;
 use pyo3::exceptions::{PyTypeError, PyValueError};
@@ -185,8 +185,15 @@ pub fn _math_binary<'py>(py: Python<'py>, name: &str, input: &Bound<'py, PyAny>,
         }
         return wrap(py, binary(a.op(), b.op(), op).py()?);
     }
-    let rg = requires_grad(&b);
-    run(py, input, inplace, rg, |x| binary(Operand::T(x), b.op(), op))
+    if inplace {
+        // All in-place binary ops share `binary_`: its checks come in
+        // PyTorch's order (shape, result type) before any kernel runs.
+        let x = tensor_of(input)?;
+        crate::tensor::check_inplace_leaf(&x)?;
+        binary_(&x, b.op(), op).py()?;
+        return Ok(input.clone());
+    }
+    run(py, input, false, false, |x| binary(Operand::T(x), b.op(), op))
 }
 
 /// `clamp(input, min, max)` with scalar or tensor bounds.

@@ -214,24 +214,13 @@ pub fn scalar_arg(value: Scalar, dtype: DType) -> Result<Scalar> {
     })
 }
 
-/// PyTorch's `alpha_check` for `add`/`sub`/`rsub` with `alpha`: a float alpha
-/// is refused for integer (and bool) results, a bool alpha for non-bool ones.
-pub fn check_alpha(dtype: DType, alpha: Scalar) -> Result<()> {
-    if alpha.is_float() && !dtype.is_floating_point() {
-        return Err(Error::runtime("For integral input tensors, argument alpha must not be a floating point number."));
-    }
-    if matches!(alpha, Scalar::Bool(_)) && dtype != DType::Bool {
-        return Err(Error::runtime("Boolean alpha only supported for Boolean results."));
-    }
-    Ok(())
-}
-
 /// `a + alpha * b` (`op` = `Add`) or `a - alpha * b` (`Sub`): PyTorch's
 /// `add`/`sub` with `alpha`. `alpha` is checked ([`check_alpha`]) and
 /// converted to the common dtype ([`scalar_arg`]); `b` is scaled in that dtype
 /// (so `add(f64, f16, alpha=)` does not round through float16), and float16/
 /// bfloat16 results compute in float32 and round once, as PyTorch's kernel.
 pub fn add_scaled(a: Operand, b: Operand, alpha: Scalar, op: BinaryOp) -> Result<Tensor> {
+    check_operands(op, &a, &b)?;
     let (compute, _) = op_dtypes(op, &a, &b)?;
     check_alpha(compute, alpha)?;
     let alpha_c = scalar_arg(alpha, compute)?;
@@ -250,8 +239,10 @@ pub fn add_scaled(a: Operand, b: Operand, alpha: Scalar, op: BinaryOp) -> Result
 
 /// In-place [`add_scaled`]: `a += alpha * b` / `a -= alpha * b`.
 pub fn add_scaled_(a: &Tensor, b: Operand, alpha: Scalar, op: BinaryOp) -> Result<()> {
+    check_operands(op, &Operand::T(a), &b)?;
     let (compute, _) = op_dtypes(op, &Operand::T(a), &b)?;
-    check_alpha(compute, alpha)?;
+    // The in-place forms check alpha against the receiver's dtype.
+    check_alpha(a.dtype(), alpha)?;
     if scalar_arg(alpha, compute)?.to_f64() == 1.0 {
         return binary_(a, b, op);
     }
@@ -269,9 +260,57 @@ pub fn binary(a: Operand, b: Operand, op: BinaryOp) -> Result<Tensor> {
     Ok(out)
 }
 
+fn operand_is_bool(o: &Operand) -> bool {
+    match o {
+        Operand::T(t) => t.dtype() == DType::Bool,
+        Operand::S(s) => matches!(s, Scalar::Bool(_)),
+    }
+}
+
+/// The operand checks PyTorch makes before it builds the op's iterator, so
+/// before any shape or dtype check (a Python number counts as the 0-d tensor
+/// PyTorch wraps it in).
+pub fn check_operands(op: BinaryOp, a: &Operand, b: &Operand) -> Result<()> {
+    let (ab, bb) = (operand_is_bool(a), operand_is_bool(b));
+    match op {
+        BinaryOp::Sub if ab && bb => Err(Error::runtime(
+            "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or `logical_xor()` operator instead.",
+        )),
+        BinaryOp::Sub if ab || bb => Err(Error::runtime(
+            "Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.",
+        )),
+        // A bool tensor exponent has no kernel; a Python bool exponent is
+        // PyTorch's `x ** True` shortcut (a copy) and stays allowed.
+        BinaryOp::Pow if ab && bb && matches!(b, Operand::T(_)) => {
+            Err(Error::not_implemented("\"pow\" not implemented for 'Bool'"))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// PyTorch's `alpha_check` for `add`/`sub(..., alpha=)`: `result` is the
+/// dtype the op produces (the output's dtype for the in-place forms).
+pub fn check_alpha(result: DType, alpha: Scalar) -> Result<()> {
+    if matches!(alpha, Scalar::Bool(_)) && result != DType::Bool {
+        return Err(Error::runtime("Boolean alpha only supported for Boolean results."));
+    }
+    if matches!(alpha, Scalar::Float(_)) && !result.is_floating_point() {
+        return Err(Error::runtime(
+            "For integral input tensors, argument alpha must not be a floating point number.",
+        ));
+    }
+    Ok(())
+}
+
+/// The dtype `a <op> b` returns (PyTorch's result type for the op).
+pub fn binary_result_dtype(a: Operand, b: Operand, op: BinaryOp) -> Result<DType> {
+    Ok(op_dtypes(op, &a, &b)?.1)
+}
+
 /// `a <op> b` without autograd.
 pub fn binary_raw(a: Operand, b: Operand, op: BinaryOp) -> Result<Tensor> {
     let _no_grad = crate::autograd::GradModeGuard::new(false);
+    check_operands(op, &a, &b)?;
     let (compute, out_dtype) = op_dtypes(op, &a, &b)?;
     let (ta, tb) = (as_tensor(&a, compute)?, as_tensor(&b, compute)?);
     check_cpu(op.name(), &[&ta, &tb])?;
@@ -291,6 +330,8 @@ pub fn binary_(a: &Tensor, b: Operand, op: BinaryOp) -> Result<()> {
     let recording = crate::autograd::is_grad_enabled()
         && (a.requires_grad() || tb.is_some_and(|x| x.requires_grad()) || a.base().is_some_and(|b| b.requires_grad()));
     if recording {
+        check_operands(op, &Operand::T(a), &b)?;
+        check_inplace_result(a, &b, op)?;
         return binary_recorded(a, b, op);
     }
     binary_raw_(a, b, op)
@@ -301,27 +342,27 @@ pub fn binary_(a: &Tensor, b: Operand, op: BinaryOp) -> Result<()> {
 fn binary_recorded(a: &Tensor, b: Operand, op: BinaryOp) -> Result<()> {
     crate::autograd::apply_inplace(a, crate::autograd::OldValue::Copy, |snap| {
         let r = binary(Operand::T(snap), b, op)?;
-        if !DType::can_cast(r.dtype(), a.dtype()) {
-            return Err(Error::runtime(format!(
-                "result type {} can't be cast to the desired output type {}",
-                pretty(r.dtype()),
-                pretty(a.dtype())
-            )));
-        }
-        if r.shape() != a.shape() {
-            return Err(Error::runtime(format!(
-                "output with shape {} doesn't match the broadcast shape {}",
-                fmt_shape(a.shape()),
-                fmt_shape(r.shape())
-            )));
-        }
+        check_write_back(a, &r)?;
         Ok(r)
     })
 }
 
-/// `a <op>= b` without autograd.
-pub fn binary_raw_(a: &Tensor, b: Operand, op: BinaryOp) -> Result<()> {
-    let (compute, out_dtype) = op_dtypes(op, &Operand::T(a), &b)?;
+/// The checks PyTorch's iterator makes for an in-place op, in its order and
+/// before any kernel runs (so before "not implemented for" dtype errors):
+/// the operands broadcast, the broadcast shape is the output's, and the
+/// result type casts to the output's dtype.
+fn check_inplace_result(a: &Tensor, b: &Operand, op: BinaryOp) -> Result<()> {
+    if let Operand::T(tb) = b {
+        let shape = broadcast_shapes(a.shape(), tb.shape())?;
+        if shape.as_slice() != a.shape() {
+            return Err(Error::runtime(format!(
+                "output with shape {} doesn't match the broadcast shape {}",
+                fmt_shape(a.shape()),
+                fmt_shape(&shape)
+            )));
+        }
+    }
+    let (_, out_dtype) = op_dtypes(op, &Operand::T(a), b)?;
     if !DType::can_cast(out_dtype, a.dtype()) {
         return Err(Error::runtime(format!(
             "result type {} can't be cast to the desired output type {}",
@@ -329,15 +370,15 @@ pub fn binary_raw_(a: &Tensor, b: Operand, op: BinaryOp) -> Result<()> {
             pretty(a.dtype())
         )));
     }
+    Ok(())
+}
+
+/// `a <op>= b` without autograd.
+pub fn binary_raw_(a: &Tensor, b: Operand, op: BinaryOp) -> Result<()> {
+    check_operands(op, &Operand::T(a), &b)?;
+    check_inplace_result(a, &b, op)?;
+    let (compute, out_dtype) = op_dtypes(op, &Operand::T(a), &b)?;
     let tb = as_tensor(&b, compute)?;
-    let shape = broadcast_shapes(a.shape(), tb.shape())?;
-    if shape.as_slice() != a.shape() {
-        return Err(Error::runtime(format!(
-            "output with shape {} doesn't match the broadcast shape {}",
-            fmt_shape(a.shape()),
-            fmt_shape(&shape)
-        )));
-    }
     let ta = a.to_dtype(compute)?;
     // Compute straight into `a` when dtypes agree and `b` cannot alias it in a
     // way that changes results; otherwise through a temporary.
@@ -756,18 +797,19 @@ fn write_back(a: &Tensor, r: &Tensor) -> Result<()> {
 }
 
 fn check_write_back(a: &Tensor, r: &Tensor) -> Result<()> {
-    if !DType::can_cast(r.dtype(), a.dtype()) {
-        return Err(Error::runtime(format!(
-            "result type {} can't be cast to the desired output type {}",
-            pretty(r.dtype()),
-            pretty(a.dtype())
-        )));
-    }
+    // PyTorch's iterator checks the output's shape before its dtype.
     if r.shape() != a.shape() {
         return Err(Error::runtime(format!(
             "output with shape {} doesn't match the broadcast shape {}",
             fmt_shape(a.shape()),
             fmt_shape(r.shape())
+        )));
+    }
+    if !DType::can_cast(r.dtype(), a.dtype()) {
+        return Err(Error::runtime(format!(
+            "result type {} can't be cast to the desired output type {}",
+            pretty(r.dtype()),
+            pretty(a.dtype())
         )));
     }
     Ok(())

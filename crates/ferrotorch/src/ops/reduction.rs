@@ -119,27 +119,32 @@ fn dim_mask(dim: i64, ndim: usize) -> Result<(usize, Vec<bool>)> {
 }
 
 /// PyTorch's error for reducing an empty dim where no identity exists.
-fn check_nonempty(name: &str, x: &Tensor, mask: &[bool], dim: Option<usize>) -> Result<()> {
+fn check_nonempty(name: &str, x: &Tensor, d: usize) -> Result<()> {
+    if x.numel() == 0 && x.ndim() > 0 && x.shape()[d] == 0 {
+        return Err(Error::index(format!("{name}(): Expected reduction dim {d} to have non-zero size.")));
+    }
+    Ok(())
+}
+
+/// PyTorch's `zero_numel_check_dims` for reductions over a dim list without
+/// an identity (`amax`/`amin`): an empty input needs explicit dims, checked
+/// one by one as given (so before duplicate dims are looked for).
+fn check_nonempty_dims(name: &str, x: &Tensor, dims: Option<&[i64]>) -> Result<()> {
     if x.numel() != 0 {
         return Ok(());
     }
-    match dim {
-        Some(d) if x.ndim() > 0 && x.shape()[d] == 0 => {
-            Err(Error::index(format!("{name}(): Expected reduction dim {d} to have non-zero size.")))
-        }
-        Some(_) => Ok(()),
-        None => {
-            if let Some(d) = (0..x.ndim()).find(|&d| mask[d] && x.shape()[d] == 0) {
-                if mask.iter().all(|&m| m) && name != "amax" && name != "amin" {
-                    return Err(Error::runtime(format!(
-                        "{name}(): Expected reduction dim to be specified for input.numel() == 0. Specify the reduction dim with the 'dim' argument."
-                    )));
-                }
-                return Err(Error::index(format!("{name}(): Expected reduction dim {d} to have non-zero size.")));
-            }
-            Ok(())
+    let dims = dims.unwrap_or(&[]);
+    if dims.is_empty() {
+        return Err(Error::runtime(format!(
+            "{name}(): Expected reduction dim to be specified for input.numel() == 0. Specify the reduction dim with the 'dim' argument."
+        )));
+    }
+    for &d in dims {
+        if x.shape()[wrap_dim(d, x.ndim())?] == 0 {
+            return Err(Error::index(format!("{name}(): Expected reduction dim {d} to have non-zero size.")));
         }
     }
+    Ok(())
 }
 
 
@@ -224,8 +229,8 @@ impl Tensor {
     /// `amax(dim, keepdim)` / `amin` (NaN propagates). Records `AmaxBackward0`.
     pub fn amax_dims(&self, dims: Option<&[i64]>, keepdim: bool, max: bool) -> Result<Tensor> {
         let name = if max { "amax" } else { "amin" };
+        check_nonempty_dims(name, self, dims)?;
         let mask = reduced_dims(dims, self.ndim())?;
-        check_nonempty(name, self, &mask, None)?;
         let out = {
             let _no_grad = GradModeGuard::new(false);
             let kind = if max { ReduceKind::Max } else { ReduceKind::Min };
@@ -274,7 +279,7 @@ impl Tensor {
     pub fn max_dim(&self, dim: i64, keepdim: bool, max: bool) -> Result<(Tensor, Tensor)> {
         let name = if max { "max" } else { "min" };
         let (d, mask) = dim_mask(dim, self.ndim())?;
-        check_nonempty(name, self, &mask, Some(d))?;
+        check_nonempty(name, self, d)?;
         let (vals, idx) = {
             let _no_grad = GradModeGuard::new(false);
             let (v, i) = arg_engine(self, &mask, max, keepdim, true)?;
@@ -295,12 +300,12 @@ impl Tensor {
         match dim {
             Some(d) => {
                 let (dd, mask) = dim_mask(d, self.ndim())?;
-                check_nonempty(name, self, &mask, Some(dd))?;
+                check_nonempty(name, self, dd)?;
                 Ok(arg_engine(self, &mask, max, keepdim, false)?.1)
             }
             None => {
                 if self.numel() == 0 {
-                    return Err(Error::runtime(format!(
+                    return Err(Error::index(format!(
                         "{name}(): Expected reduction dim to be specified for input.numel() == 0."
                     )));
                 }

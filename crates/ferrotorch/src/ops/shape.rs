@@ -56,7 +56,9 @@ impl Tensor {
         }
         let skip = |t: &Tensor| t.ndim() == 1 && t.numel() == 0;
         let reference = tensors.iter().find(|t| !skip(t)).unwrap_or(&tensors[0]);
-        let d = wrap_dim(dim, reference.ndim())?;
+        // PyTorch wraps `dim` against the first tensor it does not skip; with
+        // only legacy empties there is none and `dim` goes unchecked.
+        let d = if tensors.iter().all(skip) { 0 } else { wrap_dim(dim, reference.ndim())? };
         for (i, t) in tensors.iter().enumerate() {
             if skip(t) && !t.same(reference) {
                 continue;
@@ -434,13 +436,17 @@ impl Tensor {
             )));
         }
         let n = self.ndim();
-        // Only a repeat gets movedim's own message; a dim out of range stays an IndexError.
-        let repeated = |e: Error, what: &str, dims: &[i64]| match e.kind {
-            ferrotorch_core::ErrorKind::Runtime => Error::runtime(format!("movedim: repeated dim in `{what}` ({dims:?})")),
-            _ => e,
-        };
-        let src = wrap_dims(source, n.max(1)).map_err(|e| repeated(e, "source", source))?;
-        let dst = wrap_dims(destination, n.max(1)).map_err(|e| repeated(e, "destination", destination))?;
+        // PyTorch wraps both lists (IndexError when out of range) before it
+        // looks for repeats in either.
+        let wrap = |dims: &[i64]| dims.iter().map(|&d| wrap_dim(d, n.max(1))).collect::<Result<Vec<usize>>>();
+        let (src, dst) = (wrap(source)?, wrap(destination)?);
+        let repeats = |v: &[usize]| v.iter().enumerate().any(|(i, d)| v[..i].contains(d));
+        if repeats(&src) {
+            return Err(Error::runtime(format!("movedim: repeated dim in `source` ({source:?})")));
+        }
+        if repeats(&dst) {
+            return Err(Error::runtime(format!("movedim: repeated dim in `destination` ({destination:?})")));
+        }
         if n == 0 {
             return Ok(self.clone());
         }

@@ -120,6 +120,14 @@ impl Tensor {
                 super::creation::pretty(end.dtype())
             )));
         }
+        // A tensor weight must match too (a Python number is cast).
+        if let Some(w) = weight.tensor().filter(|w| w.dtype() != self.dtype()) {
+            return Err(Error::runtime(format!(
+                "expected dtype {} for `weight` but got dtype {}",
+                super::creation::pretty(self.dtype()),
+                super::creation::pretty(w.dtype())
+            )));
+        }
         if !self.dtype().is_floating_point() {
             return Err(super::math::not_impl("lerp_kernel_scalar", self.dtype()));
         }

@@ -114,6 +114,13 @@ impl Tensor {
     pub fn masked_fill(&self, mask: &Tensor, value: Operand) -> Result<Tensor> {
         check_masked_fill_args(mask, value)?;
         let vt = if let Operand::T(t) = value { Some(t) } else { None };
+        // PyTorch converts the value to `self`'s dtype with its overflow
+        // check (a tensor value through `item()`), whatever the mask holds.
+        let sv = match value {
+            Operand::T(t) => t.item()?,
+            Operand::S(s) => s,
+        };
+        ferrotorch_core::dtype::check_scalar_fits(sv, self.dtype(), 2)?;
         let v = match value {
             Operand::T(t) => t.clone(),
             // PyTorch converts the number to self's dtype first (overflow checked).

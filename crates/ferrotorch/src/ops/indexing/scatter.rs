@@ -397,6 +397,8 @@ impl Tensor {
             rule(move |_, g| {
                 let Some(g) = g0(g) else { return Ok(vec![None]) };
                 let z = Tensor::zeros(&shape, g.dtype(), g.device())?;
+                // A 0-d input selected by a 1-element index: its gradient is 0-d too.
+                let g = if shape.is_empty() { g.reshape(&[])? } else { g };
                 Ok(vec![Some(z.index_add(d as i64, &index_c, &g, Scalar::Int(1))?)])
             })
         });
@@ -413,10 +415,20 @@ impl Tensor {
         let x = at_least_1d(self)?;
         let src = at_least_1d(source)?;
         let n = index.numel();
-        if src.ndim() != x.ndim() {
-            return Err(Error::index(format!("{op}(): Source/destination tensor must have same slice shapes")));
+        // index_copy_ checks (all IndexError) a scalar source first and the
+        // index count only after the slice shapes; index_add_ counts first.
+        let copy = mode == Reduce::Assign;
+        if copy && source.ndim() == 0 && n != 1 {
+            return Err(Error::index(format!("{op}(): When source is scalar, index should have one element (got {n})")));
         }
-        if src.shape()[d] != n {
+        if src.ndim() != x.ndim() {
+            return Err(Error::index(format!(
+                "{op}(): When source and destination are not scalars, their dimensionality must match. Source dimensionality ({}), destination dimensionality ({})",
+                source.ndim(),
+                self.ndim()
+            )));
+        }
+        if !copy && src.shape()[d] != n {
             return Err(Error::runtime(format!(
                 "{op}(): Number of indices ({n}) should be equal to source.size(dim): ({}), for dim: {d}",
                 src.shape()[d]
@@ -430,6 +442,12 @@ impl Tensor {
                     fmt_shape(&drop_dim(src.shape(), d))
                 )));
             }
+        }
+        if copy && src.shape()[d] != n {
+            return Err(Error::index(format!(
+                "{op}(): Number of indices ({n}) should be equal to source.size(dim) ({})",
+                src.shape()[d]
+            )));
         }
         let (_, ix) = along(&x, d, index)?;
         let size = x.shape()[d];
