@@ -186,6 +186,10 @@ pub fn _math_binary<'py>(py: Python<'py>, name: &str, input: &Bound<'py, PyAny>,
         return wrap(py, binary(a.op(), b.op(), op).py()?);
     }
     let rg = requires_grad(&b);
+    if inplace {
+        let target = tensor_of(input)?.dtype();
+        return run(py, input, true, rg, |x| ferrotorch::ops::arith::binary_for_inplace(x, b.op(), op, target));
+    }
     run(py, input, inplace, rg, |x| binary(Operand::T(x), b.op(), op))
 }
 
