@@ -496,6 +496,9 @@ def _attach():
     }
     for name, fn in plain.items():
         setattr(Tensor, name, method(fn))
+    # The method's diagonal is argument 1 in PyTorch's messages (the function's is 2).
+    Tensor.tril = lambda self, diagonal=0: _C._tril(self, _args.integer(diagonal, "tril", "diagonal", 1, symint=True))
+    Tensor.triu = lambda self, diagonal=0: _C._triu(self, _args.integer(diagonal, "triu", "diagonal", 1, symint=True))
     Tensor.flip = flip_m
     Tensor.movedim = movedim_m
     Tensor.moveaxis = movedim_m
