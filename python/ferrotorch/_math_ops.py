@@ -234,10 +234,12 @@ def relu6(input, inplace=False):
 
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
     """Clamps to ``[min_val, max_val]``."""
-    min_val = _args.number(min_val, "hardtanh", "min_val", 2)
-    max_val = _args.number(max_val, "hardtanh", "max_val", 3)
+    # PyTorch compares first (in Python, so a 2-element tensor fails there)
+    # and parses the arguments after.
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
+    min_val = _args.number(min_val, "hardtanh", "min_val", 2)
+    max_val = _args.number(max_val, "hardtanh", "max_val", 3)
     return _act("hardtanh", input, float(min_val), float(max_val), inplace=inplace)
 
 

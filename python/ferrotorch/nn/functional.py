@@ -5,7 +5,7 @@ import math
 import struct
 import warnings
 
-from .. import _C
+from .. import _C, _args
 from .. import _math_ops as _m
 from .. import _shape_ops as _s
 from ..amp.autocast_mode import _cast_inputs as _autocast
@@ -79,6 +79,8 @@ def hardtanh_(input, min_val=-1.0, max_val=1.0):
 
 def threshold(input, threshold, value, inplace=False):
     """``input if input > threshold else value``."""
+    threshold = _args.number(threshold, "threshold_" if inplace else "threshold", "threshold", 2)
+    value = _args.number(value, "threshold_" if inplace else "threshold", "value", 3)
     out = _s.where(input > threshold, input, _C.full((), value, dtype=input.dtype, device=input.device))
     if inplace:
         with _no_grad():
@@ -114,6 +116,7 @@ def _check_lambd(lambd, input):
 
 def softshrink(input, lambd=0.5):
     """Shrinks towards zero by ``lambd``; zero inside ``[-lambd, lambd]``."""
+    lambd = _args.number(lambd, "softshrink", "lambd", 2)
     _check_lambd(lambd, input)
     zero = input * 0
     return _s.where(input > lambd, input - lambd, _s.where(input < -lambd, input + lambd, zero))
@@ -121,6 +124,7 @@ def softshrink(input, lambd=0.5):
 
 def hardshrink(input, lambd=0.5):
     """``x`` where ``|x| > lambd``, else zero."""
+    lambd = _args.number(lambd, "hardshrink", "lambd", 2)
     return _s.where(input.abs() > lambd, input, input * 0)
 
 
