@@ -252,7 +252,10 @@ fn binary_recorded(a: &Tensor, b: Operand, op: BinaryOp) -> Result<()> {
 /// gradient path.
 pub fn binary_for_inplace(snap: &Tensor, b: Operand, op: BinaryOp, target: DType) -> Result<Tensor> {
     let r = binary(Operand::T(snap), b, op)?;
-    if !op.is_comparison() || !target.is_floating_point() {
+    // Only the six comparisons have PyTorch derivative entries (zeros); the
+    // in-place logical ops record nothing there, so the old history stays.
+    let is_compare = matches!(op, BinaryOp::Eq | BinaryOp::Ne | BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge);
+    if !is_compare || !target.is_floating_point() {
         return Ok(r);
     }
     let r = {
@@ -276,7 +279,9 @@ pub fn binary_for_inplace(snap: &Tensor, b: Operand, op: BinaryOp, target: DType
     };
     let metas: Vec<(Vec<usize>, DType, crate::Device)> =
         std::iter::once(snap).chain(tb).map(|t| (t.shape().to_vec(), t.dtype(), t.device())).collect();
-    crate::autograd::record(name, &[Some(snap), tb], &[&r], move || {
+    // One edge per tensor input: a Python-number `other` has none.
+    let inputs: Vec<Option<&Tensor>> = std::iter::once(snap).chain(tb).map(Some).collect();
+    crate::autograd::record(name, &inputs, &[&r], move || {
         crate::autograd::rule(move |_node, _grads| {
             metas
                 .iter()
