@@ -197,3 +197,16 @@ def test_detach_inplace_on_views(make):
         return v.requires_grad
 
     _same(run, message=False)
+
+
+@pytest.mark.parametrize("op", ["logical_and_", "logical_or_", "logical_xor_"])
+def test_inplace_logical_keeps_history(op):
+    """PyTorch records nothing for the in-place logical ops: the old history (identity) stays."""
+    def run(lib):
+        leaf = lib.tensor([0.5, -1.0, 0.0], requires_grad=True)
+        x = leaf.clone()
+        r = getattr(x, op)(lib.tensor([1.0, 0.0, 2.0]))
+        (x * lib.tensor([1.0, 2.0, 3.0])).sum().backward()
+        return r.requires_grad, x.tolist(), leaf.grad.tolist()
+
+    assert run(ft) == run(torch)
