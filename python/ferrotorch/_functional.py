@@ -309,6 +309,10 @@ def as_strided(input, size, stride, storage_offset=None):
 
 def broadcast_to(input, size):
     """A broadcast view with the given shape."""
+    # A bare int stands for a one-element size only as a method's first
+    # argument (PyTorch's parser rule for int lists); here it is position 2.
+    if not isinstance(size, (tuple, list)):
+        raise TypeError(f"broadcast_to(): argument 'size' (position 2) must be tuple of ints, not {type(size).__name__}")
     return input.broadcast_to(size)
 
 

@@ -11,7 +11,7 @@ import collections
 import math
 import types
 
-from . import _C
+from . import _C, _args
 from ._C import Tensor
 
 _unary = _C._math_unary
@@ -224,27 +224,42 @@ Tensor.round_ = _round_
 
 def logit(input, eps=None, *, out=None):
     """``log(p / (1 - p))``, with inputs clamped to ``[eps, 1 - eps]`` when given."""
-    return _write_out(_unary("logit", input, -1.0 if eps is None else float(eps)), out)
+    eps = _args.floating(eps, "logit", "eps", 2)
+    return _write_out(_unary("logit", input, -1.0 if eps is None else eps), out)
 
 
 _export(logit)
-Tensor.logit = lambda self, eps=None: logit(self, eps)
-Tensor.logit_ = lambda self, eps=None: _unary("logit", self, -1.0 if eps is None else float(eps), inplace=True)
+Tensor.logit = lambda self, eps=None: logit(self, _args.floating(eps, "logit", "eps", 1))
+
+
+def _logit_(self, eps=None, _pos=1):
+    eps = _args.floating(eps, "logit_", "eps", _pos)
+    return _unary("logit", self, -1.0 if eps is None else eps, inplace=True)
+
+
+Tensor.logit_ = _logit_
 
 
 def nan_to_num(input, nan=0.0, posinf=None, neginf=None, *, out=None):
     """Replaces NaN, +inf and -inf (by default with 0 and the dtype's extremes)."""
-    return _write_out(_unary("nan_to_num", input, float(nan), _opt(posinf), _opt(neginf)), out)
+    nan, posinf, neginf = _nan_to_num_args("nan_to_num", nan, posinf, neginf, 2)
+    return _write_out(_unary("nan_to_num", input, nan, posinf, neginf), out)
 
 
-def _opt(v):
-    return None if v is None else float(v)
+def _nan_to_num_args(fn, nan, posinf, neginf, pos):
+    return (_args.floating(nan, fn, "nan", pos), _args.floating(posinf, fn, "posinf", pos + 1),
+            _args.floating(neginf, fn, "neginf", pos + 2))
+
+
+def _nan_to_num_(self, nan=0.0, posinf=None, neginf=None, _pos=1):
+    nan, posinf, neginf = _nan_to_num_args("nan_to_num_", nan, posinf, neginf, _pos)
+    return _unary("nan_to_num", self, nan, posinf, neginf, inplace=True)
 
 
 _export(nan_to_num)
-Tensor.nan_to_num = lambda self, nan=0.0, posinf=None, neginf=None: nan_to_num(self, nan, posinf, neginf)
-Tensor.nan_to_num_ = lambda self, nan=0.0, posinf=None, neginf=None: _unary(
-    "nan_to_num", self, float(nan), _opt(posinf), _opt(neginf), inplace=True)
+Tensor.nan_to_num = lambda self, nan=0.0, posinf=None, neginf=None: _unary(
+    "nan_to_num", self, *_nan_to_num_args("nan_to_num", nan, posinf, neginf, 1))
+Tensor.nan_to_num_ = _nan_to_num_
 
 
 def square(input, *, out=None):
@@ -272,19 +287,24 @@ def relu6(input, inplace=False):
 
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
     """Clamps to ``[min_val, max_val]``."""
+    # PyTorch compares first (in Python, so a 2-element tensor fails there)
+    # and parses the arguments after.
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
+    min_val = _args.number(min_val, "hardtanh", "min_val", 2)
+    max_val = _args.number(max_val, "hardtanh", "max_val", 3)
     return _act("hardtanh", input, float(min_val), float(max_val), inplace=inplace)
 
 
 def leaky_relu(input, negative_slope=0.01, inplace=False):
     """``x if x > 0 else negative_slope * x``."""
-    return _act("leaky_relu", input, float(negative_slope), inplace=inplace)
+    return _act("leaky_relu", input, float(_args.number(negative_slope, "leaky_relu", "negative_slope", 2)),
+                inplace=inplace)
 
 
 def elu(input, alpha=1.0, inplace=False):
     """``x if x > 0 else alpha * (exp(x) - 1)``."""
-    return _act("elu", input, float(alpha), inplace=inplace)
+    return _act("elu", input, float(_args.number(alpha, "elu", "alpha", 2)), inplace=inplace)
 
 
 def selu(input, inplace=False):
@@ -294,6 +314,7 @@ def selu(input, inplace=False):
 
 def celu(input, alpha=1.0, inplace=False):
     """``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``."""
+    alpha = _args.number(alpha, "celu_" if inplace else "celu", "alpha", 2)
     if alpha == 0:
         raise RuntimeError("ZeroDivisionError")
     return _act("celu", input, float(alpha), inplace=inplace)
@@ -318,7 +339,8 @@ def mish(input, inplace=False):
 
 def softplus(input, beta=1.0, threshold=20.0):
     """``log(1 + exp(beta x)) / beta``, linear above ``threshold``."""
-    return _act("softplus", input, float(beta), float(threshold))
+    return _act("softplus", input, float(_args.number(beta, "softplus", "beta", 2)),
+                float(_args.number(threshold, "softplus", "threshold", 3)))
 
 
 def softsign(input):
@@ -651,8 +673,9 @@ Tensor.addcdiv = lambda self, tensor1, tensor2, *, value=1: _C._math_addc(self, 
 Tensor.addcdiv_ = lambda self, tensor1, tensor2, *, value=1: _C._math_addc(self, tensor1, tensor2, value, True, inplace=True)
 
 
-def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False, _fn="isclose", _pos=2):
     """``|input - other| <= atol + rtol * |other|`` elementwise (equal infinities are close)."""
+    _args.tensor(other, _fn, "other", _pos)
     if _is_tensor(other) and input.dtype != other.dtype:
         raise RuntimeError(f"{input.dtype} did not match {other.dtype}")
     if rtol < 0:
@@ -678,13 +701,15 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
 
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     """True when every element is close (see ``isclose``)."""
-    return bool(isclose(input, other, rtol, atol, equal_nan).all())
+    return bool(isclose(input, other, rtol, atol, equal_nan, _fn="allclose").all())
 
 
 for _f in (isclose, allclose):
     _export(_f)
-Tensor.isclose = lambda self, other, rtol=1e-05, atol=1e-08, equal_nan=False: isclose(self, other, rtol, atol, equal_nan)
-Tensor.allclose = lambda self, other, rtol=1e-05, atol=1e-08, equal_nan=False: allclose(self, other, rtol, atol, equal_nan)
+Tensor.isclose = lambda self, other, rtol=1e-05, atol=1e-08, equal_nan=False: isclose(
+    self, other, rtol, atol, equal_nan, _pos=1)
+Tensor.allclose = lambda self, other, rtol=1e-05, atol=1e-08, equal_nan=False: bool(
+    isclose(self, other, rtol, atol, equal_nan, _fn="allclose", _pos=1).all())
 
 
 # ----- reductions -------------------------------------------------------------------
@@ -966,6 +991,7 @@ Tensor.norm = lambda self, p="fro", dim=None, keepdim=False, dtype=None: norm(se
 
 
 def _cum_(self, dim, dtype, is_prod):
+    dim = _args.integer(dim, "cumprod_" if is_prod else "cumsum_", "dim", 1)
     if self.dtype == _C.bool and dtype is None:
         raise NotImplementedError(f"\"{'cumprod' if is_prod else 'cumsum'}_out_cpu\" not implemented for 'Bool'")
     return _C._math_cumulative(self, dim, dtype, is_prod, inplace=True)
@@ -974,9 +1000,9 @@ def _cum_(self, dim, dtype, is_prod):
 # ----- torch-level in-place functions (``torch.clamp_(x, ...)`` == ``x.clamp_(...)``) --------------
 
 round_ = _export(lambda input, *, decimals=0: input.round_(decimals=decimals), "round_")
-logit_ = _export(lambda input, eps=None: input.logit_(eps), "logit_")
+logit_ = _export(lambda input, eps=None: _logit_(input, eps, _pos=2), "logit_")
 square_ = _export(lambda input: input.square_(), "square_")
-nan_to_num_ = _export(lambda input, nan=0.0, posinf=None, neginf=None: input.nan_to_num_(nan, posinf, neginf),
+nan_to_num_ = _export(lambda input, nan=0.0, posinf=None, neginf=None: _nan_to_num_(input, nan, posinf, neginf, _pos=2),
                       "nan_to_num_")
 clamp_ = _export(lambda input, min=None, max=None: input.clamp_(min, max), "clamp_")
 clip_ = _export(lambda input, min=None, max=None: input.clamp_(min, max), "clip_")

@@ -3,7 +3,7 @@ keyword forms, defaults) over the native ``_C._*`` kernels, attached both as
 ``ferrotorch.<name>`` functions and as ``Tensor`` methods.
 """
 
-from . import _C
+from . import _C, _args
 from ._C import Tensor
 
 __all__ = [
@@ -137,20 +137,20 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
 
 def tril(input, diagonal=0, *, out=None):
     """Lower triangle (the rest zeroed)."""
-    return _out(_C._tril(input, int(diagonal)), out)
+    return _out(_C._tril(input, _args.integer(diagonal, "tril", "diagonal", 2, symint=True)), out)
 
 
 def triu(input, diagonal=0, *, out=None):
     """Upper triangle (the rest zeroed)."""
-    return _out(_C._triu(input, int(diagonal)), out)
+    return _out(_C._triu(input, _args.integer(diagonal, "triu", "diagonal", 2, symint=True)), out)
 
 
 def _tril_(self, diagonal=0):
-    return self.copy_(_C._tril(self, int(diagonal)))
+    return self.copy_(_C._tril(self, _args.integer(diagonal, "tril_", "diagonal", 1, symint=True)))
 
 
 def _triu_(self, diagonal=0):
-    return self.copy_(_C._triu(self, int(diagonal)))
+    return self.copy_(_C._triu(self, _args.integer(diagonal, "triu_", "diagonal", 1, symint=True)))
 
 
 def meshgrid(*tensors, indexing=None):
@@ -170,7 +170,13 @@ def broadcast_shapes(*shapes):
 
     norm = []
     for s in shapes:
-        norm.append([int(s)] if isinstance(s, int) else [int(v) for v in s])
+        # Only Python ints and sequences of them: a tensor is not a shape here.
+        if isinstance(s, int):
+            norm.append([int(s)])
+        elif isinstance(s, (tuple, list)) and all(isinstance(v, int) for v in s):
+            norm.append([int(v) for v in s])
+        else:
+            raise RuntimeError(f"Input shapes should be of type ints, a tuple of ints, or a list of ints, got {s}")
     return Size(_C._broadcast_shapes(norm))
 
 
@@ -489,6 +495,9 @@ def _attach():
     }
     for name, fn in plain.items():
         setattr(Tensor, name, method(fn))
+    # The method's diagonal is argument 1 in PyTorch's messages (the function's is 2).
+    Tensor.tril = lambda self, diagonal=0: _C._tril(self, _args.integer(diagonal, "tril", "diagonal", 1, symint=True))
+    Tensor.triu = lambda self, diagonal=0: _C._triu(self, _args.integer(diagonal, "triu", "diagonal", 1, symint=True))
     Tensor.flip = flip_m
     Tensor.movedim = movedim_m
     Tensor.moveaxis = movedim_m

@@ -108,3 +108,22 @@ pub fn dims_of(obj: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Vec<i64>>> {
         Some(o) => Ok(Some(int_list(o, "dim")?)),
     }
 }
+
+/// A `Scalar` parameter by PyTorch's parser rule: a Python/NumPy number, or a
+/// 0-d tensor that does not require grad (`full_like(x, torch.tensor(2.))`).
+/// Anything else, one-element tensors included, is PyTorch's `TypeError`
+/// "`fn(): argument 'name' (position N) must be Number, not T`".
+pub fn number_arg(obj: &Bound<'_, PyAny>, func: &str, name: &str, pos: usize) -> PyResult<Scalar> {
+    if let Some(s) = number_of(obj) {
+        return Ok(s);
+    }
+    if let Ok(t) = crate::tensor::tensor_of(obj) {
+        if t.ndim() == 0 && !t.requires_grad() {
+            return crate::errors::IntoPyResult::py(t.item());
+        }
+    }
+    Err(PyTypeError::new_err(format!(
+        "{func}(): argument '{name}' (position {pos}) must be Number, not {}",
+        type_name(obj)
+    )))
+}

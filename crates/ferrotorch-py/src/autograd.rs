@@ -594,7 +594,8 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
 #[pyfunction]
 pub fn _detach_(t: &Bound<'_, PyAny>) -> PyResult<()> {
     let tt = tensor_of(t)?;
-    if tt.base().is_some() && tt.requires_grad() {
+    // PyTorch refuses every view, not only those taking part in autograd.
+    if tt.base().is_some() {
         return Err(PyRuntimeError::new_err(
             "Can't detach views in-place. Use detach() instead. If you are using DistributedDataParallel (DDP) for training, and gradient_as_bucket_view is set as True, gradients are views of DDP buckets, and hence detach_() cannot be called on these gradients. To fix this error, please refer to the Optimizer.zero_grad() function in torch/optim/optimizer.py as the solution.",
         ));

@@ -168,18 +168,14 @@ factory!(empty, "`torch.empty(*size)`: uninitialised memory from the caching poo
 pub fn full<'py>(py: Python<'py>, size: &Bound<'py, PyAny>, fill_value: &Bound<'py, PyAny>, out: Option<&Bound<'py, PyAny>>, dtype: Option<&Bound<'py, PyAny>>, layout: Option<&Bound<'py, PyAny>>, device: Option<&Bound<'py, PyAny>>, requires_grad: bool) -> PyResult<Bound<'py, PyAny>> {
     let _ = layout;
     let s = check_sizes(&crate::args::int_list(size, "full")?).py()?.to_vec();
-    let v = fill_value_of(fill_value)?;
+    let v = fill_value_of(fill_value, "full")?;
     let dt = factory_dtype(dtype, out, v.inferred_dtype(default_dtype()))?;
     let t = Tensor::full(&s, v, dt, cpu_device(device)?).py()?;
     finish_out(py, t, out, requires_grad)
 }
 
-fn fill_value_of(v: &Bound<'_, PyAny>) -> PyResult<Scalar> {
-    if let Some(s) = number_of(v) {
-        return Ok(s);
-    }
-    let t = tensor_of(v).map_err(|_| PyTypeError::new_err("full(): argument 'fill_value' must be Number"))?;
-    t.item().py()
+fn fill_value_of(v: &Bound<'_, PyAny>, func: &str) -> PyResult<Scalar> {
+    crate::args::number_arg(v, func, "fill_value", 2)
 }
 
 fn like_dtype(t: &Tensor, d: Option<&Bound<'_, PyAny>>) -> PyResult<DType> {
@@ -217,7 +213,7 @@ pub fn full_like<'py>(py: Python<'py>, input: &Bound<'py, PyAny>, fill_value: &B
     let t = tensor_of(input)?;
     cpu_device(device)?;
     let d = like_dtype(&t, dtype)?;
-    let r = t.new_like_from(&Tensor::full(&[], fill_value_of(fill_value)?, d, Device::CPU).py()?, d).py()?;
+    let r = t.new_like_from(&Tensor::full(&[], fill_value_of(fill_value, "full_like")?, d, Device::CPU).py()?, d).py()?;
     finish(py, r, requires_grad)
 }
 

@@ -252,7 +252,7 @@ impl PyTensor {
     fn storage_offset(&self) -> usize {
         self.t.storage_offset()
     }
-    #[pyo3(signature = (memory_format=None))]
+    #[pyo3(signature = (*, memory_format=None))]
     fn is_contiguous(&self, memory_format: Option<&Bound<'_, PyAny>>) -> bool {
         let _ = memory_format;
         self.t.is_contiguous()
@@ -481,9 +481,21 @@ impl PyTensor {
         let _ = non_blocking;
         let t = &slf.get().t;
         check_inplace_leaf(t)?;
-        let s = tensor_of(src).map_err(|_| {
-            PyTypeError::new_err(format!("copy_(): argument 'other' (position 1) must be Tensor, not {}", type_name(src)))
-        })?;
+        // PyTorch's parser lets copy_ take a Python number as its Tensor
+        // (a wrapped scalar: int64/float64/bool, then cast on copy).
+        let s = match number_of(src) {
+            Some(v) => {
+                let dt = match v {
+                    Scalar::Bool(_) => DType::Bool,
+                    Scalar::Int(_) => DType::Int64,
+                    Scalar::Float(_) => DType::Float64,
+                };
+                Tensor::full(&[], v, dt, t.device()).py()?
+            }
+            None => tensor_of(src).map_err(|_| {
+                PyTypeError::new_err(format!("copy_(): argument 'other' (position 1) must be Tensor, not {}", type_name(src)))
+            })?,
+        };
         t.copy_(&s).py()?;
         Ok(slf.clone())
     }

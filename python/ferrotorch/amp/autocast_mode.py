@@ -23,6 +23,9 @@ def _stack():
 
 def is_autocast_enabled(device_type=None):
     """Is an autocast region active for ``device_type`` (CPU if not given... any if None)?"""
+    if device_type is not None and not isinstance(device_type, str):
+        raise TypeError(f"is_autocast_enabled(): argument 'device_type' (position 1) must be str, not "
+                        f"{type(device_type).__name__}")
     for dev, enabled, _ in reversed(_stack()):
         if device_type is None or dev == device_type:
             return enabled

@@ -5,7 +5,7 @@ import math
 import struct
 import warnings
 
-from .. import _C
+from .. import _C, _args
 from .. import _math_ops as _m
 from .. import _shape_ops as _s
 from ..amp.autocast_mode import _cast_inputs as _autocast
@@ -79,13 +79,16 @@ def hardtanh_(input, min_val=-1.0, max_val=1.0):
 
 def threshold(input, threshold, value, inplace=False):
     """``input if input > threshold else value``."""
+    threshold = _args.number(threshold, "threshold_" if inplace else "threshold", "threshold", 2)
+    value = _args.number(value, "threshold_" if inplace else "threshold", "value", 3)
     if input.dtype == _C.bool:
         raise NotImplementedError("\"threshold_cpu\" not implemented for 'Bool'")
     # the kernel compares and fills with both numbers in its dtype (truncated for integers)
     threshold = _C._scalar_arg(threshold, input.dtype, True)
     value = _C._scalar_arg(value, input.dtype, True)
     x = input.float() if input.dtype in (_C.float16, _C.bfloat16) else input
-    out = _s.where(x > threshold, input, _C.full((), value, dtype=input.dtype, device=input.device))
+    # PyTorch's kernel: ``x <= threshold ? value : x``, so NaN passes through
+    out = _s.where(x <= threshold, _C.full((), value, dtype=input.dtype, device=input.device), input)
     if inplace:
         with _no_grad():
             input.copy_(out)
@@ -120,13 +123,17 @@ def _check_lambd(lambd, input):
 
 def softshrink(input, lambd=0.5):
     """Shrinks towards zero by ``lambd``; zero inside ``[-lambd, lambd]``."""
+    lambd = _args.number(lambd, "softshrink", "lambd", 2)
     _check_lambd(lambd, input)
+    if isinstance(lambd, bool):
+        lambd = float(lambd)  # a Scalar in the input's (floating) dtype, never bool arithmetic
     zero = input * 0
     return _s.where(input > lambd, input - lambd, _s.where(input < -lambd, input + lambd, zero))
 
 
 def hardshrink(input, lambd=0.5):
     """``x`` where ``|x| > lambd``, else zero."""
+    lambd = _args.number(lambd, "hardshrink", "lambd", 2)
     return _s.where(input.abs() > lambd, input, input * 0)
 
 

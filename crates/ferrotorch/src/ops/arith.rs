@@ -341,7 +341,7 @@ pub fn binary_(a: &Tensor, b: Operand, op: BinaryOp) -> Result<()> {
 /// value, then the generic history rebase (`CopySlices` for views).
 fn binary_recorded(a: &Tensor, b: Operand, op: BinaryOp) -> Result<()> {
     crate::autograd::apply_inplace(a, crate::autograd::OldValue::Copy, |snap| {
-        let r = binary(Operand::T(snap), b, op)?;
+        let r = binary_for_inplace(snap, b, op, a.dtype())?;
         check_write_back(a, &r)?;
         Ok(r)
     })
@@ -371,6 +371,54 @@ fn check_inplace_result(a: &Tensor, b: &Operand, op: BinaryOp) -> Result<()> {
         )));
     }
     Ok(())
+}
+
+/// The out-of-place result of `snap <op> b` for an in-place update of a
+/// tensor of dtype `target` under autograd. A comparison has no derivative,
+/// yet PyTorch's `x.eq_(y)` keeps `x` requiring grad with a node (`EqBackward`)
+/// that sends zeros to both inputs; the bool result is cast to `target` and
+/// given that node so the rebased history carries zeros, not the old
+/// gradient path.
+pub fn binary_for_inplace(snap: &Tensor, b: Operand, op: BinaryOp, target: DType) -> Result<Tensor> {
+    let r = binary(Operand::T(snap), b, op)?;
+    // Only the six comparisons have PyTorch derivative entries (zeros); the
+    // in-place logical ops record nothing there, so the old history stays.
+    let is_compare = matches!(op, BinaryOp::Eq | BinaryOp::Ne | BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge);
+    if !is_compare || !target.is_floating_point() {
+        return Ok(r);
+    }
+    let r = {
+        let _no_grad = crate::autograd::GradModeGuard::new(false);
+        r.to_dtype(target)?
+    };
+    let tb = if let Operand::T(x) = b { Some(x) } else { None };
+    let name: &'static str = match (op, tb.is_some()) {
+        (BinaryOp::Eq, true) => "EqBackward1",
+        (BinaryOp::Eq, false) => "EqBackward0",
+        (BinaryOp::Ne, true) => "NeBackward1",
+        (BinaryOp::Ne, false) => "NeBackward0",
+        (BinaryOp::Lt, true) => "LtBackward1",
+        (BinaryOp::Lt, false) => "LtBackward0",
+        (BinaryOp::Le, true) => "LeBackward1",
+        (BinaryOp::Le, false) => "LeBackward0",
+        (BinaryOp::Gt, true) => "GtBackward1",
+        (BinaryOp::Gt, false) => "GtBackward0",
+        (BinaryOp::Ge, true) => "GeBackward1",
+        _ => "GeBackward0",
+    };
+    let metas: Vec<(Vec<usize>, DType, crate::Device)> =
+        std::iter::once(snap).chain(tb).map(|t| (t.shape().to_vec(), t.dtype(), t.device())).collect();
+    // One edge per tensor input: a Python-number `other` has none.
+    let inputs: Vec<Option<&Tensor>> = std::iter::once(snap).chain(tb).map(Some).collect();
+    crate::autograd::record(name, &inputs, &[&r], move || {
+        crate::autograd::rule(move |_node, _grads| {
+            metas
+                .iter()
+                .map(|(shape, dt, dev)| Tensor::zeros(shape, *dt, *dev).map(Some))
+                .collect()
+        })
+    });
+    Ok(r)
 }
 
 /// `a <op>= b` without autograd.
