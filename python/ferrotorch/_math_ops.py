@@ -101,13 +101,29 @@ def _resize_output(out, shape):
 
 def _resize_method(self, *sizes, memory_format=None):
     """Resizes in place to ``sizes`` (contiguous; new elements are uninitialised)."""
-    if len(sizes) == 1 and not isinstance(sizes[0], int):
+    if not sizes:
+        raise TypeError('resize_() missing 1 required positional arguments: "size"')
+    if len(sizes) == 1 and not isinstance(sizes[0], int) and not (
+            isinstance(sizes[0], Tensor) and sizes[0].dim() == 0):
+        if not isinstance(sizes[0], (list, tuple)):
+            # PyTorch's parser takes a sequence of ints (a 1-d integer tensor iterates as one)
+            bad = isinstance(sizes[0], Tensor) and (sizes[0].dtype.is_floating_point or sizes[0].dtype == _C.bool)
+            if not isinstance(sizes[0], Tensor) or bad:
+                raise TypeError(f"resize_(): argument 'size' (position 1) must be tuple of ints, not "
+                                f"{type(sizes[0]).__name__}")
         sizes = tuple(sizes[0])
+    sizes = tuple(_args.integer(v, "resize_", "size", 1, symint=True) for v in sizes)
     return _C._resize_(self, sizes)
 
 
+def _resize_as_method(self, the_template, *, memory_format=None):
+    """Resizes in place to ``the_template``'s shape."""
+    _args.tensor(the_template, "resize_as_", "the_template", 1)
+    return _C._resize_(self, tuple(the_template.shape))
+
+
 Tensor.resize_ = _resize_method
-Tensor.resize_as_ = lambda self, other, *, memory_format=None: _C._resize_(self, tuple(other.shape))
+Tensor.resize_as_ = _resize_as_method
 
 
 def _out_dtype(dtype, out):

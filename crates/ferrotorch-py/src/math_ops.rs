@@ -153,6 +153,9 @@ fn run<'py>(
     let x = tensor_of(input)?;
     if inplace {
         crate::tensor::check_inplace_leaf(&x)?;
+        // PyTorch's iterator refuses an overlapping output before any dtype
+        // dispatch ("not implemented for" errors come later).
+        x.layout().check_no_internal_overlap().py()?;
         update_with(&x, others_rg, f).py()?;
         return Ok(input.clone());
     }

@@ -398,6 +398,11 @@ def _check_nll_args(input, target, weight):
     if not (input.dtype.is_floating_point or input.dtype.is_complex):
         raise NotImplementedError(f"\"nll_loss_out_frame\" not implemented for '{_m._pretty(input.dtype)}'")
     _check_class_weight(weight, input.shape[1 if input.dim() > 1 else 0], input)
+    if weight is not None and weight.requires_grad and _C.is_grad_enabled():
+        # PyTorch's nll_loss kernels have no derivative for the class weights.
+        fn = "nll_loss2d_forward" if input.dim() == 4 else "nll_loss_forward"
+        raise RuntimeError(f"The function '{fn}' is not differentiable with respect to argument 'weight'. "
+                           "This input cannot have requires_grad True.")
     return target.reshape(()) if input.dim() == 1 else target
 
 
@@ -1483,6 +1488,15 @@ def _stats_shape(input):
     return [1, input.shape[1]] + [1] * (input.dim() - 2)
 
 
+def _verify_batch_size(size):
+    """PyTorch's check that a normalisation has more than one value per channel."""
+    prod = size[0]
+    for d in size[2:]:
+        prod *= d
+    if prod == 1:
+        raise ValueError(f"Expected more than 1 value per channel when training, got input size {size}")
+
+
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5):
     r"""Batch normalisation over all dims but the channel dim (1).
 
@@ -1542,6 +1556,8 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     if input.dim() < 2:
         raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received {input.dim()}")
     n, c = input.shape[0], input.shape[1]
+    # PyTorch's order: this check first (num_groups=0 divides by zero here too)
+    _verify_batch_size([n * c // num_groups, num_groups] + list(input.shape[2:]))
     if num_groups <= 0 or c % num_groups:
         raise RuntimeError(
             f"Expected number of channels in input to be divisible by num_groups, but got input of shape "
@@ -1669,6 +1685,13 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         )
     if mode == "area":
         return _adaptive_avg(input, out_sizes, nd, f"adaptive_avg_pool{nd}d")
+    ins = list(input.shape[2:])
+    if min(ins + out_sizes) <= 0:
+        names = "DHW"[3 - nd:]
+        fmt = lambda v: ", ".join(f"{a}: {b}" for a, b in zip(names, v))  # noqa: E731
+        sep = " and " if nd == 1 else " "
+        raise RuntimeError(f"Input and output sizes should be greater than 0, but got input ({fmt(ins)}){sep}"
+                           f"output ({fmt(out_sizes)})")
     x = input
     dev = input.device
     for i in range(nd):

@@ -39,11 +39,25 @@ fn out_shape(shape: &[usize], mask: &[bool], keepdim: bool) -> Vec<usize> {
 }
 
 
+/// PyTorch's `set_history` check: an op that would record autograd history
+/// (an input requires grad) cannot produce an integer or bool result, as
+/// `sum(dtype=torch.int8)` of a tensor requiring grad would.
+pub(crate) fn check_differentiable_dtype(input: &Tensor, out: &Tensor) -> Result<()> {
+    if !out.dtype().is_floating_point() && crate::autograd::needs_grad(&[input]) {
+        return Err(ferrotorch_core::Error::runtime(format!(
+            "Autograd not support dtype: {}",
+            crate::ops::creation::pretty(out.dtype())
+        )));
+    }
+    Ok(())
+}
+
 impl Tensor {
     /// `sum(dim, keepdim, dtype)`; `dims = None` sums everything. Records
     /// `SumBackward0` (all dims) or `SumBackward1`.
     pub fn sum_dims(&self, dims: Option<&[i64]>, keepdim: bool, dtype: Option<DType>) -> Result<Tensor> {
         let out = self.sum_dims_raw(dims, keepdim, dtype)?;
+        check_differentiable_dtype(self, &out)?;
         if out.dtype().is_floating_point() {
             let mask = reduced_dims(dims, self.ndim())?;
             let name = if dims.is_none() { "SumBackward0" } else { "SumBackward1" };

@@ -211,6 +211,7 @@ impl Tensor {
                 Tensor::from_vec(v, &shape)?.to_dtype(dtype.unwrap_or(DType::Int64))?
             }
         };
+        crate::ops::reduce::check_differentiable_dtype(self, &out)?;
         if out.dtype().is_floating_point() {
             let name = if dim.is_none() { "ProdBackward0" } else { "ProdBackward1" };
             let (sx, so, dt) = (SavedTensor::input(&x), SavedTensor::output(&out, 0), x.dtype());
@@ -431,10 +432,26 @@ impl Tensor {
         }
         let mask = reduced_dims(dims, x.ndim())?;
         if ord < 0.0 || ord.is_infinite() {
-            if x.numel() == 0 && x.shape().iter().zip(&mask).any(|(&s, &m)| m && s == 0) {
-                return Err(Error::index(format!(
-                    "linalg.vector_norm cannot compute the {ord} norm on an empty tensor because the operation does not have an identity"
-                )));
+            // PyTorch's checks for an empty input: a full reduction has no
+            // identity; with dims, each reduced dim (as the caller wrote it)
+            // must be non-empty. (Its message lacks the space before "because".)
+            if x.numel() == 0 {
+                match dims {
+                    Some(ds) if !ds.is_empty() => {
+                        for &d in ds {
+                            if x.shape()[ferrotorch_core::error::wrap_dim(d, x.ndim())?] == 0 {
+                                return Err(Error::runtime(format!(
+                                    "linalg.vector_norm cannot compute the {ord} norm on the dimension {d}because this dimension is empty and the operation does not have an identity"
+                                )));
+                            }
+                        }
+                    }
+                    _ => {
+                        return Err(Error::runtime(format!(
+                            "linalg.vector_norm cannot compute the {ord} norm on an empty tensor because the operation does not have an identity"
+                        )))
+                    }
+                }
             }
         }
         let out = {
@@ -544,6 +561,7 @@ impl Tensor {
         let kind = if prod { ferrotorch_cpu::reduction::CumKind::Prod } else { ferrotorch_cpu::reduction::CumKind::Sum };
         // Reads `x` in place (any strides), parallel over rows.
         ferrotorch_cpu::reduction::cumulative(kind, x.src(), x.dtype(), d, out.dst(), out_dtype)?;
+        crate::ops::reduce::check_differentiable_dtype(self, &out)?;
         if out.dtype().is_floating_point() {
             let (sx, so, dt) = (SavedTensor::input(&x), SavedTensor::output(&out, 0), x.dtype());
             let name = if prod { "CumprodBackward0" } else { "CumsumBackward0" };
