@@ -70,6 +70,14 @@ def parity(torch, fn, *arrays, grad=(), rtol=1e-5, atol=1e-6, seed=0):
     return outs[0]
 
 
+def outcome(lib, fn):
+    """``("ok", fn(lib))``, or the exception's class name and message."""
+    try:
+        return "ok", fn(lib)
+    except Exception as e:  # noqa: BLE001 - the class is what is compared
+        return type(e).__name__, str(e)
+
+
 def errors_match(torch, fn, *arrays):
     """Both libraries raise, with the same exception type; returns ferrotorch's message."""
     caught = []

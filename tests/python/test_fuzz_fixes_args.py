@@ -5,16 +5,12 @@ argument-less methods, in-place comparisons under autograd, detach_ on views."""
 import pytest
 
 import ferrotorch as ft
+from _parity import outcome
 
 torch = pytest.importorskip("torch", reason="PyTorch reference wheel not installed")
 
 
-def _outcome(lib, fn):
-    """("ok", result) or (exception class name, message)."""
-    try:
-        return "ok", fn(lib)
-    except Exception as e:  # noqa: BLE001 - the class is what is compared
-        return type(e).__name__, str(e)
+_outcome = outcome
 
 
 def _same(fn, message=True):
