@@ -4,7 +4,7 @@
 //! node with PyTorch's name.
 
 use super::arith::{binary, BinaryOp, Operand};
-use super::arith_grad::{g0, mask, mul, muls, reduce_grad, rsubs, sub};
+use super::arith_grad::{g0, keep_where, mul, muls, reduce_grad, rsubs, sub};
 use crate::autograd::{record, rule, GradModeGuard, SavedTensor};
 use crate::Tensor;
 use ferrotorch_core::{DType, Error, Result, Scalar};
@@ -34,12 +34,24 @@ impl Arg {
     }
 }
 
-fn float_mask(x: &Tensor, op: BinaryOp, bound: &Arg, dt: DType) -> Result<Tensor> {
+/// The constant boolean mask `x <op> bound`.
+fn bool_mask(x: &Tensor, op: BinaryOp, bound: &Arg) -> Result<Tensor> {
     let _no_grad = GradModeGuard::new(false);
     match bound {
-        Arg::S(s) => mask(x, op, s.to_f64(), dt),
-        Arg::T(b) => binary(Operand::T(&x.detach()), Operand::T(&b.detach()), op)?.to_dtype(dt),
+        Arg::S(s) => binary(Operand::T(&x.detach()), Operand::S(*s), op),
+        Arg::T(b) => binary(Operand::T(&x.detach()), Operand::T(&b.detach()), op),
     }
+}
+
+/// The constant boolean mask `lo <op> hi` of two bounds.
+fn bounds_mask(lo: &Arg, op: BinaryOp, hi: &Arg) -> Result<Tensor> {
+    let _no_grad = GradModeGuard::new(false);
+    let detached = |a: &Arg| match a {
+        Arg::T(t) => Arg::T(t.detach()),
+        Arg::S(s) => Arg::S(*s),
+    };
+    let (lo, hi) = (detached(lo), detached(hi));
+    binary(lo.op(), hi.op(), op)
 }
 
 impl Tensor {
@@ -80,26 +92,45 @@ impl Tensor {
             rule(move |node, grads| {
                 let Some(g) = g0(grads) else { return Ok(vec![None, None, None]) };
                 let x = sx.unpack(node)?;
-                let gd = g.dtype();
-                let mut inside = Tensor::ones(x.shape(), gd, x.device())?;
+                // PyTorch's clamp_backward / clamp_backward_min_max: each
+                // gradient is `where(pred, g, 0)` (picked, so an infinite g
+                // leaves no NaN where it is masked). With both bounds, min only
+                // gets a gradient where `min < max`, and max also gets it
+                // wherever `max < min` (the result is max there).
+                let mut inside: Option<Tensor> = None;
+                let and = |a: Option<Tensor>, b: Tensor| -> Result<Tensor> {
+                    match a {
+                        Some(a) => binary(Operand::T(&a), Operand::T(&b), BinaryOp::LogicalAnd),
+                        None => Ok(b),
+                    }
+                };
                 if let Some(lo) = &min {
-                    inside = mul(&inside, &float_mask(&x, BinaryOp::Ge, lo, gd)?)?;
+                    inside = Some(and(inside, bool_mask(&x, BinaryOp::Ge, lo)?)?);
                 }
                 if let Some(hi) = &max {
-                    inside = mul(&inside, &float_mask(&x, BinaryOp::Le, hi, gd)?)?;
+                    inside = Some(and(inside, bool_mask(&x, BinaryOp::Le, hi)?)?);
                 }
-                let gx = reduce_grad(&mul(&g, &inside)?, &shape, dt)?;
+                let gx = match &inside {
+                    Some(m) => reduce_grad(&keep_where(m, &g)?, &shape, dt)?,
+                    None => reduce_grad(&g, &shape, dt)?,
+                };
                 let gmin = match (&min, &bshapes.0) {
                     (Some(lo), Some((s, d))) if wmin => {
-                        let below = float_mask(&x, BinaryOp::Lt, lo, gd)?;
-                        Some(reduce_grad(&mul(&g, &below)?, s, *d)?)
+                        let mut pred = bool_mask(&x, BinaryOp::Lt, lo)?;
+                        if let Some(hi) = &max {
+                            pred = and(Some(pred), bounds_mask(lo, BinaryOp::Lt, hi)?)?;
+                        }
+                        Some(reduce_grad(&keep_where(&pred, &g)?, s, *d)?)
                     }
                     _ => None,
                 };
                 let gmax = match (&max, &bshapes.1) {
                     (Some(hi), Some((s, d))) if wmax => {
-                        let above = float_mask(&x, BinaryOp::Gt, hi, gd)?;
-                        Some(reduce_grad(&mul(&g, &above)?, s, *d)?)
+                        let mut pred = bool_mask(&x, BinaryOp::Gt, hi)?;
+                        if let Some(lo) = &min {
+                            pred = binary(Operand::T(&pred), Operand::T(&bounds_mask(hi, BinaryOp::Lt, lo)?), BinaryOp::LogicalOr)?;
+                        }
+                        Some(reduce_grad(&keep_where(&pred, &g)?, s, *d)?)
                     }
                     _ => None,
                 };
