@@ -204,3 +204,71 @@ def test_inplace_elu_positive_alpha_gradient(name, alpha):
         return f(y, alpha)
 
     check(fn, arr([0.5, -1.0, 0.0, nan]))
+
+
+# -- backward errors and integer operands of addcmul/addcdiv/atan2 ----------------------------
+
+
+def _backward_outcome(lib, build):
+    try:
+        out, leaves = build(lib)
+        out.sum().backward()
+        return "ok", [None if l.grad is None else np.asarray(l.grad.tolist()) for l in leaves]
+    except RuntimeError as e:
+        return "raises", str(e)
+
+
+def _same_outcome(build):
+    ours, ref = _backward_outcome(ft, build), _backward_outcome(torch, build)
+    assert ours[0] == ref[0], (ours, ref)
+    if ours[0] == "raises":
+        assert ours[1] == ref[1]
+    else:
+        for a, b in zip(ours[1], ref[1]):
+            np.testing.assert_allclose(a, b, rtol=1e-6, equal_nan=True)
+
+
+@pytest.mark.parametrize("dt", ["uint8", "int64", "bool", "float32"])
+def test_addcdiv_integer_tensor2_backward(dt):
+    # PyTorch's tensor1 gradient `value / tensor2` cannot be written in an integer tensor2's dtype.
+    def build(L):
+        t1 = L.tensor([3.5, 2.0], requires_grad=True)
+        t2 = L.tensor(5 if dt != "bool" else True, dtype=getattr(L, dt))
+        return L.addcdiv(L.zeros(2, dtype=L.float64), t1, t2, value=1.314), [t1]
+
+    _same_outcome(build)
+
+
+def test_addcdiv_integer_tensor2_self_only():
+    def build(L):
+        s = L.tensor([1.0, 2.0], requires_grad=True)
+        return L.addcdiv(s, L.tensor([3.5, 2.0]), L.tensor([5, 1], dtype=L.int32)), [s]
+
+    _same_outcome(build)
+
+
+@pytest.mark.parametrize("value", [-1, 2, 1.5])
+def test_addcmul_integer_tensor2_value_wraps(value):
+    # tensor1's gradient is g * (tensor2 * value) in tensor2's dtype: uint8 3 * -1 is 253.
+    def build(L):
+        t1 = L.tensor(0.0, requires_grad=True)
+        t2 = L.tensor(3, dtype=L.uint8)
+        return L.addcmul(L.tensor(-1.0), t1, t2, value=value), [t1]
+
+    _same_outcome(build)
+
+
+def test_atan2_bool_self_other_gradient_raises():
+    def build(L):
+        other = L.tensor([[2.2], [0.4]], requires_grad=True)
+        return L.atan2(L.tensor([[True], [True]]), other), [other]
+
+    _same_outcome(build)
+
+
+def test_atan2_bool_other_self_gradient():
+    def build(L):
+        x = L.tensor([1.0, 2.0], requires_grad=True)
+        return L.atan2(x, L.tensor([True, False])), [x]
+
+    _same_outcome(build)

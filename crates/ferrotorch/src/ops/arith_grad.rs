@@ -208,6 +208,13 @@ pub(crate) fn record_binary(a: Operand, b: Operand, op: BinaryOp, out: &Tensor) 
                 _ => {
                     let av = sa.value(node)?;
                     let bv = sb.value(node)?;
+                    // PyTorch's atan2_backward computes `grad * -self * recip` for
+                    // `other`: negating a bool `self` raises there.
+                    if op == BinaryOp::Atan2 && wb && matches!(&av, OperandOwned::T(x) if x.dtype() == DType::Bool) {
+                        return Err(ferrotorch_core::Error::runtime(
+                            "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.",
+                        ));
+                    }
                     let (fa, fb) = binary_ext_grad(op, &g, av.op(), bv.op(), &|| out_saved.unpack(node))?;
                     (if wa { fa } else { None }, if wb { fb } else { None })
                 }

@@ -251,17 +251,33 @@ impl Tensor {
         let name = if div { "AddcdivBackward0" } else { "AddcmulBackward0" };
         let (s1, s2) = (SavedTensor::input(t1), SavedTensor::input(t2));
         let shapes = [(self.shape().to_vec(), self.dtype()), (t1.shape().to_vec(), t1.dtype()), (t2.shape().to_vec(), t2.dtype())];
-        let v = value.to_f64();
+        let want1 = t1.requires_grad();
         record(name, &[Some(self), Some(t1), Some(t2)], &[&out], move || {
             rule(move |node, grads| {
                 let Some(g) = g0(grads) else { return Ok(vec![None, None, None]) };
                 let (a, b) = (s1.unpack(node)?, s2.unpack(node)?);
+                let val = Operand::S(value);
+                // PyTorch's derivatives.yaml formulas, with `value` applied to
+                // the other tensor in its own dtype: an integer tensor times an
+                // integer value wraps (uint8 3 * -1 is 253), as there.
                 let (g1, g2) = if div {
-                    let g1 = muls(&super::arith_grad::div(&g, &b)?, v)?;
-                    let g2 = muls(&super::arith_grad::div(&mul(&g, &a)?, &mul(&b, &b)?)?, -v)?;
-                    (g1, g2)
+                    // tensor1: g * (value / tensor2). PyTorch computes the quotient
+                    // in place in tensor2's dtype and refuses an integer one.
+                    if want1 && !b.dtype().is_floating_point() {
+                        return Err(Error::runtime(format!(
+                            "result type Float can't be cast to the desired output type {}",
+                            super::creation::pretty(b.dtype())
+                        )));
+                    }
+                    let g1 = mul(&g, &binary(val, Operand::T(&b), BinaryOp::Div)?)?;
+                    // tensor2: -g * (value * tensor1 / (tensor2 * tensor2))
+                    let num = binary(val, Operand::T(&a), BinaryOp::Mul)?;
+                    let g2 = mul(&g, &super::arith_grad::div(&num, &mul(&b, &b)?)?)?;
+                    (g1, super::arith::unary(&g2, super::arith::UnaryOp::Neg)?)
                 } else {
-                    (muls(&mul(&g, &b)?, v)?, muls(&mul(&g, &a)?, v)?)
+                    let g1 = mul(&g, &binary(Operand::T(&b), val, BinaryOp::Mul)?)?;
+                    let g2 = mul(&g, &binary(Operand::T(&a), val, BinaryOp::Mul)?)?;
+                    (g1, g2)
                 };
                 Ok(vec![
                     Some(reduce_grad(&g, &shapes[0].0, shapes[0].1)?),
