@@ -272,3 +272,23 @@ def test_atan2_bool_other_self_gradient():
         return L.atan2(x, L.tensor([True, False])), [x]
 
     _same_outcome(build)
+
+
+def test_clamp_tensor_bounds_inplace_mask_broadcast_raises():
+    # PyTorch combines clamp's masks in place (`(self >= min).logical_and_(self <= max)`):
+    # when max broadcasts them to a larger shape the backward raises.
+    def build(L):
+        x = L.tensor([[-1.5]], requires_grad=True)
+        lo = L.tensor([[4]], dtype=L.uint8)
+        hi = L.tensor([5, 7])
+        return L.clamp(x.clone(), min=lo, max=hi), [x]
+
+    _same_outcome(build)
+
+    def build_ok(L):
+        x = L.tensor([[-1.5, 5.0]], requires_grad=True)
+        lo = L.tensor([[4.0, 1.0]], requires_grad=True)
+        hi = L.tensor([5.0, 7.0], requires_grad=True)
+        return L.clamp(x, min=lo, max=hi), [x, lo, hi]
+
+    _same_outcome(build_ok)

@@ -43,6 +43,22 @@ fn bool_mask(x: &Tensor, op: BinaryOp, bound: &Arg) -> Result<Tensor> {
     }
 }
 
+/// `a.logical_and_(b)` / `logical_or_`: PyTorch's clamp_backward_min_max
+/// combines its masks in place, so a `b` that broadcasts `a` to a larger
+/// shape is an error there (raised when the gradient is computed).
+fn inplace_logic(a: &Tensor, b: &Tensor, op: BinaryOp) -> Result<Tensor> {
+    let shape = ferrotorch_core::layout::broadcast_shapes(a.shape(), b.shape())?;
+    if shape.as_slice() != a.shape() {
+        return Err(Error::runtime(format!(
+            "output with shape {} doesn't match the broadcast shape {}",
+            ferrotorch_core::layout::fmt_shape(a.shape()),
+            ferrotorch_core::layout::fmt_shape(&shape)
+        )));
+    }
+    let _no_grad = GradModeGuard::new(false);
+    binary(Operand::T(a), Operand::T(b), op)
+}
+
 /// The constant boolean mask `lo <op> hi` of two bounds.
 fn bounds_mask(lo: &Arg, op: BinaryOp, hi: &Arg) -> Result<Tensor> {
     let _no_grad = GradModeGuard::new(false);
@@ -100,7 +116,7 @@ impl Tensor {
                 let mut inside: Option<Tensor> = None;
                 let and = |a: Option<Tensor>, b: Tensor| -> Result<Tensor> {
                     match a {
-                        Some(a) => binary(Operand::T(&a), Operand::T(&b), BinaryOp::LogicalAnd),
+                        Some(a) => inplace_logic(&a, &b, BinaryOp::LogicalAnd),
                         None => Ok(b),
                     }
                 };
@@ -128,7 +144,7 @@ impl Tensor {
                     (Some(hi), Some((s, d))) if wmax => {
                         let mut pred = bool_mask(&x, BinaryOp::Gt, hi)?;
                         if let Some(lo) = &min {
-                            pred = binary(Operand::T(&pred), Operand::T(&bounds_mask(hi, BinaryOp::Lt, lo)?), BinaryOp::LogicalOr)?;
+                            pred = inplace_logic(&pred, &bounds_mask(hi, BinaryOp::Lt, lo)?, BinaryOp::LogicalOr)?;
                         }
                         Some(reduce_grad(&keep_where(&pred, &g)?, s, *d)?)
                     }
