@@ -292,3 +292,20 @@ def test_clamp_tensor_bounds_inplace_mask_broadcast_raises():
         return L.clamp(x, min=lo, max=hi), [x, lo, hi]
 
     _same_outcome(build_ok)
+
+
+@pytest.mark.parametrize("name", ["elu", "selu", "celu"])
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_elu_family_nan_vectorized_and_tail(name, dtype):
+    # PyTorch's vectorized elu_backward (blendv on x > 0) sends NaN to the
+    # negative branch (NaN); its scalar tail (x <= 0 ? neg : pos) to the positive one.
+    x = arr(([nan, -1.0, 0.5, 2.0, -0.0, 700.0] * 12) + [nan, -1.0, nan], dtype)
+    check(lambda L, x: getattr(F(L), name)(x), x, rtol=1e-6, atol=1e-6)
+
+
+def test_hardswish_nan_strided_input_runs_scalar():
+    # A permuted input: PyTorch's loop is strided (scalar lambda), NaN takes `g`.
+    x = arr([[[[0.5, 0.43, 0.33, 1.14, -0.64]]], [[[88.0, 0.15, -20.0, -0.62, -0.98]]],
+             [[[0.1, nan, 3e38, 2.0, 1.2]]], [[[-1.85, -0.97, -0.0, 2.0, 0.86]]]])
+    check(lambda L, x: F(L).hardswish(x.clone().permute(2, 1, 3, 0)), x)
+    check(lambda L, x: F(L).elu(x.clone().permute(2, 1, 3, 0)), x)

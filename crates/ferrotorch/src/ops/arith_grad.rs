@@ -570,14 +570,14 @@ fn unary_grad(op: UnaryOp, g: &Tensor, x: &dyn Fn() -> Result<Tensor>, y: &dyn F
         Hardswish => {
             let x = x()?;
             // x <= -3: 0; -3 < x < 3: x/3 + 1/2; x >= 3: 1 (PyTorch's
-            // vectorized kernel, blendv on `x >= 3` then `x <= -3`). A NaN
-            // input takes the middle branch there (NaN), but the kernel's
-            // scalar tail (`x < 3 ? mid : g`) gives it g: see hardswish_scalar_tail.
+            // kernel). Its scalar lambda (`x < 3 ? mid : g`) gives a NaN
+            // input g; its vectorized one (blendv on `x >= 3`) the middle
+            // branch, NaN: see vectorized_nan.
             let mid = mul(g, &adds(&muls(&x, 1.0 / 3.0)?, 0.5)?)?;
-            let upper = pick(&cond(&x, BinaryOp::Ge, 3.0)?, g, &mid)?;
+            let upper = pick(&cond(&x, BinaryOp::Lt, 3.0)?, &mid, g)?;
             let r = pick(&cond(&x, BinaryOp::Le, -3.0)?, &zeros_like(g)?, &upper)?;
-            match hardswish_scalar_tail(&x)? {
-                Some(tail_nan) => pick(&tail_nan, g, &r)?,
+            match vectorized_nan(&x, g)? {
+                Some(vnan) => pick(&vnan, &mid, &r)?,
                 None => r,
             }
         }
@@ -600,33 +600,44 @@ fn add_nan_where(r: &Tensor, outside: &Tensor) -> Result<Tensor> {
     add(r, &term)
 }
 
-/// The NaN inputs of hardswish that PyTorch's CPU kernel reaches in its
-/// scalar loop, or None when there are none. `cpu_kernel_vec` runs the
-/// vectorized lambda over whole chunks of two vectors and the scalar one over
-/// the remaining `n % chunk` elements (in memory order of the contiguous
-/// input); the two lambdas disagree on NaN. The chunk is the AVX512 one
-/// (2 x 64 bytes), PyTorch's default CPU capability on x86 machines with it.
-fn hardswish_scalar_tail(x: &Tensor) -> Result<Option<Tensor>> {
-    let _no_grad = crate::autograd::GradModeGuard::new(false);
-    let nan = unary(&x.detach(), UnaryOp::IsNan)?;
-    let flags = nan.to_dtype(DType::Int64)?.to_vec::<i64>()?;
-    let n = flags.len();
-    let chunk = 128 / x.dtype().itemsize().max(1);
-    let first_tail = n - n % chunk;
-    if !flags[first_tail..].iter().any(|&f| f != 0) {
+/// The NaN inputs that PyTorch's CPU kernel (`cpu_kernel_vec`) reaches in
+/// its vectorized lambda, or None when there are none. Piecewise backward
+/// kernels (elu, hardswish) disagree between their two lambdas on NaN only:
+/// the scalar one's `if` takes the last branch, the vectorized blendv the
+/// other. With `x` and `g` contiguous the loop is one run in memory order:
+/// whole chunks of two vectors, then the last `n % chunk` elements scalar.
+/// The chunk is the AVX512 one (2 x 64 bytes), PyTorch's default CPU
+/// capability on x86 machines with it. Strided operands run the scalar loop.
+fn vectorized_nan(x: &Tensor, g: &Tensor) -> Result<Option<Tensor>> {
+    if !x.is_contiguous() || !g.is_contiguous() || x.shape() != g.shape() {
         return Ok(None);
     }
-    let tail: Vec<bool> = flags.iter().enumerate().map(|(i, &f)| f != 0 && i >= first_tail).collect();
-    Ok(Some(Tensor::from_vec(tail, x.shape())?))
+    let _no_grad = crate::autograd::GradModeGuard::new(false);
+    let flags = unary(&x.detach(), UnaryOp::IsNan)?.to_vec::<bool>()?;
+    let n = flags.len();
+    let chunk = 128 / x.dtype().itemsize().max(1);
+    let vec_end = n - n % chunk;
+    if !flags[..vec_end].iter().any(|&f| f) {
+        return Ok(None);
+    }
+    let v: Vec<bool> = flags.iter().enumerate().map(|(i, &f)| f && i < vec_end).collect();
+    Ok(Some(Tensor::from_vec(v, x.shape())?))
 }
 
 /// elu family: `x <= 0 ? g * alpha*scale*iscale * exp(x*iscale) : g*scale`
-/// (PyTorch's elu_backward: NaN takes the positive branch).
+/// (PyTorch's elu_backward: NaN takes the positive branch in the scalar
+/// loop, the negative one in the vectorized loop).
 fn elu_grad(g: &Tensor, x: &Tensor, alpha: f64, scale: f64, iscale: f64) -> Result<Tensor> {
     // The branch is picked, not blended: exp(x * iscale) overflows for large
     // positive x and `0 * inf` would poison the positive side with NaN.
     let negd = muls(&un(&muls(x, iscale)?, UnaryOp::Exp)?, alpha * scale * iscale)?;
-    pick(&cond(x, BinaryOp::Le, 0.0)?, &mul(g, &negd)?, &muls(g, scale)?)
+    let neg = mul(g, &negd)?;
+    let r = pick(&cond(x, BinaryOp::Le, 0.0)?, &neg, &muls(g, scale)?)?;
+    // The vectorized kernel's blendv on `x > 0` sends NaN to the negative branch.
+    match vectorized_nan(x, g)? {
+        Some(vnan) => pick(&vnan, &neg, &r),
+        None => Ok(r),
+    }
 }
 
 /// `op(x)` for the in-place forms (`elu_`, `celu_`). PyTorch's in-place elu
