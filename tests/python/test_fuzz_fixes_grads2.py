@@ -309,3 +309,13 @@ def test_hardswish_nan_strided_input_runs_scalar():
              [[[0.1, nan, 3e38, 2.0, 1.2]]], [[[-1.85, -0.97, -0.0, 2.0, 0.86]]]])
     check(lambda L, x: F(L).hardswish(x.clone().permute(2, 1, 3, 0)), x)
     check(lambda L, x: F(L).elu(x.clone().permute(2, 1, 3, 0)), x)
+
+
+@pytest.mark.parametrize("dt", ["uint8", "int16", "int64"])
+def test_atan2_integer_self_other_gradient(dt):
+    # PyTorch's `g * -self * recip` negates self in its own dtype (uint8 -2 is 254).
+    def build(L):
+        other = L.tensor([[3.0], [-1.5]], requires_grad=True)
+        return L.atan2(L.tensor([[2], [5]], dtype=getattr(L, dt)), other), [other]
+
+    _same_outcome(build)

@@ -261,7 +261,13 @@ fn binary_ext_grad(
             let den = bin(bin(a, a, BinaryOp::Mul)?.as_op(), bin(b, b, BinaryOp::Mul)?.as_op(), BinaryOp::Add)?;
             let nz = cond(&den, BinaryOp::Ne, 0.0)?;
             let ga = keep_where(&nz, &div(&bin(t(g), b, BinaryOp::Mul)?, &den)?)?;
-            let gb = keep_where(&nz, &un(&div(&bin(t(g), a, BinaryOp::Mul)?, &den)?, UnaryOp::Neg)?)?;
+            // PyTorch: g * -a * recip, `-a` in a's own dtype (an integer
+            // self wraps: -2 as uint8 is 254).
+            let neg_a = match a {
+                Operand::T(x) => un(x, UnaryOp::Neg)?,
+                Operand::S(v) => Tensor::scalar(-v.to_f64())?,
+            };
+            let gb = keep_where(&nz, &div(&mul(g, &neg_a)?, &den)?)?;
             (Some(ga), Some(gb))
         }
         BinaryOp::Fmax | BinaryOp::Fmin => {
