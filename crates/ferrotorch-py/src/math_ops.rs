@@ -171,6 +171,9 @@ fn requires_grad(a: &Arg) -> bool {
 #[pyo3(signature = (name, input, p0=None, p1=None, p2=None, inplace=false))]
 pub fn _math_unary<'py>(py: Python<'py>, name: &str, input: &Bound<'py, PyAny>, p0: Option<f64>, p1: Option<f64>, p2: Option<f64>, inplace: bool) -> PyResult<Bound<'py, PyAny>> {
     let op = unary_op(name, p0, p1, p2)?;
+    if inplace {
+        return run(py, input, inplace, false, |x| ferrotorch::ops::arith::unary_for_inplace(x, op));
+    }
     run(py, input, inplace, false, |x| unary(x, op))
 }
 

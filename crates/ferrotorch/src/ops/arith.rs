@@ -752,6 +752,8 @@ impl UnaryOp {
     }
 }
 
+pub use super::arith_grad::unary_for_inplace;
+
 /// `op(x)` into a new tensor, recording the autograd node when needed.
 pub fn unary(x: &Tensor, op: UnaryOp) -> Result<Tensor> {
     let out = unary_raw(x, op)?;

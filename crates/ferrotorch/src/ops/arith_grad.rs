@@ -126,11 +126,12 @@ pub(crate) fn record_binary(a: Operand, b: Operand, op: BinaryOp, out: &Tensor) 
                     let bv = sb.value(node)?;
                     let ga = if wa { Some(binary(t(&g), bv.op(), BinaryOp::Div)?) } else { None };
                     let gb = if wb {
-                        // -g * a / b^2
+                        // PyTorch's div_tensor_other_backward: -g * ((a / b) / b).
+                        // Dividing twice keeps b*b from overflowing or
+                        // underflowing (1e-200^2 is 0, 1e200^2 is inf).
                         let av = sa.value(node)?;
-                        let num = binary(t(&g), av.op(), BinaryOp::Mul)?;
-                        let b2 = binary(bv.op(), bv.op(), BinaryOp::Mul)?;
-                        Some(unary(&binary(t(&num), t(&b2), BinaryOp::Div)?, UnaryOp::Neg)?)
+                        let q = binary(t(&binary(av.op(), bv.op(), BinaryOp::Div)?), bv.op(), BinaryOp::Div)?;
+                        Some(unary(&binary(t(&g), t(&q), BinaryOp::Mul)?, UnaryOp::Neg)?)
                     } else {
                         None
                     };
@@ -138,12 +139,19 @@ pub(crate) fn record_binary(a: Operand, b: Operand, op: BinaryOp, out: &Tensor) 
                 }
                 BinaryOp::Pow => {
                     let av = sa.value(node)?;
-                    let bv = sb.value(node)?;
+                    // A Python bool exponent is the number 0 or 1 here, as in
+                    // PyTorch (`exponent - 1` on a bool would be an error).
+                    // PyTorch's `exponent.equal(0.0)` shortcut is false for a bool
+                    // scalar, so `x ** False` still goes through `0 * x^-1`.
+                    let (bv, bool_exponent) = match sb.value(node)? {
+                        OperandOwned::S(Scalar::Bool(e)) => (OperandOwned::S(Scalar::Int(i64::from(e))), true),
+                        other => (other, false),
+                    };
                     let ga = if wa {
                         // g * b * a^(b-1), 0 where b == 0 (PyTorch's
                         // pow_backward_self: a^-1 would be inf at a == 0).
                         match &bv {
-                            OperandOwned::S(e) if e.to_f64() == 0.0 => Some(zeros_like(&g)?),
+                            OperandOwned::S(e) if e.to_f64() == 0.0 && !bool_exponent => Some(zeros_like(&g)?),
                             _ => {
                                 let bm1 = binary(bv.op(), s(1.0), BinaryOp::Sub)?;
                                 let p = binary(av.op(), t(&bm1), BinaryOp::Pow)?;
@@ -185,23 +193,28 @@ pub(crate) fn record_binary(a: Operand, b: Operand, op: BinaryOp, out: &Tensor) 
                 BinaryOp::Maximum | BinaryOp::Minimum => {
                     let av = sa.value(node)?;
                     let bv = sb.value(node)?;
-                    // Ties split the gradient evenly, as PyTorch does.
-                    let cmp = if op == BinaryOp::Maximum { BinaryOp::Gt } else { BinaryOp::Lt };
-                    let win = binary(av.op(), bv.op(), cmp)?.to_dtype(g.dtype())?;
-                    let tie = binary(av.op(), bv.op(), BinaryOp::Eq)?.to_dtype(g.dtype())?;
-                    let wa_mask = binary(t(&win), t(&binary(t(&tie), s(0.5), BinaryOp::Mul)?), BinaryOp::Add)?;
-                    let ga = if wa { Some(binary(t(&g), t(&wa_mask), BinaryOp::Mul)?) } else { None };
-                    let gb = if wb {
-                        let wb_mask = binary(s(1.0), t(&wa_mask), BinaryOp::Sub)?;
-                        Some(binary(t(&g), t(&wb_mask), BinaryOp::Mul)?)
-                    } else {
-                        None
-                    };
+                    // PyTorch's formula: `where(a == b, g / 2, g)` with the
+                    // losing side masked to 0 (`a < b` for maximum's a). An
+                    // unordered pair (NaN) is neither a tie nor a loss, so both
+                    // sides get the full gradient; the branch is picked, so an
+                    // infinite g stays out of the masked side.
+                    let (a_loses, b_loses) = if op == BinaryOp::Maximum { (BinaryOp::Lt, BinaryOp::Gt) } else { (BinaryOp::Gt, BinaryOp::Lt) };
+                    let tie = cond2(av.op(), bv.op(), BinaryOp::Eq)?;
+                    let split = pick(&tie, &muls(&g, 0.5)?, &g)?;
+                    let ga = if wa { Some(keep_where(&un(&cond2(av.op(), bv.op(), a_loses)?, UnaryOp::LogicalNot)?, &split)?) } else { None };
+                    let gb = if wb { Some(keep_where(&un(&cond2(av.op(), bv.op(), b_loses)?, UnaryOp::LogicalNot)?, &split)?) } else { None };
                     (ga, gb)
                 }
                 _ => {
                     let av = sa.value(node)?;
                     let bv = sb.value(node)?;
+                    // PyTorch's atan2_backward computes `grad * -self * recip` for
+                    // `other`: negating a bool `self` raises there.
+                    if op == BinaryOp::Atan2 && wb && matches!(&av, OperandOwned::T(x) if x.dtype() == DType::Bool) {
+                        return Err(ferrotorch_core::Error::runtime(
+                            "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.",
+                        ));
+                    }
                     let (fa, fb) = binary_ext_grad(op, &g, av.op(), bv.op(), &|| out_saved.unpack(node))?;
                     (if wa { fa } else { None }, if wb { fb } else { None })
                 }
@@ -233,10 +246,12 @@ fn binary_ext_grad(
     Ok(match op {
         BinaryOp::DivTrunc | BinaryOp::DivFloor => (Some(zeros_like(g)?), Some(zeros_like(g)?)),
         BinaryOp::Remainder | BinaryOp::Fmod => {
+            // PyTorch: -g * a.div(b, rounding_mode="floor") (remainder) or
+            // "trunc" (fmod). The rounding division is not floor(a / b): its
+            // floor form goes through fmod, so inf // b is NaN.
             let q = {
                 let _no_grad = crate::autograd::GradModeGuard::new(false);
-                let q = bin(a, b, BinaryOp::Div)?;
-                let q = if op == BinaryOp::Remainder { un(&q, UnaryOp::Floor)? } else { un(&q, UnaryOp::Trunc)? };
+                let q = bin(a, b, if op == BinaryOp::Remainder { BinaryOp::DivFloor } else { BinaryOp::DivTrunc })?;
                 q.to_dtype(dt)?
             };
             (Some(g.clone()), Some(un(&mul(g, &q)?, UnaryOp::Neg)?))
@@ -246,7 +261,13 @@ fn binary_ext_grad(
             let den = bin(bin(a, a, BinaryOp::Mul)?.as_op(), bin(b, b, BinaryOp::Mul)?.as_op(), BinaryOp::Add)?;
             let nz = cond(&den, BinaryOp::Ne, 0.0)?;
             let ga = keep_where(&nz, &div(&bin(t(g), b, BinaryOp::Mul)?, &den)?)?;
-            let gb = keep_where(&nz, &un(&div(&bin(t(g), a, BinaryOp::Mul)?, &den)?, UnaryOp::Neg)?)?;
+            // PyTorch: g * -a * recip, `-a` in a's own dtype (an integer
+            // self wraps: -2 as uint8 is 254).
+            let neg_a = match a {
+                Operand::T(x) => un(x, UnaryOp::Neg)?,
+                Operand::S(v) => Tensor::scalar(-v.to_f64())?,
+            };
+            let gb = keep_where(&nz, &div(&mul(g, &neg_a)?, &den)?)?;
             (Some(ga), Some(gb))
         }
         BinaryOp::Fmax | BinaryOp::Fmin => {
@@ -257,10 +278,12 @@ fn binary_ext_grad(
                 Operand::T(x) => unary(x, UnaryOp::IsNan)?,
                 Operand::S(v) => Tensor::scalar(v.to_f64().is_nan())?,
             };
-            let pick_a = binary(t(&ge), t(&bnan), BinaryOp::LogicalOr)?.to_dtype(dt)?;
-            let pick_b = rsubs(1.0, &pick_a)?;
+            let pick_a = binary(t(&ge), t(&bnan), BinaryOp::LogicalOr)?;
+            let pick_b = unary(&pick_a, UnaryOp::LogicalNot)?;
             drop(_no_grad);
-            (Some(mul(g, &pick_a)?), Some(mul(g, &pick_b)?))
+            // PyTorch masked_fills the side not picked: an infinite g must
+            // not turn into `inf * 0 = NaN` there.
+            (Some(keep_where(&pick_a, g)?), Some(keep_where(&pick_b, g)?))
         }
         BinaryOp::Hypot => {
             let r = out()?;
@@ -461,8 +484,10 @@ fn unary_grad(op: UnaryOp, g: &Tensor, x: &dyn Fn() -> Result<Tensor>, y: &dyn F
             div(g, &un(&adds(&mul(&x, &x)?, 1.0)?, Sqrt)?)?
         }
         Acosh => {
+            // PyTorch: g * (x^2 - 1).rsqrt(), finite below -1 (where acosh
+            // itself is NaN) and inf at 1; sqrt(x-1)*sqrt(x+1) would be NaN there.
             let x = x()?;
-            div(g, &mul(&un(&adds(&x, -1.0)?, Sqrt)?, &un(&adds(&x, 1.0)?, Sqrt)?)?)?
+            mul(g, &un(&adds(&mul(&x, &x)?, -1.0)?, Rsqrt)?)?
         }
         Atanh => {
             let x = x()?;
@@ -550,10 +575,17 @@ fn unary_grad(op: UnaryOp, g: &Tensor, x: &dyn Fn() -> Result<Tensor>, y: &dyn F
         }
         Hardswish => {
             let x = x()?;
-            // x <= -3: 0; -3 < x < 3: x/3 + 1/2; x >= 3: 1 (PyTorch's kernel).
+            // x <= -3: 0; -3 < x < 3: x/3 + 1/2; x >= 3: 1 (PyTorch's
+            // kernel). Its scalar lambda (`x < 3 ? mid : g`) gives a NaN
+            // input g; its vectorized one (blendv on `x >= 3`) the middle
+            // branch, NaN: see vectorized_nan.
             let mid = mul(g, &adds(&muls(&x, 1.0 / 3.0)?, 0.5)?)?;
             let upper = pick(&cond(&x, BinaryOp::Lt, 3.0)?, &mid, g)?;
-            keep_where(&cond(&x, BinaryOp::Gt, -3.0)?, &upper)?
+            let r = pick(&cond(&x, BinaryOp::Le, -3.0)?, &zeros_like(g)?, &upper)?;
+            match vectorized_nan(&x, g)? {
+                Some(vnan) => pick(&vnan, &mid, &r)?,
+                None => r,
+            }
         }
         LogSigmoid => mul(g, &un(&un(&x()?, Neg)?, Sigmoid)?)?,
         NanToNum(..) => {
@@ -574,12 +606,69 @@ fn add_nan_where(r: &Tensor, outside: &Tensor) -> Result<Tensor> {
     add(r, &term)
 }
 
-/// elu family: `x > 0 ? g*scale : g * alpha*scale*iscale * exp(x*iscale)`.
+/// The NaN inputs that PyTorch's CPU kernel (`cpu_kernel_vec`) reaches in
+/// its vectorized lambda, or None when there are none. Piecewise backward
+/// kernels (elu, hardswish) disagree between their two lambdas on NaN only:
+/// the scalar one's `if` takes the last branch, the vectorized blendv the
+/// other. With `x` and `g` contiguous the loop is one run in memory order:
+/// whole chunks of two vectors, then the last `n % chunk` elements scalar.
+/// The chunk is the AVX512 one (2 x 64 bytes), PyTorch's default CPU
+/// capability on x86 machines with it. Strided operands run the scalar loop.
+fn vectorized_nan(x: &Tensor, g: &Tensor) -> Result<Option<Tensor>> {
+    if !x.is_contiguous() || !g.is_contiguous() || x.shape() != g.shape() {
+        return Ok(None);
+    }
+    let _no_grad = crate::autograd::GradModeGuard::new(false);
+    let flags = unary(&x.detach(), UnaryOp::IsNan)?.to_vec::<bool>()?;
+    let n = flags.len();
+    let chunk = 128 / x.dtype().itemsize().max(1);
+    let vec_end = n - n % chunk;
+    if !flags[..vec_end].iter().any(|&f| f) {
+        return Ok(None);
+    }
+    let v: Vec<bool> = flags.iter().enumerate().map(|(i, &f)| f && i < vec_end).collect();
+    Ok(Some(Tensor::from_vec(v, x.shape())?))
+}
+
+/// elu family: `x <= 0 ? g * alpha*scale*iscale * exp(x*iscale) : g*scale`
+/// (PyTorch's elu_backward: NaN takes the positive branch in the scalar
+/// loop, the negative one in the vectorized loop).
 fn elu_grad(g: &Tensor, x: &Tensor, alpha: f64, scale: f64, iscale: f64) -> Result<Tensor> {
     // The branch is picked, not blended: exp(x * iscale) overflows for large
     // positive x and `0 * inf` would poison the positive side with NaN.
     let negd = muls(&un(&muls(x, iscale)?, UnaryOp::Exp)?, alpha * scale * iscale)?;
-    pick(&cond(x, BinaryOp::Gt, 0.0)?, &muls(g, scale)?, &mul(g, &negd)?)
+    let neg = mul(g, &negd)?;
+    let r = pick(&cond(x, BinaryOp::Le, 0.0)?, &neg, &muls(g, scale)?)?;
+    // The vectorized kernel's blendv on `x > 0` sends NaN to the negative branch.
+    match vectorized_nan(x, g)? {
+        Some(vnan) => pick(&vnan, &neg, &r),
+        None => Ok(r),
+    }
+}
+
+/// `op(x)` for the in-place forms (`elu_`, `celu_`). PyTorch's in-place elu
+/// backward works from the result and refuses a negative alpha when the
+/// gradient is computed (not in the forward): the node raises then.
+pub fn unary_for_inplace(x: &Tensor, op: UnaryOp) -> Result<Tensor> {
+    let negative_alpha = match op {
+        UnaryOp::Elu(alpha, ..) | UnaryOp::Celu(alpha) => alpha < 0.0,
+        _ => false,
+    };
+    if !negative_alpha {
+        return unary(x, op);
+    }
+    let out = super::arith::unary_raw(x, op)?;
+    if out.dtype().is_floating_point() {
+        let name = if matches!(op, UnaryOp::Celu(_)) { "CeluBackward1" } else { "EluBackward1" };
+        record(name, &[Some(x)], &[&out], move || {
+            rule(move |_node, _grads| {
+                Err(ferrotorch_core::Error::runtime(
+                    "In-place elu backward calculation is triggered with a negative slope which is not supported. This is caused by calling in-place forward function with a negative slope, please call out-of-place version instead.",
+                ))
+            })
+        });
+    }
+    Ok(out)
 }
 
 /// Records the node of `op(x)` producing `out`.

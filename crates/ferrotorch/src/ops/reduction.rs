@@ -163,9 +163,24 @@ fn cast_to(g: Tensor, dt: DType) -> Result<Tensor> {
 
 /// `grad * (x == result) / count`: the gradient of a reduction whose result
 /// equals some inputs (max/min/amax/amin/median over all), split evenly.
-fn evenly_distribute(g: &Tensor, x: &Tensor, result: &Tensor, mask_dims: &[bool], keepdim: bool) -> Result<Tensor> {
+fn evenly_distribute(g: &Tensor, x: &Tensor, result: &Tensor, mask_dims: &[bool], keepdim: bool, nan_hits: bool) -> Result<Tensor> {
     let shape = x.shape().to_vec();
     let r = expand_reduced(&result.detach(), &shape, mask_dims, keepdim)?;
+    let dims: Vec<i64> = (0..shape.len()).filter(|&d| mask_dims[d]).map(|d| d as i64).collect();
+    let ge = expand_reduced(g, &shape, mask_dims, keepdim)?;
+    if !nan_hits {
+        // amax/amin: `(g / mask.sum(dim, keepdim)) * mask` with `mask = x == result`.
+        // A NaN result matches nothing: `g / 0 * 0` is NaN over the slice, as in PyTorch.
+        let hits = {
+            let _no_grad = GradModeGuard::new(false);
+            binary(Operand::T(&x.detach()), Operand::T(&r), BinaryOp::Eq)?.to_dtype(g.dtype())?
+        };
+        let count = {
+            let _no_grad = GradModeGuard::new(false);
+            hits.sum_dims(Some(&dims), true, None)?
+        };
+        return mul(&div(&ge, &count)?, &hits);
+    }
     let hits = {
         let _no_grad = GradModeGuard::new(false);
         let eq = binary(Operand::T(&x.detach()), Operand::T(&r), BinaryOp::Eq)?;
@@ -175,15 +190,15 @@ fn evenly_distribute(g: &Tensor, x: &Tensor, result: &Tensor, mask_dims: &[bool]
             Operand::T(&unary(&r, UnaryOp::IsNan)?),
             BinaryOp::LogicalAnd,
         )?;
-        binary(Operand::T(&eq), Operand::T(&both_nan), BinaryOp::LogicalOr)?.to_dtype(g.dtype())?
+        binary(Operand::T(&eq), Operand::T(&both_nan), BinaryOp::LogicalOr)?
     };
-    let dims: Vec<i64> = (0..shape.len()).filter(|&d| mask_dims[d]).map(|d| d as i64).collect();
     let count = {
         let _no_grad = GradModeGuard::new(false);
-        hits.sum_dims(Some(&dims), true, None)?
+        hits.to_dtype(g.dtype())?.sum_dims(Some(&dims), true, None)?
     };
-    let ge = expand_reduced(g, &shape, mask_dims, keepdim)?;
-    div(&mul(&ge, &hits)?, &count)
+    // PyTorch masked_fills `g / count` into zeros: an infinite g stays off the
+    // inputs not selected.
+    keep_where(&hits, &div(&ge, &count)?)
 }
 
 impl Tensor {
@@ -238,13 +253,16 @@ impl Tensor {
             reduce_engine(self, &mask, kind, self.dtype(), keepdim)?
         };
         let node = if max { "AmaxBackward0" } else { "AminBackward0" };
-        self.record_even(node, &out, mask, keepdim);
+        self.record_even(node, &out, mask, keepdim, false);
         Ok(out)
     }
 
     /// Records a node whose gradient is split evenly over the inputs equal to
     /// the result (max/min/amax/amin over dims).
-    fn record_even(&self, name: &'static str, out: &Tensor, mask: Vec<bool>, keepdim: bool) {
+    /// `nan_hits`: a NaN result selects the NaN inputs (max()/min(), PyTorch's
+    /// evenly_distribute_backward); else only inputs equal to the result
+    /// count (amax/amin's scale_grad_by_count, NaN for a NaN result).
+    fn record_even(&self, name: &'static str, out: &Tensor, mask: Vec<bool>, keepdim: bool, nan_hits: bool) {
         if !out.dtype().is_floating_point() {
             return;
         }
@@ -252,7 +270,7 @@ impl Tensor {
         record(name, &[Some(self)], &[out], move || {
             rule(move |node, g| {
                 let Some(g) = g0(g) else { return Ok(vec![None]) };
-                let r = evenly_distribute(&g, &sx.unpack(node)?, &so.unpack(node)?, &mask, keepdim)?;
+                let r = evenly_distribute(&g, &sx.unpack(node)?, &so.unpack(node)?, &mask, keepdim, nan_hits)?;
                 Ok(vec![Some(cast_to(r, dt)?)])
             })
         });
@@ -271,7 +289,7 @@ impl Tensor {
             self.amax_dims(None, false, max)?
         };
         let node = if max { "MaxBackward1" } else { "MinBackward1" };
-        self.record_even(node, &out, vec![true; self.ndim()], false);
+        self.record_even(node, &out, vec![true; self.ndim()], false, true);
         Ok(out)
     }
 
@@ -326,12 +344,13 @@ impl Tensor {
         let (v, _) = self.var_mean_raw(dims, correction, keepdim, "var")?;
         let mask = reduced_dims(dims, self.ndim())?;
         let n = reduced_count(self, &mask);
+        let dof = Dof::new(dims, self.ndim(), n, correction);
         let (sx, dt) = (SavedTensor::input(self), self.dtype());
         record("VarBackward0", &[Some(self)], &[&v], move || {
             rule(move |node, g| {
                 let Some(g) = g0(g) else { return Ok(vec![None]) };
                 let x = sx.unpack(node)?;
-                Ok(vec![Some(cast_to(var_grad(&g, &x, &mask, keepdim, correction, n)?, dt)?)])
+                Ok(vec![Some(cast_to(var_grad(&g, &x, &mask, keepdim, dof)?, dt)?)])
             })
         });
         Ok(v)
@@ -346,12 +365,13 @@ impl Tensor {
         };
         let mask = reduced_dims(dims, self.ndim())?;
         let n = reduced_count(self, &mask);
+        let dof = Dof::new(dims, self.ndim(), n, correction);
         let (sx, so, dt) = (SavedTensor::input(self), SavedTensor::output(&s, 0), self.dtype());
         record("StdBackward0", &[Some(self)], &[&s], move || {
             rule(move |node, g| {
                 let Some(g) = g0(g) else { return Ok(vec![None]) };
                 let (x, r) = (sx.unpack(node)?, so.unpack(node)?);
-                Ok(vec![Some(cast_to(std_grad(&g, &x, &r, &mask, keepdim, correction, n)?, dt)?)])
+                Ok(vec![Some(cast_to(std_grad(&g, &x, &r, &mask, keepdim, dof)?, dt)?)])
             })
         });
         Ok(s)
@@ -369,6 +389,7 @@ impl Tensor {
         };
         let mask = reduced_dims(dims, self.ndim())?;
         let n = reduced_count(self, &mask);
+        let dof = Dof::new(dims, self.ndim(), n, correction);
         let (sx, so, dt) = (SavedTensor::input(self), SavedTensor::output(&v, 0), self.dtype());
         let name = if std { "StdMeanBackward0" } else { "VarMeanBackward0" };
         record(name, &[Some(self)], &[&v, &m], move || {
@@ -379,9 +400,9 @@ impl Tensor {
                 let mut total: Option<Tensor> = None;
                 if let Some(gv) = gv {
                     let r = if std {
-                        std_grad(&gv, &x, &so.unpack(node)?, &mask, keepdim, correction, n)?
+                        std_grad(&gv, &x, &so.unpack(node)?, &mask, keepdim, dof)?
                     } else {
-                        var_grad(&gv, &x, &mask, keepdim, correction, n)?
+                        var_grad(&gv, &x, &mask, keepdim, dof)?
                     };
                     total = Some(r);
                 }
@@ -745,25 +766,44 @@ fn prod_grad(g: &Tensor, x: &Tensor, out: &Tensor, mask: &[bool], keepdim: bool)
     mul(&ge, &o.to_dtype(g.dtype())?)
 }
 
-/// `g * 2 (x - mean) / (N - correction)`.
-fn var_grad(g: &Tensor, x: &Tensor, mask: &[bool], keepdim: bool, correction: f64, n: usize) -> Result<Tensor> {
-    let dims: Vec<i64> = (0..x.ndim()).filter(|&d| mask[d]).map(|d| d as i64).collect();
-    let mean = x.mean_dims(Some(&dims), true, None)?;
-    let centered = sub(x, &mean)?;
-    let ge = expand_reduced(g, x.shape(), mask, keepdim)?;
-    muls(&mul(&ge, &centered)?, 2.0 / (n as f64 - correction))
+/// The degrees of freedom of a var/std and which of PyTorch's var_backward
+/// paths applies.
+#[derive(Clone, Copy)]
+struct Dof {
+    /// `N - correction`.
+    dof: f64,
+    /// No `dim` (or a 0-d input): PyTorch's path that, for `dof <= 0`, gives
+    /// `g * inf` (NaN where `x == mean`) instead of `2 / dof`.
+    full: bool,
 }
 
-/// `g * (x - mean) / (std * (N - correction))`, 0 where std is 0.
-fn std_grad(g: &Tensor, x: &Tensor, std: &Tensor, mask: &[bool], keepdim: bool, correction: f64, n: usize) -> Result<Tensor> {
+impl Dof {
+    fn new(dims: Option<&[i64]>, ndim: usize, n: usize, correction: f64) -> Dof {
+        Dof { dof: n as f64 - correction, full: dims.is_none() || ndim == 0 }
+    }
+}
+
+/// `g * 2 (x - mean) / (N - correction)`; PyTorch's var_backward.
+fn var_grad(g: &Tensor, x: &Tensor, mask: &[bool], keepdim: bool, dof: Dof) -> Result<Tensor> {
     let dims: Vec<i64> = (0..x.ndim()).filter(|&d| mask[d]).map(|d| d as i64).collect();
     let mean = x.mean_dims(Some(&dims), true, None)?;
     let centered = sub(x, &mean)?;
-    let se = expand_reduced(std, x.shape(), mask, keepdim)?;
     let ge = expand_reduced(g, x.shape(), mask, keepdim)?;
-    let r = div(&mul(&ge, &centered)?, &muls(&se, n as f64 - correction)?)?;
-    // PyTorch's masked_fill(std == 0, 0): `0 / 0` must not reach the gradient.
-    keep_where(&cond(&se, BinaryOp::Ne, 0.0)?, &r)
+    if dof.full && dof.dof <= 0.0 {
+        // Over all elements with no degrees of freedom left, PyTorch's
+        // gradient is `g * inf` whatever the sign of `x - mean` (and NaN where
+        // it is 0): `g * |x - mean| * inf`.
+        return muls(&mul(&ge, &un(&centered, UnaryOp::Abs)?)?, f64::INFINITY);
+    }
+    // With explicit dims the factor is `2 / dof` as is: inf at 0, negative below.
+    muls(&mul(&ge, &centered)?, 2.0 / dof.dof)
+}
+
+/// PyTorch's std_backward: var_backward of `(g / (2 std))`, that masked to 0
+/// where std is 0 (`0 / 0` must not reach the gradient).
+fn std_grad(g: &Tensor, x: &Tensor, std: &Tensor, mask: &[bool], keepdim: bool, dof: Dof) -> Result<Tensor> {
+    let gs = keep_where(&cond(std, BinaryOp::Ne, 0.0)?, &div(g, &muls(std, 2.0)?)?)?;
+    var_grad(&gs, x, mask, keepdim, dof)
 }
 
 /// Gradient of the vector norm for any `ord`, PyTorch's `norm_backward`:
@@ -781,7 +821,7 @@ fn norm_grad(g: &Tensor, x: &Tensor, r: &Tensor, ord: f64, mask_dims: &[bool], k
     }
     if ord.is_infinite() {
         let ax = un(x, UnaryOp::Abs)?;
-        let even = evenly_distribute(g, &ax, r, mask_dims, keepdim)?;
+        let even = evenly_distribute(g, &ax, r, mask_dims, keepdim, true)?;
         return mul(&even, &un(x, UnaryOp::Sign)?);
     }
     let nz_norm = cond(&re, BinaryOp::Ne, 0.0)?;
@@ -803,7 +843,7 @@ fn norm_grad(g: &Tensor, x: &Tensor, r: &Tensor, ord: f64, mask_dims: &[bool], k
 
 /// Records `name` with the evenly-split gradient of a full reduction.
 pub(crate) fn record_even_pub(x: &Tensor, name: &'static str, out: &Tensor) {
-    x.record_even(name, out, vec![true; x.ndim()], false)
+    x.record_even(name, out, vec![true; x.ndim()], false, true)
 }
 
 #[cfg(test)]

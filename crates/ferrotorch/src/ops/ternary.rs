@@ -4,7 +4,7 @@
 //! node with PyTorch's name.
 
 use super::arith::{binary, BinaryOp, Operand};
-use super::arith_grad::{g0, mask, mul, muls, reduce_grad, rsubs, sub};
+use super::arith_grad::{g0, keep_where, mul, muls, reduce_grad, rsubs, sub};
 use crate::autograd::{record, rule, GradModeGuard, SavedTensor};
 use crate::Tensor;
 use ferrotorch_core::{DType, Error, Result, Scalar};
@@ -34,12 +34,40 @@ impl Arg {
     }
 }
 
-fn float_mask(x: &Tensor, op: BinaryOp, bound: &Arg, dt: DType) -> Result<Tensor> {
+/// The constant boolean mask `x <op> bound`.
+fn bool_mask(x: &Tensor, op: BinaryOp, bound: &Arg) -> Result<Tensor> {
     let _no_grad = GradModeGuard::new(false);
     match bound {
-        Arg::S(s) => mask(x, op, s.to_f64(), dt),
-        Arg::T(b) => binary(Operand::T(&x.detach()), Operand::T(&b.detach()), op)?.to_dtype(dt),
+        Arg::S(s) => binary(Operand::T(&x.detach()), Operand::S(*s), op),
+        Arg::T(b) => binary(Operand::T(&x.detach()), Operand::T(&b.detach()), op),
     }
+}
+
+/// `a.logical_and_(b)` / `logical_or_`: PyTorch's clamp_backward_min_max
+/// combines its masks in place, so a `b` that broadcasts `a` to a larger
+/// shape is an error there (raised when the gradient is computed).
+fn inplace_logic(a: &Tensor, b: &Tensor, op: BinaryOp) -> Result<Tensor> {
+    let shape = ferrotorch_core::layout::broadcast_shapes(a.shape(), b.shape())?;
+    if shape.as_slice() != a.shape() {
+        return Err(Error::runtime(format!(
+            "output with shape {} doesn't match the broadcast shape {}",
+            ferrotorch_core::layout::fmt_shape(a.shape()),
+            ferrotorch_core::layout::fmt_shape(&shape)
+        )));
+    }
+    let _no_grad = GradModeGuard::new(false);
+    binary(Operand::T(a), Operand::T(b), op)
+}
+
+/// The constant boolean mask `lo <op> hi` of two bounds.
+fn bounds_mask(lo: &Arg, op: BinaryOp, hi: &Arg) -> Result<Tensor> {
+    let _no_grad = GradModeGuard::new(false);
+    let detached = |a: &Arg| match a {
+        Arg::T(t) => Arg::T(t.detach()),
+        Arg::S(s) => Arg::S(*s),
+    };
+    let (lo, hi) = (detached(lo), detached(hi));
+    binary(lo.op(), hi.op(), op)
 }
 
 impl Tensor {
@@ -80,26 +108,45 @@ impl Tensor {
             rule(move |node, grads| {
                 let Some(g) = g0(grads) else { return Ok(vec![None, None, None]) };
                 let x = sx.unpack(node)?;
-                let gd = g.dtype();
-                let mut inside = Tensor::ones(x.shape(), gd, x.device())?;
+                // PyTorch's clamp_backward / clamp_backward_min_max: each
+                // gradient is `where(pred, g, 0)` (picked, so an infinite g
+                // leaves no NaN where it is masked). With both bounds, min only
+                // gets a gradient where `min < max`, and max also gets it
+                // wherever `max < min` (the result is max there).
+                let mut inside: Option<Tensor> = None;
+                let and = |a: Option<Tensor>, b: Tensor| -> Result<Tensor> {
+                    match a {
+                        Some(a) => inplace_logic(&a, &b, BinaryOp::LogicalAnd),
+                        None => Ok(b),
+                    }
+                };
                 if let Some(lo) = &min {
-                    inside = mul(&inside, &float_mask(&x, BinaryOp::Ge, lo, gd)?)?;
+                    inside = Some(and(inside, bool_mask(&x, BinaryOp::Ge, lo)?)?);
                 }
                 if let Some(hi) = &max {
-                    inside = mul(&inside, &float_mask(&x, BinaryOp::Le, hi, gd)?)?;
+                    inside = Some(and(inside, bool_mask(&x, BinaryOp::Le, hi)?)?);
                 }
-                let gx = reduce_grad(&mul(&g, &inside)?, &shape, dt)?;
+                let gx = match &inside {
+                    Some(m) => reduce_grad(&keep_where(m, &g)?, &shape, dt)?,
+                    None => reduce_grad(&g, &shape, dt)?,
+                };
                 let gmin = match (&min, &bshapes.0) {
                     (Some(lo), Some((s, d))) if wmin => {
-                        let below = float_mask(&x, BinaryOp::Lt, lo, gd)?;
-                        Some(reduce_grad(&mul(&g, &below)?, s, *d)?)
+                        let mut pred = bool_mask(&x, BinaryOp::Lt, lo)?;
+                        if let Some(hi) = &max {
+                            pred = and(Some(pred), bounds_mask(lo, BinaryOp::Lt, hi)?)?;
+                        }
+                        Some(reduce_grad(&keep_where(&pred, &g)?, s, *d)?)
                     }
                     _ => None,
                 };
                 let gmax = match (&max, &bshapes.1) {
                     (Some(hi), Some((s, d))) if wmax => {
-                        let above = float_mask(&x, BinaryOp::Gt, hi, gd)?;
-                        Some(reduce_grad(&mul(&g, &above)?, s, *d)?)
+                        let mut pred = bool_mask(&x, BinaryOp::Gt, hi)?;
+                        if let Some(lo) = &min {
+                            pred = inplace_logic(&pred, &bounds_mask(hi, BinaryOp::Lt, lo)?, BinaryOp::LogicalOr)?;
+                        }
+                        Some(reduce_grad(&keep_where(&pred, &g)?, s, *d)?)
                     }
                     _ => None,
                 };
@@ -220,17 +267,33 @@ impl Tensor {
         let name = if div { "AddcdivBackward0" } else { "AddcmulBackward0" };
         let (s1, s2) = (SavedTensor::input(t1), SavedTensor::input(t2));
         let shapes = [(self.shape().to_vec(), self.dtype()), (t1.shape().to_vec(), t1.dtype()), (t2.shape().to_vec(), t2.dtype())];
-        let v = value.to_f64();
+        let want1 = t1.requires_grad();
         record(name, &[Some(self), Some(t1), Some(t2)], &[&out], move || {
             rule(move |node, grads| {
                 let Some(g) = g0(grads) else { return Ok(vec![None, None, None]) };
                 let (a, b) = (s1.unpack(node)?, s2.unpack(node)?);
+                let val = Operand::S(value);
+                // PyTorch's derivatives.yaml formulas, with `value` applied to
+                // the other tensor in its own dtype: an integer tensor times an
+                // integer value wraps (uint8 3 * -1 is 253), as there.
                 let (g1, g2) = if div {
-                    let g1 = muls(&super::arith_grad::div(&g, &b)?, v)?;
-                    let g2 = muls(&super::arith_grad::div(&mul(&g, &a)?, &mul(&b, &b)?)?, -v)?;
-                    (g1, g2)
+                    // tensor1: g * (value / tensor2). PyTorch computes the quotient
+                    // in place in tensor2's dtype and refuses an integer one.
+                    if want1 && !b.dtype().is_floating_point() {
+                        return Err(Error::runtime(format!(
+                            "result type Float can't be cast to the desired output type {}",
+                            super::creation::pretty(b.dtype())
+                        )));
+                    }
+                    let g1 = mul(&g, &binary(val, Operand::T(&b), BinaryOp::Div)?)?;
+                    // tensor2: -g * (value * tensor1 / (tensor2 * tensor2))
+                    let num = binary(val, Operand::T(&a), BinaryOp::Mul)?;
+                    let g2 = mul(&g, &super::arith_grad::div(&num, &mul(&b, &b)?)?)?;
+                    (g1, super::arith::unary(&g2, super::arith::UnaryOp::Neg)?)
                 } else {
-                    (muls(&mul(&g, &b)?, v)?, muls(&mul(&g, &a)?, v)?)
+                    let g1 = mul(&g, &binary(Operand::T(&b), val, BinaryOp::Mul)?)?;
+                    let g2 = mul(&g, &binary(Operand::T(&a), val, BinaryOp::Mul)?)?;
+                    (g1, g2)
                 };
                 Ok(vec![
                     Some(reduce_grad(&g, &shapes[0].0, shapes[0].1)?),
