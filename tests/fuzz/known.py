@@ -11,9 +11,6 @@ import re
 
 KNOWN = [
     # (op regex, verdict regex, reason)
-    (r"addcmul_?", r"wrong:grad",
-     "PyTorch bug: with an integer tensor2, addcmul's derivative computes tensor2 * value in tensor2's "
-     "integer dtype (uint8 3 * -1 wraps to 253); ours is the mathematically correct -3"),
     (r"T\.(eq|ne|not_equal|lt|less|le|less_equal|gt|greater|ge|greater_equal)_/tt", r"wrong:requires_grad",
      "PyTorch quirk: an in-place comparison on an integer tensor with a float operand requiring grad "
      "attaches a grad_fn to the integer tensor (GeBackward1 on int16); integer tensors cannot require "
