@@ -1172,17 +1172,30 @@ def _adaptive_avg(input, output_size, nd, name):
                 "mean(): could not infer output dtype. Input dtype must be either a floating point or complex dtype. "
                 f"Got: {_m._pretty(input.dtype)}")
         _pool_kernel_check(input, "adaptive_avg_pool3d_cpu" if nd == 3 else "adaptive_avg_pool2d", ints=False)
-    x = input
-    # Windows are products of per-dim ranges, so the mean is separable: one
-    # small (out, in) averaging matrix per dim, applied with matmul.
+    # Each output is the plain mean of its own window, as PyTorch's kernel:
+    # sum the window (float32 accumulation for float16/bfloat16), then divide
+    # by each dim's window length in turn. Windows are gathered per dim (padded
+    # to the longest window, padding selected away with `where`, never
+    # multiplied by 0) so an inf/huge value cannot leak into other windows.
+    reduced = input.dtype in (_C.float16, _C.bfloat16)
+    x = input.float() if reduced else input
+    lead = input.dim() - nd
+    ranges = [_adaptive_ranges(sizes[i], outs[i]) for i in range(nd)]
+    for i in reversed(range(nd)):  # last dim first: earlier dims keep their positions
+        p = lead + i
+        k = max(hi - lo for lo, hi in ranges[i])
+        idx = [min(lo + j, hi - 1) for lo, hi in ranges[i] for j in range(k)]
+        keep = [lo + j < hi for lo, hi in ranges[i] for j in range(k)]
+        shape = list(x.shape)
+        x = x.index_select(p, _C.tensor(idx, dtype=_C.int64, device=x.device))
+        x = x.reshape(shape[:p] + [outs[i], k] + shape[p + 1:])
+        mask = _C.tensor(keep, dtype=_C.bool, device=x.device).reshape([outs[i], k] + [1] * (x.dim() - p - 2))
+        x = _C._where(mask, x, 0)
+    x = x.sum(tuple(lead + 2 * i + 1 for i in range(nd)))
     for i in range(nd):
-        dim = x.dim() - nd + i
-        rows = []
-        for lo, hi in _adaptive_ranges(sizes[i], outs[i]):
-            rows.append([1.0 / (hi - lo) if lo <= j < hi else 0.0 for j in range(sizes[i])])
-        a = _C.tensor(rows, dtype=x.dtype, device=x.device).reshape(outs[i], sizes[i])
-        x = x.transpose(dim, -1).matmul(a.t()).transpose(dim, -1)
-    return x
+        counts = [float(hi - lo) for lo, hi in ranges[i]]
+        x = x / _C.tensor(counts, dtype=x.dtype, device=x.device).reshape([outs[i]] + [1] * (nd - 1 - i))
+    return x.to(input.dtype) if reduced else x
 
 
 def adaptive_avg_pool1d(input, output_size):

@@ -322,7 +322,7 @@ impl Tensor {
 
     /// `var(dim, correction, keepdim)` (floats only). Records `VarBackward0`.
     pub fn var_dims(&self, dims: Option<&[i64]>, correction: f64, keepdim: bool) -> Result<Tensor> {
-        let (v, _) = self.var_mean_raw(dims, correction, keepdim, "var")?;
+        let (v, _) = self.var_mean_raw(dims, correction, keepdim, false)?;
         let mask = reduced_dims(dims, self.ndim())?;
         let n = reduced_count(self, &mask);
         let (sx, dt) = (SavedTensor::input(self), self.dtype());
@@ -338,11 +338,7 @@ impl Tensor {
 
     /// `std(dim, correction, keepdim)`. Records `StdBackward0`.
     pub fn std_dims(&self, dims: Option<&[i64]>, correction: f64, keepdim: bool) -> Result<Tensor> {
-        let (v, _) = self.var_mean_raw(dims, correction, keepdim, "std")?;
-        let s = {
-            let _no_grad = GradModeGuard::new(false);
-            unary(&v, UnaryOp::Sqrt)?
-        };
+        let (s, _) = self.var_mean_raw(dims, correction, keepdim, true)?;
         let mask = reduced_dims(dims, self.ndim())?;
         let n = reduced_count(self, &mask);
         let (sx, so, dt) = (SavedTensor::input(self), SavedTensor::output(&s, 0), self.dtype());
@@ -359,13 +355,7 @@ impl Tensor {
     /// `var_mean` / `std_mean`: both outputs from one node (`VarMeanBackward0`,
     /// `StdMeanBackward0`).
     pub fn var_mean(&self, dims: Option<&[i64]>, correction: f64, keepdim: bool, std: bool) -> Result<(Tensor, Tensor)> {
-        let (v, m) = self.var_mean_raw(dims, correction, keepdim, if std { "std_mean" } else { "var_mean" })?;
-        let v = if std {
-            let _no_grad = GradModeGuard::new(false);
-            unary(&v, UnaryOp::Sqrt)?
-        } else {
-            v
-        };
+        let (v, m) = self.var_mean_raw(dims, correction, keepdim, std)?;
         let mask = reduced_dims(dims, self.ndim())?;
         let n = reduced_count(self, &mask);
         let (sx, so, dt) = (SavedTensor::input(self), SavedTensor::output(&v, 0), self.dtype());
@@ -398,11 +388,14 @@ impl Tensor {
     }
 
     /// Variance and mean without autograd, two-pass in `f64`.
-    fn var_mean_raw(&self, dims: Option<&[i64]>, correction: f64, keepdim: bool, name: &str) -> Result<(Tensor, Tensor)> {
+    /// With `std`, the square root is taken in `f64` before rounding to the
+    /// input dtype (as PyTorch's kernels take it at their wider accumulation
+    /// type), so a float16 std whose variance overflows float16 stays finite.
+    /// var/std/var_mean/std_mean all share this one path.
+    fn var_mean_raw(&self, dims: Option<&[i64]>, correction: f64, keepdim: bool, std: bool) -> Result<(Tensor, Tensor)> {
         if !self.dtype().is_floating_point() {
             return Err(Error::runtime("std and var only support floating point and complex dtypes"));
         }
-        let _ = name;
         let _no_grad = GradModeGuard::new(false);
         let mask = reduced_dims(dims, self.ndim())?;
         let rows = Rows::new(self, &mask)?;
@@ -410,7 +403,8 @@ impl Tensor {
         let vm: Vec<(f64, f64)> = dispatch_dtype!(self.dtype(), T => rows.map::<T, (f64, f64)>(|r| {
             let mean = r.iter().map(|v| v.to_f64()).sum::<f64>() / n;
             let ss: f64 = r.iter().map(|v| { let d = v.to_f64() - mean; d * d }).sum();
-            (ss / (n - correction).max(0.0), mean)
+            let v = ss / (n - correction).max(0.0);
+            (if std { v.sqrt() } else { v }, mean)
         }));
         let (v, m): (Vec<f64>, Vec<f64>) = vm.into_iter().unzip();
         let shape = rows.shape(keepdim);
