@@ -643,8 +643,9 @@ for _f, _n in ((clamp, "clamp"), (clamp, "clip"), (clamp_min, "clamp_min"), (cla
     _export(_f, _n)
 Tensor.clamp = Tensor.clip = lambda self, min=None, max=None: _clamp(self, min, max)
 Tensor.clamp_ = Tensor.clip_ = lambda self, min=None, max=None: _clamp_(self, min, max)
-Tensor.clamp_min = lambda self, min: _C._math_clamp(self, min, None)
-Tensor.clamp_max = lambda self, max: _C._math_clamp(self, None, max)
+# the methods promote a bool receiver by the bound like torch.clamp_min/max do
+Tensor.clamp_min = lambda self, min: _clamp(self, min, None)
+Tensor.clamp_max = lambda self, max: _clamp(self, None, max)
 Tensor.clamp_min_ = lambda self, min: _C._math_clamp(self, min, None, inplace=True)
 Tensor.clamp_max_ = lambda self, max: _C._math_clamp(self, None, max, inplace=True)
 
@@ -901,7 +902,14 @@ def median(input, dim=_OMITTED, keepdim=_OMITTED, *, out=None):
     """The lower median (of everything, or along ``dim`` with its index)."""
     dim, keepdim = _reduce_dim("median", dim, keepdim, none_ok=False)
     if input.dtype == _C.bool:
-        raise NotImplementedError(f"\"{'median_cpu' if dim is None else 'median_out'}\" not implemented for 'Bool'")
+        # PyTorch's whole-tensor median returns before its kernel for an empty
+        # input (NaN cast to bool: True); along a dim, an empty reduced dim is
+        # reported (IndexError, below) before the dtype.
+        if dim is None:
+            if input.numel() > 0:
+                raise NotImplementedError("\"median_cpu\" not implemented for 'Bool'")
+        elif not (input.dim() > 0 and input.shape[dim] == 0):
+            raise NotImplementedError("\"median_out\" not implemented for 'Bool'")
     if dim is None:
         return _write_out(_C._math_median(input), out)
     return _write_out(return_types.median(*_C._math_median(input, dim, keepdim)), out)

@@ -146,11 +146,33 @@ def triu(input, diagonal=0, *, out=None):
 
 
 def _tril_(self, diagonal=0):
-    return self.copy_(_C._tril(self, _args.integer(diagonal, "tril_", "diagonal", 1, symint=True)))
+    k = _args.integer(diagonal, "tril_", "diagonal", 1, symint=True)
+    if _zero_band_shared(self, k, True):
+        return self
+    return self.copy_(_C._tril(self, k))
 
 
 def _triu_(self, diagonal=0):
-    return self.copy_(_C._triu(self, _args.integer(diagonal, "triu_", "diagonal", 1, symint=True)))
+    k = _args.integer(diagonal, "triu_", "diagonal", 1, symint=True)
+    if _zero_band_shared(self, k, False):
+        return self
+    return self.copy_(_C._triu(self, k))
+
+
+def _zero_band_shared(self, k, lower):
+    """In-place tril_/triu_ on a tensor whose elements share memory (an expanded
+    view). PyTorch's kernel only stores zeros there, so the result is well
+    defined: a memory location is zeroed when any element stored there lies
+    outside the kept band. Zero those elements row by row with ``fill_``, which
+    accepts shared memory. Returns False (nothing done) for ordinary tensors."""
+    if self.dim() < 2 or not any(st == 0 and n > 1 for n, st in zip(self.shape, self.stride())):
+        return False
+    rows, cols = self.shape[-2], self.shape[-1]
+    for i in range(rows):
+        lo, hi = (max(i + k + 1, 0), cols) if lower else (0, min(max(i + k, 0), cols))
+        if lo < hi:
+            self[..., i, lo:hi].fill_(0)
+    return True
 
 
 def meshgrid(*tensors, indexing=None):

@@ -339,6 +339,15 @@ pub fn _math_vector_norm<'py>(py: Python<'py>, input: &Bound<'py, PyAny>, ord: f
     wrap(py, x.vector_norm(ord, d.as_deref(), keepdim, opt_dtype(dtype)?).py()?)
 }
 
+/// Per-row mean and biased variance of a 2-D tensor, as PyTorch's CPU
+/// group_norm/layer_norm kernels compute them (no autograd).
+#[pyfunction]
+#[pyo3(signature = (input, reduced=false))]
+pub fn _rowwise_moments<'py>(py: Python<'py>, input: &Bound<'py, PyAny>, reduced: bool) -> PyResult<Bound<'py, PyAny>> {
+    let (m, v) = tensor_of(input)?.rowwise_moments(reduced).py()?;
+    Ok(wrap_tuple(py, vec![m, v])?.into_any())
+}
+
 /// `logsumexp(input, dim, keepdim)`.
 #[pyfunction]
 #[pyo3(signature = (input, dim=None, keepdim=false))]
@@ -456,6 +465,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_math_var, m)?)?;
     m.add_function(wrap_pyfunction!(_math_vector_norm, m)?)?;
     m.add_function(wrap_pyfunction!(_math_logsumexp, m)?)?;
+    m.add_function(wrap_pyfunction!(_rowwise_moments, m)?)?;
     m.add_function(wrap_pyfunction!(_math_all, m)?)?;
     m.add_function(wrap_pyfunction!(_math_count_nonzero, m)?)?;
     m.add_function(wrap_pyfunction!(_math_cumulative, m)?)?;

@@ -1177,17 +1177,30 @@ def _adaptive_avg(input, output_size, nd, name):
                 "mean(): could not infer output dtype. Input dtype must be either a floating point or complex dtype. "
                 f"Got: {_m._pretty(input.dtype)}")
         _pool_kernel_check(input, "adaptive_avg_pool3d_cpu" if nd == 3 else "adaptive_avg_pool2d", ints=False)
-    x = input
-    # Windows are products of per-dim ranges, so the mean is separable: one
-    # small (out, in) averaging matrix per dim, applied with matmul.
+    # Each output is the plain mean of its own window, as PyTorch's kernel:
+    # sum the window (float32 accumulation for float16/bfloat16), then divide
+    # by each dim's window length in turn. Windows are gathered per dim (padded
+    # to the longest window, padding selected away with `where`, never
+    # multiplied by 0) so an inf/huge value cannot leak into other windows.
+    reduced = input.dtype in (_C.float16, _C.bfloat16)
+    x = input.float() if reduced else input
+    lead = input.dim() - nd
+    ranges = [_adaptive_ranges(sizes[i], outs[i]) for i in range(nd)]
+    for i in reversed(range(nd)):  # last dim first: earlier dims keep their positions
+        p = lead + i
+        k = max(hi - lo for lo, hi in ranges[i])
+        idx = [min(lo + j, hi - 1) for lo, hi in ranges[i] for j in range(k)]
+        keep = [lo + j < hi for lo, hi in ranges[i] for j in range(k)]
+        shape = list(x.shape)
+        x = x.index_select(p, _C.tensor(idx, dtype=_C.int64, device=x.device))
+        x = x.reshape(shape[:p] + [outs[i], k] + shape[p + 1:])
+        mask = _C.tensor(keep, dtype=_C.bool, device=x.device).reshape([outs[i], k] + [1] * (x.dim() - p - 2))
+        x = _C._where(mask, x, 0)
+    x = x.sum(tuple(lead + 2 * i + 1 for i in range(nd)))
     for i in range(nd):
-        dim = x.dim() - nd + i
-        rows = []
-        for lo, hi in _adaptive_ranges(sizes[i], outs[i]):
-            rows.append([1.0 / (hi - lo) if lo <= j < hi else 0.0 for j in range(sizes[i])])
-        a = _C.tensor(rows, dtype=x.dtype, device=x.device).reshape(outs[i], sizes[i])
-        x = x.transpose(dim, -1).matmul(a.t()).transpose(dim, -1)
-    return x
+        counts = [float(hi - lo) for lo, hi in ranges[i]]
+        x = x / _C.tensor(counts, dtype=x.dtype, device=x.device).reshape([outs[i]] + [1] * (nd - 1 - i))
+    return x.to(input.dtype) if reduced else x
 
 
 def adaptive_avg_pool1d(input, output_size):
@@ -1436,6 +1449,35 @@ def _biased_var(x, dims, mean):
     return (d * d).mean(dims, keepdim=True)
 
 
+def _kernel_normalised(out, x, eps, layer, reduced=False):
+    """``out`` (the differentiable normalisation of ``x`` over its last dim)
+    with the values PyTorch's CPU group_norm/layer_norm kernels give.
+
+    Those kernels take the mean and variance from ``RowwiseMoments`` (a
+    vectorised Welford); its evaluation order decides whether values whose
+    squares overflow end in NaN or in a zero ``rstd``, so the statistics come
+    from ``_C._rowwise_moments``, which reproduces it. rstd is
+    ``1 / sqrt(max(var, 0) + eps)`` in double, rounded to the statistics'
+    dtype. The gradient is still that of ``out`` (a zero-valued term carries it;
+    where ``out`` is not finite it carries none, rather than NaN)."""
+    if x.numel() == 0 or x.shape[-1] == 0:
+        return out
+    with _no_grad():
+        xd = x.detach()
+        km, kv = _C._rowwise_moments(xd.reshape(-1, xd.shape[-1]), reduced)
+        shape = list(xd.shape[:-1]) + [1]
+        km = km.reshape(shape)
+        rstd = (1.0 / (kv.double().clamp_min(0.0) + eps).sqrt()).to(km.dtype).reshape(shape)
+        xk = xd.to(km.dtype)
+        # layer_norm: x * rstd + (-mean * rstd); group_norm: (x - mean) * rstd
+        y = xk * rstd + (-km * rstd) if layer else (xk - km) * rstd
+        y = y.to(out.dtype)
+    if not out.requires_grad:
+        return y
+    od = out.detach()
+    return _C._where(od.isfinite(), out - od, 0) + y
+
+
 def _reduced(t):
     # float16/bfloat16 inputs: PyTorch's CPU norm kernels compute statistics and
     # the normalisation in float32 and round the result once
@@ -1453,11 +1495,18 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
             f"Given normalized_shape={list(normalized_shape)}, expected input with shape "
             f"[*, {', '.join(str(v) for v in normalized_shape)}], but got input of size{list(input.shape)}"
         )
+    return _layer_norm(input, normalized_shape, weight, bias, eps)
+
+
+def _layer_norm(input, normalized_shape, weight, bias, eps, reduced=False):
+    n = len(normalized_shape)
     if _reduced(input):
-        return layer_norm(input.float(), normalized_shape, weight, bias, eps).to(input.dtype)
+        return _layer_norm(input.float(), normalized_shape, weight, bias, eps, True).to(input.dtype)
     dims = tuple(range(-n, 0))
     mean = input.mean(dims, keepdim=True)
     out = (input - mean) / (_biased_var(input, dims, mean) + eps).sqrt()
+    rows = input.reshape(-1, math.prod(normalized_shape)) if input.numel() else input
+    out = _kernel_normalised(out.reshape(rows.shape), rows, eps, True, reduced).reshape(input.shape) if input.numel() else out
     return _affine(out, weight, bias, normalized_shape)
 
 
@@ -1563,11 +1612,16 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
             f"Expected number of channels in input to be divisible by num_groups, but got input of shape "
             f"{list(input.shape)} and num_groups={num_groups}"
         )
+    return _group_norm(input, num_groups, weight, bias, eps)
+
+
+def _group_norm(input, num_groups, weight, bias, eps, reduced=False):
+    n = input.shape[0]
     if _reduced(input):
-        return group_norm(input.float(), num_groups, weight, bias, eps).to(input.dtype)
+        return _group_norm(input.float(), num_groups, weight, bias, eps, True).to(input.dtype)
     x = input.reshape(n, num_groups, -1)
     mean = x.mean(-1, keepdim=True)
-    out = ((x - mean) / (_biased_var(x, -1, mean) + eps).sqrt()).reshape(input.shape)
+    out = _kernel_normalised((x - mean) / (_biased_var(x, -1, mean) + eps).sqrt(), x, eps, False, reduced).reshape(input.shape)
     return _affine(out, weight, bias, _stats_shape(input))
 
 

@@ -252,7 +252,10 @@ impl Tensor {
         if contracted.is_empty() {
             return Ok(result);
         }
-        if contracted.iter().all(|&d| result.shape()[d as usize] == 1) {
+        // PyTorch sums a lone operand's contracted dims with `sum` even when
+        // they have size 1 (so integer/bool inputs promote to int64, as `sum`
+        // does); with several operands, size-1 leftovers are only squeezed.
+        if operands.len() > 1 && contracted.iter().all(|&d| result.shape()[d as usize] == 1) {
             return result.reshape(&i64s(&result.shape()[..out_len]));
         }
         result.sum_dims(Some(&contracted), false, None)
@@ -372,21 +375,24 @@ fn sumproduct_pair(a: &Tensor, b: &Tensor, sum_dims: &[usize]) -> Result<Tensor>
     let nd = a.ndim();
     let (mut a, mut b) = (a.clone(), b.clone());
     let (mut lro, mut lo, mut ro, mut sum) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    // A dim is "present" in an operand unless it has size 1 (a broadcast
+    // placeholder); size-0 dims are real dims and must keep their place, or
+    // the reshapes below see the wrong element count.
     for d in 0..nd {
-        let (sa, sb) = (a.shape()[d], b.shape()[d]);
+        let (sa, sb) = (a.shape()[d] != 1, b.shape()[d] != 1);
         if sum_dims.contains(&d) {
-            if sa > 1 && sb > 1 {
+            if sa && sb {
                 sum.push(d);
-            } else if sa > 1 {
+            } else if sa {
                 a = a.sum_dims(Some(&[d as i64]), true, None)?;
-            } else if sb > 1 {
+            } else if sb {
                 b = b.sum_dims(Some(&[d as i64]), true, None)?;
             }
-        } else if sa > 1 && sb > 1 {
+        } else if sa && sb {
             lro.push(d);
-        } else if sa > 1 {
+        } else if sa {
             lo.push(d);
-        } else if sb > 1 {
+        } else if sb {
             ro.push(d);
         }
     }

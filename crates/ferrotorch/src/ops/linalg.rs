@@ -113,17 +113,6 @@ impl Tensor {
                 pretty_long(other.dtype())
             )));
         }
-        if self.dtype() == DType::Bool {
-            // PyTorch has no boolean GEMM: every product (einsum and tensordot
-            // included) fails here, named after the CPU kernel it reaches.
-            let kernel = match op {
-                "bmm" => "bmm",
-                "dot" => "dot",
-                "mv" => "addmv_impl_cpu",
-                _ => "addmm_impl_cpu_",
-            };
-            return Err(Error::not_implemented(format!("\"{kernel}\" not implemented for 'Bool'")));
-        }
         let n = self.ndim();
         let (m, k) = (self.shape()[n - 2], self.shape()[n - 1]);
         let (k2, p) = (other.shape()[n - 2], other.shape()[n - 1]);
@@ -138,6 +127,23 @@ impl Tensor {
         let batch: Vec<usize> = self.shape()[..n - 2].to_vec();
         let mut out_shape = batch.clone();
         out_shape.extend([m, p]);
+        if self.dtype() == DType::Bool {
+            // PyTorch's mm/bmm/mv return before reaching the (missing) boolean
+            // kernel when there is nothing to multiply: an empty result, or an
+            // empty inner dim (all-False result). `dot` has no such early exit.
+            if op != "dot" && (k == 0 || out_shape.contains(&0)) {
+                return Tensor::zeros(&out_shape, DType::Bool, Device::CPU);
+            }
+            // PyTorch has no boolean GEMM: every product (einsum and tensordot
+            // included) fails here, named after the CPU kernel it reaches.
+            let kernel = match op {
+                "bmm" => "bmm",
+                "dot" => "dot",
+                "mv" => "addmv_impl_cpu",
+                _ => "addmm_impl_cpu_",
+            };
+            return Err(Error::not_implemented(format!("\"{kernel}\" not implemented for 'Bool'")));
+        }
         let dtype = self.dtype();
         let compute = if dtype == DType::BFloat16 { DType::Float32 } else { dtype };
         let (a, b) = (self.to_dtype(compute)?, other.to_dtype(compute)?);

@@ -114,8 +114,13 @@ impl Tensor {
                 let Some(g) = g0(g) else { return Ok(vec![None; meta.len()]) };
                 meta.iter()
                     .map(|&(off, len, dt, used)| {
-                        if !used || !dt.is_floating_point() {
+                        if !dt.is_floating_point() {
                             return Ok(None);
+                        }
+                        if !used {
+                            // A skipped legacy empty (0,) input still gets a
+                            // gradient: an empty one, as PyTorch's backward gives.
+                            return Ok(Some(Tensor::zeros(&[0], dt, g.device())?));
                         }
                         let p = g.narrow(d as i64, off as i64, len as i64)?;
                         Ok(Some(if p.dtype() != dt { p.to_dtype(dt)? } else { p }))

@@ -229,7 +229,9 @@ impl Tensor {
         let out = {
             let _no_grad = GradModeGuard::new(false);
             if self.numel() == 0 {
-                Tensor::full(&[], ferrotorch_core::Scalar::Float(f64::NAN), self.dtype(), self.device())?
+                // PyTorch fills NaN and casts it like any float->int store
+                // (x86: INT_MIN for signed ints, 0 for uint8, True for bool).
+                Tensor::full(&[], ferrotorch_core::Scalar::Float(f64::NAN), DType::Float64, self.device())?.to_dtype(self.dtype())?
             } else {
                 self.reshape(&[-1])?.median_dim(0, false)?.0
             }

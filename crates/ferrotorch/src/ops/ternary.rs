@@ -78,7 +78,13 @@ impl Tensor {
             return Err(Error::runtime("torch.clamp: At least one of 'min' or 'max' must not be None"));
         }
         if self.dtype() == DType::Bool && (min.as_ref().is_some_and(|m| matches!(m, Arg::S(_))) || max.as_ref().is_some_and(|m| matches!(m, Arg::S(_)))) {
-            return Err(super::math::not_impl("clamp", DType::Bool));
+            // PyTorch names the scalar kernel that was picked.
+            let kernel = match (&min, &max) {
+                (Some(_), Some(_)) => "clamp_scalar",
+                (Some(_), None) => "clamp_min_scalar",
+                _ => "clamp_max_scalar",
+            };
+            return Err(super::math::not_impl(kernel, DType::Bool));
         }
         let out = {
             let _no_grad = GradModeGuard::new(false);
