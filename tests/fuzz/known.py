@@ -11,6 +11,14 @@ import re
 
 KNOWN = [
     # (op regex, verdict regex, reason)
+    (r"median_dim", r"wrong:value",
+     "PyTorch bug: median(dim)/nanmedian(dim) index a row as if it were contiguous, so on a stride-0 "
+     "(expanded) dim they read past the storage (0 or garbage; the same call on .contiguous() agrees "
+     "with ours)"),
+    (r"F\.group_norm", r"wrong:grad",
+     "float32 rounding in PyTorch: with one element per group the output is identically 0 and the exact "
+     "gradient is 0; PyTorch's backward cancels terms of size rstd (~300) and leaves ~6e-5, which is "
+     "above the judge's tolerance for an output of magnitude 0"),
     (r"T\.(eq|ne|not_equal|lt|less|le|less_equal|gt|greater|ge|greater_equal)_/tt", r"wrong:requires_grad",
      "PyTorch quirk: an in-place comparison on an integer tensor with a float operand requiring grad "
      "attaches a grad_fn to the integer tensor (GeBackward1 on int16); integer tensors cannot require "

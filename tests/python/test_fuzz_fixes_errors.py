@@ -129,3 +129,15 @@ def test_nll_weight_requiring_grad(fn):
 ], ids=["none", "int_tensor", "bool_tensor", "float", "template_int", "ints", "tuple", "template"])
 def test_resize_arguments(fn):
     _same(fn)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda L: L.clamp(L.tensor([[2, 200]], dtype=L.uint8), min=-5, max=3.223),
+    lambda L: L.clamp(L.tensor([2, 200], dtype=L.uint8), min=-5),
+    lambda L: L.tensor([1.0, 5.0]).clamp(min=L.tensor([2.0], dtype=L.float64)),
+    lambda L: L.tensor([1, 5], dtype=L.int32).clamp(max=2.5),
+], ids=["uint8_float_max", "uint8_negative_min", "float64_bound", "int_float_max"])
+def test_clamp_common_dtype_of_input_and_bounds(fn):
+    ours, theirs = fn(ft), fn(torch)
+    assert str(ours.dtype).split(".")[-1] == str(theirs.dtype).split(".")[-1]
+    assert ours.reshape(-1).tolist() == pytest.approx(theirs.reshape(-1).tolist())

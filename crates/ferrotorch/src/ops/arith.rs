@@ -168,6 +168,12 @@ fn operand_info(o: &Operand) -> (DType, OperandKind) {
     }
 }
 
+/// `torch.result_type` of any number of operands (PyTorch's common dtype of
+/// an op's inputs, computed once over all of them).
+pub fn common_dtype(operands: &[Operand]) -> Result<DType> {
+    result_type(&operands.iter().map(operand_info).collect::<Vec<_>>())
+}
+
 /// The dtype an op computes in and the dtype it returns.
 fn op_dtypes(op: BinaryOp, a: &Operand, b: &Operand) -> Result<(DType, DType)> {
     let common = result_type(&[operand_info(a), operand_info(b)])?;

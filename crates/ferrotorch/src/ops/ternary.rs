@@ -88,7 +88,13 @@ impl Tensor {
         }
         let out = {
             let _no_grad = GradModeGuard::new(false);
-            let mut r = self.clone();
+            // One common dtype over input and both bounds, as PyTorch's
+            // iterator: clamp(uint8, min=-5, max=3.2) compares in float32,
+            // not -5 wrapped to uint8 first.
+            let mut ops = vec![Operand::T(self)];
+            ops.extend(min.iter().chain(max.iter()).map(|a| a.op()));
+            let common = crate::ops::arith::common_dtype(&ops)?;
+            let mut r = if common != self.dtype() { self.to_dtype(common)? } else { self.clone() };
             if let Some(lo) = &min {
                 r = binary(Operand::T(&r), lo.op(), BinaryOp::Maximum)?;
             }
