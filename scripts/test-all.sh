@@ -22,6 +22,8 @@ run_pytest() {
   return "$rc"
 }
 
+# tests/python includes the differential fuzzer's quick profile against PyTorch
+# (tests/python/test_fuzz_quick.py: 3000 cases, seed 0; see tests/fuzz/README.md).
 run_pytest tests/python
 
 ACCEPT=../shared/acceptance

@@ -326,6 +326,8 @@ _native_addmm = _C.Tensor.addmm
 
 
 def _addmm(input, mat1, mat2, beta, alpha):
+    from ._shape_ops import _check_addprod_dtypes
+    _check_addprod_dtypes("addmm", input, mat1, mat2)
     # the kernel takes beta and alpha in its dtype (0.5 -> 0 for integers)
     beta, alpha = _C._scalar_arg(beta, mat1.dtype, True), _C._scalar_arg(alpha, mat1.dtype, True)
     if beta == 1 and alpha == 1:

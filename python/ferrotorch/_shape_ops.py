@@ -440,27 +440,64 @@ def vdot(input, other, *, out=None):
     return _out(_C._vdot(input, other), out)
 
 
+_C10_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
+              "int64": "long", "int32": "int", "int16": "short", "int8": "signed char", "uint8": "unsigned char",
+              "bool": "bool"}
+
+
+def _check_addprod_dtypes(kind, input, a, b):
+    """The dtype checks of PyTorch's ``addmm``/``addbmm``/``baddbmm``/``addmv``, with their
+    messages: the kernels never promote, every operand must share one dtype."""
+    if not all(isinstance(t, Tensor) for t in (input, a, b)):
+        return
+    from ._math_ops import _pretty
+    if kind == "addmv":
+        if not input.dtype == a.dtype == b.dtype:
+            raise RuntimeError(f"addmv input tensors must have the same dtype, but got {_pretty(input.dtype)}, "
+                               f"{_pretty(a.dtype)}, and {_pretty(b.dtype)}")
+    elif kind == "baddbmm":
+        if input.dtype != a.dtype:
+            c10 = lambda t: _C10_NAMES[str(t.dtype).replace("torch.", "")]  # noqa: E731
+            raise RuntimeError(f"Input dtypes must be the same, got: input {c10(input)}, batch1: {c10(a)}, "
+                               f"batch2: {c10(b)}")
+        if b.dtype != a.dtype:
+            raise RuntimeError(f"expected scalar type {_pretty(a.dtype)} but found {_pretty(b.dtype)}")
+    else:
+        if input.dtype != b.dtype:
+            raise RuntimeError(f"self and mat2 must have the same dtype, but got {_pretty(input.dtype)} and "
+                               f"{_pretty(b.dtype)}")
+        if kind == "addmm" and a.dtype != b.dtype:
+            raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got {_pretty(a.dtype)} and "
+                               f"{_pretty(b.dtype)}")
+
+
+def _addprod(kind, input, a, b, beta, alpha):
+    """``beta * input + alpha * product(a, b)`` for the ``add*`` product family."""
+    _check_addprod_dtypes(kind, input, a, b)
+    return _C._addprod(kind, input, a, b, beta, alpha)
+
+
 def addmv(input, mat, vec, *, beta=1, alpha=1, out=None):
     """``beta * input + alpha * (mat @ vec)``."""
-    return _out(_C._addprod("addmv", input, mat, vec, beta, alpha), out)
+    return _out(_addprod("addmv", input, mat, vec, beta, alpha), out)
 
 
 def _addmv_(self, mat, vec, *, beta=1, alpha=1):
     """In-place ``addmv``."""
     from ._math_ops import _inplace_copy
-    return _inplace_copy(self, _C._addprod("addmv", self, mat, vec, beta, alpha))
+    return _inplace_copy(self, _addprod("addmv", self, mat, vec, beta, alpha))
 
 
 def _baddbmm_(self, batch1, batch2, *, beta=1, alpha=1):
     """In-place ``baddbmm``."""
     from ._math_ops import _inplace_copy
-    return _inplace_copy(self, _C._addprod("baddbmm", self, batch1, batch2, beta, alpha))
+    return _inplace_copy(self, _addprod("baddbmm", self, batch1, batch2, beta, alpha))
 
 
 def _addbmm_(self, batch1, batch2, *, beta=1, alpha=1):
     """In-place ``addbmm``."""
     from ._math_ops import _inplace_copy
-    return _inplace_copy(self, _C._addprod("addbmm", self, batch1, batch2, beta, alpha))
+    return _inplace_copy(self, _addprod("addbmm", self, batch1, batch2, beta, alpha))
 
 
 def addmv_(input, mat, vec, *, beta=1, alpha=1):
@@ -470,12 +507,12 @@ def addmv_(input, mat, vec, *, beta=1, alpha=1):
 
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     """``beta * input + alpha * sum_b(batch1[b] @ batch2[b])``."""
-    return _out(_C._addprod("addbmm", input, batch1, batch2, beta, alpha), out)
+    return _out(_addprod("addbmm", input, batch1, batch2, beta, alpha), out)
 
 
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     """``beta * input + alpha * bmm(batch1, batch2)``."""
-    return _out(_C._addprod("baddbmm", input, batch1, batch2, beta, alpha), out)
+    return _out(_addprod("baddbmm", input, batch1, batch2, beta, alpha), out)
 
 
 def trace(input):

@@ -141,3 +141,20 @@ def test_clamp_common_dtype_of_input_and_bounds(fn):
     ours, theirs = fn(ft), fn(torch)
     assert str(ours.dtype).split(".")[-1] == str(theirs.dtype).split(".")[-1]
     assert ours.reshape(-1).tolist() == pytest.approx(theirs.reshape(-1).tolist())
+
+
+@pytest.mark.parametrize("fn", [
+    lambda L: L.addmm(L.zeros(1, 1, dtype=L.bfloat16), L.zeros(1, 0, dtype=L.bool), L.zeros(0, 1, dtype=L.bool)),
+    lambda L: L.addmm(L.zeros(1, 1), L.zeros(1, 2), L.zeros(2, 1, dtype=L.float64)),
+    lambda L: L.addmm(L.zeros(1, 1), L.zeros(1, 2, dtype=L.float64), L.zeros(2, 1)),
+    lambda L: L.addmm(L.zeros(1, 1, dtype=L.float64), L.zeros(1, 2), L.zeros(2, 1), beta=0.5),
+    lambda L: L.zeros(1, 1, dtype=L.float64).addmm_(L.zeros(1, 2), L.zeros(2, 1)),
+    lambda L: L.baddbmm(L.zeros(1, 1, 1, dtype=L.float16), L.zeros(1, 1, 2), L.zeros(1, 2, 1)),
+    lambda L: L.baddbmm(L.zeros(1, 1, 1), L.zeros(1, 1, 2), L.zeros(1, 2, 1, dtype=L.float64)),
+    lambda L: L.addbmm(L.zeros(1, 1, dtype=L.float16), L.zeros(1, 1, 2), L.zeros(1, 2, 1)),
+    lambda L: L.addmv(L.zeros(1, dtype=L.float16), L.zeros(1, 2), L.zeros(2)),
+    lambda L: L.zeros(1, 1, 1, dtype=L.float16).baddbmm_(L.zeros(1, 1, 2), L.zeros(1, 2, 1)),
+], ids=["addmm_bool", "addmm_self_mat2", "addmm_mat1_mat2", "addmm_scaled", "addmm_", "baddbmm_input",
+        "baddbmm_batch2", "addbmm", "addmv", "baddbmm_"])
+def test_matrix_product_family_dtypes(fn):
+    _same(fn)
