@@ -269,6 +269,10 @@ def _nan_to_num_args(fn, nan, posinf, neginf, pos):
 
 def _nan_to_num_(self, nan=0.0, posinf=None, neginf=None, _pos=1):
     nan, posinf, neginf = _nan_to_num_args("nan_to_num_", nan, posinf, neginf, _pos)
+    if not (self.dtype.is_floating_point or self.dtype.is_complex):
+        # PyTorch copies integers onto themselves, which is no write at all
+        # (so no overlap check on expanded views).
+        return self
     return _unary("nan_to_num", self, nan, posinf, neginf, inplace=True)
 
 

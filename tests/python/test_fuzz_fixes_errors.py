@@ -22,6 +22,9 @@ def _same(fn):
         if hasattr(b, "shape"):
             assert tuple(a.shape) == tuple(b.shape)
             assert str(a.dtype).split(".")[-1] == str(b.dtype).split(".")[-1]
+            assert a.reshape(-1).tolist() == b.reshape(-1).tolist()
+        else:
+            assert a == b
     else:
         assert ours[1] == theirs[1], (ours, theirs)
 
@@ -157,4 +160,24 @@ def test_clamp_common_dtype_of_input_and_bounds(fn):
 ], ids=["addmm_bool", "addmm_self_mat2", "addmm_mat1_mat2", "addmm_scaled", "addmm_", "baddbmm_input",
         "baddbmm_batch2", "addbmm", "addmv", "baddbmm_"])
 def test_matrix_product_family_dtypes(fn):
+    _same(fn)
+
+
+@pytest.mark.parametrize("dtype", ["int32", "uint8", "int64", "float32"])
+def test_max_pool_padding_on_integers(dtype):
+    def fn(L):
+        t = L.tensor([[[-5, 3], [2, -3], [-4, 1], [5, 5], [1, 2], [6, 2]]]).abs().to(getattr(L, dtype))
+        t = t.reshape(1, 6, 2).transpose(-1, -2)
+        v, i = L.nn.functional.max_pool2d(t, 2, stride=1, padding=1, return_indices=True)
+        return v.tolist(), i.tolist()
+    assert fn(ft) == fn(torch)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda L: L.tensor([209], dtype=L.uint8).expand(5).nan_to_num_().tolist(),
+    lambda L: L.nan_to_num_(L.tensor([2], dtype=L.int64).as_strided([3], [0])).tolist(),
+    lambda L: L.tensor([0], dtype=L.uint8).expand(4).nan_to_num_(3).tolist(),
+    lambda L: L.tensor([1.0]).expand(4).nan_to_num_(),
+], ids=["uint8", "int64_function", "uint8_nan_arg", "float_still_refused"])
+def test_nan_to_num_inplace_on_integer_views(fn):
     _same(fn)

@@ -1032,7 +1032,10 @@ def _max_pool(input, nd, kernel_size, stride, padding, dilation, ceil_mode, retu
     _pool_kernel_check(input, f"max_pool{max(nd, 2)}d")
     k, s, p, d = _pool_params(nd, kernel_size, stride, padding, dilation)
     sizes, outs = _pool_shapes(input, nd, k, s, p, d, ceil_mode)
-    win = _windows(input, nd, k, s, p, d, outs, float("-inf"))
+    # Padding never wins: -inf, or the integer dtype's lowest value (-inf does not fit it).
+    from .._finfo import iinfo
+    fill = float("-inf") if input.dtype.is_floating_point else iinfo(input.dtype).min
+    win = _windows(input, nd, k, s, p, d, outs, fill)
     flat = win.reshape(*win.shape[:win.dim() - nd], -1)
     # Gather the first arg-max (not amax) so the gradient goes to one element,
     # the one PyTorch's index points at.
