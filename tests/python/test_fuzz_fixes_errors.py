@@ -14,7 +14,7 @@ torch = pytest.importorskip("torch", reason="PyTorch reference wheel not install
 _outcome = outcome
 
 
-def _same(fn):
+def _same(fn, values=True):
     ours, theirs = _outcome(ft, fn), _outcome(torch, fn)
     assert ours[0] == theirs[0], (ours, theirs)
     if ours[0] == "ok":
@@ -22,7 +22,8 @@ def _same(fn):
         if hasattr(b, "shape"):
             assert tuple(a.shape) == tuple(b.shape)
             assert str(a.dtype).split(".")[-1] == str(b.dtype).split(".")[-1]
-            assert a.reshape(-1).tolist() == b.reshape(-1).tolist()
+            if values:
+                assert a.reshape(-1).tolist() == b.reshape(-1).tolist()
         else:
             assert a == b
     else:
@@ -131,7 +132,7 @@ def test_nll_weight_requiring_grad(fn):
     lambda L: L.zeros(3).resize_as_(L.zeros(2, 2)),
 ], ids=["none", "int_tensor", "bool_tensor", "float", "template_int", "ints", "tuple", "template"])
 def test_resize_arguments(fn):
-    _same(fn)
+    _same(fn, values=False)  # grown storage is uninitialised in both
 
 
 @pytest.mark.parametrize("fn", [
