@@ -182,3 +182,20 @@ def test_max_pool_padding_on_integers(dtype):
 ], ids=["uint8", "int64_function", "uint8_nan_arg", "float_still_refused"])
 def test_nan_to_num_inplace_on_integer_views(fn):
     _same(fn)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda L: L.zeros(0, 3).index_select(1, L.tensor([5])),
+    lambda L: L.zeros(0, 3).index_select(1, L.tensor([1])),
+    lambda L: L.zeros(0, 3).index_select(0, L.tensor([1])),
+    lambda L: L.zeros(0).index_select(0, L.tensor([1])),
+    lambda L: L.zeros(3, 0).index_select(0, L.tensor([7])),
+    lambda L: L.zeros(0, 2).index_add(0, L.tensor([5]), L.ones(1, 2)),
+    lambda L: L.zeros(0).index_add(0, L.tensor([5]), L.ones(1)),
+    lambda L: L.zeros(0, 2, dtype=L.int8).index_add(0, L.tensor([5]), L.ones(1, 2, dtype=L.int8), alpha=2),
+    lambda L: L.zeros(0, 2).index_add_(0, L.tensor([5]), L.ones(1, 2)),
+    lambda L: L.zeros(0, 2, requires_grad=True).index_add(0, L.tensor([5]), L.ones(1, 2)).requires_grad,
+], ids=["select_out_of_data", "select_ok", "select_empty_axis", "select_1d", "select_empty_other",
+        "add_empty", "add_1d", "add_alpha", "add_inplace", "add_requires_grad"])
+def test_index_select_add_on_empty_self(fn):
+    _same(fn)

@@ -381,6 +381,18 @@ impl Tensor {
         if self.ndim() == 0 && index.numel() != 1 {
             return Err(Error::runtime(format!("index_select(): Index to scalar can have only 1 value, got {} value(s)", index.numel())));
         }
+        if self.ndim() > 1 && self.numel() == 0 && index.numel() > 0 {
+            // PyTorch's CPU kernel checks an empty self's indices on its own
+            // path, with its own messages.
+            let size = self.shape()[d];
+            if size == 0 {
+                return Err(Error::runtime("index_select(): self indexing axis dim should be positive"));
+            }
+            let ix = index.to_dtype(DType::Int64)?.to_vec::<i64>()?;
+            if let Some(bad) = ix.iter().find(|&&i| i < 0 || i >= size as i64) {
+                return Err(Error::runtime(format!("INDICES element is out of DATA bounds, id={bad} axis_dim={size}")));
+            }
+        }
         let out = {
             let _g = GradModeGuard::new(false);
             let x = at_least_1d(self)?;
@@ -452,8 +464,12 @@ impl Tensor {
         let (_, ix) = along(&x, d, index)?;
         let size = x.shape()[d];
         // PyTorch words (and types) this error differently per op.
+        let vector = x.ndim() <= 1;
         let err = move |v: i64| {
-            if mode == Reduce::Add {
+            if mode == Reduce::Add && vector {
+                // index_add on a vector goes through PyTorch's index_select-like loop.
+                Error::index("index out of range in self")
+            } else if mode == Reduce::Add {
                 Error::runtime(format!("index {v} is out of bounds for dimension {d} with size {size}"))
             } else {
                 Error::index(format!("{op}(): index {v} is out of bounds for dimension {d} with size {size}"))
@@ -472,8 +488,12 @@ impl Tensor {
         let out = {
             let _g = GradModeGuard::new(false);
             let o = self.clone_data()?;
-            let s = if unit { source.clone() } else { binary(Operand::T(source), Operand::S(alpha), BinaryOp::Mul)? };
-            o.index_write_raw_("index_add_", dim, index, &s, Reduce::Add)?;
+            // PyTorch's kernel returns before reading any index when a
+            // multi-dim self is empty (out-of-range indices included).
+            if self.ndim() <= 1 || self.numel() > 0 {
+                let s = if unit { source.clone() } else { binary(Operand::T(source), Operand::S(alpha), BinaryOp::Mul)? };
+                o.index_write_raw_("index_add_", dim, index, &s, Reduce::Add)?;
+            }
             o
         };
         let d = wrap_dim(dim, self.ndim())?;
@@ -502,6 +522,9 @@ impl Tensor {
             return apply_inplace(self, OldValue::Alias, |old| old.index_add(dim, index, source, alpha));
         }
         let alpha = super::super::arith::scalar_arg(alpha, self.dtype())?;
+        if self.ndim() > 1 && self.numel() == 0 {
+            return Ok(());
+        }
         if alpha.to_f64() == 1.0 {
             return self.index_write_raw_("index_add_", dim, index, source, Reduce::Add);
         }
