@@ -295,14 +295,14 @@ fn binary_ext_grad(
             (Some(div(g, &ea)?), Some(div(g, &eb)?))
         }
         BinaryOp::CopySign => {
-            // grad * (result / self), 0 where self == 0
+            // PyTorch: grad * (result / self), masked to 0 where self == 0 only,
+            // so a NaN or infinite self gives NaN (inf / inf).
             let r = out()?;
             let ratio = {
                 let _no_grad = crate::autograd::GradModeGuard::new(false);
                 let ratio = bin(t(&r), a, BinaryOp::Div)?;
-                let nz = bin(a, s(0.0), BinaryOp::Ne)?.to_dtype(dt)?;
-                let ratio = binary(t(&un(&ratio, UnaryOp::NanToNum(0.0, Some(0.0), Some(0.0)))?), t(&nz), BinaryOp::Mul)?;
-                ratio
+                let zero = bin(a, s(0.0), BinaryOp::Eq)?;
+                keep_where(&unary(&zero, UnaryOp::LogicalNot)?, &ratio)?
             };
             (Some(mul(g, &ratio)?), Some(zeros_like(g)?))
         }
@@ -451,7 +451,8 @@ fn unary_grad(op: UnaryOp, g: &Tensor, x: &dyn Fn() -> Result<Tensor>, y: &dyn F
             let y = y()?;
             mul(g, &mul(&y, &rsubs(1.0, &y)?)?)?
         }
-        Relu => keep_where(&cond(&y()?, BinaryOp::Gt, 0.0)?, g)?,
+        // PyTorch's threshold_backward (`y <= 0 ? 0 : g`): a NaN output passes g.
+        Relu => pick(&cond(&y()?, BinaryOp::Le, 0.0)?, &zeros_like(g)?, g)?,
         Sign | Floor | Ceil | Round | RoundDecimals(_) | Trunc => zeros_like(g)?,
         Rsqrt => {
             let y = y()?;
@@ -500,6 +501,10 @@ fn unary_grad(op: UnaryOp, g: &Tensor, x: &dyn Fn() -> Result<Tensor>, y: &dyn F
                 // NaN outside [0, 1], as PyTorch.
                 let out = add(&mask(&x, BinaryOp::Lt, 0.0, dt)?, &mask(&x, BinaryOp::Gt, 1.0, dt)?)?;
                 let inside = rsubs(1.0, &out)?;
+                // PyTorch's kernel divides by +0 at the ends (`dy / 0`), so the
+                // infinity takes g's sign, never -0.0's.
+                let at_end = cond2(t(&cond(&x, BinaryOp::Eq, 0.0)?), t(&cond(&x, BinaryOp::Eq, 1.0)?), BinaryOp::LogicalOr)?;
+                let base = pick(&at_end, &div(g, &zeros_like(g)?)?, &base)?;
                 let r = mul(&base, &inside)?;
                 add_nan_where(&r, &out)?
             } else {
