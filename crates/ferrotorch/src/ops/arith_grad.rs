@@ -508,7 +508,11 @@ fn unary_grad(op: UnaryOp, g: &Tensor, x: &dyn Fn() -> Result<Tensor>, y: &dyn F
                 let r = mul(&base, &inside)?;
                 add_nan_where(&r, &out)?
             } else {
-                let inside = cond2(t(&cond(&x, BinaryOp::Ge, eps)?), t(&cond(&x, BinaryOp::Le, 1.0 - eps)?), BinaryOp::LogicalAnd)?;
+                // Clamped outside [eps, 1 - eps]; NaN is not outside and gives NaN.
+                let outside = cond2(t(&cond(&x, BinaryOp::Lt, eps)?), t(&cond(&x, BinaryOp::Gt, 1.0 - eps)?), BinaryOp::LogicalOr)?;
+                let inside = unary(&outside, UnaryOp::LogicalNot)?;
+                let at_end = cond2(t(&cond(&x, BinaryOp::Eq, 0.0)?), t(&cond(&x, BinaryOp::Eq, 1.0)?), BinaryOp::LogicalOr)?;
+                let base = pick(&at_end, &div(g, &zeros_like(g)?)?, &base)?;
                 keep_where(&inside, &base)?
             }
         }

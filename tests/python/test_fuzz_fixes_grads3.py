@@ -1,0 +1,71 @@
+"""Regression tests for the classes of the 60k-case fuzz run (seed 7), against PyTorch:
+
+* relu/relu_ at NaN (threshold_backward: `y <= 0 ? 0 : g`, NaN passes g);
+* copysign's self gradient at NaN/inf (`g * (result / self)`, masked only at 0);
+* logit at 0 and 1 (`g / 0`: the infinity takes g's sign, never -0.0's);
+* kthvalue's gradient at ties (the index PyTorch's quickselect lands on).
+
+Values, dtypes and shapes are compared, and the gradients of a random-weighted sum."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+import ferrotorch as ft
+from _parity import parity
+
+torch = pytest.importorskip("torch", reason="PyTorch reference wheel not installed")
+
+nan, inf = float("nan"), float("inf")
+SPECIAL = [nan, inf, -inf, 3e38, -3e38, 0.0, -0.0, 1.0, -2.0, 0.5]
+
+
+def arr(v, dtype="float32"):
+    return np.array(v, dtype=dtype)
+
+
+def F(lib):
+    return lib.nn.functional
+
+
+def check(fn, *arrays, grad=(0,), rtol=1e-5, atol=1e-6, seed=0):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        parity(torch, fn, *arrays, grad=grad, rtol=rtol, atol=atol, seed=seed)
+
+
+CASES = [
+    ("relu_nan", lambda L, x: L.relu(x), [arr(SPECIAL)], (0,)),
+    ("F_relu_nan", lambda L, x: F(L).relu(x), [arr(SPECIAL, "float64")], (0,)),
+    ("relu_inplace_nan", lambda L, x: x.clone().relu_(), [arr([[nan], [-1e30], [-0.17], [0.5]])], (0,)),
+    ("copysign_scalar_nan_inf", lambda L, x: L.copysign(x, 0.5), [arr(SPECIAL)], (0,)),
+    ("copysign_int_other", lambda L, x: L.copysign(x, L.tensor(-3, dtype=L.int8)), [arr(SPECIAL)], (0,)),
+    ("copysign_inplace_inf", lambda L, x: x.clone().copysign_(L.tensor(-1, dtype=L.int32)), [arr([0.2, -inf, -0.9, nan])], (0,)),
+    ("logit_signed_zero", lambda L, x: L.logit(x), [arr(SPECIAL + [1e-30, 0.25])], (0,)),
+    ("logit_eps_zero", lambda L, x: L.logit(x, eps=0.0), [arr(SPECIAL + [1e-30, 0.25])], (0,)),
+]
+
+
+@pytest.mark.parametrize("fn,arrays,grad", [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_fuzz_gradient_classes(fn, arrays, grad, seed):
+    check(fn, *arrays, grad=grad, seed=seed)
+
+
+def test_kthvalue_ties_gradient_follows_pytorch_index():
+    rng = np.random.default_rng(0)
+    for _ in range(300):
+        n = int(rng.integers(1, 30))
+        a = rng.integers(-3, 4, size=n).astype(np.float32)
+        if rng.random() < 0.2:
+            a[rng.integers(0, n)] = np.nan
+        k = int(rng.integers(1, n + 1))
+        check(lambda L, x: L.kthvalue(x, k)[0], a)
+        assert ft.kthvalue(ft.from_numpy(a), k)[1].item() == torch.kthvalue(torch.from_numpy(a), k)[1].item()
+
+
+def test_kthvalue_fuzz_reproducer():
+    x = arr([[[[2.0, -2.0, 1.0, 0.0]]], [[[-4.0, -3.0, -2.0, 2.0]]], [[[2.0, -1.0, -1.0, 3.0]]], [[[2.0, 1.0, -1.0, -2.0]]]])
+    check(lambda L, x: L.kthvalue(x, 3, dim=0)[0], x)
+    check(lambda L, x: L.kthvalue(x, 1, dim=0, keepdim=True)[0], arr([2.0, -3.0, -3.0, 0.0, 1.0]).reshape(5, 1, 1, 1))
