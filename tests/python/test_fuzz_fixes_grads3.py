@@ -69,3 +69,27 @@ def test_kthvalue_fuzz_reproducer():
     x = arr([[[[2.0, -2.0, 1.0, 0.0]]], [[[-4.0, -3.0, -2.0, 2.0]]], [[[2.0, -1.0, -1.0, 3.0]]], [[[2.0, 1.0, -1.0, -2.0]]]])
     check(lambda L, x: L.kthvalue(x, 3, dim=0)[0], x)
     check(lambda L, x: L.kthvalue(x, 1, dim=0, keepdim=True)[0], arr([2.0, -3.0, -3.0, 0.0, 1.0]).reshape(5, 1, 1, 1))
+
+
+@pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16"])
+def test_mse_loss_backward_kernel(reduction, dtype):
+    # PyTorch's backward is `norm * (x - y) * g` in the input dtype: 2 * 3e38
+    # overflows to inf in float32 even with a small g.
+    x = np.array([[-0.54, 3e38, 1.0, nan], [2.0, -3e38, 0.25, -1.0]], dtype=np.float32)
+    y = np.array([[0.0, -1.0, 3.0, 1.0]], dtype=np.float32)
+    if dtype == "bfloat16":
+        def fn(L, a, b):
+            return F(L).mse_loss(a.bfloat16(), b.bfloat16(), reduction=reduction).float()
+        check(fn, x, y, grad=(0, 1), rtol=2e-2, atol=1e-2)
+    else:
+        check(lambda L, a, b: F(L).mse_loss(a, b, reduction=reduction), x.astype(dtype), y.astype(dtype), grad=(0, 1))
+
+
+def test_mse_loss_bool_target_and_grad_fn():
+    for lib in (ft, torch):
+        x = lib.tensor(-0.589, dtype=lib.float64, requires_grad=True)
+        out = F(lib).mse_loss(x, lib.tensor(False), reduction="none")
+        out.backward()
+        assert type(out.grad_fn).__name__ == "MseLossBackward0"
+        assert x.grad.item() == pytest.approx(-1.178)
