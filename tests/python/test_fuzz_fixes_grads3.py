@@ -3,7 +3,9 @@
 * relu/relu_ at NaN (threshold_backward: `y <= 0 ? 0 : g`, NaN passes g);
 * copysign's self gradient at NaN/inf (`g * (result / self)`, masked only at 0);
 * logit at 0 and 1 (`g / 0`: the infinity takes g's sign, never -0.0's);
-* kthvalue's gradient at ties (the index PyTorch's quickselect lands on).
+* kthvalue's gradient at ties (the index PyTorch's quickselect lands on);
+* mse_loss's backward kernel (`norm * (x - y) * g`, overflowing as PyTorch's);
+* cumprod/cumsum backward (flip-cumsum-flip, single factors pass g).
 
 Values, dtypes and shapes are compared, and the gradients of a random-weighted sum."""
 
@@ -44,6 +46,15 @@ CASES = [
     ("copysign_inplace_inf", lambda L, x: x.clone().copysign_(L.tensor(-1, dtype=L.int32)), [arr([0.2, -inf, -0.9, nan])], (0,)),
     ("logit_signed_zero", lambda L, x: L.logit(x), [arr(SPECIAL + [1e-30, 0.25])], (0,)),
     ("logit_eps_zero", lambda L, x: L.logit(x, eps=0.0), [arr(SPECIAL + [1e-30, 0.25])], (0,)),
+    # 40 float32 elements: the first 32 run PyTorch's vectorized lambda (no +0 division).
+    ("logit_vectorized_ends", lambda L, x: L.logit(x), [arr([-0.0, 0.0, 1.0, -0.0, 0.5] * 8)], (0,)),
+    ("logit_vectorized_ends_f64", lambda L, x: L.logit(x, eps=0.0), [arr([-0.0, 0.0, 1.0, -0.0, 0.5] * 4, "float64")], (0,)),
+    ("logit_strided_ends", lambda L, x: L.logit(x[::2]), [arr([-0.0, 0.0, 1.0, -0.0, 0.5] * 8)], (0,)),
+    ("cumprod_huge", lambda L, x: L.cumprod(x, dim=0, dtype=L.float32),
+     [arr([[-5.2e-20, -9.3e14, 9.9e16, -0.02], [5.8e-14, 1.8e13, 2.6e12, -2e-9], [-6.2e-15, -1.1e12, -1.1e-20, -0.05]])], (0,)),
+    ("cumprod_single_factor_f16", lambda L, x: L.cumprod(x, dim=0, dtype=L.float16).float(), [arr([[[1.1e13]]])], (0,)),
+    ("cumprod_size1_dim", lambda L, x: L.cumprod(x, dim=1), [arr([[3e38], [inf]])], (0,)),
+    ("cumsum_inf", lambda L, x: L.cumsum(x, dim=1), [arr([[3e38, 3e38, 1.0], [inf, -inf, 2.0]])], (0,)),
 ]
 
 
@@ -93,3 +104,12 @@ def test_mse_loss_bool_target_and_grad_fn():
         out.backward()
         assert type(out.grad_fn).__name__ == "MseLossBackward0"
         assert x.grad.item() == pytest.approx(-1.178)
+
+
+def test_cumsum_backward_infinite_gradient():
+    grads = []
+    for lib in (ft, torch):
+        x = lib.tensor([[1.0, 2.0, 3.0]], requires_grad=True)
+        lib.cumsum(x, dim=1).backward(lib.tensor([[inf, 1.0, 1.0]]))
+        grads.append(x.grad.tolist())
+    assert grads[0] == grads[1] == [[inf, 2.0, 1.0]]

@@ -501,18 +501,14 @@ fn unary_grad(op: UnaryOp, g: &Tensor, x: &dyn Fn() -> Result<Tensor>, y: &dyn F
                 // NaN outside [0, 1], as PyTorch.
                 let out = add(&mask(&x, BinaryOp::Lt, 0.0, dt)?, &mask(&x, BinaryOp::Gt, 1.0, dt)?)?;
                 let inside = rsubs(1.0, &out)?;
-                // PyTorch's kernel divides by +0 at the ends (`dy / 0`), so the
-                // infinity takes g's sign, never -0.0's.
-                let at_end = cond2(t(&cond(&x, BinaryOp::Eq, 0.0)?), t(&cond(&x, BinaryOp::Eq, 1.0)?), BinaryOp::LogicalOr)?;
-                let base = pick(&at_end, &div(g, &zeros_like(g)?)?, &base)?;
+                let base = logit_ends(g, &x, base)?;
                 let r = mul(&base, &inside)?;
                 add_nan_where(&r, &out)?
             } else {
                 // Clamped outside [eps, 1 - eps]; NaN is not outside and gives NaN.
                 let outside = cond2(t(&cond(&x, BinaryOp::Lt, eps)?), t(&cond(&x, BinaryOp::Gt, 1.0 - eps)?), BinaryOp::LogicalOr)?;
                 let inside = unary(&outside, UnaryOp::LogicalNot)?;
-                let at_end = cond2(t(&cond(&x, BinaryOp::Eq, 0.0)?), t(&cond(&x, BinaryOp::Eq, 1.0)?), BinaryOp::LogicalOr)?;
-                let base = pick(&at_end, &div(g, &zeros_like(g)?)?, &base)?;
+                let base = logit_ends(g, &x, base)?;
                 keep_where(&inside, &base)?
             }
         }
@@ -605,6 +601,33 @@ fn unary_grad(op: UnaryOp, g: &Tensor, x: &dyn Fn() -> Result<Tensor>, y: &dyn F
         }
         BitwiseNot | LogicalNot | IsNan | IsInf | IsPosInf | IsNegInf | IsFinite => zeros_like(g)?,
     })
+}
+
+/// logit's gradient `base` (`g / (x * (1 - x))`) with PyTorch's ends: its
+/// scalar lambda divides by +0 at x == 0 or 1 (`dy / 0`, the infinity takes
+/// g's sign), its vectorized one keeps the formula (-0.0 flips the sign).
+fn logit_ends(g: &Tensor, x: &Tensor, base: Tensor) -> Result<Tensor> {
+    let mut at_end = cond2(t(&cond(x, BinaryOp::Eq, 0.0)?), t(&cond(x, BinaryOp::Eq, 1.0)?), BinaryOp::LogicalOr)?;
+    if let Some(vec) = vectorized_part(x, g)? {
+        at_end = cond2(t(&at_end), t(&unary(&vec, UnaryOp::LogicalNot)?), BinaryOp::LogicalAnd)?;
+    }
+    pick(&at_end, &div(g, &zeros_like(g)?)?, &base)
+}
+
+/// The positions that PyTorch's CPU kernel (`cpu_kernel_vec`) runs through
+/// its vectorized lambda, or None when none (see [`vectorized_nan`]).
+fn vectorized_part(x: &Tensor, g: &Tensor) -> Result<Option<Tensor>> {
+    if !x.is_contiguous() || !g.is_contiguous() || x.shape() != g.shape() {
+        return Ok(None);
+    }
+    let n = x.numel();
+    let chunk = 128 / x.dtype().itemsize().max(1);
+    let vec_end = n - n % chunk;
+    if vec_end == 0 {
+        return Ok(None);
+    }
+    let v: Vec<bool> = (0..n).map(|i| i < vec_end).collect();
+    Ok(Some(Tensor::from_vec(v, x.shape())?))
 }
 
 /// `r` with NaN where `outside` is 1.
