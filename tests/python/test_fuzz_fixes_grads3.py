@@ -5,7 +5,10 @@
 * logit at 0 and 1 (`g / 0`: the infinity takes g's sign, never -0.0's);
 * kthvalue's gradient at ties (the index PyTorch's quickselect lands on);
 * mse_loss's backward kernel (`norm * (x - y) * g`, overflowing as PyTorch's);
-* cumprod/cumsum backward (flip-cumsum-flip, single factors pass g).
+* cumprod/cumsum backward (flip-cumsum-flip, single factors pass g);
+* pow's self gradient `g * (b * a^(b-1))` (order, integer `b - 1` wrapping,
+  a Python exponent kept in double), rms_norm squaring with pow;
+* layer_norm's `x * rstd - rstd * mean` and NaN for an overflowing variance.
 
 Values, dtypes and shapes are compared, and the gradients of a random-weighted sum."""
 
@@ -54,6 +57,14 @@ CASES = [
      [arr([[-5.2e-20, -9.3e14, 9.9e16, -0.02], [5.8e-14, 1.8e13, 2.6e12, -2e-9], [-6.2e-15, -1.1e12, -1.1e-20, -0.05]])], (0,)),
     ("cumprod_single_factor_f16", lambda L, x: L.cumprod(x, dim=0, dtype=L.float16).float(), [arr([[[1.1e13]]])], (0,)),
     ("cumprod_size1_dim", lambda L, x: L.cumprod(x, dim=1), [arr([[3e38], [inf]])], (0,)),
+    ("pow_scalar_double_exponent", lambda L, x: L.pow(x, 6.681), [arr([3.0, 0.5, 7.0], "float64")], (0,)),
+    ("pow_int16_exponent_wraps", lambda L, x: L.pow(x, L.tensor([[-32768, -1, 32767], [1, 0, -32768]], dtype=L.int16)),
+     [arr([[2.0], [0.5]])], (0,)),
+    ("pow_int8_exponent_overflow", lambda L, x: x ** L.tensor([[-96, 86, 59, 79, 15]], dtype=L.int8), [arr([0.0, -2.0, 0.0, -3.0, 2.0])], (0,)),
+    ("rms_norm_huge", lambda L, x: F(L).rms_norm(x, [3], eps=0.001), [arr([[0.0, 3e38, -0.5], [-1.0, 0.49, 0.35]])], (0,)),
+    ("rms_norm_huge_weight", lambda L, x, w: F(L).rms_norm(x, [3], w, eps=0.001), [arr([[[-1.0, -1.3, -1.0], [1.0, 3e38, 0.63]]]), arr([-0.28, 0.056, -0.43])], (0, 1)),
+    ("layer_norm_single_huge", lambda L, x: F(L).layer_norm(x, [1]), [arr([[-1.39], [-inf], [inf], [3e38], [1.4]])], ()),
+    ("layer_norm_var_overflow", lambda L, x: F(L).layer_norm(x, [2], eps=0.001), [arr([[-1.0, 3e38], [1e-30, inf], [20.0, -0.7]])], ()),
     ("cumsum_inf", lambda L, x: L.cumsum(x, dim=1), [arr([[3e38, 3e38, 1.0], [inf, -inf, 2.0]])], (0,)),
 ]
 

@@ -1460,7 +1460,14 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
         return layer_norm(input.float(), normalized_shape, weight, bias, eps).to(input.dtype)
     dims = tuple(range(-n, 0))
     mean = input.mean(dims, keepdim=True)
-    out = (input - mean) / (_biased_var(input, dims, mean) + eps).sqrt()
+    # PyTorch's kernel: x * rstd + (-rstd * mean), which overflows (inf - inf)
+    # where (x - mean) * rstd would not.
+    var = _biased_var(input, dims, mean)
+    # PyTorch's row moments combine per-lane Welford states with `m2 * 0` terms:
+    # a variance that overflows comes out NaN there, not inf.
+    var = var.masked_fill(var.isinf(), float("nan"))
+    rstd = (var + eps).rsqrt()
+    out = input * rstd + (-rstd) * mean
     return _affine(out, weight, bias, normalized_shape)
 
 
@@ -1483,7 +1490,9 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
 
         eps = finfo(input.dtype).eps
     dims = tuple(range(-n, 0))
-    out = input * ((input * input).mean(dims, keepdim=True) + eps).rsqrt()
+    # PyTorch's composite squares with pow: its backward (`g * (2 * x)`) is
+    # NaN where 2x overflows, even for a zero g.
+    out = input * (input.pow(2).mean(dims, keepdim=True) + eps).rsqrt()
     return out * weight if weight is not None else out
 
 

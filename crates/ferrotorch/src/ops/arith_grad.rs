@@ -153,9 +153,21 @@ pub(crate) fn record_binary(a: Operand, b: Operand, op: BinaryOp, out: &Tensor) 
                         match &bv {
                             OperandOwned::S(e) if e.to_f64() == 0.0 && !bool_exponent => Some(zeros_like(&g)?),
                             _ => {
-                                let bm1 = binary(bv.op(), s(1.0), BinaryOp::Sub)?;
-                                let p = binary(av.op(), t(&bm1), BinaryOp::Pow)?;
-                                let d = binary(t(&binary(t(&g), bv.op(), BinaryOp::Mul)?), t(&p), BinaryOp::Mul)?;
+                                // PyTorch's `grad * (exponent * self.pow(exponent - 1))`,
+                                // in that order (`2 * 3e38` overflows before a zero g
+                                // makes it NaN), with an integer exponent tensor's
+                                // `exponent - 1` in its own dtype (wrapping).
+                                let one = match &bv {
+                                    OperandOwned::T(e) if !e.dtype().is_floating_point() && e.dtype() != DType::Bool => Operand::S(Scalar::Int(1)),
+                                    _ => s(1.0),
+                                };
+                                // A Python-number exponent stays a double (`exp - 1` on
+                                // the Scalar): a 0-d tensor would round it to float32.
+                                let p = match &bv {
+                                    OperandOwned::S(e) => binary(av.op(), s(e.to_f64() - 1.0), BinaryOp::Pow)?,
+                                    OperandOwned::T(_) => binary(av.op(), t(&binary(bv.op(), one, BinaryOp::Sub)?), BinaryOp::Pow)?,
+                                };
+                                let d = binary(t(&g), t(&binary(t(&p), bv.op(), BinaryOp::Mul)?), BinaryOp::Mul)?;
                                 match &bv {
                                     OperandOwned::T(e) => Some(keep_where(&cond(e, BinaryOp::Ne, 0.0)?, &d)?),
                                     OperandOwned::S(_) => Some(d),
