@@ -471,9 +471,14 @@ impl Tensor {
                 }
             }
         }
+        // PyTorch accumulates float32/float16/bfloat16 norms in float (its
+        // opmath type): a sum of powers past float's range is inf there, and
+        // the root does not bring it back.
+        let acc_max = if matches!(x.dtype(), DType::Float32 | DType::Float16 | DType::BFloat16) { f32::MAX as f64 } else { f64::INFINITY };
         let out = {
             let _no_grad = GradModeGuard::new(false);
             let rows = Rows::new(&x, &mask)?;
+            let acc = |s: f64| if s > acc_max { f64::INFINITY } else { s };
             let v: Vec<f64> = dispatch_dtype!(x.dtype(), T => rows.map::<T, f64>(|r| {
                 let a = r.iter().map(|v| v.to_f64().abs());
                 if ord == f64::INFINITY {
@@ -485,9 +490,9 @@ impl Tensor {
                 } else if ord == 1.0 {
                     a.sum()
                 } else if ord == 2.0 {
-                    a.map(|v| v * v).sum::<f64>().sqrt()
+                    acc(a.map(|v| v * v).sum::<f64>()).sqrt()
                 } else {
-                    a.map(|v| v.powf(ord)).sum::<f64>().powf(1.0 / ord)
+                    acc(a.map(|v| v.powf(ord)).sum::<f64>()).powf(1.0 / ord)
                 }
             }));
             Tensor::from_vec(v, rows.shape(keepdim))?.to_dtype(x.dtype())?
