@@ -27,8 +27,22 @@ pub fn _conv2d<'py>(
     wrap(py, x.conv2d(&w, b.as_ref(), &p).py()?)
 }
 
+/// `mse_loss(input, target, reduction)` with `reduction` 0 none, 1 mean,
+/// 2 sum (PyTorch's enum); records `MseLossBackward0`.
+#[pyfunction]
+pub fn _mse_loss<'py>(py: Python<'py>, input: &Bound<'py, PyAny>, target: &Bound<'py, PyAny>, reduction: i64) -> PyResult<Bound<'py, PyAny>> {
+    use ferrotorch::ops::loss::Reduction;
+    let r = match reduction {
+        0 => Reduction::None,
+        1 => Reduction::Mean,
+        _ => Reduction::Sum,
+    };
+    wrap(py, tensor_of(input)?.mse_loss(&tensor_of(target)?, r).py()?)
+}
+
 /// Registers the functions above on `_C`.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_conv2d, m)?)?;
+    m.add_function(wrap_pyfunction!(_mse_loss, m)?)?;
     Ok(())
 }

@@ -264,10 +264,13 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
     _warn_target_size(input, target)
     reduction = _reduction(size_average, reduce, reduction)
     _check_float_loss("mse_cpu", input, target)
-    d = input - target
     if weight is not None:
+        d = input - target
         return _weighted_pointwise(d * d, weight, input, reduction)
-    return _reduce(d * d, reduction)
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    input, target = _s.broadcast_tensors(input, target) if tuple(input.shape) != tuple(target.shape) else (input, target)
+    return _C._mse_loss(input, target, {"none": 0, "mean": 1, "sum": 2}[reduction])
 
 
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
@@ -1532,7 +1535,9 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
 
         eps = finfo(input.dtype).eps
     dims = tuple(range(-n, 0))
-    out = input * ((input * input).mean(dims, keepdim=True) + eps).rsqrt()
+    # PyTorch's composite squares with pow: its backward (`g * (2 * x)`) is
+    # NaN where 2x overflows, even for a zero g.
+    out = input * (input.pow(2).mean(dims, keepdim=True) + eps).rsqrt()
     return out * weight if weight is not None else out
 
 

@@ -153,9 +153,21 @@ pub(crate) fn record_binary(a: Operand, b: Operand, op: BinaryOp, out: &Tensor) 
                         match &bv {
                             OperandOwned::S(e) if e.to_f64() == 0.0 && !bool_exponent => Some(zeros_like(&g)?),
                             _ => {
-                                let bm1 = binary(bv.op(), s(1.0), BinaryOp::Sub)?;
-                                let p = binary(av.op(), t(&bm1), BinaryOp::Pow)?;
-                                let d = binary(t(&binary(t(&g), bv.op(), BinaryOp::Mul)?), t(&p), BinaryOp::Mul)?;
+                                // PyTorch's `grad * (exponent * self.pow(exponent - 1))`,
+                                // in that order (`2 * 3e38` overflows before a zero g
+                                // makes it NaN), with an integer exponent tensor's
+                                // `exponent - 1` in its own dtype (wrapping).
+                                let one = match &bv {
+                                    OperandOwned::T(e) if !e.dtype().is_floating_point() && e.dtype() != DType::Bool => Operand::S(Scalar::Int(1)),
+                                    _ => s(1.0),
+                                };
+                                // A Python-number exponent stays a double (`exp - 1` on
+                                // the Scalar): a 0-d tensor would round it to float32.
+                                let p = match &bv {
+                                    OperandOwned::S(e) => binary(av.op(), s(e.to_f64() - 1.0), BinaryOp::Pow)?,
+                                    OperandOwned::T(_) => binary(av.op(), t(&binary(bv.op(), one, BinaryOp::Sub)?), BinaryOp::Pow)?,
+                                };
+                                let d = binary(t(&g), t(&binary(t(&p), bv.op(), BinaryOp::Mul)?), BinaryOp::Mul)?;
                                 match &bv {
                                     OperandOwned::T(e) => Some(keep_where(&cond(e, BinaryOp::Ne, 0.0)?, &d)?),
                                     OperandOwned::S(_) => Some(d),
@@ -295,14 +307,14 @@ fn binary_ext_grad(
             (Some(div(g, &ea)?), Some(div(g, &eb)?))
         }
         BinaryOp::CopySign => {
-            // grad * (result / self), 0 where self == 0
+            // PyTorch: grad * (result / self), masked to 0 where self == 0 only,
+            // so a NaN or infinite self gives NaN (inf / inf).
             let r = out()?;
             let ratio = {
                 let _no_grad = crate::autograd::GradModeGuard::new(false);
                 let ratio = bin(t(&r), a, BinaryOp::Div)?;
-                let nz = bin(a, s(0.0), BinaryOp::Ne)?.to_dtype(dt)?;
-                let ratio = binary(t(&un(&ratio, UnaryOp::NanToNum(0.0, Some(0.0), Some(0.0)))?), t(&nz), BinaryOp::Mul)?;
-                ratio
+                let zero = bin(a, s(0.0), BinaryOp::Eq)?;
+                keep_where(&unary(&zero, UnaryOp::LogicalNot)?, &ratio)?
             };
             (Some(mul(g, &ratio)?), Some(zeros_like(g)?))
         }
@@ -451,7 +463,8 @@ fn unary_grad(op: UnaryOp, g: &Tensor, x: &dyn Fn() -> Result<Tensor>, y: &dyn F
             let y = y()?;
             mul(g, &mul(&y, &rsubs(1.0, &y)?)?)?
         }
-        Relu => keep_where(&cond(&y()?, BinaryOp::Gt, 0.0)?, g)?,
+        // PyTorch's threshold_backward (`y <= 0 ? 0 : g`): a NaN output passes g.
+        Relu => pick(&cond(&y()?, BinaryOp::Le, 0.0)?, &zeros_like(g)?, g)?,
         Sign | Floor | Ceil | Round | RoundDecimals(_) | Trunc => zeros_like(g)?,
         Rsqrt => {
             let y = y()?;
@@ -500,10 +513,14 @@ fn unary_grad(op: UnaryOp, g: &Tensor, x: &dyn Fn() -> Result<Tensor>, y: &dyn F
                 // NaN outside [0, 1], as PyTorch.
                 let out = add(&mask(&x, BinaryOp::Lt, 0.0, dt)?, &mask(&x, BinaryOp::Gt, 1.0, dt)?)?;
                 let inside = rsubs(1.0, &out)?;
+                let base = logit_ends(g, &x, base)?;
                 let r = mul(&base, &inside)?;
                 add_nan_where(&r, &out)?
             } else {
-                let inside = cond2(t(&cond(&x, BinaryOp::Ge, eps)?), t(&cond(&x, BinaryOp::Le, 1.0 - eps)?), BinaryOp::LogicalAnd)?;
+                // Clamped outside [eps, 1 - eps]; NaN is not outside and gives NaN.
+                let outside = cond2(t(&cond(&x, BinaryOp::Lt, eps)?), t(&cond(&x, BinaryOp::Gt, 1.0 - eps)?), BinaryOp::LogicalOr)?;
+                let inside = unary(&outside, UnaryOp::LogicalNot)?;
+                let base = logit_ends(g, &x, base)?;
                 keep_where(&inside, &base)?
             }
         }
@@ -596,6 +613,33 @@ fn unary_grad(op: UnaryOp, g: &Tensor, x: &dyn Fn() -> Result<Tensor>, y: &dyn F
         }
         BitwiseNot | LogicalNot | IsNan | IsInf | IsPosInf | IsNegInf | IsFinite => zeros_like(g)?,
     })
+}
+
+/// logit's gradient `base` (`g / (x * (1 - x))`) with PyTorch's ends: its
+/// scalar lambda divides by +0 at x == 0 or 1 (`dy / 0`, the infinity takes
+/// g's sign), its vectorized one keeps the formula (-0.0 flips the sign).
+fn logit_ends(g: &Tensor, x: &Tensor, base: Tensor) -> Result<Tensor> {
+    let mut at_end = cond2(t(&cond(x, BinaryOp::Eq, 0.0)?), t(&cond(x, BinaryOp::Eq, 1.0)?), BinaryOp::LogicalOr)?;
+    if let Some(vec) = vectorized_part(x, g)? {
+        at_end = cond2(t(&at_end), t(&unary(&vec, UnaryOp::LogicalNot)?), BinaryOp::LogicalAnd)?;
+    }
+    pick(&at_end, &div(g, &zeros_like(g)?)?, &base)
+}
+
+/// The positions that PyTorch's CPU kernel (`cpu_kernel_vec`) runs through
+/// its vectorized lambda, or None when none (see [`vectorized_nan`]).
+fn vectorized_part(x: &Tensor, g: &Tensor) -> Result<Option<Tensor>> {
+    if !x.is_contiguous() || !g.is_contiguous() || x.shape() != g.shape() {
+        return Ok(None);
+    }
+    let n = x.numel();
+    let chunk = 128 / x.dtype().itemsize().max(1);
+    let vec_end = n - n % chunk;
+    if vec_end == 0 {
+        return Ok(None);
+    }
+    let v: Vec<bool> = (0..n).map(|i| i < vec_end).collect();
+    Ok(Some(Tensor::from_vec(v, x.shape())?))
 }
 
 /// `r` with NaN where `outside` is 1.

@@ -44,6 +44,7 @@ pub mod creation;
 pub mod einsum;
 pub mod indexing;
 pub mod linalg;
+pub mod loss;
 pub mod reduce;
 pub mod shape;
 pub mod reduction;

@@ -148,10 +148,6 @@ fn check_nonempty_dims(name: &str, x: &Tensor, dims: Option<&[i64]>) -> Result<(
 }
 
 
-fn shape_i64(s: &[usize]) -> Vec<i64> {
-    s.iter().map(|&v| v as i64).collect()
-}
-
 /// Casts a gradient back to the input's dtype.
 fn cast_to(g: Tensor, dt: DType) -> Result<Tensor> {
     if g.dtype() != dt && dt.is_floating_point() {
@@ -469,9 +465,14 @@ impl Tensor {
                 }
             }
         }
+        // PyTorch accumulates float32/float16/bfloat16 norms in float (its
+        // opmath type): a sum of powers past float's range is inf there, and
+        // the root does not bring it back.
+        let acc_max = if matches!(x.dtype(), DType::Float32 | DType::Float16 | DType::BFloat16) { f32::MAX as f64 } else { f64::INFINITY };
         let out = {
             let _no_grad = GradModeGuard::new(false);
             let rows = Rows::new(&x, &mask)?;
+            let acc = |s: f64| if s > acc_max { f64::INFINITY } else { s };
             let v: Vec<f64> = dispatch_dtype!(x.dtype(), T => rows.map::<T, f64>(|r| {
                 let a = r.iter().map(|v| v.to_f64().abs());
                 if ord == f64::INFINITY {
@@ -483,9 +484,9 @@ impl Tensor {
                 } else if ord == 1.0 {
                     a.sum()
                 } else if ord == 2.0 {
-                    a.map(|v| v * v).sum::<f64>().sqrt()
+                    acc(a.map(|v| v * v).sum::<f64>()).sqrt()
                 } else {
-                    a.map(|v| v.powf(ord)).sum::<f64>().powf(1.0 / ord)
+                    acc(a.map(|v| v.powf(ord)).sum::<f64>()).powf(1.0 / ord)
                 }
             }));
             Tensor::from_vec(v, rows.shape(keepdim))?.to_dtype(x.dtype())?
@@ -686,17 +687,22 @@ pub(crate) fn record_indexed(name: &'static str, x: &Tensor, vals: &Tensor, idx:
 /// `sum over d of g from i onwards` (the backward of cumsum), written with
 /// differentiable ops: `total - cumsum(g) + g`.
 fn reverse_cumsum(g: &Tensor, d: usize) -> Result<Tensor> {
-    if g.ndim() == 0 {
+    if g.ndim() == 0 || g.numel() <= 1 || g.shape()[d] == 1 {
         return Ok(g.clone());
     }
-    let total = g.sum_dims(Some(&[d as i64]), true, None)?;
-    let c = g.cumulative(d as i64, None, false)?;
-    add(&sub(&total.expand(&shape_i64(g.shape()))?, &c)?, g)
+    // PyTorch's reversed_cumsum (flip, cumsum, flip): `total - cumsum + g`
+    // would turn an infinite partial sum into inf - inf = NaN.
+    let dims = [d as i64];
+    g.flip(&dims)?.cumulative(d as i64, None, false)?.flip(&dims)
 }
 
 /// Backward of cumprod: `reverse_cumsum(g * out) / x` when `x` has no zeros;
 /// otherwise the exact O(n^2)-per-row product of the other factors.
 fn cumprod_grad(g: &Tensor, x: &Tensor, out: &Tensor, d: usize) -> Result<Tensor> {
+    // PyTorch's shortcut: a single factor passes g (out / x could be inf / x).
+    if x.ndim() == 0 || x.numel() <= 1 || x.shape()[d] == 1 {
+        return Ok(g.clone());
+    }
     if !x.to_f64_vec()?.contains(&0.0) {
         return div(&reverse_cumsum(&mul(g, out)?, d)?, x);
     }

@@ -32,6 +32,74 @@ fn order<T: Element>(row: &[T], descending: bool) -> Vec<usize> {
     idx
 }
 
+/// The index PyTorch's kthvalue reports for the `k`-th smallest (0-based) of
+/// `row`: its CPU kernel runs a median-of-three quickselect over (value, index)
+/// pairs, so among ties the one it lands on depends on the partitioning, and
+/// the gradient goes there. This replays that quickselect (NaN sorts last).
+fn quick_select_pos<T: Element>(row: &[T], k: usize) -> usize {
+    let gt = |x: T, y: T| (x != x && y == y) || x > y;
+    let mut v: Vec<T> = row.to_vec();
+    let mut ix: Vec<usize> = (0..row.len()).collect();
+    let mut swap = |v: &mut Vec<T>, a: usize, b: usize| {
+        v.swap(a, b);
+        ix.swap(a, b);
+    };
+    if v.is_empty() {
+        return 0;
+    }
+    let (mut l, mut r) = (0usize, v.len() - 1);
+    loop {
+        if r <= l {
+            break;
+        }
+        if r == l + 1 {
+            if gt(v[l], v[r]) {
+                swap(&mut v, l, r);
+            }
+            break;
+        }
+        let p = l + (r - l) / 2;
+        swap(&mut v, p, l + 1);
+        if gt(v[l + 1], v[r]) {
+            swap(&mut v, l + 1, r);
+        }
+        if gt(v[l], v[r]) {
+            swap(&mut v, l, r);
+        }
+        if gt(v[l + 1], v[l]) {
+            swap(&mut v, l + 1, l);
+        }
+        let (mut i, mut j) = (l + 1, r);
+        let piv = v[l];
+        // v[r] >= piv and v[l] == piv bound both scans (the median of three).
+        loop {
+            i += 1;
+            while i < r && gt(piv, v[i]) {
+                i += 1;
+            }
+            j -= 1;
+            while j > l && gt(v[j], piv) {
+                j -= 1;
+            }
+            if j < i {
+                break;
+            }
+            swap(&mut v, i, j);
+        }
+        swap(&mut v, l, j);
+        if j <= k {
+            l = i;
+        }
+        if j >= k {
+            if j == 0 {
+                break;
+            }
+            r = j - 1;
+        }
+    }
+    ix.get(k).copied().unwrap_or(0)
+}
+
 /// Row-major coordinates of every element of `shape`, visited in order.
 fn for_each_coord(shape: &[usize], mut f: impl FnMut(usize, &[usize])) {
     let n: usize = shape.iter().product();
@@ -212,7 +280,7 @@ impl Tensor {
         }
         let k = k as usize;
         self.pick_one("KthvalueBackward0", d, keepdim, move |dt, rows| {
-            dispatch_dtype!(dt, T => rows.map::<T, Vec<usize>>(|r| vec![order(r, false)[k - 1]]))
+            dispatch_dtype!(dt, T => rows.map::<T, Vec<usize>>(|r| vec![quick_select_pos(r, k - 1)]))
         })
     }
 
