@@ -78,6 +78,17 @@ def outcome(lib, fn):
         return type(e).__name__, str(e)
 
 
+def results(torch, fn):
+    """``[(result, None) or (None, exception class name)]`` of ``fn(torch)`` then ``fn(ferrotorch)``."""
+    out = []
+    for m in (torch, ft):
+        try:
+            out.append((fn(m), None))
+        except Exception as e:  # noqa: BLE001 - the class is what is compared
+            out.append((None, type(e).__name__))
+    return out
+
+
 def errors_match(torch, fn, *arrays):
     """Both libraries raise, with the same exception type; returns ferrotorch's message."""
     caught = []

@@ -8,6 +8,7 @@ import math
 import pytest
 
 import ferrotorch as ft
+from _parity import results
 
 torch = pytest.importorskip("torch", reason="PyTorch reference wheel not installed")
 
@@ -22,14 +23,8 @@ def _np(x):
 
 
 def _run(fn):
-    """(result, None) or (None, exception class name) for both libraries."""
-    out = []
-    for m in (torch, ft):
-        try:
-            out.append((fn(m), None))
-        except Exception as e:  # noqa: BLE001 - the class is what is compared
-            out.append((None, type(e).__name__))
-    return out
+    """(result, None) or (None, exception class name) for torch, then ferrotorch."""
+    return results(torch, fn)
 
 
 def assert_same(fn, exact=True, rtol=0.0):

@@ -10,6 +10,7 @@ import math
 import pytest
 
 import ferrotorch as ft
+from _parity import results
 
 torch = pytest.importorskip("torch", reason="PyTorch reference wheel not installed")
 
@@ -17,13 +18,8 @@ inf, nan = math.inf, math.nan
 
 
 def _run(fn):
-    out = []
-    for m in (torch, ft):
-        try:
-            out.append((fn(m), None))
-        except Exception as e:  # noqa: BLE001 - the class is what is compared
-            out.append((None, type(e).__name__))
-    return out
+    """(result, None) or (None, exception class name) for torch, then ferrotorch."""
+    return results(torch, fn)
 
 
 def _flat(x):

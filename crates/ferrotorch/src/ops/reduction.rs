@@ -882,26 +882,21 @@ trait MomentFloat: Copy + std::ops::Add<Output = Self> + std::ops::Sub<Output = 
     /// `self * a + b` rounded once (the compiler contracts these in PyTorch's build).
     fn fma(self, a: Self, b: Self) -> Self;
 }
-impl MomentFloat for f32 {
-    const ZERO: f32 = 0.0;
-    const ONE: f32 = 1.0;
-    fn from_usize(v: usize) -> f32 {
-        v as f32
-    }
-    fn fma(self, a: f32, b: f32) -> f32 {
-        self.mul_add(a, b)
-    }
+macro_rules! moment_float {
+    ($($t:ty),*) => {$(
+        impl MomentFloat for $t {
+            const ZERO: $t = 0.0;
+            const ONE: $t = 1.0;
+            fn from_usize(v: usize) -> $t {
+                v as $t
+            }
+            fn fma(self, a: $t, b: $t) -> $t {
+                self.mul_add(a, b)
+            }
+        }
+    )*};
 }
-impl MomentFloat for f64 {
-    const ZERO: f64 = 0.0;
-    const ONE: f64 = 1.0;
-    fn from_usize(v: usize) -> f64 {
-        v as f64
-    }
-    fn fma(self, a: f64, b: f64) -> f64 {
-        self.mul_add(a, b)
-    }
-}
+moment_float!(f32, f64);
 
 /// `AddMoments`/`AddMomentsVec` for one lane: merges (m0_add, m1_add, m2_add)
 /// into (m0, m1, m2). Note `delta * delta * c * m0` is evaluated even when
