@@ -199,3 +199,12 @@ def test_nan_to_num_inplace_on_integer_views(fn):
         "add_empty", "add_1d", "add_alpha", "add_inplace", "add_requires_grad"])
 def test_index_select_add_on_empty_self(fn):
     _same(fn)
+
+
+@pytest.mark.parametrize("shape,pad,mode", [
+    ((0, 4, 5, 1), (1, 1, 0, 2, 1, 1), "replicate"), ((2, 0, 5, 1), (1, 1, 0, 2, 1, 1), "replicate"),
+    ((0, 4, 5, 1), (1, 1, 0, 2), "replicate"), ((0, 4, 5), (1, 1, 0, 2), "replicate"),
+    ((4, 0, 5), (1, 1, 0, 2), "reflect"), ((0, 4, 5), (1, 1), "reflect"), ((3, 0, 5), (1, 1), "circular"),
+])
+def test_pad_empty_dims(shape, pad, mode):
+    _same(lambda L: L.nn.functional.pad(L.zeros(shape), pad, mode=mode))

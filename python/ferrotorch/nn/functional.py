@@ -668,6 +668,13 @@ def pad(input, pad, mode="constant", value=None):
             "non-constant padding:\n  - 2D or 3D input: padding size = 2 (pads last dimension)\n  - 3D or 4D input: "
             "padding size = 4 (pads last 2 dimensions)\n  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)"
         )
+    if mode != "circular":
+        # PyTorch's reflection/replication kernels: only a batch dim may be empty.
+        inner = input.shape[1:] if input.dim() == n + 2 else input.shape
+        if any(v == 0 for v in inner):
+            raise RuntimeError(
+                f"Expected {n + 1}D or {n + 2}D (batch mode) tensor with possibly 0 batch size and other "
+                f"non-zero dimensions for input, but got: {list(input.shape)}")
     x = input
     for i in range(n):
         d = x.dim() - 1 - i
