@@ -140,3 +140,18 @@ def test_norm_accumulates_in_float(dtype):
         return [o.float() if o.dtype == L.bfloat16 else o for o in outs]
 
     check(fn, arr([2e19, 2e19, 1.0]), grad=(), rtol=2e-2 if dtype == "bfloat16" else 1e-5)
+
+
+@pytest.mark.parametrize("n,where", [(8, 0), (64, 0), (70, 66), (70, 3)])
+@pytest.mark.parametrize("fn", ["hardtanh", "relu6"])
+def test_hardtanh_family_gradient_at_nan(n, where, fn):
+    # PyTorch's scalar loop passes g at NaN (x <= lo || x >= hi is false); its
+    # vectorized loop over whole chunks gives 0: both are matched by position.
+    def grad(L):
+        vals = [round(-7.0 + 14.0 * i / (n - 1), 3) for i in range(n)]
+        vals[where] = float("nan")
+        x = L.tensor(vals)
+        x.requires_grad_()
+        getattr(L.nn.functional, fn)(x).sum().backward()
+        return x.grad.tolist()
+    assert grad(ft) == grad(torch)

@@ -540,9 +540,16 @@ fn unary_grad(op: UnaryOp, g: &Tensor, x: &dyn Fn() -> Result<Tensor>, y: &dyn F
             un(&mul(g, &mul(&y, &y)?)?, Neg)?
         }
         Hardtanh(lo, hi) => {
+            // PyTorch's hardtanh_backward: `x <= lo || x >= hi ? 0 : g`, so a
+            // NaN input passes g in its scalar loop; its vectorized loop
+            // (see vectorized_nan) gives 0 there.
             let x = x()?;
-            let inside = cond2(t(&cond(&x, BinaryOp::Gt, lo)?), t(&cond(&x, BinaryOp::Lt, hi)?), BinaryOp::LogicalAnd)?;
-            keep_where(&inside, g)?
+            let outside = cond2(t(&cond(&x, BinaryOp::Le, lo)?), t(&cond(&x, BinaryOp::Ge, hi)?), BinaryOp::LogicalOr)?;
+            let r = pick(&outside, &zeros_like(g)?, g)?;
+            match vectorized_nan(&x, g, 1)? {
+                Some(vnan) => pick(&vnan, &zeros_like(g)?, &r)?,
+                None => r,
+            }
         }
         LeakyRelu(slope) => {
             let pos = mask(&x()?, BinaryOp::Gt, 0.0, dt)?;
@@ -599,7 +606,7 @@ fn unary_grad(op: UnaryOp, g: &Tensor, x: &dyn Fn() -> Result<Tensor>, y: &dyn F
             let mid = mul(g, &adds(&muls(&x, 1.0 / 3.0)?, 0.5)?)?;
             let upper = pick(&cond(&x, BinaryOp::Lt, 3.0)?, &mid, g)?;
             let r = pick(&cond(&x, BinaryOp::Le, -3.0)?, &zeros_like(g)?, &upper)?;
-            match vectorized_nan(&x, g)? {
+            match vectorized_nan(&x, g, 2)? {
                 Some(vnan) => pick(&vnan, &mid, &r)?,
                 None => r,
             }
@@ -620,26 +627,10 @@ fn unary_grad(op: UnaryOp, g: &Tensor, x: &dyn Fn() -> Result<Tensor>, y: &dyn F
 /// g's sign), its vectorized one keeps the formula (-0.0 flips the sign).
 fn logit_ends(g: &Tensor, x: &Tensor, base: Tensor) -> Result<Tensor> {
     let mut at_end = cond2(t(&cond(x, BinaryOp::Eq, 0.0)?), t(&cond(x, BinaryOp::Eq, 1.0)?), BinaryOp::LogicalOr)?;
-    if let Some(vec) = vectorized_part(x, g)? {
+    if let Some(vec) = vectorized_part(x, g, 2)? {
         at_end = cond2(t(&at_end), t(&unary(&vec, UnaryOp::LogicalNot)?), BinaryOp::LogicalAnd)?;
     }
     pick(&at_end, &div(g, &zeros_like(g)?)?, &base)
-}
-
-/// The positions that PyTorch's CPU kernel (`cpu_kernel_vec`) runs through
-/// its vectorized lambda, or None when none (see [`vectorized_nan`]).
-fn vectorized_part(x: &Tensor, g: &Tensor) -> Result<Option<Tensor>> {
-    if !x.is_contiguous() || !g.is_contiguous() || x.shape() != g.shape() {
-        return Ok(None);
-    }
-    let n = x.numel();
-    let chunk = 128 / x.dtype().itemsize().max(1);
-    let vec_end = n - n % chunk;
-    if vec_end == 0 {
-        return Ok(None);
-    }
-    let v: Vec<bool> = (0..n).map(|i| i < vec_end).collect();
-    Ok(Some(Tensor::from_vec(v, x.shape())?))
 }
 
 /// `r` with NaN where `outside` is 1.
@@ -650,28 +641,42 @@ fn add_nan_where(r: &Tensor, outside: &Tensor) -> Result<Tensor> {
     add(r, &term)
 }
 
-/// The NaN inputs that PyTorch's CPU kernel (`cpu_kernel_vec`) reaches in
-/// its vectorized lambda, or None when there are none. Piecewise backward
-/// kernels (elu, hardswish) disagree between their two lambdas on NaN only:
-/// the scalar one's `if` takes the last branch, the vectorized blendv the
-/// other. With `x` and `g` contiguous the loop is one run in memory order:
-/// whole chunks of two vectors, then the last `n % chunk` elements scalar.
-/// The chunk is the AVX512 one (2 x 64 bytes), PyTorch's default CPU
-/// capability on x86 machines with it. Strided operands run the scalar loop.
-fn vectorized_nan(x: &Tensor, g: &Tensor) -> Result<Option<Tensor>> {
-    if !x.is_contiguous() || !g.is_contiguous() || x.shape() != g.shape() {
+/// The positions that PyTorch's CPU kernel (`cpu_kernel_vec`) runs through
+/// its vectorized lambda, or None when none. With `x` and `g` contiguous the
+/// loop is one run in memory order: whole chunks of `vectors` vectors, then
+/// the last `n % chunk` elements through the scalar lambda (elu, hardswish
+/// and logit unroll two vectors, hardtanh one). The vector is the AVX512 one
+/// (64 bytes), PyTorch's default CPU capability on x86 machines with it.
+/// Other strided operands run the scalar loop only.
+fn vectorized_part(x: &Tensor, g: &Tensor, vectors: usize) -> Result<Option<Tensor>> {
+    // A broadcast g (every stride 0, as `sum().backward()` sends) still
+    // vectorizes in PyTorch's loop; any other strided operand does not.
+    let g_ok = g.is_contiguous() || g.strides().iter().all(|&st| st == 0);
+    if !x.is_contiguous() || !g_ok || x.shape() != g.shape() {
         return Ok(None);
     }
-    let _no_grad = crate::autograd::GradModeGuard::new(false);
-    let flags = unary(&x.detach(), UnaryOp::IsNan)?.to_vec::<bool>()?;
-    let n = flags.len();
-    let chunk = 128 / x.dtype().itemsize().max(1);
+    let n = x.numel();
+    let chunk = 64 * vectors / x.dtype().itemsize().max(1);
     let vec_end = n - n % chunk;
-    if !flags[..vec_end].iter().any(|&f| f) {
+    if vec_end == 0 {
         return Ok(None);
     }
-    let v: Vec<bool> = flags.iter().enumerate().map(|(i, &f)| f && i < vec_end).collect();
+    let v: Vec<bool> = (0..n).map(|i| i < vec_end).collect();
     Ok(Some(Tensor::from_vec(v, x.shape())?))
+}
+
+/// The NaN inputs that reach the vectorized lambda (see [`vectorized_part`]),
+/// or None when there are none. Piecewise backward kernels (elu, hardswish,
+/// hardtanh) disagree between their two lambdas on NaN only: the scalar
+/// one's `if` takes one branch, the vectorized blendv the other.
+fn vectorized_nan(x: &Tensor, g: &Tensor, vectors: usize) -> Result<Option<Tensor>> {
+    let Some(part) = vectorized_part(x, g, vectors)? else { return Ok(None) };
+    let _no_grad = crate::autograd::GradModeGuard::new(false);
+    let nan = cond2(t(&unary(&x.detach(), UnaryOp::IsNan)?), t(&part), BinaryOp::LogicalAnd)?;
+    if !nan.to_vec::<bool>()?.iter().any(|&f| f) {
+        return Ok(None);
+    }
+    Ok(Some(nan))
 }
 
 /// elu family: `x <= 0 ? g * alpha*scale*iscale * exp(x*iscale) : g*scale`
@@ -684,7 +689,7 @@ fn elu_grad(g: &Tensor, x: &Tensor, alpha: f64, scale: f64, iscale: f64) -> Resu
     let neg = mul(g, &negd)?;
     let r = pick(&cond(x, BinaryOp::Le, 0.0)?, &neg, &muls(g, scale)?)?;
     // The vectorized kernel's blendv on `x > 0` sends NaN to the negative branch.
-    match vectorized_nan(x, g)? {
+    match vectorized_nan(x, g, 2)? {
         Some(vnan) => pick(&vnan, &neg, &r),
         None => Ok(r),
     }
