@@ -1,8 +1,10 @@
 """The child process that runs cases: one JSON request a line on stdin, one
 JSON answer a line on stdout.
 
-Before each case it writes ``{"start": id}`` and flushes, so that when a case
-aborts or hangs the process the driver knows which case did it.  A request is
+Before each case it writes ``{"start": id}`` and flushes, and before each
+library runs it writes ``{"side": "torch"|"ours"}``, so that when a case
+aborts or hangs the process the driver knows which case, and which library,
+did it.  A request is
 either ``{"id": n, "seed": s}`` (the case is drawn from the seed) or
 ``{"id": n, "case": {...}}`` (an explicit case, used while shrinking).
 """
@@ -64,11 +66,14 @@ def reproducer(case):
     return "\n".join(lines)
 
 
-def run_case(case, torch, ft):
+def run_case(case, torch, ft, side=lambda name: None):
+    """Runs `case` on PyTorch, then on ours; `side` is told which one is about to run."""
     spec = BY_NAME[case["op"]]
     params = case["params"]
     gseed = zlib.crc32(json.dumps(case["recipes"], sort_keys=True).encode())
+    side("torch")
     ref = execute(torch, spec, case["recipes"], params, gseed)
+    side("ours")
     ours = execute(ft, spec, case["recipes"], params, gseed)
     return judge(spec, params, ours, ref, case["recipes"])
 
@@ -85,6 +90,13 @@ def main():
     BY_NAME.update({o.name: o for o in CATALOGUE})
     skip = set(unavailable(ft))
     out = sys.stdout
+
+    def side(name):
+        # A crash or hang is blamed on the library that was running (PyTorch
+        # itself segfaults on some inputs); the driver reads this marker.
+        out.write(json.dumps({"side": name}) + "\n")
+        out.flush()
+
     for line in sys.stdin:
         req = json.loads(line)
         if "case" in req:
@@ -95,7 +107,7 @@ def main():
                               "repro": reproducer(case)}, default=str) + "\n")
         out.flush()
         try:
-            verdict, detail = run_case(case, torch, ft)
+            verdict, detail = run_case(case, torch, ft, side)
         except Exception as e:  # a bug of the fuzzer itself, reported as such
             verdict, detail = "fuzzer_error", f"{type(e).__name__}: {e}"
         ans = {"id": req["id"], "op": case["op"], "verdict": verdict}
