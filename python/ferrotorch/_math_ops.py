@@ -955,8 +955,7 @@ def _unique_dim(input, dim):
     nd = input.dim()
     if nd == 0:
         raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
-    if not -nd <= dim < nd:
-        raise IndexError(f"Dimension out of range (expected to be in range of [{-nd}, {nd - 1}], but got {dim})")
+    _check_dim(dim, nd)
     dim %= nd
     shape = tuple(input.shape)
     if builtins.any(s == 0 for d, s in enumerate(shape) if d != dim):
@@ -1018,8 +1017,19 @@ Tensor.log_softmax = lambda self, dim, dtype=None: log_softmax(self, dim, dtype)
 Tensor.norm = lambda self, p="fro", dim=None, keepdim=False, dtype=None: norm(self, p, dim, keepdim, dtype=dtype)
 
 
+def _check_dim(dim, ndim):
+    """PyTorch's ``maybe_wrap_dim`` range check (a 0-d tensor has dims -1 and 0)."""
+    nd = builtins.max(ndim, 1)
+    if not -nd <= dim < nd:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-nd}, {nd - 1}], but got {dim})")
+
+
 def _cum_(self, dim, dtype, is_prod):
     dim = _args.integer(dim, "cumprod_" if is_prod else "cumsum_", "dim", 1)
+    # PyTorch wraps the dim first, and its kernel (with the dtype check) never runs on an empty tensor.
+    _check_dim(dim, self.dim())
+    if not self.numel():
+        return self
     if self.dtype == _C.bool and dtype is None:
         raise NotImplementedError(f"\"{'cumprod' if is_prod else 'cumsum'}_out_cpu\" not implemented for 'Bool'")
     return _C._math_cumulative(self, dim, dtype, is_prod, inplace=True)

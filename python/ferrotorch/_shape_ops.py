@@ -167,11 +167,32 @@ def _zero_band_shared(self, k, lower):
     accepts shared memory. Returns False (nothing done) for ordinary tensors."""
     if self.dim() < 2 or not any(st == 0 and n > 1 for n, st in zip(self.shape, self.stride())):
         return False
+    if not _trilu_batch_contiguous(self):
+        # PyTorch computes such a tensor out of place and copies the result
+        # back, which refuses a target whose elements share memory.
+        raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a "
+                           "single memory location. Please clone() the tensor before performing the operation.")
     rows, cols = self.shape[-2], self.shape[-1]
     for i in range(rows):
         lo, hi = (max(i + k + 1, 0), cols) if lower else (0, min(max(i + k, 0), cols))
         if lo < hi:
             self[..., i, lo:hi].fill_(0)
+    return True
+
+
+def _trilu_batch_contiguous(t):
+    """PyTorch's ``checkTrilTriuBatchContiguous`` for in-place tril_/triu_: whether
+    its kernel can write ``t`` directly. Up to 3 dims always; beyond, the batch
+    dims must be packed matrices (a leading dim of stride 0 or size 1 excepted)."""
+    if t.is_contiguous() or t.dim() <= 3:
+        return True
+    expected = t.shape[-1] * t.shape[-2]
+    for i in range(t.dim() - 3, -1, -1):
+        if i == 0 and (t.stride(0) == 0 or t.shape[0] == 1):
+            continue
+        if t.stride(i) != expected:
+            return False
+        expected *= t.shape[i]
     return True
 
 

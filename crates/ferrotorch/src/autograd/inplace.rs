@@ -201,6 +201,10 @@ impl Backward for CopySlices {
     fn apply(&mut self, node: &Arc<Node>, grads: Vec<Option<Tensor>>) -> Result<Vec<Option<Tensor>>> {
         let f = self.f.as_ref().ok_or_else(released_error)?;
         let rel = self.rel.as_ref().ok_or_else(non_contiguous_base)?;
+        // PyTorch writes the view's gradient back with `copy_` (`zero_` when
+        // the op gave none), which refuses a view whose elements share memory:
+        // its backward through an in-place op on an expanded view fails.
+        rel.check_no_internal_overlap()?;
         let Some(g) = grads.into_iter().next().flatten() else {
             return Ok(vec![None; node.next_edges().len()]);
         };

@@ -276,23 +276,32 @@ impl Tensor {
         };
         let da: Vec<usize> = dims_a.iter().map(|&d| real_dim(d, self.ndim())).collect::<Result<_>>()?;
         let db: Vec<usize> = dims_b.iter().map(|&d| real_dim(d, other.ndim())).collect::<Result<_>>()?;
+        // A contracted dim of size 1 on one side broadcasts against the other:
+        // PyTorch sums the other side's dim first (keeping it as size 1, and
+        // the dtype: an int32 tensordot stays int32).
+        let (mut a, mut b) = (self.clone(), other.clone());
         let mut k = 1usize;
-        for (&x, &y) in da.iter().zip(&db) {
+        for ((&x, &y), (&ox, &oy)) in da.iter().zip(&db).zip(dims_a.iter().zip(dims_b)) {
             let (sx, sy) = (self.shape()[x], other.shape()[y]);
-            if sx != sy {
+            if sy == 1 {
+                a = a.sum_dims(Some(&[x as i64]), true, Some(a.dtype()))?;
+            } else if sx == 1 {
+                b = b.sum_dims(Some(&[y as i64]), true, Some(b.dtype()))?;
+            } else if sx != sy {
                 return Err(Error::runtime(format!(
-                    "contracted dimensions need to match, but first has size {sx} in dim {x} and second has size {sy} in dim {y}"
+                    "contracted dimensions need to match, but first has size {sx} in dim {ox} and second has size {sy} in dim {oy}"
                 )));
+            } else {
+                k *= sx;
             }
-            k *= sx;
         }
         let fa: Vec<usize> = (0..self.ndim()).filter(|d| !da.contains(d)).collect();
         let fb: Vec<usize> = (0..other.ndim()).filter(|d| !db.contains(d)).collect();
         let pa: Vec<i64> = fa.iter().chain(&da).map(|&d| d as i64).collect();
         let pb: Vec<i64> = db.iter().chain(&fb).map(|&d| d as i64).collect();
         let (m, n): (usize, usize) = (fa.iter().map(|&d| self.shape()[d]).product(), fb.iter().map(|&d| other.shape()[d]).product());
-        let a2 = self.permute(&pa)?.reshape(&[m as i64, k as i64])?;
-        let b2 = other.permute(&pb)?.reshape(&[k as i64, n as i64])?;
+        let a2 = a.permute(&pa)?.reshape(&[m as i64, k as i64])?;
+        let b2 = b.permute(&pb)?.reshape(&[k as i64, n as i64])?;
         let mut shape: Vec<i64> = fa.iter().map(|&d| self.shape()[d] as i64).collect();
         shape.extend(fb.iter().map(|&d| other.shape()[d] as i64));
         a2.mm(&b2)?.reshape(&shape)

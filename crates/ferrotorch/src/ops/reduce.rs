@@ -29,6 +29,20 @@ pub fn reduced_dims(dims: Option<&[i64]>, ndim: usize) -> Result<Vec<bool>> {
     Ok(mask)
 }
 
+/// [`reduced_dims`] for PyTorch's structured reductions (`sum`, `mean`,
+/// `amax`/`amin`, `logsumexp`, `all`/`any`, `count_nonzero`): their meta
+/// functions wrap every dim before looking for repeats, so an out-of-range
+/// dim is an `IndexError` even after a repeated one (`var`, `std`, `norm`,
+/// `flip` check in order and keep [`reduced_dims`]).
+pub fn structured_reduced_dims(dims: Option<&[i64]>, ndim: usize) -> Result<Vec<bool>> {
+    if let Some(ds) = dims {
+        for &d in ds {
+            ferrotorch_core::error::wrap_dim(d, ndim)?;
+        }
+    }
+    reduced_dims(dims, ndim)
+}
+
 /// Output shape of a reduction, with or without the reduced dims kept as 1.
 fn out_shape(shape: &[usize], mask: &[bool], keepdim: bool) -> Vec<usize> {
     shape
@@ -99,7 +113,7 @@ impl Tensor {
             None => self.clone(),
         };
         let out_dtype = if x.dtype().is_floating_point() { x.dtype() } else { dtype.unwrap_or(DType::Int64) };
-        let mask = reduced_dims(dims, x.ndim())?;
+        let mask = structured_reduced_dims(dims, x.ndim())?;
         let shape = out_shape(x.shape(), &mask, keepdim);
         if x.dtype().is_floating_point() {
             if mask.iter().all(|&m| m) && x.is_contiguous() {
@@ -128,7 +142,7 @@ impl Tensor {
                 super::creation::pretty(d)
             )));
         }
-        let mask = reduced_dims(dims, self.ndim())?;
+        let mask = structured_reduced_dims(dims, self.ndim())?;
         let count: usize = self.shape().iter().zip(&mask).filter(|(_, &m)| m).map(|(&s, _)| s).product();
         let out = {
             let _no_grad = GradModeGuard::new(false);

@@ -10,7 +10,7 @@
 use super::arith::{binary, unary, BinaryOp, Operand, UnaryOp};
 use super::arith_grad::{add, cond, div, g0, keep_where, mul, muls, sub, un, zeros_like};
 use super::creation::pretty;
-use super::reduce::{expand_reduced, reduced_dims};
+use super::reduce::{expand_reduced, reduced_dims, structured_reduced_dims};
 use crate::autograd::{record, rule, GradModeGuard, SavedTensor};
 use crate::Tensor;
 use ferrotorch_core::error::wrap_dim;
@@ -242,7 +242,7 @@ impl Tensor {
     pub fn amax_dims(&self, dims: Option<&[i64]>, keepdim: bool, max: bool) -> Result<Tensor> {
         let name = if max { "amax" } else { "amin" };
         check_nonempty_dims(name, self, dims)?;
-        let mask = reduced_dims(dims, self.ndim())?;
+        let mask = structured_reduced_dims(dims, self.ndim())?;
         let out = {
             let _no_grad = GradModeGuard::new(false);
             let kind = if max { ReduceKind::Max } else { ReduceKind::Min };
@@ -509,7 +509,7 @@ impl Tensor {
     /// `logsumexp(dim, keepdim)`, stable (max subtracted). Records `LogsumexpBackward0`.
     pub fn logsumexp(&self, dims: Option<&[i64]>, keepdim: bool) -> Result<Tensor> {
         let x = if self.dtype().is_floating_point() { self.clone() } else { self.to_dtype(crate::defaults::default_dtype())? };
-        let mask = reduced_dims(dims, x.ndim())?;
+        let mask = structured_reduced_dims(dims, x.ndim())?;
         let out = {
             let _no_grad = GradModeGuard::new(false);
             let rows = Rows::new(&x, &mask)?;
@@ -542,7 +542,7 @@ impl Tensor {
     /// `all(dim, keepdim)` / `any`: bool results (uint8 for uint8 inputs, as PyTorch).
     pub fn all_any(&self, dims: Option<&[i64]>, keepdim: bool, all: bool) -> Result<Tensor> {
         let _no_grad = GradModeGuard::new(false);
-        let mask = reduced_dims(dims, self.ndim())?;
+        let mask = structured_reduced_dims(dims, self.ndim())?;
         let rows = Rows::new(self, &mask)?;
         let v: Vec<bool> = dispatch_dtype!(self.dtype(), T => rows.map::<T, bool>(|r| {
             if all { r.iter().all(|&v| v != T::zero()) } else { r.iter().any(|&v| v != T::zero()) }
@@ -558,7 +558,7 @@ impl Tensor {
     /// `count_nonzero(dim)` as int64.
     pub fn count_nonzero(&self, dims: Option<&[i64]>) -> Result<Tensor> {
         let _no_grad = GradModeGuard::new(false);
-        let mask = reduced_dims(dims, self.ndim())?;
+        let mask = structured_reduced_dims(dims, self.ndim())?;
         let rows = Rows::new(self, &mask)?;
         let v: Vec<i64> = dispatch_dtype!(self.dtype(), T => rows.map::<T, i64>(|r| r.iter().filter(|&&v| v != T::zero()).count() as i64));
         Tensor::from_vec(v, rows.shape(false))
@@ -599,7 +599,8 @@ impl Tensor {
     /// `cummax(dim)` / `cummin`: running extreme and its index (later ties
     /// win; NaN sticks). Records `CummaxBackward0` / `CumminBackward0`.
     pub fn cum_extreme(&self, dim: i64, max: bool) -> Result<(Tensor, Tensor)> {
-        let (d, _) = dim_mask(dim, self.ndim())?;
+        // PyTorch returns early on an empty tensor, before checking `dim`.
+        let d = if self.numel() == 0 { wrap_dim(dim, self.ndim()).unwrap_or(0) } else { dim_mask(dim, self.ndim())?.0 };
         let (vals, idx) = {
             let _no_grad = GradModeGuard::new(false);
             let (rows, finish) = scan_rows(self, d)?;

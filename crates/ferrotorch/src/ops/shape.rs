@@ -230,12 +230,17 @@ impl Tensor {
             return Err(Error::runtime(format!("shifts and dimensions must align. shifts: {}, dims:{}", shifts.len(), dims.len())));
         }
         // Rolling along a named dim needs a real one (a 0-d tensor has none).
-        for &d in dims {
-            wrap_dim_no_scalar(d, self.ndim())?;
+        // PyTorch returns a copy of an empty tensor before looking at the dims.
+        if self.numel() > 0 {
+            for &d in dims {
+                wrap_dim_no_scalar(d, self.ndim())?;
+            }
         }
         let out = {
             let _g = GradModeGuard::new(false);
-            if dims.is_empty() {
+            if self.numel() == 0 {
+                self.clone_data()?
+            } else if dims.is_empty() {
                 let first = [shifts[0]];
                 self.reshape(&[-1])?.roll(&first, &[0])?.reshape(&i64s(self.shape()))?
             } else {

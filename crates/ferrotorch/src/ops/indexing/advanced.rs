@@ -60,9 +60,9 @@ impl Tensor {
         if consumed > self.ndim() {
             return Err(Error::index(format!("too many indices for tensor of dimension {}", self.ndim())));
         }
-        if items.iter().filter(|i| matches!(i, TensorIndex::Ellipsis)).count() > 1 {
-            return Err(Error::index("an index can only have a single ellipsis ('...')"));
-        }
+        // PyTorch accepts several ellipses: each skips the dims the other items
+        // leave unnamed, so items after a second one land past the last dim
+        // (a full slice there is a no-op; anything else is an IndexError).
         let mut r = self.clone();
         let mut idx: Vec<Option<Tensor>> = Vec::new();
         let mut d: usize = 0;
@@ -86,6 +86,10 @@ impl Tensor {
                     idx.push(None);
                     d += 1;
                 }
+                TensorIndex::Int(i) if d >= r.ndim() => {
+                    let od = orig - 1;
+                    return Err(Error::index(format!("index {i} is out of bounds for dimension {od} with size 0")));
+                }
                 TensorIndex::Int(i) => {
                     let size = r.shape()[d] as i64;
                     if *i < -size || *i >= size {
@@ -93,6 +97,10 @@ impl Tensor {
                         return Err(Error::index(format!("index {i} is out of bounds for dimension {od} with size {size}")));
                     }
                     r = r.select(d as i64, *i)?;
+                }
+                TensorIndex::Slice { .. } if d >= r.ndim() => {
+                    idx.push(None);
+                    d += 1;
                 }
                 &TensorIndex::Slice { start, stop, step } => {
                     // A full slice needs no view (and so keeps in-place writes on `self`).
@@ -118,11 +126,22 @@ impl Tensor {
                     idx.push(None);
                     d += 1;
                 }
+                TensorIndex::Tensor(_) if d >= r.ndim() => {
+                    return Err(Error::index(format!(
+                        "too many indices for tensor of dimension {} (got {})",
+                        self.ndim(),
+                        d + 1
+                    )));
+                }
                 TensorIndex::Tensor(t) => {
                     d += if is_mask(t) { t.ndim() } else { 1 };
                     idx.push(Some(t.clone()));
                 }
             }
+        }
+        // Entries a second ellipsis pushed past the last dim index nothing.
+        while idx.len() > r.ndim() && idx.last().is_some_and(Option::is_none) {
+            idx.pop();
         }
         Ok((r, idx))
     }
@@ -288,6 +307,7 @@ fn index_put_values(x: &Tensor, indices: &[Option<Tensor>], values: &Tensor, acc
         && values.numel() == 1
         && matches!((given.next(), given.next()), (Some(m), None) if is_mask(m));
     if !masked_fill {
+        check_indexed_dims_nonempty(x, indices)?;
         check_same_dtype(x, values)?;
         return Ok(values.clone());
     }
@@ -299,9 +319,30 @@ fn index_put_values(x: &Tensor, indices: &[Option<Tensor>], values: &Tensor, acc
             )));
         }
     }
-    // `masked_fill_(mask, value.item())`: the value's shape plays no part.
+    // `masked_fill_(mask, value.item())`: the value's shape plays no part,
+    // and the number is converted with masked_fill_'s overflow check.
+    ferrotorch_core::dtype::check_scalar_fits(values.item()?, x.dtype(), 2)?;
     let _g = GradModeGuard::new(false);
     values.reshape(&[])?.to_dtype(x.dtype())
+}
+
+/// PyTorch refuses any index into a dim of size 0 (even an empty write would
+/// need one) before it compares dtypes.
+fn check_indexed_dims_nonempty(x: &Tensor, indices: &[Option<Tensor>]) -> Result<()> {
+    let mut d = 0;
+    for ix in indices {
+        match ix {
+            Some(t) if is_mask(t) => d += t.ndim(),
+            Some(t) => {
+                if x.shape().get(d) == Some(&0) && t.numel() > 0 {
+                    return Err(Error::index("index is out of bounds for dimension with size 0"));
+                }
+                d += 1;
+            }
+            None => d += 1,
+        }
+    }
+    Ok(())
 }
 
 fn check_same_dtype(x: &Tensor, values: &Tensor) -> Result<()> {

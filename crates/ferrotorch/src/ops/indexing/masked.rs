@@ -112,15 +112,8 @@ impl Tensor {
     /// `masked_fill(mask, value)`: `value` where `mask`, else `self`, in
     /// `self`'s dtype over the broadcast shape (records `MaskedFillBackward0/1`).
     pub fn masked_fill(&self, mask: &Tensor, value: Operand) -> Result<Tensor> {
-        check_masked_fill_args(mask, value)?;
+        check_masked_fill_args(mask, value, self.dtype())?;
         let vt = if let Operand::T(t) = value { Some(t) } else { None };
-        // PyTorch converts the value to `self`'s dtype with its overflow
-        // check (a tensor value through `item()`), whatever the mask holds.
-        let sv = match value {
-            Operand::T(t) => t.item()?,
-            Operand::S(s) => s,
-        };
-        ferrotorch_core::dtype::check_scalar_fits(sv, self.dtype(), 2)?;
         let v = match value {
             Operand::T(t) => t.clone(),
             // PyTorch converts the number to self's dtype first (overflow checked).
@@ -150,7 +143,7 @@ impl Tensor {
             // The out-of-place op validates mask and value before anything is written.
             return apply_inplace_kernel(self, OldValue::Alias, |old| old.masked_fill(mask, value), || self.masked_fill_raw_(mask, value));
         }
-        check_masked_fill_args(mask, value)?;
+        check_masked_fill_args(mask, value, self.dtype())?;
         self.masked_fill_raw_(mask, value)
     }
 
@@ -262,7 +255,10 @@ impl Tensor {
 
 /// `masked_fill`'s argument checks, shared by its in-place form (which
 /// writes without computing the out-of-place result).
-fn check_masked_fill_args(mask: &Tensor, value: Operand) -> Result<()> {
+/// PyTorch's `masked_fill_` checks: a bool mask, a 0-d value, and the value
+/// converted to `dtype` with its overflow check (a tensor value through
+/// `item()`), whatever the mask holds.
+fn check_masked_fill_args(mask: &Tensor, value: Operand, dtype: DType) -> Result<()> {
     if mask.dtype() != DType::Bool {
         return Err(Error::runtime(format!(
             "masked_fill_ only supports boolean masks, but got mask with dtype {}",
@@ -277,7 +273,11 @@ fn check_masked_fill_args(mask: &Tensor, value: Operand) -> Result<()> {
             )));
         }
     }
-    Ok(())
+    let sv = match value {
+        Operand::T(t) => t.item()?,
+        Operand::S(s) => s,
+    };
+    ferrotorch_core::dtype::check_scalar_fits(sv, dtype, 2)
 }
 
 fn check_broadcasts_to(mask: &Tensor, t: &Tensor) -> Result<()> {

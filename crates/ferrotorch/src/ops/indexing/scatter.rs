@@ -418,7 +418,10 @@ impl Tensor {
     }
 
     /// `index_add_`/`index_copy_` without autograd.
-    fn index_write_raw_(&self, op: &str, dim: i64, index: &Tensor, source: &Tensor, mode: Reduce) -> Result<()> {
+    ///
+    /// `scaled`: an `index_add_` whose `alpha` is not 1 (PyTorch reports its
+    /// out-of-range indices from another kernel, as an `IndexError`).
+    fn index_write_raw_(&self, op: &str, dim: i64, index: &Tensor, source: &Tensor, mode: Reduce, scaled: bool) -> Result<()> {
         // A direct kernel write, refused on overlapping targets like `copy_raw_`.
         self.layout().check_no_internal_overlap()?;
         check_index_vector(op, index)?;
@@ -463,11 +466,14 @@ impl Tensor {
         }
         let (_, ix) = along(&x, d, index)?;
         let size = x.shape()[d];
-        // PyTorch words (and types) this error differently per op.
-        let vector = x.ndim() <= 1;
+        // PyTorch words (and types) this error differently per op. Its
+        // index_add_ takes a scatter_add kernel (a RuntimeError) only for an
+        // unscaled add along the first or last dim of a multi-dim tensor; every
+        // other case runs a per-index loop that raises an IndexError.
+        let nd = x.ndim();
+        let per_index_loop = nd <= 1 || scaled || (d != 0 && d != nd - 1);
         let err = move |v: i64| {
-            if mode == Reduce::Add && vector {
-                // index_add on a vector goes through PyTorch's index_select-like loop.
+            if mode == Reduce::Add && per_index_loop {
                 Error::index("index out of range in self")
             } else if mode == Reduce::Add {
                 Error::runtime(format!("index {v} is out of bounds for dimension {d} with size {size}"))
@@ -492,7 +498,7 @@ impl Tensor {
             // multi-dim self is empty (out-of-range indices included).
             if self.ndim() <= 1 || self.numel() > 0 {
                 let s = if unit { source.clone() } else { binary(Operand::T(source), Operand::S(alpha), BinaryOp::Mul)? };
-                o.index_write_raw_("index_add_", dim, index, &s, Reduce::Add)?;
+                o.index_write_raw_("index_add_", dim, index, &s, Reduce::Add, !unit)?;
             }
             o
         };
@@ -526,10 +532,10 @@ impl Tensor {
             return Ok(());
         }
         if alpha.to_f64() == 1.0 {
-            return self.index_write_raw_("index_add_", dim, index, source, Reduce::Add);
+            return self.index_write_raw_("index_add_", dim, index, source, Reduce::Add, false);
         }
         let s = binary(Operand::T(source), Operand::S(alpha), BinaryOp::Mul)?;
-        self.index_write_raw_("index_add_", dim, index, &s, Reduce::Add)
+        self.index_write_raw_("index_add_", dim, index, &s, Reduce::Add, true)
     }
 
     /// `index_copy(dim, index, source)` (records `IndexCopyBackward0`).
@@ -548,7 +554,7 @@ impl Tensor {
         let out = {
             let _g = GradModeGuard::new(false);
             let o = self.clone_data()?;
-            o.index_write_raw_("index_copy_", dim, index, source, Reduce::Assign)?;
+            o.index_write_raw_("index_copy_", dim, index, source, Reduce::Assign, false)?;
             o
         };
         let d = wrap_dim(dim, self.ndim())? as i64;
