@@ -192,3 +192,28 @@ def test_trilu_inplace_overlap_rules_match_pytorch():
             return "ok"
         ours, theirs = outcome(ft, f), outcome(torch, f)
         assert ours[0] == theirs[0], (shape, strides, k, lower, ours, theirs)
+
+
+@pytest.mark.parametrize("fn", [
+    # no bool instance of scatter_reduce's mean
+    lambda L: L.scatter_reduce(L.tensor([True, False]), 0, L.tensor([0, 0]), L.tensor([True, False]), "mean"),
+    lambda L: L.scatter_reduce(L.tensor([True, False]), 0, L.tensor([0, 0]), L.tensor([True, False]), "mean",
+                               include_self=False),
+    lambda L: L.scatter_reduce(L.tensor([True, False]), 0, L.tensor([0, 0]), L.tensor([True, False]), "amax"),
+    lambda L: L.scatter_reduce(L.tensor([True, False])[:0], 0, L.tensor([0, 0])[:0], L.tensor([True])[:0], "mean"),
+    # an empty index writes nothing and converts no value
+    lambda L: L.scatter(L.zeros(3, dtype=L.uint8), 0, L.tensor([], dtype=L.int64), -1.5),
+    lambda L: L.scatter(L.zeros(3, dtype=L.uint8), 0, L.tensor([0]), -1.5),
+    lambda L: L.zeros(3, dtype=L.uint8).scatter_(0, L.tensor([], dtype=L.int64), 300),
+    lambda L: L.zeros(1, 0, dtype=L.uint8).index_add(1, L.tensor([], dtype=L.int64), L.zeros(1, 0, dtype=L.uint8),
+                                                     alpha=-1.166),
+    lambda L: L.zeros(1, 2, dtype=L.uint8).index_add(1, L.tensor([], dtype=L.int64), L.zeros(1, 0, dtype=L.uint8),
+                                                     alpha=-1.166),
+    lambda L: L.zeros(1, 2, dtype=L.uint8).index_add_(1, L.tensor([], dtype=L.int64), L.zeros(1, 0, dtype=L.uint8),
+                                                      alpha=300),
+    lambda L: L.zeros(2, dtype=L.uint8).index_add(0, L.tensor([], dtype=L.int64), L.zeros(0, dtype=L.uint8),
+                                                  alpha=-1.166),
+    lambda L: L.zeros(2, dtype=L.uint8).index_add(0, L.tensor([1]), L.zeros(1, dtype=L.uint8), alpha=300),
+])
+def test_scatter_and_index_add_on_empty_or_bool(fn):
+    _same(fn)

@@ -184,6 +184,10 @@ impl Tensor {
             }
         }
         check_scatter_shapes(self, d, index, st)?;
+        if index.numel() == 0 {
+            // PyTorch's kernel returns before converting a scalar value.
+            return Ok(());
+        }
         let _g = GradModeGuard::new(false);
         let (x, ix) = (at_least_1d(self)?, at_least_1d(index)?);
         let size = x.shape()[d];
@@ -344,6 +348,11 @@ impl Tensor {
         if reduce != ScatterReduce::Mean {
             return Ok((out, None));
         }
+        if self.dtype() == DType::Bool {
+            // PyTorch has no bool instance of its mean kernel (nor of the floor
+            // division it ends with on empty inputs).
+            return Err(Error::not_implemented("\"scatter_gather_tensor_cpu_reduce_mean\" not implemented for 'Bool'"));
+        }
         let ones = Tensor::ones(index.shape(), DType::Float64, self.device())?;
         let counts = Tensor::full(self.shape(), Scalar::Int(include_self as i64), DType::Float64, self.device())?;
         counts.scatter_raw_(d as i64, index, Operand::T(&ones), Reduce::Add)?;
@@ -489,14 +498,15 @@ impl Tensor {
     /// `index_add(dim, index, source, alpha=1)` (records `IndexAddBackward0`).
     pub fn index_add(&self, dim: i64, index: &Tensor, source: &Tensor, alpha: Scalar) -> Result<Tensor> {
         index_add_checks(self, dim, index, source)?;
-        let alpha = super::super::arith::scalar_arg(alpha, self.dtype())?;
+        // A multi-dim self returns before reading any index, or `alpha`, when
+        // there is nothing to add (out-of-range indices included).
+        let nothing = self.ndim() > 1 && (self.numel() == 0 || index.numel() == 0);
+        let alpha = if nothing { Scalar::Int(1) } else { super::super::arith::scalar_arg(alpha, self.dtype())? };
         let unit = alpha.to_f64() == 1.0;
         let out = {
             let _g = GradModeGuard::new(false);
             let o = self.clone_data()?;
-            // PyTorch's kernel returns before reading any index when a
-            // multi-dim self is empty (out-of-range indices included).
-            if self.ndim() <= 1 || self.numel() > 0 {
+            if !nothing {
                 let s = if unit { source.clone() } else { binary(Operand::T(source), Operand::S(alpha), BinaryOp::Mul)? };
                 o.index_write_raw_("index_add_", dim, index, &s, Reduce::Add, !unit)?;
             }
@@ -527,10 +537,10 @@ impl Tensor {
         if needs_grad(&[self, source]) {
             return apply_inplace(self, OldValue::Alias, |old| old.index_add(dim, index, source, alpha));
         }
-        let alpha = super::super::arith::scalar_arg(alpha, self.dtype())?;
-        if self.ndim() > 1 && self.numel() == 0 {
+        if self.ndim() > 1 && (self.numel() == 0 || index.numel() == 0) {
             return Ok(());
         }
+        let alpha = super::super::arith::scalar_arg(alpha, self.dtype())?;
         if alpha.to_f64() == 1.0 {
             return self.index_write_raw_("index_add_", dim, index, source, Reduce::Add, false);
         }
