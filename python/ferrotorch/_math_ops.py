@@ -103,15 +103,13 @@ def _resize_method(self, *sizes, memory_format=None):
     """Resizes in place to ``sizes`` (contiguous; new elements are uninitialised)."""
     if not sizes:
         raise TypeError('resize_() missing 1 required positional arguments: "size"')
-    if len(sizes) == 1 and not isinstance(sizes[0], int) and not (
-            isinstance(sizes[0], Tensor) and sizes[0].dim() == 0):
-        if not isinstance(sizes[0], (list, tuple)):
-            # PyTorch's parser takes a sequence of ints (a 1-d integer tensor iterates as one)
-            bad = isinstance(sizes[0], Tensor) and (sizes[0].dtype.is_floating_point or sizes[0].dtype == _C.bool)
-            if not isinstance(sizes[0], Tensor) or bad:
-                raise TypeError(f"resize_(): argument 'size' (position 1) must be tuple of ints, not "
-                                f"{type(sizes[0]).__name__}")
-        sizes = tuple(sizes[0])
+    if len(sizes) == 1 and not isinstance(sizes[0], int):
+        s0 = sizes[0]
+        if isinstance(s0, (list, tuple)):
+            sizes = tuple(s0)
+        elif not isinstance(s0, Tensor) or s0.numel() != 1:
+            # A one-element tensor is one size (through __index__); no other object is a size list.
+            raise TypeError(f"resize_(): argument 'size' (position 1) must be tuple of ints, not {type(s0).__name__}")
     sizes = tuple(_args.integer(v, "resize_", "size", 1, symint=True) for v in sizes)
     return _C._resize_(self, sizes)
 

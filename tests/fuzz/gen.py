@@ -168,7 +168,8 @@ def build(lib, r, leaves=None):
     cloned before the view is taken so in-place ops on the view are legal."""
     shape = _base_shape(r)
     a = values(r, shape)
-    base = lib.from_numpy(np.ascontiguousarray(a))
+    # np.ascontiguousarray would turn a 0-d array into shape (1,).
+    base = lib.from_numpy(np.array(a, order="C", copy=True))
     if r["dtype"] == "bfloat16":
         base = base.to(lib.bfloat16)
     else:

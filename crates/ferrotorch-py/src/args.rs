@@ -33,8 +33,24 @@ pub fn int_list(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Vec<i64>> {
     int_list_slow(obj, what)
 }
 
+/// PyTorch converts a one-element tensor in a size list through a `Scalar`
+/// and asserts it is integral: a bool tensor there is a `RuntimeError` (a
+/// dim list takes it as an int).
+fn refuse_bool_tensor(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<()> {
+    if what == "dim" {
+        return Ok(());
+    }
+    match crate::tensor::tensor_of(obj) {
+        Ok(t) if t.dtype() == ferrotorch::DType::Bool && t.numel() == 1 => Err(pyo3::exceptions::PyRuntimeError::new_err(
+            "Expected scalar.isIntegral( false) to be true, but got false.  (Could this error message be improved?  If so, please report an enhancement request to PyTorch.)",
+        )),
+        _ => Ok(()),
+    }
+}
+
 fn int_list_slow(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Vec<i64>> {
     if obj.cast::<PyTuple>().is_err() && obj.cast::<PyList>().is_err() {
+        refuse_bool_tensor(obj, what)?;
         if let Ok(i) = index_of(obj) {
             return Ok(vec![i]);
         }
@@ -45,6 +61,7 @@ fn int_list_slow(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Vec<i64>> {
     let mut out = Vec::with_capacity(seq.len()?);
     for item in seq.try_iter()? {
         let item = item?;
+        refuse_bool_tensor(&item, what)?;
         out.push(index_of(&item).map_err(|_| {
             PyTypeError::new_err(format!(
                 "{what}(): argument 'size' must be tuple of ints, but found element of type {} at pos {}",
@@ -107,6 +124,27 @@ pub fn dims_of(obj: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Vec<i64>>> {
         Some(o) if o.is_none() => Ok(None),
         Some(o) => Ok(Some(int_list(o, "dim")?)),
     }
+}
+
+/// An `int` parameter by PyTorch's parser rule: a Python/NumPy integer (not
+/// `bool`), or a 0-d integral (non-bool) tensor that does not require grad.
+/// Anything else, one-element tensors of more dims included, is PyTorch's
+/// `TypeError` "`fn(): argument 'name' (position N) must be int, not T`".
+pub fn int_arg(obj: &Bound<'_, PyAny>, func: &str, name: &str, pos: usize) -> PyResult<i64> {
+    let refuse = || PyTypeError::new_err(format!("{func}(): argument '{name}' (position {pos}) must be int, not {}", type_name(obj)));
+    if obj.cast::<PyBool>().is_ok() {
+        return Err(refuse());
+    }
+    if let Ok(i) = obj.cast::<PyInt>() {
+        return i.extract();
+    }
+    if let Ok(t) = crate::tensor::tensor_of(obj) {
+        let integral = !t.dtype().is_floating_point() && t.dtype() != ferrotorch::DType::Bool;
+        if !(integral && t.ndim() == 0 && !t.requires_grad()) {
+            return Err(refuse());
+        }
+    }
+    index_of(obj).map_err(|_| refuse())
 }
 
 /// A `Scalar` parameter by PyTorch's parser rule: a Python/NumPy number, or a

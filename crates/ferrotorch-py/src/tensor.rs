@@ -183,7 +183,11 @@ impl PyTensor {
         convert::size_obj(py, self.t.shape())
     }
     #[pyo3(signature = (dim=None))]
-    fn size<'py>(&self, py: Python<'py>, dim: Option<i64>) -> PyResult<Bound<'py, PyAny>> {
+    fn size<'py>(&self, py: Python<'py>, dim: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyAny>> {
+        let dim = match dim {
+            Some(d) if !d.is_none() => Some(crate::args::int_arg(d, "size", "dim", 1)?),
+            _ => None,
+        };
         match dim {
             None => convert::size_obj(py, self.t.shape()),
             Some(d) => {
@@ -193,7 +197,11 @@ impl PyTensor {
         }
     }
     #[pyo3(signature = (dim=None))]
-    fn stride<'py>(&self, py: Python<'py>, dim: Option<i64>) -> PyResult<Bound<'py, PyAny>> {
+    fn stride<'py>(&self, py: Python<'py>, dim: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyAny>> {
+        let dim = match dim {
+            Some(d) if !d.is_none() => Some(crate::args::int_arg(d, "stride", "dim", 1)?),
+            _ => None,
+        };
         match dim {
             None => Ok(PyTuple::new(py, self.t.strides())?.into_any()),
             Some(d) => {
@@ -421,7 +429,8 @@ impl PyTensor {
         let d = dims_of(dim)?;
         wrap(py, self.t.squeeze(d.as_deref()).py()?)
     }
-    fn unsqueeze<'py>(&self, py: Python<'py>, dim: i64) -> PyResult<Bound<'py, PyAny>> {
+    fn unsqueeze<'py>(&self, py: Python<'py>, dim: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        let dim = crate::args::int_arg(dim, "unsqueeze", "dim", 1)?;
         wrap(py, self.t.unsqueeze(dim).py()?)
     }
     fn narrow<'py>(&self, py: Python<'py>, dim: i64, start: &Bound<'py, PyAny>, length: i64) -> PyResult<Bound<'py, PyAny>> {

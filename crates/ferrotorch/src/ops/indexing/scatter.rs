@@ -765,6 +765,10 @@ fn index_add_checks(x: &Tensor, dim: i64, index: &Tensor, source: &Tensor) -> Re
         )));
     }
     let along = if source.ndim() == 0 { 1 } else { source.shape()[d] };
+    if index.numel() != along && source.ndim() == 0 {
+        // PyTorch builds this message with `source.size(dim)`, which fails first.
+        return Err(Error::index(format!("Dimension specified as {dim} but tensor has no dimensions")));
+    }
     if index.numel() != along {
         return Err(Error::runtime(format!(
             "index_add_(): Number of indices ({}) should be equal to source.size(dim): ({along}), for dim: {d}",
