@@ -249,3 +249,27 @@ def test_tensors_as_int_arguments(arg, use):
 ])
 def test_index_add_scalar_source_count(fn):
     _same(fn)
+
+
+@pytest.mark.parametrize("reduction", ["none", "sum", "mean"])
+@pytest.mark.parametrize("loss,smoothing", [("cross_entropy", 0.0), ("cross_entropy", 0.5), ("nll_loss", 0.0)])
+@pytest.mark.parametrize("target_shape", [(), (1,), (1, 1)])
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("backward", [False, True])
+def test_unbatched_losses_with_one_element_targets(reduction, loss, smoothing, target_shape, weighted, backward):
+    """PyTorch accepts a 1-d input with a one-element 1-d target in nll_loss's
+    forward but not in its backward; with label smoothing cross_entropy fails
+    in the forward."""
+    def f(L):
+        x = L.tensor([0.02, -1.5], requires_grad=backward)
+        kw = dict(weight=L.ones(2) if weighted else None, reduction=reduction)
+        if smoothing:
+            kw["label_smoothing"] = smoothing
+        out = getattr(L.nn.functional, loss)(x, L.tensor(1).reshape(target_shape), **kw)
+        return L.autograd.grad(out.sum(), x)[0] if backward else out
+    ours, theirs = outcome(ft, f), outcome(torch, f)
+    assert ours[0] == theirs[0], (ours, theirs)
+    if ours[0] == "ok":
+        np.testing.assert_allclose(ours[1].detach().numpy(), theirs[1].detach().numpy(), rtol=1e-6)
+    else:
+        assert ours[1] == theirs[1]

@@ -431,12 +431,36 @@ def _nll(input, target, weight, ignore_index, reduction):
     return _reduce(loss, reduction)
 
 
+def _unbatched_with_1d_target(input, target):
+    return input.dim() == 1 and target.dim() == 1
+
+
+def _refuse_backward(loss, input, target):
+    """PyTorch's nll_loss forward accepts a 1-d input with a one-element 1-d
+    target, but its backward refuses the pair ("size mismatch"); the loss
+    keeps its value and its backward fails the same way."""
+    if not (_unbatched_with_1d_target(input, target) and loss.requires_grad):
+        return loss
+    from ..autograd import Function
+
+    class _SizeMismatchInBackward(Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x.view_as(x)
+
+        @staticmethod
+        def backward(ctx, grad):
+            raise RuntimeError(f"size mismatch (got input: {_shape_list(input)}, target: {_shape_list(target)})")
+
+    return _SizeMismatchInBackward.apply(loss)
+
+
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
     """Negative log-likelihood of class indices ``target`` under log-probabilities ``input``
     (class dim 1, or 0 for unbatched input; any number of spatial dims)."""
     reduction = _reduction(size_average, reduce, reduction)
-    target = _check_nll_args(input, target, weight)
-    return _nll(input, target, weight, ignore_index, reduction)
+    checked = _check_nll_args(input, target, weight)
+    return _refuse_backward(_nll(input, checked, weight, ignore_index, reduction), input, target)
 
 
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
@@ -471,6 +495,10 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     if label_smoothing > 0.0:
         if label_smoothing > 1.0:
             raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+        if _unbatched_with_1d_target(input, target):
+            # PyTorch's smoothing term is 0-d here and the nll term [1]: it cannot add them in place.
+            _check_nll_args(input, target, weight)
+            raise RuntimeError("output with shape [] doesn't match the broadcast shape [1]")
         target = _check_nll_args(input, target, weight)
         logp = log_softmax(input, cd)
         nll = _nll(logp, target, weight, ignore_index, reduction)
@@ -485,8 +513,8 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
         else:
             smooth = _reduce(smooth, reduction)
         return (1 - label_smoothing) * nll + smooth * (label_smoothing / n_classes)
-    target = _check_nll_args(input, target, weight)
-    return _nll(log_softmax(input, cd), target, weight, ignore_index, reduction)
+    checked = _check_nll_args(input, target, weight)
+    return _refuse_backward(_nll(log_softmax(input, cd), checked, weight, ignore_index, reduction), input, target)
 
 
 def _check_loss_dtypes(input, target):
