@@ -273,3 +273,20 @@ def test_unbatched_losses_with_one_element_targets(reduction, loss, smoothing, t
         np.testing.assert_allclose(ours[1].detach().numpy(), theirs[1].detach().numpy(), rtol=1e-6)
     else:
         assert ours[1] == theirs[1]
+
+
+@pytest.mark.parametrize("self_", range(3))
+@pytest.mark.parametrize("idx", range(5))
+@pytest.mark.parametrize("src", range(5))
+def test_index_copy_check_order(self_, idx, src):
+    """index_copy_'s checks in PyTorch's order: index dims, a scalar source's
+    index count, dimensionality (skipped when a side is 0-d), index dtype,
+    dtypes, slice shapes (a 0-d side's slice is its empty shape), count."""
+    def f(L):
+        selfs = [L.tensor(0, dtype=L.int16), L.zeros(2, dtype=L.int16), L.zeros(2, 3, dtype=L.int16)]
+        idxs = [L.tensor([], dtype=L.int64), L.tensor([0]), L.tensor([0, 1]), L.tensor([0], dtype=L.int32),
+                L.tensor([[0]])]
+        srcs = [L.tensor(3, dtype=L.int8), L.tensor(3, dtype=L.int16), L.tensor([3], dtype=L.int8),
+                L.tensor([[3]], dtype=L.int16), L.ones(2, 3, dtype=L.int16)]
+        return L.index_copy(selfs[self_], 0, idxs[idx], srcs[src])
+    _same(f)

@@ -433,18 +433,17 @@ impl Tensor {
     fn index_write_raw_(&self, op: &str, dim: i64, index: &Tensor, source: &Tensor, mode: Reduce, scaled: bool) -> Result<()> {
         // A direct kernel write, refused on overlapping targets like `copy_raw_`.
         self.layout().check_no_internal_overlap()?;
-        check_index_vector(op, index)?;
+        let copy = mode == Reduce::Assign;
+        if copy {
+            check_index_copy_args(self, dim, index, source)?;
+        } else {
+            check_index_vector(op, index)?;
+        }
         let d = wrap_dim(dim, self.ndim())?;
         let _g = GradModeGuard::new(false);
         let x = at_least_1d(self)?;
         let src = at_least_1d(source)?;
         let n = index.numel();
-        // index_copy_ checks (all IndexError) a scalar source first and the
-        // index count only after the slice shapes; index_add_ counts first.
-        let copy = mode == Reduce::Assign;
-        if copy && source.ndim() == 0 && n != 1 {
-            return Err(Error::index(format!("{op}(): When source is scalar, index should have one element (got {n})")));
-        }
         if src.ndim() != x.ndim() {
             return Err(Error::index(format!(
                 "{op}(): When source and destination are not scalars, their dimensionality must match. Source dimensionality ({}), destination dimensionality ({})",
@@ -550,17 +549,6 @@ impl Tensor {
 
     /// `index_copy(dim, index, source)` (records `IndexCopyBackward0`).
     pub fn index_copy(&self, dim: i64, index: &Tensor, source: &Tensor) -> Result<Tensor> {
-        // Unlike index_add/index_select, index_copy takes int64 indices only.
-        if matches!(index.dtype(), DType::Int32) {
-            return Err(Error::runtime("index_copy_(): Expected a long tensor for index, but got Int"));
-        }
-        if source.dtype() != self.dtype() {
-            return Err(Error::runtime(format!(
-                "index_copy_(): self and source expected to have the same dtype, but got (self) {} and (source) {}",
-                pretty(self.dtype()),
-                pretty(source.dtype())
-            )));
-        }
         let out = {
             let _g = GradModeGuard::new(false);
             let o = self.clone_data()?;
@@ -797,6 +785,47 @@ fn fmt_list(v: &[usize]) -> String {
 
 fn drop_dim(s: &[usize], d: usize) -> Vec<usize> {
     s.iter().enumerate().filter(|&(i, _)| i != d).map(|(_, &v)| v).collect()
+}
+
+/// `index_copy_`'s argument checks in PyTorch's order (its index count along
+/// `dim` comes last, after the slice shapes, in the caller).
+fn check_index_copy_args(x: &Tensor, dim: i64, index: &Tensor, source: &Tensor) -> Result<()> {
+    let d = wrap_dim(dim, x.ndim())?;
+    if index.ndim() > 1 {
+        return Err(Error::index(format!("index_copy_(): Index should have dimension 1 or 0 (got {})", index.ndim())));
+    }
+    let n = index.numel();
+    if source.ndim() == 0 && n != 1 {
+        return Err(Error::index(format!("index_copy_(): When source is scalar, index should have one element (got {n})")));
+    }
+    if source.ndim() != x.ndim() && source.ndim() != 0 && x.ndim() != 0 {
+        return Err(Error::index(format!(
+            "index_copy_(): When source and destination are not scalars, their dimensionality must match. Source dimensionality ({}), destination dimensionality ({})",
+            source.ndim(),
+            x.ndim()
+        )));
+    }
+    // Unlike index_add/index_select, index_copy takes int64 indices only.
+    if index.dtype() != DType::Int64 {
+        return Err(Error::runtime(format!("index_copy_(): Expected a long tensor for index, but got {}", pretty(index.dtype()))));
+    }
+    if source.dtype() != x.dtype() {
+        return Err(Error::runtime(format!(
+            "index_copy_(): self and source expected to have the same dtype, but got (self) {} and (source) {}",
+            pretty(x.dtype()),
+            pretty(source.dtype())
+        )));
+    }
+    // A 0-d side's slice is its whole (empty) shape; the caller compares the rest.
+    let slice = |t: &Tensor| if t.ndim() == 0 { Vec::new() } else { drop_dim(t.shape(), d) };
+    if (x.ndim() == 0 || source.ndim() == 0) && slice(x) != slice(source) {
+        return Err(Error::runtime(format!(
+            "index_copy_(): Source/destination tensor must have same slice shapes. Destination slice shape: {} at dimension {d} and source slice shape: {} at dimension 0.",
+            fmt_shape(&slice(x)),
+            fmt_shape(&slice(source))
+        )));
+    }
+    Ok(())
 }
 
 fn check_index_vector(op: &str, index: &Tensor) -> Result<()> {
