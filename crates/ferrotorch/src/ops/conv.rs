@@ -1,6 +1,7 @@
 //! 2-d convolution: the forward runs the im2col + GEMM kernel of
-//! `ferrotorch-cpu`; the derivative rule is written with `conv2d` itself (and
-//! views), so gradients of gradients come for free.
+//! `ferrotorch-cpu`, the input gradient its GEMM + col2im kernel (recorded as
+//! a differentiable node); the weight gradient is written with `conv2d`
+//! itself, so gradients of gradients come for free.
 
 use super::arith_grad::g0;
 use crate::autograd::{record, rule, GradModeGuard, SavedTensor};
