@@ -201,6 +201,97 @@ pub fn conv2d<T: GemmFloat>(
     Ok(os)
 }
 
+/// Adds the columns `col` (`K × P`, as [`im2col`] lays them out) back onto
+/// the image they were unfolded from; taps that fell in the padding are
+/// dropped, never multiplied.
+#[allow(clippy::too_many_arguments)]
+fn col2im<T: Element + std::ops::AddAssign>(col: &[T], cg: usize, h: usize, w: usize, kh: usize, kw: usize, oh: usize, ow: usize, win: &Window2d, x: &mut [T]) {
+    let (sh, sw) = win.stride;
+    let (ph, pw) = win.padding;
+    let (dh, dw) = win.dilation;
+    let p = oh * ow;
+    for c in 0..cg {
+        let plane = &mut x[c * h * w..(c + 1) * h * w];
+        for ki in 0..kh {
+            for kj in 0..kw {
+                let row = &col[((c * kh + ki) * kw + kj) * p..][..p];
+                for y in 0..oh {
+                    let ih = (y * sh + ki * dh) as isize - ph as isize;
+                    if ih < 0 || ih >= h as isize {
+                        continue;
+                    }
+                    let dst = &mut plane[ih as usize * w..(ih as usize + 1) * w];
+                    let off = (kj * dw) as isize - pw as isize;
+                    for (xo, v) in row[y * ow..(y + 1) * ow].iter().enumerate() {
+                        let iw = (xo * sw) as isize + off;
+                        if iw >= 0 && iw < w as isize {
+                            dst[iw as usize] += *v;
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Gradient of [`conv2d`] with respect to its input (the transposed
+/// convolution): `grad` has the output shape `os`, `w` the weight shape `ws`,
+/// and `out` (contiguous, shape `xs`) receives the input gradient. Per
+/// (image, group) the columns `wgᵀ · grad` are formed by GEMM and folded back
+/// by col2im, so only the (output, tap) pairs that read a real input element
+/// contribute: a non-finite weight tap that only ever met padding or the gaps
+/// of a stride leaves no NaN behind, as in PyTorch's kernels.
+#[allow(clippy::too_many_arguments)]
+pub fn conv2d_input_grad<T: GemmFloat + std::ops::AddAssign>(
+    grad: &[T],
+    os: [usize; 4],
+    w: &[T],
+    ws: [usize; 4],
+    xs: [usize; 4],
+    win: &Window2d,
+    groups: usize,
+    out: &mut [T],
+) -> Result<()> {
+    let numel = |s: [usize; 4]| s.iter().product::<usize>();
+    if conv2d_out_shape(xs, ws, win, groups)? != os || grad.len() != numel(os) || w.len() != numel(ws) || out.len() != numel(xs) {
+        return Err(Error::runtime("conv2d backward: operand lengths do not match their shapes"));
+    }
+    out.fill(T::zero());
+    let [n, c, h, wd] = xs;
+    let [o, cg, kh, kw] = ws;
+    let [_, _, oh, ow] = os;
+    if out.is_empty() || grad.is_empty() {
+        return Ok(());
+    }
+    let og = o / groups;
+    let (k, p) = (cg * kh * kw, oh * ow);
+    let threads = rayon::current_num_threads();
+    let per_image = |img: usize, xi: &mut [T], col: &mut Vec<T>, gemm_threads: bool| {
+        let gi = &grad[img * o * p..(img + 1) * o * p];
+        col.resize(k * p, T::zero());
+        for g in 0..groups {
+            let wg = &w[g * og * k..(g + 1) * og * k];
+            let gg = &gi[g * og * p..(g + 1) * og * p];
+            let wt = Mat { ptr: wg.as_ptr() as *mut u8, rs: 1, cs: k as isize };
+            // SAFETY: wg is og×k row-major, read here as its k×og transpose;
+            // gg is og×p and col k×p, row-major inside their slices; col is
+            // a scratch buffer overlapping neither.
+            unsafe { gemm_into::<T>(k, p, og, mat_mut(&mut col[..k * p], p), wt, mat(gg, p), false, gemm_threads) };
+            col2im(&col[..k * p], cg, h, wd, kh, kw, oh, ow, win, &mut xi[g * cg * h * wd..(g + 1) * cg * h * wd]);
+        }
+    };
+    let img_in = c * h * wd;
+    if n >= threads && threads > 1 {
+        out.par_chunks_mut(img_in).enumerate().for_each_init(Vec::new, |col, (img, xi)| per_image(img, xi, col, false));
+    } else {
+        let mut col = Vec::new();
+        for (img, xi) in out.chunks_mut(img_in).enumerate() {
+            per_image(img, xi, &mut col, threads > 1);
+        }
+    }
+    Ok(())
+}
+
 /// Pooling options beyond the window.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Pool2d {

@@ -1499,8 +1499,10 @@ def _kernel_normalised(out, x, eps, layer, reduced=False):
     squares overflow end in NaN or in a zero ``rstd``, so the statistics come
     from ``_C._rowwise_moments``, which reproduces it. rstd is
     ``1 / sqrt(max(var, 0) + eps)`` in double, rounded to the statistics'
-    dtype. The gradient is still that of ``out`` (a zero-valued term carries it;
-    where ``out`` is not finite it carries none, rather than NaN)."""
+    dtype. The gradient is still that of ``out`` (a zero-valued term carries it);
+    where the kernel's value is NaN (NaN statistics: a non-finite input,
+    or moments that overflowed) PyTorch's backward multiplies by that NaN
+    mean/rstd, so the gradient is NaN there, whatever ``out``'s own gradient."""
     if x.numel() == 0 or x.shape[-1] == 0:
         return out
     with _no_grad():
@@ -1516,7 +1518,11 @@ def _kernel_normalised(out, x, eps, layer, reduced=False):
     if not out.requires_grad:
         return y
     od = out.detach()
-    return _C._where(od.isfinite(), out - od, 0) + y
+    ynan = y.isnan()
+    # A factor of 0/NaN (not a masked NaN product) keeps the NaN off the
+    # gradient of rows whose statistics are finite.
+    nan_rows = _C._where(ynan, (out - od) * _C._where(ynan, math.nan, 0.0), 0)
+    return _C._where(od.isfinite(), out - od, 0) + nan_rows + y
 
 
 def _reduced(t):

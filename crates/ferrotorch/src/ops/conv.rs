@@ -1,12 +1,13 @@
 //! 2-d convolution: the forward runs the im2col + GEMM kernel of
-//! `ferrotorch-cpu`; the derivative rule is written with `conv2d` itself (and
-//! views), so gradients of gradients come for free.
+//! `ferrotorch-cpu`, the input gradient its GEMM + col2im kernel (recorded as
+//! a differentiable node); the weight gradient is written with `conv2d`
+//! itself, so gradients of gradients come for free.
 
 use super::arith_grad::g0;
 use crate::autograd::{record, rule, GradModeGuard, SavedTensor};
 use crate::Tensor;
 use ferrotorch_core::{DType, Error, Result};
-use ferrotorch_cpu::nn::{conv2d as conv2d_kernel, conv2d_out_shape, Window2d};
+use ferrotorch_cpu::nn::{conv2d as conv2d_kernel, conv2d_input_grad as conv2d_input_grad_kernel, conv2d_out_shape, Window2d};
 
 /// Stride, padding, dilation and groups of a 2-d convolution.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -113,79 +114,59 @@ impl Tensor {
 }
 
 /// Gradient of a convolution with respect to its input: the transposed
-/// convolution of `g`, written as a stride-1 convolution of `g` with zeros
-/// inserted between its samples, against the spatially flipped weight with
-/// in/out channels swapped per group.
+/// convolution of `g` (GEMM + col2im in `ferrotorch-cpu`), so that only the
+/// (output, tap) pairs that read a real input element contribute, as in
+/// PyTorch; building it as a convolution of a zero-stuffed, zero-padded `g`
+/// would multiply those zeros by the weight and turn an infinite tap into NaN.
+/// Recorded as its own node, differentiable in `g` (a convolution with `w`)
+/// and in `w` (the weight gradient with `g` as the output gradient).
 fn conv2d_input_grad(g: &Tensor, w: &Tensor, xs: [usize; 4], p: &Conv2dParams) -> Result<Tensor> {
-    let [n, _, h, wd] = xs;
-    let [o, cg, kh, kw] = shape4(w, "weight")?;
-    let [_, _, oh, ow] = shape4(g, "gradient")?;
-    let groups = p.groups;
-    let og = o / groups;
-    // Per axis: dilated length s*(out-1)+1 plus the rows the forward never
-    // reached (the remainder of its output-size division), so the stride-1
-    // convolution below lands exactly on the input size.
-    let axis = |size: usize, out: usize, k: usize, s: usize, pad: usize, d: usize| {
-        let reach = s * (out - 1) + d * (k - 1) + 1;
-        let rem = size + 2 * pad - reach;
-        (s * (out - 1) + 1 + rem, d as i64 * (k as i64 - 1) - pad as i64)
-    };
-    let (hd, ph) = axis(h, oh, kh, p.stride.0, p.padding.0, p.dilation.0);
-    let (wdd, pw) = axis(wd, ow, kw, p.stride.1, p.padding.1, p.dilation.1);
-    let (n_, o_) = (n as i64, o as i64);
-    // Zero insertion: (n, o, oh, 1, ow, 1) padded to (n, o, oh, s0, ow, s1).
-    let mut gd = g.clone();
-    if p.stride != (1, 1) {
-        let (s0, s1) = (p.stride.0, p.stride.1);
-        let mut t = g.reshape(&[n_, o_, oh as i64, 1, ow as i64, 1])?;
-        if s0 > 1 {
-            let z = Tensor::zeros(&[n, o, oh, s0 - 1, ow, 1], g.dtype(), g.device())?;
-            t = Tensor::cat(&[t, z], 3)?;
+    let ws = shape4(w, "weight")?;
+    let os = shape4(g, "gradient")?;
+    let win = Window2d { stride: p.stride, padding: p.padding, dilation: p.dilation };
+    let dt = g.dtype();
+    let out = {
+        let _no_grad = GradModeGuard::new(false);
+        let (gc, wc) = (g.contiguous()?, w.contiguous()?);
+        let out = Tensor::empty(&xs, dt, g.device())?;
+        macro_rules! run {
+            ($T:ty) => {{
+                // SAFETY: both operands are contiguous, so their elements are
+                // the `numel` values at their data pointers; `out` is fresh.
+                let (gd, wd, od) = unsafe {
+                    (
+                        std::slice::from_raw_parts(gc.data_ptr() as *const $T, gc.numel()),
+                        std::slice::from_raw_parts(wc.data_ptr() as *const $T, wc.numel()),
+                        std::slice::from_raw_parts_mut(out.data_ptr_mut() as *mut $T, out.numel()),
+                    )
+                };
+                conv2d_input_grad_kernel::<$T>(gd, os, wd, ws, xs, &win, p.groups, od)?;
+            }};
         }
-        if s1 > 1 {
-            let z = Tensor::zeros(&[n, o, oh, s0, ow, s1 - 1], g.dtype(), g.device())?;
-            t = Tensor::cat(&[t, z], 5)?;
+        match dt {
+            DType::Float32 => run!(f32),
+            DType::Float64 => run!(f64),
+            other => {
+                return Err(Error::not_implemented(format!(
+                    "\"slow_conv2d_cpu\" not implemented for '{}'",
+                    super::creation::pretty(other)
+                )))
+            }
         }
-        gd = t.reshape(&[n_, o_, (oh * s0) as i64, (ow * s1) as i64])?;
-    }
-    // Bring both axes to the wanted length: crop the trailing zeros, or add
-    // zero rows where the forward's remainder needs more than a stride gave.
-    let fit = |t: Tensor, dim: usize, len: usize| -> Result<Tensor> {
-        let cur = t.shape()[dim];
-        if cur >= len {
-            return t.narrow(dim as i64, 0, len as i64);
-        }
-        let mut zs = t.shape().to_vec();
-        zs[dim] = len - cur;
-        let z = Tensor::zeros(&zs, t.dtype(), t.device())?;
-        Tensor::cat(&[t, z], dim as i64)
+        out
     };
-    gd = fit(gd, 2, hd)?;
-    gd = fit(gd, 3, wdd)?;
-    // Negative padding (padding > dilation*(k-1)) crops instead.
-    let crop = |t: Tensor, dim: i64, pad: i64| -> Result<Tensor> {
-        if pad >= 0 {
-            Ok(t)
-        } else {
-            let len = t.shape()[dim as usize] as i64;
-            t.narrow(dim, -pad, len + 2 * pad)
-        }
-    };
-    gd = crop(gd, 2, ph)?;
-    gd = crop(gd, 3, pw)?;
-    // Weight (groups*og, cg, kh, kw) -> (groups*cg, og, kh, kw), flipped.
-    let wt = w
-        .reshape(&[groups as i64, og as i64, cg as i64, kh as i64, kw as i64])?
-        .transpose(1, 2)?
-        .reshape(&[(groups * cg) as i64, og as i64, kh as i64, kw as i64])?
-        .flip(&[2, 3])?;
-    let q = Conv2dParams {
-        stride: (1, 1),
-        padding: (ph.max(0) as usize, pw.max(0) as usize),
-        dilation: p.dilation,
-        groups,
-    };
-    gd.conv2d(&wt, None, &q)
+    let (sg, sw) = (SavedTensor::input(g), SavedTensor::input(w));
+    let (gg_wanted, gw_wanted) = (g.requires_grad(), w.requires_grad());
+    let p = *p;
+    record("ConvolutionBackwardBackward0", &[Some(g), Some(w)], &[&out], move || {
+        rule(move |node, gr| {
+            let Some(gr) = g0(gr) else { return Ok(vec![None, None]) };
+            let dg = if gg_wanted { Some(gr.conv2d(&sw.unpack(node)?, None, &p)?) } else { None };
+            let dw = if gw_wanted { Some(conv2d_weight_grad(&sg.unpack(node)?, &gr, ws, &p)?) } else { None };
+            Ok(vec![dg, dw])
+        })
+    });
+    Ok(out)
 }
 
 /// Gradient of a convolution with respect to its weight: a convolution of the
