@@ -290,3 +290,14 @@ def test_index_copy_check_order(self_, idx, src):
                 L.tensor([[3]], dtype=L.int16), L.ones(2, 3, dtype=L.int16)]
         return L.index_copy(selfs[self_], 0, idxs[idx], srcs[src])
     _same(f)
+
+
+@pytest.mark.parametrize("shape", [(3,), (3, 4), (3, 4, 5), (3, 4, 5, 6), (3, 1), (1, 3), (3, 1, 5), (0, 3), (3, 0)])
+@pytest.mark.parametrize("which", ["size", "negative", "zero"])
+def test_index_select_out_of_range_error_class(shape, which):
+    """PyTorch's index_select raises RuntimeError ("INDICES element is out of
+    DATA bounds") along dim 1 of a multi-dim tensor and IndexError elsewhere."""
+    for d in range(len(shape)):
+        v = {"size": shape[d], "negative": -1, "zero": 0}[which]
+        for dt in ("float32", "bool"):
+            _same(lambda L: L.index_select(L.zeros(*shape, dtype=getattr(L, dt)), d, L.tensor([v])))

@@ -407,7 +407,16 @@ impl Tensor {
             let x = at_least_1d(self)?;
             let (shape, ix) = along(&x, d, index)?;
             let size = x.shape()[d];
-            let err = |_| Error::index("index out of range in self");
+            // PyTorch's CPU index_select takes another kernel (with another
+            // message and a RuntimeError) along dim 1 of a multi-dim tensor.
+            let second_dim = self.ndim() > 1 && d == 1;
+            let err = move |v: i64| {
+                if second_dim {
+                    Error::runtime(format!("INDICES element is out of DATA bounds, id={v} axis_dim={size}"))
+                } else {
+                    Error::index("index out of range in self")
+                }
+            };
             let offs = dim_offsets(&x, &shape, d, &ix, &Bounds { size, negative: false, err: &err })?;
             let out = read_at(&x, &offs, &[0], &shape)?;
             // PyTorch: selecting from a 0-d tensor gives a 0-d tensor, whatever the index's dims.
