@@ -72,6 +72,8 @@ from . import nn  # noqa: F401
 from . import optim  # noqa: F401
 from . import amp  # noqa: F401
 from . import utils  # noqa: F401
+from . import serialization  # noqa: F401
+from .serialization import save, load  # noqa: F401
 from .amp import is_autocast_enabled  # noqa: F401
 from ._finfo import finfo, iinfo  # noqa: F401
 
