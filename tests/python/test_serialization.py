@@ -1,0 +1,435 @@
+"""ferrotorch.save / ferrotorch.load against PyTorch's torch.save / torch.load, and the
+malicious-file suite for the weights_only unpickler."""
+
+import collections
+import io
+import os
+import pickle
+import random
+import struct
+import zipfile
+
+import numpy as np
+import pytest
+
+import ferrotorch as ft
+
+torch = pytest.importorskip("torch", reason="PyTorch reference wheel not installed")
+
+DTYPES = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32", "float64"]
+
+
+def _raw(t):
+    """The tensor's bytes, from either library (bfloat16 through its int16 bits)."""
+    if str(t.dtype) == "torch.bfloat16":
+        t = t.view(type(t.dtype).__module__ and (torch.int16 if isinstance(t, torch.Tensor) else ft.int16))
+    return t.contiguous().numpy().tobytes()
+
+
+def _torch_tensor(dtype, shape=(3, 4), seed=0):
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randn(shape, generator=g) * 50
+    return x.to(getattr(torch, dtype)) if dtype != "bool" else x > 0
+
+
+def _ft_from_torch(t):
+    if t.dtype == torch.bfloat16:
+        return ft.from_numpy(t.view(torch.int16).numpy().copy()).view(ft.bfloat16)
+    return ft.from_numpy(t.numpy().copy())
+
+
+def _roundtrip_bytes(obj, saver):
+    buf = io.BytesIO()
+    saver(obj, buf)
+    buf.seek(0)
+    return buf
+
+
+# ------------------------------------------------------------------------------------------------
+# interchange
+# ------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_ferrotorch_to_torch_every_dtype(dtype):
+    ref = _torch_tensor(dtype)
+    x = _ft_from_torch(ref)
+    got = torch.load(_roundtrip_bytes({"x": x, "row": x[1], "t": x.t()}, ft.save))
+    assert got["x"].dtype == ref.dtype and got["x"].shape == ref.shape
+    assert _raw(got["x"]) == _raw(ref)
+    assert _raw(got["row"]) == _raw(ref[1])
+    assert got["t"].stride() == ref.t().stride()
+    # the views share the loaded storage, as they did when saved
+    assert got["row"].untyped_storage().data_ptr() == got["x"].untyped_storage().data_ptr()
+    assert got["row"].storage_offset() == 4
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_torch_to_ferrotorch_every_dtype(dtype):
+    ref = _torch_tensor(dtype, seed=1)
+    got = ft.load(_roundtrip_bytes({"x": ref, "col": ref[:, 2], "t": ref.t()}, torch.save))
+    assert str(got["x"].dtype) == str(ref.dtype)
+    assert tuple(got["x"].shape) == tuple(ref.shape)
+    assert _raw(got["x"]) == _raw(ref)
+    assert _raw(got["col"]) == _raw(ref[:, 2])
+    assert tuple(got["col"].stride()) == ref[:, 2].stride()
+    assert tuple(got["t"].stride()) == ref.t().stride()
+
+
+def test_loaded_views_share_memory():
+    base = torch.arange(12.0)
+    obj = {"base": base, "view": base[3:9].view(2, 3), "again": base}
+    got = ft.load(_roundtrip_bytes(obj, torch.save))
+    assert got["again"] is got["base"]
+    got["base"][4] = -1.0
+    assert got["view"][0, 1].item() == -1.0
+
+
+def test_zero_size_and_scalars():
+    obj = {"empty": torch.empty(0, 3), "scalar": torch.tensor(3.5), "i": torch.tensor(7)}
+    got = ft.load(_roundtrip_bytes(obj, torch.save))
+    assert tuple(got["empty"].shape) == (0, 3)
+    assert got["scalar"].item() == 3.5 and got["scalar"].dim() == 0
+    back = torch.load(_roundtrip_bytes(got, ft.save))
+    assert back["empty"].shape == (0, 3) and back["scalar"].item() == 3.5 and back["i"].item() == 7
+
+
+def test_nested_containers_roundtrip():
+    obj = {
+        "list": [1, 2.5, "s", None, True, b"bytes"],
+        "tuple": (1, (2, 3), [4]),
+        "od": collections.OrderedDict([("b", 1), ("a", 2)]),
+        "set": {1, 2, 3},
+        "big": 2**70,
+        "neg": -(2**40),
+        "float": 1e-300,
+        "counter": collections.Counter("abca"),
+    }
+    for saver, loader in ((torch.save, ft.load), (ft.save, torch.load)):
+        got = loader(_roundtrip_bytes(obj, saver))
+        assert got == obj
+        assert type(got["od"]) is collections.OrderedDict and list(got["od"]) == ["b", "a"]
+
+
+def test_parameters_and_requires_grad():
+    p = ft.nn.Parameter(ft.ones(3))
+    frozen = ft.nn.Parameter(ft.zeros(2), requires_grad=False)
+    leaf = ft.ones(2).requires_grad_()
+    got = torch.load(_roundtrip_bytes({"p": p, "f": frozen, "l": leaf}, ft.save))
+    assert isinstance(got["p"], torch.nn.Parameter) and got["p"].requires_grad
+    assert isinstance(got["f"], torch.nn.Parameter) and not got["f"].requires_grad
+    assert got["l"].requires_grad and not isinstance(got["l"], torch.nn.Parameter)
+    back = ft.load(_roundtrip_bytes(got, torch.save))
+    assert isinstance(back["p"], ft.nn.Parameter) and back["p"].requires_grad
+    assert not back["f"].requires_grad and back["l"].requires_grad
+
+
+def test_module_state_dict_both_ways():
+    tm = torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.ReLU(), torch.nn.Linear(3, 2))
+    fm = ft.nn.Sequential(ft.nn.Linear(4, 3), ft.nn.ReLU(), ft.nn.Linear(3, 2))
+    sd = ft.load(_roundtrip_bytes(tm.state_dict(), torch.save))
+    assert type(sd) is collections.OrderedDict
+    assert list(sd) == list(tm.state_dict())
+    fm.load_state_dict(sd)
+    x = np.random.default_rng(0).standard_normal((5, 4)).astype(np.float32)
+    np.testing.assert_allclose(fm(ft.from_numpy(x)).detach().numpy(),
+                               tm(torch.from_numpy(x)).detach().numpy(), rtol=1e-6, atol=1e-6)
+    # and back: a fresh torch module takes ferrotorch's weights
+    tm2 = torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.ReLU(), torch.nn.Linear(3, 2))
+    tm2.load_state_dict(torch.load(_roundtrip_bytes(fm.state_dict(), ft.save)))
+    for a, b in zip(tm.parameters(), tm2.parameters()):
+        assert torch.equal(a, b)
+
+
+def test_optimizer_state_dict_from_torch():
+    m = torch.nn.Linear(3, 2)
+    opt = torch.optim.Adam(m.parameters(), lr=0.01)
+    m(torch.randn(4, 3)).sum().backward()
+    opt.step()
+    sd = opt.state_dict()
+    got = ft.load(_roundtrip_bytes(sd, torch.save))
+    assert got["param_groups"] == sd["param_groups"]
+    assert set(got["state"]) == set(sd["state"])
+    for k, st in sd["state"].items():
+        assert set(got["state"][k]) == set(st)
+        for name, v in st.items():
+            assert _raw(got["state"][k][name]) == _raw(v)
+
+
+def test_paths_mmap_and_archive_name(tmp_path):
+    ref = torch.randn(5, 7)
+    p = tmp_path / "ckpt.pt"
+    torch.save({"w": ref, "wt": ref.t()}, p)
+    got = ft.load(p, mmap=True)
+    assert _raw(got["w"]) == _raw(ref) and _raw(got["wt"]) == _raw(ref.t())
+    got["w"][0, 0] = 123.0  # copy-on-write: the file is not changed
+    assert torch.load(p)["w"][0, 0].item() == ref[0, 0].item()
+    q = tmp_path / "mine.pt"
+    ft.save({"w": got["w"]}, str(q))
+    names = zipfile.ZipFile(q).namelist()
+    assert names[0] == "mine/data.pkl" and "mine/data/0" in names and "mine/byteorder" in names
+    assert torch.load(q, mmap=True)["w"][0, 0].item() == 123.0
+    with pytest.raises(ValueError, match="file path"):
+        ft.load(io.BytesIO(p.read_bytes()), mmap=True)
+
+
+def test_records_are_64_byte_aligned(tmp_path):
+    p = tmp_path / "a.pt"
+    ft.save({"a": ft.ones(3), "b": ft.zeros(5, dtype=ft.int64)}, p)
+    raw = p.read_bytes()
+    for info in zipfile.ZipFile(p).infolist():
+        n, m = struct.unpack("<HH", raw[info.header_offset + 26: info.header_offset + 30])
+        assert (info.header_offset + 30 + n + m) % 64 == 0, info.filename
+
+
+def test_legacy_stream_from_torch(tmp_path):
+    ref = torch.randn(3, 4)
+    p = tmp_path / "legacy.pt"
+    torch.save({"x": ref, "row": ref[2], "n": 5}, p, _use_new_zipfile_serialization=False)
+    for wo in (True, False):
+        got = ft.load(p, weights_only=wo)
+        assert _raw(got["x"]) == _raw(ref) and _raw(got["row"]) == _raw(ref[2]) and got["n"] == 5
+    with pytest.raises(RuntimeError, match="mmap can only be used"):
+        ft.load(p, mmap=True)
+
+
+def test_map_location_forms():
+    buf = _roundtrip_bytes({"x": torch.arange(4)}, torch.save).getvalue()
+    seen = []
+
+    def fn(storage, loc):
+        seen.append(loc)
+        return storage
+
+    for ml in ("cpu", ft.device("cpu"), {"cpu": "cpu"}, fn, None):
+        assert ft.load(io.BytesIO(buf), map_location=ml)["x"].tolist() == [0, 1, 2, 3]
+    assert seen == ["cpu"]
+    cuda = _rewrite_pickle(buf, lambda d: d.replace(b"X\x03\x00\x00\x00cpu", b"X\x06\x00\x00\x00cuda:0"))
+    with pytest.raises(RuntimeError, match="CUDA device but torch.cuda.is_available"):
+        ft.load(io.BytesIO(cuda))
+    assert ft.load(io.BytesIO(cuda), map_location="cpu")["x"].tolist() == [0, 1, 2, 3]
+
+
+class Point:
+    def __init__(self, x=0, y=0):
+        self.x, self.y = x, y
+
+
+def test_safe_globals_extend_the_allow_list():
+    buf = _roundtrip_bytes({"pt": Point(1, 2), "w": torch.ones(2)}, torch.save).getvalue()
+    with pytest.raises(pickle.UnpicklingError, match=f"{__name__}.Point was not an allowed global"):
+        ft.load(io.BytesIO(buf))
+    assert ft.serialization.get_unsafe_globals_in_checkpoint(io.BytesIO(buf)) == [f"{__name__}.Point"]
+    with ft.serialization.safe_globals([Point]):
+        got = ft.load(io.BytesIO(buf))
+    assert isinstance(got["pt"], Point) and (got["pt"].x, got["pt"].y) == (1, 2)
+    with pytest.raises(pickle.UnpicklingError):
+        ft.load(io.BytesIO(buf))  # the context manager removed it again
+    ft.serialization.add_safe_globals([Point])
+    try:
+        assert Point in ft.serialization.get_safe_globals()
+        assert ft.load(io.BytesIO(buf))["pt"].y == 2
+    finally:
+        ft.serialization.clear_safe_globals()
+    assert ft.serialization.get_safe_globals() == []
+    assert ft.load(io.BytesIO(buf), weights_only=False)["pt"].x == 1
+
+
+def test_save_rejects_differently_typed_views_and_accepts_files():
+    x = ft.ones(4, dtype=ft.int16)
+    with pytest.raises(RuntimeError, match="view the same data as different types"):
+        ft.save([x, x.view(ft.bfloat16)], io.BytesIO())
+
+
+# ------------------------------------------------------------------------------------------------
+# malicious and broken files
+# ------------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def marker(tmp_path):
+    path = tmp_path / "pwned"
+    yield path
+    assert not path.exists(), "a checkpoint ran code"
+
+
+def _zip(records, prefix="archive", compress=None):
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as zf:
+        for name, data in records.items():
+            zf.writestr(f"{prefix}/{name}", data, compress_type=(compress or {}).get(name, zipfile.ZIP_STORED))
+    return out.getvalue()
+
+
+def _records(buf):
+    zf = zipfile.ZipFile(io.BytesIO(buf))
+    return {n.split("/", 1)[1]: zf.read(n) for n in zf.namelist()}
+
+
+def _rewrite_pickle(buf, fn):
+    recs = _records(buf)
+    recs["data.pkl"] = fn(recs["data.pkl"])
+    return _zip(recs)
+
+
+def _as_checkpoint(pkl):
+    return _zip({"data.pkl": pkl, "byteorder": b"little", "version": b"3\n"})
+
+
+class _System:
+    def __init__(self, cmd):
+        self.cmd = cmd
+
+    def __reduce__(self):
+        return (os.system, (self.cmd,))
+
+
+class _Eval:
+    def __init__(self, code):
+        self.code = code
+
+    def __reduce__(self):
+        return (eval, (self.code,))
+
+
+class _Exec:
+    def __init__(self, code):
+        self.code = code
+
+    def __reduce__(self):
+        return (exec, (self.code,))
+
+
+def _evil_objects(marker):
+    touch = f"open({str(marker)!r}, 'w').close()"
+    return {
+        "os.system": _System(f"touch {marker}"),
+        "eval": _Eval(touch),
+        "exec": _Exec(touch),
+    }
+
+
+LOADERS = {"ferrotorch": ft.load, "torch": torch.load}
+
+
+@pytest.mark.parametrize("which", ["os.system", "eval", "exec"])
+@pytest.mark.parametrize("nesting", ["top", "in_state_dict", "deep"])
+def test_reduce_payloads_never_run(marker, which, nesting):
+    evil = _evil_objects(marker)[which]
+    obj = {"top": evil,
+           "in_state_dict": collections.OrderedDict([("w", torch.ones(2)), ("evil", evil)]),
+           "deep": {"a": [1, (2, {"b": evil})]}}[nesting]
+    buf = _roundtrip_bytes(obj, torch.save).getvalue()
+    for name, loader in LOADERS.items():
+        with pytest.raises(pickle.UnpicklingError) as e:
+            loader(io.BytesIO(buf))
+        msg = str(e.value)
+        expected = {"os.system": "posix.system", "eval": "eval", "exec": "exec"}[which]
+        assert expected in msg, (name, msg)
+    if which == "os.system":
+        assert "is blocked" in msg
+
+
+@pytest.mark.parametrize("global_", [b"builtins\nexec\n", b"__builtin__\neval\n", b"posix\nsystem\n",
+                                     b"os\nsystem\n", b"subprocess\ncall\n", b"builtins\ngetattr\n",
+                                     b"torch\nload\n", b"ferrotorch.serialization\nload\n"])
+def test_hand_written_global_payloads(marker, global_):
+    pkl = (b"\x80\x02c" + global_ + b"X" + struct.pack("<I", len(f"touch {marker}"))
+           + f"touch {marker}".encode() + b"\x85R.")
+    with pytest.raises(pickle.UnpicklingError, match="GLOBAL"):
+        ft.load(io.BytesIO(_as_checkpoint(pkl)))
+
+
+def test_payload_in_storage_record_id(marker):
+    # The persistent id names os.system as its storage type.
+    pkl = (b"\x80\x02(X\x07\x00\x00\x00storagecposix\nsystem\nX\x01\x00\x00\x000X\x03\x00\x00\x00cpuK\x01tQ.")
+    with pytest.raises(pickle.UnpicklingError, match="posix.system"):
+        ft.load(io.BytesIO(_as_checkpoint(pkl)))
+    # An allowed but non-storage global as the storage type, and a non-storage persistent id.
+    pkl = b"\x80\x02(X\x07\x00\x00\x00storageccollections\nOrderedDict\nX\x01\x00\x00\x000X\x03\x00\x00\x00cpuK\x01tQ."
+    with pytest.raises(pickle.UnpicklingError, match="not a storage type"):
+        ft.load(io.BytesIO(_as_checkpoint(pkl)))
+    pkl = b"\x80\x02(X\x06\x00\x00\x00moduleK\x01tQ."
+    with pytest.raises(pickle.UnpicklingError, match="Only persistent_load of storage"):
+        ft.load(io.BytesIO(_as_checkpoint(pkl)))
+
+
+def test_full_unpickler_is_opt_in(marker):
+    # weights_only=False is PyTorch's documented unsafe path: it does run code, which is why
+    # it is not the default.
+    buf = _roundtrip_bytes({"x": _System(f"touch {marker}")}, torch.save).getvalue()
+    with pytest.raises(pickle.UnpicklingError):
+        ft.load(io.BytesIO(buf))
+    assert not marker.exists()
+
+
+def test_zip_bomb_record_is_refused():
+    ref = torch.zeros(16 * 1024 * 1024)  # 64 MiB of zeros deflates ~1000:1
+    recs = _records(_roundtrip_bytes(ref, torch.save).getvalue())
+    bomb = _zip(recs, compress={"data/0": zipfile.ZIP_DEFLATED})
+    with pytest.raises(RuntimeError, match="zip bomb"):
+        ft.load(io.BytesIO(bomb))
+    # an honest compressed record still loads
+    small = _zip(_records(_roundtrip_bytes(torch.arange(10.0), torch.save).getvalue()),
+                 compress={"data/0": zipfile.ZIP_DEFLATED})
+    assert ft.load(io.BytesIO(small)).tolist() == list(range(10))
+
+
+def test_storage_record_shorter_than_tensor_needs():
+    recs = _records(_roundtrip_bytes(torch.arange(100.0), torch.save).getvalue())
+    recs["data/0"] = recs["data/0"][:40]
+    with pytest.raises(RuntimeError, match="holds 40 bytes but the tensor needs 400"):
+        ft.load(io.BytesIO(_zip(recs)))
+
+
+def test_tensor_geometry_beyond_its_storage():
+    buf = _roundtrip_bytes(torch.arange(6.0), torch.save).getvalue()
+    # size 6 -> 60: the storage still holds 6 elements
+    bad = _rewrite_pickle(buf, lambda d: d.replace(b"K\x06\x85", b"K\x3c\x85", 1))
+    with pytest.raises(RuntimeError, match="out of bounds for storage"):
+        ft.load(io.BytesIO(bad))
+    # a storage that claims 10**12 elements fails before allocating
+    import re
+    huge = _rewrite_pickle(buf, lambda d: re.sub(rb"(cpuq.)K\x06", lambda m: m.group(1) + b"\x8a\x06\x00\x10\xa5\xd4\xe8\x00", d, count=1))
+    assert huge != buf
+    with pytest.raises(RuntimeError, match="the tensor needs"):
+        ft.load(io.BytesIO(huge))
+
+
+def test_truncated_corrupted_and_foreign_files(tmp_path):
+    good = _roundtrip_bytes({"w": torch.randn(50), "n": 3}, torch.save).getvalue()
+    for cut in (10, len(good) // 3, len(good) // 2, len(good) - 30):
+        with pytest.raises(RuntimeError, match="PytorchStreamReader"):
+            ft.load(io.BytesIO(good[:cut]))
+    with pytest.raises(EOFError):
+        ft.load(io.BytesIO(b""))
+    with pytest.raises(pickle.UnpicklingError, match="invalid load key"):
+        ft.load(io.BytesIO(b"GIF89a not a checkpoint"))
+    legacy_bad_magic = pickle.dumps(12345, protocol=2) + pickle.dumps(1001, protocol=2)
+    with pytest.raises(RuntimeError, match="Invalid magic number"):
+        ft.load(io.BytesIO(legacy_bad_magic))
+    with pytest.raises(RuntimeError, match="data.pkl"):
+        ft.load(io.BytesIO(_zip({"other.txt": b"hi"})))
+    # truncated pickle inside an intact archive
+    trunc = _rewrite_pickle(good, lambda d: d[: len(d) // 2])
+    with pytest.raises(pickle.UnpicklingError, match="truncated"):
+        ft.load(io.BytesIO(trunc))
+    # stack underflow and bad memo references
+    for pkl in (b"\x80\x02\x85.", b"\x80\x02h\x07.", b"\x80\x02t.", b"\x80\x02.", b"\x80\x02\xff."):
+        with pytest.raises(pickle.UnpicklingError):
+            ft.load(io.BytesIO(_as_checkpoint(pkl)))
+
+
+def test_random_corruption_never_crashes(marker):
+    good = _roundtrip_bytes({"w": torch.randn(8, 8), "b": torch.arange(5), "o": [1, "x"]}, torch.save).getvalue()
+    rng = random.Random(0)
+    ok = (RuntimeError, pickle.UnpicklingError, ValueError, EOFError, TypeError, UnicodeDecodeError)
+    for _ in range(300):
+        bad = bytearray(good)
+        for _ in range(rng.randint(1, 4)):
+            i = rng.randrange(len(bad))
+            bad[i] = rng.randrange(256)
+        try:
+            ft.load(io.BytesIO(bytes(bad)))
+        except ok as e:
+            assert str(e)
