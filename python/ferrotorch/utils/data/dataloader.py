@@ -12,7 +12,7 @@ from ... import _C
 from . import _utils
 from ._utils.collate import default_collate, default_convert
 from ._utils.worker import (
-    ExceptionWrapper, _IterableDatasetStopIteration, _ResumeIteration, _create_fetcher, _worker_loop,
+    ExceptionWrapper, _IterableDatasetStopIteration, _ResumeIteration, _cleanup_shared, _create_fetcher, _worker_loop,
     get_worker_info,
 )
 from .dataset import IterableDataset
@@ -505,6 +505,10 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
                     self._mark_worker_as_unavailable(wid, shutdown=True)
             for w in self._workers:
                 w.join(timeout=_utils.MP_STATUS_CHECK_INTERVAL)
+                if w.is_alive():
+                    w.terminate()
+                    w.join(timeout=1.0)
+                _cleanup_shared(w.pid)
             for q in self._index_queues:
                 q.cancel_join_thread()
                 q.close()
