@@ -78,3 +78,14 @@ def failing_init(worker_id):
 def seed_probe_collate(batch):
     info = get_worker_info()
     return [info.seed, int(ft.randint(0, 2**30, ()).item()), int(np.random.randint(0, 2**30))]
+
+
+class Big(Dataset):
+    """Samples large enough that batches take the /dev/shm route."""
+
+    def __len__(self):
+        return 10
+
+    def __getitem__(self, i):
+        x = np.random.default_rng(i).standard_normal((64, 64)).astype(np.float32)
+        return ft.from_numpy(x), ft.from_numpy(x.astype(np.float64)).to(ft.bfloat16)

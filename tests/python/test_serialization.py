@@ -433,3 +433,26 @@ def test_random_corruption_never_crashes(marker):
             ft.load(io.BytesIO(bytes(bad)))
         except ok as e:
             assert str(e)
+
+
+def test_load_state_dict_assign_keeps_checkpoint_tensors():
+    tm = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.BatchNorm1d(4)).double()
+    tm.train()(torch.randn(8, 3, dtype=torch.float64))  # move the running stats
+    sd = ft.load(_roundtrip_bytes(tm.state_dict(), torch.save))
+    fm = ft.nn.Sequential(ft.nn.Linear(3, 4), ft.nn.BatchNorm1d(4))
+    fm.load_state_dict(sd, assign=True)
+    assert isinstance(fm[0].weight, ft.nn.Parameter) and fm[0].weight.requires_grad
+    assert fm[0].weight.dtype == ft.float64  # assign keeps the checkpoint's dtype, as in PyTorch
+    assert fm[0].weight.untyped_storage().data_ptr() == sd["0.weight"].untyped_storage().data_ptr()
+    for k, v in tm.state_dict().items():
+        assert _raw(fm.state_dict()[k]) == _raw(v), k
+    tm.eval()
+    fm.eval()
+    x = np.random.default_rng(1).standard_normal((5, 3))
+    np.testing.assert_allclose(fm(ft.from_numpy(x)).detach().numpy(), tm(torch.from_numpy(x)).detach().numpy(),
+                               rtol=1e-12, atol=1e-12)
+    # without assign the module keeps its own float32 tensors
+    fm2 = ft.nn.Sequential(ft.nn.Linear(3, 4), ft.nn.BatchNorm1d(4))
+    w = fm2[0].weight
+    fm2.load_state_dict(sd)
+    assert fm2[0].weight is w and w.dtype == ft.float32

@@ -445,3 +445,22 @@ def test_tqdm_loop():
     tqdm = pytest.importorskip("tqdm")
     loader = fdata.DataLoader(W.Squares(10), batch_size=3, num_workers=2)
     assert sum(len(b[1]) for b in tqdm.tqdm(loader)) == 10
+
+
+def _shm_files():
+    import glob
+    return glob.glob("/dev/shm/ferrotorch_dl_*")
+
+
+def test_big_batches_through_shared_memory_leave_nothing_behind():
+    before = set(_shm_files())
+    single = list(fdata.DataLoader(W.Big(), batch_size=3))
+    multi = list(fdata.DataLoader(W.Big(), batch_size=3, num_workers=2))
+    assert [plain(b) for b in multi] == [plain(b) for b in single]
+    multi[0][0][0, 0, 0] = 5.0  # the received batch is an ordinary writable tensor
+    assert multi[0][0][0, 0, 0].item() == 5.0
+    # an epoch abandoned with batches in flight: the files are removed at shutdown
+    it = iter(fdata.DataLoader(W.Big(), batch_size=1, num_workers=2, prefetch_factor=4))
+    next(it)
+    it._shutdown_workers()
+    assert set(_shm_files()) == before
