@@ -1258,8 +1258,9 @@ class _Pickler(pickle._Pickler):
 
     dispatch = pickle._Pickler.dispatch.copy()
 
-    def __init__(self, file, protocol, storages):
+    def __init__(self, file, protocol, storages, legacy=False):
         super().__init__(file, protocol)
+        self._legacy = legacy
         self._storages = storages  # key -> flat tensor
         self._keys = {}  # storage identity -> _StorageRef
         self._dtypes = {}
@@ -1274,6 +1275,8 @@ class _Pickler(pickle._Pickler):
 
     def persistent_id(self, obj):
         if isinstance(obj, _StorageRef):
+            if self._legacy:  # the pre-1.6 stream adds view metadata (never a view here)
+                return ("storage", _G_STORAGE[obj.dtype], obj.key, "cpu", obj.numel, None)
             return ("storage", _G_STORAGE[obj.dtype], obj.key, "cpu", obj.numel)
         return None
 
@@ -1380,10 +1383,10 @@ def save(obj, f, pickle_module=pickle, pickle_protocol=DEFAULT_PROTOCOL, _use_ne
         raise AttributeError(f"expected 'f' to be string, path, or a file-like object with a 'write' attribute")
     storages = {}
     buf = io.BytesIO()
-    _Pickler(buf, pickle_protocol, storages).dump(obj)
+    _Pickler(buf, pickle_protocol, storages, legacy=not _use_new_zipfile_serialization).dump(obj)
     data_pkl = buf.getvalue()
     if not _use_new_zipfile_serialization:
-        raise NotImplementedError("ferrotorch.save writes only the zip format (_use_new_zipfile_serialization=True)")
+        return _legacy_save(f, data_pkl, storages, pickle_protocol)
     name = _archive_name(f)
     if isinstance(f, (str, os.PathLike)):
         with open(f, "wb") as fh:
@@ -1411,6 +1414,30 @@ def _write_zip(fh, name, data_pkl, storages, disable_byteorder):
         fh.write(target.getvalue())
     if hasattr(fh, "flush"):
         fh.flush()
+
+
+def _legacy_save(f, data_pkl, storages, protocol):
+    # The pre-1.6 stream: magic number, protocol version, sys info, the object pickle,
+    # the sorted storage keys, then each storage as an int64 element count and its bytes.
+    out = io.BytesIO()
+    pickle.dump(MAGIC_NUMBER, out, protocol=protocol)
+    pickle.dump(PROTOCOL_VERSION, out, protocol=protocol)
+    pickle.dump({"protocol_version": PROTOCOL_VERSION, "little_endian": sys.byteorder == "little",
+                 "type_sizes": {"short": 2, "int": 4, "long": 4}}, out, protocol=protocol)
+    out.write(data_pkl)
+    keys = sorted(storages)
+    pickle.dump(keys, out, protocol=protocol)
+    for key in keys:
+        flat = storages[key]
+        out.write(struct.pack("<q", flat.numel()))
+        out.write(_storage_bytes(flat))
+    if isinstance(f, (str, os.PathLike)):
+        with open(f, "wb") as fh:
+            fh.write(out.getvalue())
+    else:
+        f.write(out.getvalue())
+        if hasattr(f, "flush"):
+            f.flush()
 
 
 def get_unsafe_globals_in_checkpoint(f):

@@ -456,3 +456,17 @@ def test_load_state_dict_assign_keeps_checkpoint_tensors():
     w = fm2[0].weight
     fm2.load_state_dict(sd)
     assert fm2[0].weight is w and w.dtype == ft.float32
+
+
+def test_legacy_stream_to_torch(tmp_path):
+    x = ft.from_numpy(np.random.default_rng(3).standard_normal((4, 3)).astype(np.float32))
+    obj = {"x": x, "row": x[1], "b": ft.ones(2, dtype=ft.bfloat16), "i": ft.arange(3), "n": [1, "a"]}
+    p = tmp_path / "legacy.pt"
+    ft.save(obj, p, _use_new_zipfile_serialization=False)
+    assert not zipfile.is_zipfile(p)
+    got = torch.load(p)
+    assert _raw(got["x"]) == _raw(x) and _raw(got["row"]) == _raw(x[1]) and got["n"] == [1, "a"]
+    assert got["row"].untyped_storage().data_ptr() == got["x"].untyped_storage().data_ptr()
+    assert got["b"].dtype == torch.bfloat16 and got["i"].tolist() == [0, 1, 2]
+    back = ft.load(p)
+    assert _raw(back["x"]) == _raw(x) and back["n"] == [1, "a"]
