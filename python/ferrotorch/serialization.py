@@ -23,6 +23,7 @@ import pickle
 import struct
 import sys
 import zipfile
+import zlib
 
 import numpy as np
 
@@ -214,7 +215,8 @@ def _tensor_on(storage, storage_offset, size, stride, dtype=None):
         raise RuntimeError("storage offset must be an int")
     if len(size) != len(stride):
         raise RuntimeError(f"mismatch in length of strides and shape: size {list(size)}, stride {list(stride)}")
-    if storage_offset < 0 or any(s < 0 for s in size) or any(s < 0 for s in stride):
+    limit = 1 << 63
+    if storage_offset < 0 or any(not 0 <= v < limit for v in size + stride) or storage_offset >= limit:
         raise RuntimeError(
             f"invalid tensor geometry in checkpoint: size {list(size)}, stride {list(stride)}, "
             f"storage offset {storage_offset}"
@@ -526,7 +528,8 @@ class _WeightsUnpickler:
             return self._load()
         except (pickle.UnpicklingError, RuntimeError, TypeError, ValueError):
             raise
-        except (IndexError, KeyError, struct.error, EOFError) as e:
+        except (IndexError, KeyError, struct.error, EOFError, AttributeError, OverflowError, MemoryError,
+                RecursionError) as e:
             raise pickle.UnpicklingError(f"corrupted pickle data ({type(e).__name__}: {e})") from None
 
     def _pop_mark(self):
@@ -983,7 +986,7 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
 
 # Bound on how much larger than its compressed bytes a compressed record may claim to be:
 # PyTorch never compresses records, so a high ratio is a zip bomb, not a checkpoint.
-_MAX_COMPRESSION_RATIO = 1000
+_MAX_COMPRESSION_RATIO = 100
 
 
 def _record_reader(fh, mmap_path):
@@ -1041,27 +1044,47 @@ def _record_reader(fh, mmap_path):
             raise RuntimeError(f"PytorchStreamReader failed reading file {name}: file is truncated")
         return data
 
-    def mapped(name, nbytes):
+    def read_array(name, nbytes):
+        """The first ``nbytes`` of a record straight into a writable NumPy buffer (CRC checked)."""
         i = info(name)
-        if i.compress_type != zipfile.ZIP_STORED or i.file_size < nbytes:
-            return None
+        if i.compress_type != zipfile.ZIP_STORED or nbytes != i.file_size:
+            return np.frombuffer(bytearray(read(name, nbytes)), dtype=np.uint8)
+        off = data_offset(name, i)
+        if off + nbytes > total:
+            raise RuntimeError(f"PytorchStreamReader failed reading file {name}: file is truncated")
+        buf = np.empty(nbytes, dtype=np.uint8)
+        fh.seek(off)
+        got = fh.readinto(memoryview(buf)) if nbytes else 0
+        if got != nbytes:
+            raise RuntimeError(f"PytorchStreamReader failed reading file {name}: file is truncated")
+        if zlib.crc32(buf) != i.CRC:
+            raise RuntimeError(f"PytorchStreamReader failed reading file {name}: invalid CRC-32 (the data is corrupted)")
+        return buf
+
+    def data_offset(name, i):
         fh.seek(i.header_offset)
         head = fh.read(30)
         if len(head) != 30 or head[:4] != b"PK\x03\x04":
             raise RuntimeError(f"PytorchStreamReader failed reading file {name}: bad local header")
         n, m = struct.unpack("<HH", head[26:30])
-        off = i.header_offset + 30 + n + m
+        return i.header_offset + 30 + n + m
+
+    def mapped(name, nbytes):
+        i = info(name)
+        if i.compress_type != zipfile.ZIP_STORED or i.file_size < nbytes:
+            return None
+        off = data_offset(name, i)
         if off + nbytes > total:
             raise RuntimeError(f"PytorchStreamReader failed reading file {name}: file is truncated")
         if nbytes == 0:
             return np.zeros(0, dtype=np.uint8)
         return np.memmap(mmap_path, dtype=np.uint8, mode="c", offset=off, shape=(nbytes,))
 
-    return zf, has, read, mapped
+    return zf, has, read, mapped, read_array
 
 
 def _load_zip(fh, restore, weights_only, pickle_module, pickle_load_args, encoding, mmap_path):
-    zf, has, read, mapped = _record_reader(fh, mmap_path)
+    zf, has, read, mapped, read_array = _record_reader(fh, mmap_path)
     with zf:
         if has("byteorder"):
             order = read("byteorder")
@@ -1096,7 +1119,7 @@ def _load_zip(fh, restore, weights_only, pickle_module, pickle_load_args, encodi
             name = f"data/{key}"
             buf = mapped(name, nbytes) if mmap_path else None
             if buf is None:
-                buf = np.frombuffer(bytearray(read(name, nbytes)), dtype=np.uint8)
+                buf = read_array(name, nbytes)
             if swap and _element_size(dtype) > 1:
                 buf = np.frombuffer(
                     bytearray(buf.view(_NP_BY_DTYPE[dtype]).byteswap().tobytes()), dtype=np.uint8
@@ -1448,7 +1471,7 @@ def get_unsafe_globals_in_checkpoint(f):
     with _open_for_read(f) as fh:
         if not _is_zip(fh):
             raise ValueError("Expected input to be a checkpoint returned by torch.save")
-        zf, has, read, mapped = _record_reader(fh, None)
+        zf, has, read, mapped, _ = _record_reader(fh, None)
         with zf:
             data = read("data.pkl")
     allowed = set(_get_allowed()) | set(_user_allowed())

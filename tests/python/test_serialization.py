@@ -470,3 +470,22 @@ def test_legacy_stream_to_torch(tmp_path):
     assert got["b"].dtype == torch.bfloat16 and got["i"].tolist() == [0, 1, 2]
     back = ft.load(p)
     assert _raw(back["x"]) == _raw(x) and back["n"] == [1, "a"]
+
+
+def test_corrupted_storage_bytes_fail_the_crc():
+    ref = torch.arange(100.0)
+    raw = bytearray(_roundtrip_bytes(ref, torch.save).getvalue())
+    at = bytes(raw).find(ref.numpy().tobytes())
+    assert at > 0
+    raw[at + 17] ^= 0xFF
+    with pytest.raises(RuntimeError, match="CRC-32"):
+        ft.load(io.BytesIO(bytes(raw)))
+
+
+def test_geometry_values_beyond_int64_are_refused():
+    buf = _roundtrip_bytes(torch.arange(6.0), torch.save).getvalue()
+    # stride 1 -> 2**64 (LONG1 with 9 bytes)
+    bad = _rewrite_pickle(buf, lambda d: d.replace(b"K\x01\x85", b"\x8a\x09" + (1 << 64).to_bytes(9, "little") + b"\x85", 1))
+    assert bad != buf
+    with pytest.raises(RuntimeError, match="invalid tensor geometry"):
+        ft.load(io.BytesIO(bad))
