@@ -785,14 +785,29 @@ def _full_unpickler_class(pickle_module):
             if module == "torch" and "Storage" in name and name in _MISSING_STORAGES:
                 return allowed[f"torch.{name}"]
             if module == "torch" or module.startswith("torch."):
-                import importlib
-                try:
-                    mod = importlib.import_module("ferrotorch" + module[len("torch"):])
-                    return getattr(mod, name)
-                except (ImportError, AttributeError):
-                    pass
+                found = _ferrotorch_counterpart(module, name)
+                if found is not None:
+                    return found
             return super().find_class(module, name)
     return _Unpickler
+
+
+def _ferrotorch_counterpart(module, name):
+    """ferrotorch's object for a PyTorch global: the same module path, else the nearest
+    enclosing package that has the name (``torch.nn.modules.linear.Linear`` ->
+    ``ferrotorch.nn.Linear``)."""
+    import importlib
+    parts = ("ferrotorch" + module[len("torch"):]).split(".")
+    while parts:
+        try:
+            mod = importlib.import_module(".".join(parts))
+        except ImportError:
+            parts.pop()
+            continue
+        if hasattr(mod, name):
+            return getattr(mod, name)
+        parts.pop()
+    return None
 
 
 _REBUILD_ONLY_FULL = {

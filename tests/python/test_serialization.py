@@ -489,3 +489,17 @@ def test_geometry_values_beyond_int64_are_refused():
     assert bad != buf
     with pytest.raises(RuntimeError, match="invalid tensor geometry"):
         ft.load(io.BytesIO(bad))
+
+
+def test_whole_module_pickles_with_weights_only_false():
+    tm = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.Tanh(), torch.nn.Linear(4, 2))
+    buf = _roundtrip_bytes(tm, torch.save).getvalue()
+    with pytest.raises(pickle.UnpicklingError, match="torch.nn.modules.container.Sequential"):
+        ft.load(io.BytesIO(buf))
+    fm = ft.load(io.BytesIO(buf), weights_only=False)
+    assert isinstance(fm, ft.nn.Sequential) and isinstance(fm[0], ft.nn.Linear)
+    x = np.random.default_rng(2).standard_normal((5, 3)).astype(np.float32)
+    np.testing.assert_allclose(fm(ft.from_numpy(x)).detach().numpy(), tm(torch.from_numpy(x)).detach().numpy(),
+                               rtol=1e-6, atol=1e-6)
+    again = ft.load(_roundtrip_bytes(fm, ft.save), weights_only=False)
+    np.testing.assert_allclose(again(ft.from_numpy(x)).detach().numpy(), fm(ft.from_numpy(x)).detach().numpy())
