@@ -89,3 +89,19 @@ class Big(Dataset):
     def __getitem__(self, i):
         x = np.random.default_rng(i).standard_normal((64, 64)).astype(np.float32)
         return ft.from_numpy(x), ft.from_numpy(x.astype(np.float64)).to(ft.bfloat16)
+
+
+class Slow(Dataset):
+    """Sample 0 is slow, so with in_order=False later batches overtake it."""
+
+    def __len__(self):
+        return 6
+
+    def __getitem__(self, i):
+        if i == 0:
+            time.sleep(1.0)
+        return i
+
+
+def ids_collate(batch):
+    return list(batch)

@@ -464,3 +464,40 @@ def test_big_batches_through_shared_memory_leave_nothing_behind():
     next(it)
     it._shutdown_workers()
     assert set(_shm_files()) == before
+
+
+def test_argument_validation_binds_like_torch():
+    def f(a, b: int = 2, *, c=3):
+        return a + b + c
+
+    vf, vt = fdata.argument_validation(f), tdata.argument_validation(f)
+    assert vf(1) == vt(1) == 6 and vf(1, 5, c=0) == vt(1, 5, c=0) == 6
+    assert vf.__name__ == "f"
+    for args, kwargs in (((), {}), ((1, 2, 3), {}), ((1,), {"d": 1})):
+        with pytest.raises(TypeError) as ef:
+            vf(*args, **kwargs)
+        with pytest.raises(TypeError) as et:
+            vt(*args, **kwargs)
+        assert str(ef.value) == str(et.value)
+
+
+def test_workers_more_modes():
+    # batch_size=None: samples one by one, converted (not collated)
+    f = list(fdata.DataLoader(W.Squares(5), batch_size=None, num_workers=2))
+    assert [plain(x[:2]) for x in f] == [plain(x[:2]) for x in fdata.DataLoader(W.Squares(5), batch_size=None)]
+    assert [x[2]["worker"] for x in f] == [0, 1, 0, 1, 0]
+    # __getitems__ datasets (StackDataset) in workers
+    st = fdata.StackDataset(list(range(7)), [str(i) for i in range(7)])
+    assert list(fdata.DataLoader(st, batch_size=3, num_workers=2)) == list(tdata.DataLoader(
+        tdata.StackDataset(list(range(7)), [str(i) for i in range(7)]), batch_size=3))
+    # spawn works as well as the default forkserver
+    sp = fdata.DataLoader(W.Squares(6), batch_size=2, num_workers=1, multiprocessing_context="spawn")
+    assert _ids(sp) == [[0, 1], [2, 3], [4, 5]]
+    # in_order=False hands out batches as they finish; all still arrive
+    got = list(fdata.DataLoader(W.Slow(), batch_size=1, num_workers=2, in_order=False, collate_fn=W.ids_collate))
+    assert sorted(i for b in got for i in b) == list(range(6)) and got[0] != [0]
+    # persistent workers replay an IterableDataset every epoch
+    loader = fdata.DataLoader(W.Shards(9), batch_size=2, num_workers=2, persistent_workers=True)
+    epochs = [[x for b in loader for x in b.tolist()] for _ in range(2)]
+    assert sorted(epochs[0]) == sorted(epochs[1]) == list(range(9))
+    loader._iterator._shutdown_workers()
