@@ -282,15 +282,25 @@ def _rebuild_parameter_with_state(data, requires_grad, backward_hooks, state):
 def _apply_state(obj, state):
     if not state:
         return
+    slots = None
     if isinstance(state, tuple) and len(state) == 2:
         state, slots = state
-        for k, v in (slots or {}).items():
+    for part in (state, slots):
+        if part is None:
+            continue
+        if not isinstance(part, dict):
+            raise pickle.UnpicklingError(f"object state must be a dict, got {type(part).__name__}")
+        for k, v in part.items():
+            # Plain attribute names only: a checkpoint may not reach dunder machinery.
+            if type(k) is not str or (k.startswith("__") and k.endswith("__")):
+                raise pickle.UnpicklingError(f"refusing to set attribute {k!r} from a checkpoint")
             setattr(obj, k, v)
-    for k, v in (state or {}).items():
-        setattr(obj, k, v)
 
 
 def _rebuild_from_type_v2(func, new_type, args, state):
+    allowed = list(_get_allowed().values()) + list(_user_allowed().values())
+    if not _in_values(func, allowed) or not _in_values(new_type, allowed) or not isinstance(args, tuple):
+        raise pickle.UnpicklingError(f"_rebuild_from_type_v2 with a function or type that is not allowed: {func!r}")
     ret = func(*args)
     if new_type is _parameter_class() and not isinstance(ret, new_type):
         ret = new_type(ret, ret.requires_grad)

@@ -503,3 +503,15 @@ def test_whole_module_pickles_with_weights_only_false():
                                rtol=1e-6, atol=1e-6)
     again = ft.load(_roundtrip_bytes(fm, ft.save), weights_only=False)
     np.testing.assert_allclose(again(ft.from_numpy(x)).detach().numpy(), fm(ft.from_numpy(x)).detach().numpy())
+
+
+def test_parameter_state_loads_but_cannot_reach_dunders():
+    p = torch.nn.Parameter(torch.ones(2))
+    p.foo = 7
+    buf = _roundtrip_bytes({"p": p}, torch.save).getvalue()
+    got = ft.load(io.BytesIO(buf))["p"]
+    assert isinstance(got, ft.nn.Parameter) and got.foo == 7
+    evil = _rewrite_pickle(buf, lambda d: d.replace(b"X\x03\x00\x00\x00foo", b"X\x09\x00\x00\x00__class__"))
+    assert evil != buf
+    with pytest.raises(pickle.UnpicklingError, match="refusing to set attribute '__class__'"):
+        ft.load(io.BytesIO(evil))
