@@ -349,10 +349,17 @@ def test_loader_argument_errors_match_torch(case):
     assert str(ef.value).replace("ferrotorch", "torch") == str(et.value)
 
 
+@pytest.mark.filterwarnings("ignore")
 def test_pin_memory_accepted_and_len():
-    with pytest.warns(UserWarning, match="pin_memory"):
-        f = fdata.DataLoader(_Squares(ft), batch_size=3, pin_memory=True)
-    assert len(f) == 4 and len(list(f)) == 4
+    f = fdata.DataLoader(_Squares(ft), batch_size=3, pin_memory=True)
+    t = tdata.DataLoader(_Squares(torch), batch_size=3, pin_memory=True)
+    with pytest.warns(UserWarning) as wf:
+        batches = list(f)
+    with pytest.warns(UserWarning) as wt:
+        list(t)
+    assert [str(w.message) for w in wf] == [str(w.message) for w in wt]
+    assert len(f) == 4 and len(batches) == 4
+    warnings.simplefilter("ignore")
     it = iter(f)
     assert len(it) == 4
     for i, _ in enumerate(f):  # the pattern tqdm relies on: len() then iteration

@@ -176,12 +176,6 @@ class DataLoader:
         self._DataLoader__initialized = True
         self._IterableDataset_len_called = None
         self._iterator = None
-        if pin_memory:
-            warnings.warn(
-                "'pin_memory' argument is set as true but no accelerator is found, "
-                "then device pinned memory won't be used.",
-                stacklevel=2,
-            )
 
     def _get_iterator(self):
         if self.num_workers == 0:
@@ -283,6 +277,19 @@ class _BaseDataLoaderIter:
         self._index_sampler = loader._index_sampler
         self._num_workers = loader.num_workers
         self._prefetch_factor = loader.prefetch_factor
+        if loader.pin_memory and loader.pin_memory_device:
+            warnings.warn(
+                "pin_memory_device is deprecated, the current accelerator will be used as the device,"
+                f"ignore pin_memory_device='{loader.pin_memory_device}'.",
+                stacklevel=3,
+            )
+        if loader.pin_memory:
+            # ferrotorch has no accelerator to pin memory for.
+            warnings.warn(
+                "'pin_memory' argument is set as true but no accelerator is found, "
+                "then device pinned memory won't be used.",
+                stacklevel=3,
+            )
         self._pin_memory = False
         self._timeout = loader.timeout
         self._collate_fn = loader.collate_fn
