@@ -508,3 +508,14 @@ def test_workers_more_modes():
     epochs = [[x for b in loader for x in b.tolist()] for _ in range(2)]
     assert sorted(epochs[0]) == sorted(epochs[1]) == list(range(9))
     loader._iterator._shutdown_workers()
+
+
+def test_dataset_tensors_reach_workers_through_shared_memory():
+    before = set(_shm_files())
+    ds = W.Holder()
+    got = list(fdata.DataLoader(ds, batch_size=64, num_workers=2))
+    assert [b.tolist() for b in got] == [ds.x[i:i + 64].tolist() for i in range(0, 256, 64)]
+    it = iter(fdata.DataLoader(ds, batch_size=64, num_workers=2))
+    next(it)
+    it._shutdown_workers()
+    assert set(_shm_files()) == before

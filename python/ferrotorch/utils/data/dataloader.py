@@ -12,7 +12,8 @@ from ... import _C
 from . import _utils
 from ._utils.collate import default_collate, default_convert
 from ._utils.worker import (
-    ExceptionWrapper, _IterableDatasetStopIteration, _ResumeIteration, _cleanup_shared, _create_fetcher, _worker_loop,
+    ExceptionWrapper, _IterableDatasetStopIteration, _ResumeIteration, _cleanup_shared, _create_fetcher,
+    _sending_through_shared_memory, _worker_loop,
     get_worker_info,
 )
 from .dataset import IterableDataset
@@ -369,6 +370,7 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
         self._workers_done_event = ctx.Event()
         self._index_queues = []
         self._workers = []
+        self._startup_files = []
         is_iterable = self._dataset_kind == _DatasetKind.Iterable
         for i in range(self._num_workers):
             index_queue = ctx.Queue()
@@ -380,7 +382,8 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
                       self._base_seed, self._worker_init_fn, i, self._num_workers, self._persistent_workers),
             )
             w.daemon = True
-            w.start()
+            with _sending_through_shared_memory(self._startup_files):
+                w.start()
             self._index_queues.append(index_queue)
             self._workers.append(w)
         self._data_queue = self._worker_result_queue
@@ -516,6 +519,11 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
                     w.terminate()
                     w.join(timeout=1.0)
                 _cleanup_shared(w.pid)
+            for path in self._startup_files:
+                try:
+                    os.unlink(path)
+                except OSError:
+                    pass
             for q in self._index_queues:
                 q.cancel_join_thread()
                 q.close()

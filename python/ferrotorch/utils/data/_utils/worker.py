@@ -123,13 +123,37 @@ def _shared_prefix(pid):
     return os.path.join(_SHARED_DIR or "/dev/shm", f"ferrotorch_dl_{pid}_")
 
 
+_created = None  # while not None, paths written by _write_shared are also recorded here
+
+
 def _write_shared(arr):
     global _shared_counter
     _shared_counter += 1
     path = f"{_shared_prefix(os.getpid())}{_shared_counter}"
     with open(path, "wb") as f:
         f.write(memoryview(arr).cast("B"))
+    if _created is not None:
+        _created.append(path)
     return path
+
+
+class _sending_through_shared_memory:
+    """While active in the main process, big tensors pickled for a starting worker (the
+    dataset, ``collate_fn`` ...) travel as /dev/shm files too; the paths are recorded so
+    that files of a worker that never read them can be removed at shutdown."""
+
+    def __init__(self, created):
+        self.created = created
+
+    def __enter__(self):
+        global _SHARED_DIR, _created
+        self._saved = (_SHARED_DIR, _created)
+        _SHARED_DIR = _pick_shared_dir()
+        _created = self.created
+
+    def __exit__(self, *exc):
+        global _SHARED_DIR, _created
+        _SHARED_DIR, _created = self._saved
 
 
 def _reduce_tensor(t):
