@@ -17,6 +17,7 @@ cannot run code.
 import _compat_pickle
 import collections
 import contextlib
+import enum
 import io
 import os
 import pickle
@@ -33,7 +34,7 @@ __all__ = [
     "save", "load", "add_safe_globals", "get_safe_globals", "clear_safe_globals",
     "safe_globals", "get_unsafe_globals_in_checkpoint", "default_restore_location",
     "location_tag", "normalize_storage_type", "StorageType", "SourceChangeWarning",
-    "DEFAULT_PROTOCOL",
+    "DEFAULT_PROTOCOL", "LoadEndianness", "get_default_load_endianness", "set_default_load_endianness",
 ]
 
 DEFAULT_PROTOCOL = 2
@@ -51,6 +52,32 @@ UNSAFE_MESSAGE = (
 
 class SourceChangeWarning(Warning):
     pass
+
+
+class LoadEndianness(enum.Enum):
+    NATIVE = 1
+    LITTLE = 2
+    BIG = 3
+
+
+_default_load_endianness = None
+
+
+def get_default_load_endianness():
+    """The byte order assumed for checkpoints without a byte order record (``None``: little)."""
+    return _default_load_endianness
+
+
+def set_default_load_endianness(endianness):
+    """Sets the byte order assumed for checkpoints without a byte order record.
+
+    Args:
+        endianness (LoadEndianness or None): the new fallback byte order
+    """
+    global _default_load_endianness
+    if not isinstance(endianness, LoadEndianness) and endianness is not None:
+        raise TypeError("Invalid argument type in function set_default_load_endianness")
+    _default_load_endianness = endianness
 
 
 # ----------------------------------------------------------------------------------------------
@@ -1116,7 +1143,13 @@ def _load_zip(fh, restore, weights_only, pickle_module, pickle_load_args, encodi
             if order not in (b"little", b"big"):
                 raise ValueError("Unknown endianness type: " + order.decode("utf-8", "replace"))
         else:
-            order = b"little"
+            fallback = get_default_load_endianness()
+            if fallback is LoadEndianness.BIG:
+                order = b"big"
+            elif fallback is LoadEndianness.NATIVE:
+                order = sys.byteorder.encode()
+            else:
+                order = b"little"
         swap = order.decode() != sys.byteorder
         loaded = {}
 

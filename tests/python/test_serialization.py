@@ -515,3 +515,56 @@ def test_parameter_state_loads_but_cannot_reach_dunders():
     assert evil != buf
     with pytest.raises(pickle.UnpicklingError, match="refusing to set attribute '__class__'"):
         ft.load(io.BytesIO(evil))
+
+
+def test_get_unsafe_globals_matches_torch(marker):
+    objs = [{"w": torch.ones(2)}, _System(f"touch {marker}"), {"a": [_Eval("1"), Point(1, 2)]},
+            collections.OrderedDict(x=torch.nn.Parameter(torch.zeros(1)))]
+    for obj in objs:
+        buf = _roundtrip_bytes(obj, torch.save).getvalue()
+        assert ft.serialization.get_unsafe_globals_in_checkpoint(io.BytesIO(buf)) == \
+            sorted(torch.serialization.get_unsafe_globals_in_checkpoint(io.BytesIO(buf)))
+
+
+def test_byte_order_record_and_fallback():
+    ref = torch.arange(6, dtype=torch.int32).reshape(2, 3)
+    recs = _records(_roundtrip_bytes(ref, torch.save).getvalue())
+    # the same values written big-endian, with a "big" record: swapped on load
+    big = dict(recs, byteorder=b"big")
+    big["data/0"] = ref.numpy().astype(">i4").tobytes()
+    assert ft.load(io.BytesIO(_zip(big))).tolist() == ref.tolist()
+    assert torch.load(io.BytesIO(_zip(big))).tolist() == ref.tolist()
+    # no record: the fallback decides, as in PyTorch
+    norec = {k: v for k, v in big.items() if k != "byteorder"}
+    try:
+        for lib in (ft, torch):
+            lib.serialization.set_default_load_endianness(lib.serialization.LoadEndianness.BIG)
+        assert ft.load(io.BytesIO(_zip(norec))).tolist() == torch.load(io.BytesIO(_zip(norec))).tolist() \
+            == ref.tolist()
+    finally:
+        for lib in (ft, torch):
+            lib.serialization.set_default_load_endianness(None)
+    assert ft.load(io.BytesIO(_zip(norec))).tolist() == torch.load(io.BytesIO(_zip(norec))).tolist()
+    with pytest.raises(TypeError, match="Invalid argument type"):
+        ft.serialization.set_default_load_endianness("big")
+    bad = dict(recs, byteorder=b"middle")
+    with pytest.raises(ValueError, match="Unknown endianness type: middle"):
+        ft.load(io.BytesIO(_zip(bad)))
+
+
+@pytest.mark.parametrize("protocol", [2, 3, 4, 5])
+def test_pickle_protocols(protocol):
+    ref = {"w": torch.randn(3, 2), "meta": collections.OrderedDict(name="x" * 300, n=2**40, t=(1.5, None)),
+           "b": b"\x00" * 300, "s": {1, 2}}
+    buf = io.BytesIO()
+    torch.save(ref, buf, pickle_protocol=protocol)
+    buf.seek(0)
+    got = ft.load(buf)
+    assert _raw(got["w"]) == _raw(ref["w"])
+    assert got["meta"] == ref["meta"] and got["b"] == ref["b"] and got["s"] == ref["s"]
+    out = io.BytesIO()
+    ft.save(got, out, pickle_protocol=protocol)
+    out.seek(0)
+    # PyTorch's own weights_only unpickler knows only protocol 2's opcodes (BINBYTES is 3+)
+    back = torch.load(out, weights_only=protocol == 2)
+    assert _raw(back["w"]) == _raw(ref["w"]) and back["meta"] == ref["meta"] and back["b"] == ref["b"]
