@@ -111,10 +111,11 @@ _MISSING_DTYPES = [
     "bits8", "bits16", "uint1", "uint2", "uint3", "uint4", "uint5", "uint6", "uint7", "int1",
     "int2", "int3", "int4", "int5", "int6", "int7",
 ]
-_MISSING_STORAGES = [
-    "ComplexFloatStorage", "ComplexDoubleStorage", "QInt8Storage", "QUInt8Storage",
-    "QInt32Storage", "QUInt4x2Storage", "QUInt2x4Storage",
-]
+_MISSING_STORAGES = {
+    "ComplexFloatStorage": "complex64", "ComplexDoubleStorage": "complex128", "QInt8Storage": "qint8",
+    "QUInt8Storage": "quint8", "QInt32Storage": "qint32", "QUInt4x2Storage": "quint4x2",
+    "QUInt2x4Storage": "quint2x4",
+}
 
 
 class StorageType:
@@ -283,6 +284,8 @@ def _rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad, bac
 
 
 def _rebuild_tensor_v3(storage, storage_offset, size, stride, requires_grad, backward_hooks, dtype, metadata=None):
+    if getattr(dtype, "__name__", "").startswith("torch."):
+        dtype()  # the marker of a PyTorch dtype ferrotorch lacks: raises naming it
     if dtype not in _NP_BY_DTYPE:
         raise RuntimeError(f"ferrotorch cannot rebuild a tensor of dtype {dtype}")
     t = _tensor_on(storage, storage_offset, size, stride, dtype)
@@ -377,6 +380,7 @@ def _allowed_globals():
         "builtins.set": set,
         "builtins.complex": complex,
         "torch.UntypedStorage": _UNTYPED_STORAGE,
+        "torch.storage.UntypedStorage": _UNTYPED_STORAGE,
         "torch._utils._rebuild_tensor": _rebuild_tensor,
         "torch._utils._rebuild_tensor_v2": _rebuild_tensor_v2,
         "torch._utils._rebuild_tensor_v3": _rebuild_tensor_v3,
@@ -392,8 +396,8 @@ def _allowed_globals():
         rc[f"torch.{name}"] = _unsupported_dtype(f"torch.{name}")
     for name, st in _STORAGE_TYPES.items():
         rc[f"torch.{name}"] = st
-    for name in _MISSING_STORAGES:
-        rc[f"torch.{name}"] = _unsupported_dtype(f"torch.{name}")
+    for name, dt in _MISSING_STORAGES.items():
+        rc[f"torch.{name}"] = _unsupported_dtype(f"torch.{dt}")
     for name in ("_rebuild_qtensor", "_rebuild_sparse_tensor", "_rebuild_meta_tensor_no_storage",
                  "_rebuild_nested_tensor", "_rebuild_wrapper_subclass"):
         rc[f"torch._utils.{name}"] = _unsupported_rebuild(name)

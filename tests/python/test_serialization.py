@@ -568,3 +568,10 @@ def test_pickle_protocols(protocol):
     # PyTorch's own weights_only unpickler knows only protocol 2's opcodes (BINBYTES is 3+)
     back = torch.load(out, weights_only=protocol == 2)
     assert _raw(back["w"]) == _raw(ref["w"]) and back["meta"] == ref["meta"] and back["b"] == ref["b"]
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "uint16", "float8_e4m3fn"])
+def test_dtypes_ferrotorch_lacks_give_a_clear_error(dtype):
+    buf = _roundtrip_bytes({"x": torch.zeros(3, dtype=getattr(torch, dtype))}, torch.save)
+    with pytest.raises(RuntimeError, match=f"ferrotorch (has no dtype|cannot rebuild a tensor of dtype) torch.{dtype}"):
+        ft.load(buf)

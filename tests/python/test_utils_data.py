@@ -6,7 +6,6 @@ permutation, a seed reproduces its order, replicas partition the data.
 """
 
 import collections
-import pickle
 import warnings
 
 import numpy as np

@@ -5,7 +5,6 @@ import math
 import multiprocessing as python_multiprocessing
 import os
 import queue
-import threading
 import warnings
 
 from ... import _C
