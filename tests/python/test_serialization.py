@@ -2,6 +2,7 @@
 malicious-file suite for the weights_only unpickler."""
 
 import collections
+import copy
 import io
 import os
 import pickle
@@ -575,3 +576,44 @@ def test_dtypes_ferrotorch_lacks_give_a_clear_error(dtype):
     buf = _roundtrip_bytes({"x": torch.zeros(3, dtype=getattr(torch, dtype))}, torch.save)
     with pytest.raises(RuntimeError, match=f"ferrotorch (has no dtype|cannot rebuild a tensor of dtype) torch.{dtype}"):
         ft.load(buf)
+
+
+# ------------------------------------------------------------------------------------------------
+# copy.deepcopy and pickle of tensors
+# ------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("lib", ["ferrotorch", "torch"])
+def test_deepcopy_keeps_views_grads_and_parameters(lib):
+    L = ft if lib == "ferrotorch" else torch
+    x = L.arange(6.0).reshape(2, 3)
+    a, b, t = copy.deepcopy((x, x[1], x.t()))
+    a[1, 0] = 100.0
+    assert b.tolist() == [100.0, 4.0, 5.0] and x[1].tolist() == [3.0, 4.0, 5.0]
+    assert tuple(t.stride()) == (1, 3) and t[0, 1].item() == 100.0
+    leaf = L.ones(2, requires_grad=True)
+    leaf.grad = L.full((2,), 3.0)
+    c = copy.deepcopy(leaf)
+    assert c.requires_grad and c.is_leaf and c.grad.tolist() == [3.0, 3.0] and c.grad is not leaf.grad
+    with pytest.raises(RuntimeError, match="Only Tensors created explicitly by the user"):
+        copy.deepcopy(leaf * 2)
+    m = L.nn.Sequential(L.nn.Linear(2, 3), L.nn.ReLU())
+    m2 = copy.deepcopy(m)
+    assert isinstance(m2[0].weight, L.nn.Parameter) and m2[0].weight is not m[0].weight
+    assert m2[0].weight.tolist() == m[0].weight.tolist() and m2[0].weight.requires_grad
+    with L.no_grad():
+        m2[0].weight.fill_(0.0)
+    assert m[0].weight.abs().sum().item() > 0
+
+
+
+def test_pickle_roundtrip_every_dtype():
+    for dtype in DTYPES:
+        x = _ft_from_torch(_torch_tensor(dtype, shape=(2, 3)))
+        y = pickle.loads(pickle.dumps({"x": x, "t": x.t()}))
+        assert str(y["x"].dtype) == str(x.dtype) and _raw(y["x"]) == _raw(x) and _raw(y["t"]) == _raw(x.t())
+    p = ft.nn.Parameter(ft.ones(2))
+    q = pickle.loads(pickle.dumps(p))
+    assert isinstance(q, ft.nn.Parameter) and q.requires_grad
+    m = pickle.loads(pickle.dumps(ft.nn.Linear(2, 2)))
+    assert isinstance(m.weight, ft.nn.Parameter)
