@@ -38,6 +38,8 @@ def _default_context():
     # Worker processes are forked from a clean server process, not from this one:
     # ferrotorch's native thread pool does not survive ``fork`` of a process that has
     # already used it, so plain ``fork`` would hang the first parallel op in a worker.
+    if "forkserver" not in python_multiprocessing.get_all_start_methods():
+        return python_multiprocessing.get_context("spawn")  # Windows
     ctx = python_multiprocessing.get_context("forkserver")
     ctx.set_forkserver_preload(["ferrotorch"])
     return ctx
