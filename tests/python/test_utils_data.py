@@ -458,15 +458,20 @@ def _shm_files():
     return glob.glob("/dev/shm/ferrotorch_dl_*")
 
 
-def test_big_batches_through_shared_memory_leave_nothing_behind():
+def test_big_batches_through_shared_memory_leave_nothing_behind(monkeypatch):
+    from ferrotorch.utils.data._utils import worker
+    calls = []
+    real = worker._rebuild_shared
+    monkeypatch.setattr(worker, "_rebuild_shared", lambda *a: calls.append(a[0]) or real(*a))
     before = set(_shm_files())
     single = list(fdata.DataLoader(W.Big(), batch_size=3))
     multi = list(fdata.DataLoader(W.Big(), batch_size=3, num_workers=2))
+    assert len(calls) == 3  # the float32 part of the three full batches (48 KiB each) took /dev/shm
     assert [plain(b) for b in multi] == [plain(b) for b in single]
     multi[0][0][0, 0, 0] = 5.0  # the received batch is an ordinary writable tensor
     assert multi[0][0][0, 0, 0].item() == 5.0
     # an epoch abandoned with batches in flight: the files are removed at shutdown
-    it = iter(fdata.DataLoader(W.Big(), batch_size=1, num_workers=2, prefetch_factor=4))
+    it = iter(fdata.DataLoader(W.Big(), batch_size=3, num_workers=2, prefetch_factor=4))
     next(it)
     it._shutdown_workers()
     assert set(_shm_files()) == before
@@ -518,3 +523,28 @@ def test_dataset_tensors_reach_workers_through_shared_memory():
     next(it)
     it._shutdown_workers()
     assert set(_shm_files()) == before
+
+
+def test_interpreter_exit_with_batches_in_flight_leaves_no_files(tmp_path):
+    import os
+    import subprocess
+    import sys
+    script = tmp_path / "leave.py"
+    script.write_text(
+        "import sys\n"
+        f"sys.path.insert(0, {os.path.dirname(W.__file__)!r})\n"
+        "import _data_workers as W\n"
+        "from ferrotorch.utils.data import DataLoader\n"
+        "if __name__ == '__main__':\n"
+        "    loader = DataLoader(W.Big(), batch_size=3, num_workers=2, prefetch_factor=4, persistent_workers=True)\n"
+        "    it = iter(loader)\n"
+        "    next(it)\n"
+        "    print(' '.join(str(w.pid) for w in it._workers), flush=True)\n"
+        "    globals()['keep'] = (loader, it)\n"
+    )
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60, env=env)
+    assert out.returncode == 0, out.stderr
+    pids = out.stdout.split()
+    assert len(pids) == 2
+    assert not [f for f in _shm_files() if any(f"ferrotorch_dl_{pid}_" in f for pid in pids)]

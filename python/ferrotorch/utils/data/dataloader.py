@@ -5,6 +5,7 @@ import math
 import multiprocessing as python_multiprocessing
 import os
 import queue
+import weakref
 import warnings
 
 from ... import _C
@@ -268,6 +269,19 @@ class DataLoader:
             )
 
 
+def _stop_and_clean(workers, startup_files):
+    for w in workers:
+        if w.is_alive():
+            w.terminate()
+            w.join(timeout=1.0)
+        _cleanup_shared(w.pid)
+    for path in startup_files:
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
+
+
 class _BaseDataLoaderIter:
     def __init__(self, loader):
         self._dataset = loader.dataset
@@ -388,6 +402,9 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
             self._index_queues.append(index_queue)
             self._workers.append(w)
         self._data_queue = self._worker_result_queue
+        # Runs at shutdown, on garbage collection or at interpreter exit, whichever is first:
+        # batches still in flight must not leave files behind in /dev/shm.
+        self._finalizer = weakref.finalize(self, _stop_and_clean, self._workers, self._startup_files)
         self._reset(loader, first_iter=True)
 
     def _reset(self, loader, first_iter=False):
@@ -516,15 +533,8 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
                     self._mark_worker_as_unavailable(wid, shutdown=True)
             for w in self._workers:
                 w.join(timeout=_utils.MP_STATUS_CHECK_INTERVAL)
-                if w.is_alive():
-                    w.terminate()
-                    w.join(timeout=1.0)
-                _cleanup_shared(w.pid)
-            for path in self._startup_files:
-                try:
-                    os.unlink(path)
-                except OSError:
-                    pass
+            if getattr(self, "_finalizer", None) is not None:
+                self._finalizer()
             for q in self._index_queues:
                 q.cancel_join_thread()
                 q.close()
