@@ -548,3 +548,17 @@ def test_interpreter_exit_with_batches_in_flight_leaves_no_files(tmp_path):
     pids = out.stdout.split()
     assert len(pids) == 2
     assert not [f for f in _shm_files() if any(f"ferrotorch_dl_{pid}_" in f for pid in pids)]
+
+
+def test_fork_from_a_threaded_process_warns():
+    import threading
+    stop = threading.Event()
+    t = threading.Thread(target=stop.wait)
+    t.start()
+    try:
+        with pytest.warns(UserWarning, match="started with 'fork' from a process that runs other threads"):
+            got = list(fdata.DataLoader(list(range(4)), batch_size=2, num_workers=1, multiprocessing_context="fork"))
+    finally:
+        stop.set()
+        t.join()
+    assert [b.tolist() for b in got] == [[0, 1], [2, 3]]

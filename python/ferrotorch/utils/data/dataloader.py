@@ -35,6 +35,13 @@ class _InfiniteConstantSampler(Sampler):
             yield None
 
 
+def _thread_count():
+    try:
+        return len(os.listdir("/proc/self/task"))
+    except OSError:
+        return 1
+
+
 def _default_context():
     # Worker processes are forked from a clean server process, not from this one:
     # ferrotorch's native thread pool does not survive ``fork`` of a process that has
@@ -378,6 +385,13 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
         self._prefetch_factor = loader.prefetch_factor
         self._in_order = loader.in_order
         ctx = loader.multiprocessing_context or _default_context()
+        if ctx.get_start_method() == "fork" and _thread_count() > 1:
+            warnings.warn(
+                "DataLoader workers started with 'fork' from a process that runs other threads (such as "
+                "ferrotorch's thread pool after a large tensor operation): a parallel tensor operation in a "
+                "worker may hang. Use multiprocessing_context='forkserver' (the default) or 'spawn'.",
+                stacklevel=3,
+            )
         self._worker_init_fn = loader.worker_init_fn
         self._worker_result_queue = ctx.Queue()
         self._worker_pids_set = False
