@@ -201,10 +201,29 @@ class Module:
                         f"Error(s) in loading state_dict for {type(self).__name__}:\n\tsize mismatch for {k}: "
                         f"copying a param with shape {v.shape} from checkpoint, the shape in current model is {t.shape}."
                     )
-                t.copy_(v)
+                if assign:
+                    self._assign_state(k, t, v)
+                else:
+                    t.copy_(v)
         finally:
             _C._set_grad_enabled(prev)
         return _IncompatibleKeys(missing, unexpected)
+
+    def _assign_state(self, key, old, value):
+        # assign=True keeps the checkpoint's tensor itself (its dtype, its storage); a
+        # parameter stays a Parameter with the module's requires_grad.
+        owner = self
+        *path, name = key.split(".")
+        for part in path:
+            owner = owner._modules[part]
+        if name in owner._parameters:
+            if isinstance(value, Parameter):
+                value.requires_grad_(old.requires_grad)
+            else:
+                value = Parameter(value, old.requires_grad)
+            owner._parameters[name] = value
+        else:
+            owner._buffers[name] = value
 
     # -- calling ---------------------------------------------------------------------------
 
