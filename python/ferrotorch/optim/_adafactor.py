@@ -1,6 +1,6 @@
 """Adafactor (factored second moments)."""
 
-from .. import _C
+import ferrotorch as _ft
 from .optimizer import Optimizer, _check_lr
 from ._common import _eval_closure, _scalar_tensor, _to_scalar, _use_grad_for_differentiable, _zeros_like
 
@@ -72,10 +72,10 @@ class Adafactor(Optimizer):
                     if p.grad.dim() > 1:
                         row_shape = list(p.grad.shape)
                         row_shape[-1] = 1
-                        state["row_var"] = _C.zeros(row_shape, dtype=p.grad.dtype)
+                        state["row_var"] = _ft.zeros(row_shape, dtype=p.grad.dtype)
                         col_shape = list(p.grad.shape)
                         col_shape[-2] = 1
-                        state["col_var"] = _C.zeros(col_shape, dtype=p.grad.dtype)
+                        state["col_var"] = _ft.zeros(col_shape, dtype=p.grad.dtype)
                     else:
                         state["variance"] = _zeros_like(p.grad)
                 row_vars.append(state.get("row_var"))
@@ -96,7 +96,7 @@ def adafactor(params, grads, row_vars, col_vars, variances, state_steps, *, d, l
     for i, param in enumerate(params):
         grad = grads[i] if not maximize else -grads[i]
         step_t, row_var, col_var, variance = state_steps[i], row_vars[i], col_vars[i], variances[i]
-        e1 = _C.finfo(param.dtype).eps if eps1 is None else eps1
+        e1 = _ft.finfo(param.dtype).eps if eps1 is None else eps1
         step_t.add_(1)
         step_float = step_t.item()
         one_minus_beta2_t = step_float ** beta2_decay
@@ -106,9 +106,9 @@ def adafactor(params, grads, row_vars, col_vars, variances, state_steps, *, d, l
             param.mul_(1 - lr * weight_decay)
         if grad.dim() > 1:
             # Factored second moment: per-row and per-column means of grad**2, outer product rebuilt.
-            row_mean = _C.norm(grad, dim=-1, keepdim=True).square_().div_(grad.size(-1))
+            row_mean = _ft.norm(grad, dim=-1, keepdim=True).square_().div_(grad.size(-1))
             row_var.lerp_(row_mean, one_minus_beta2_t)
-            col_mean = _C.norm(grad, dim=-2, keepdim=True).square_().div_(grad.size(-2))
+            col_mean = _ft.norm(grad, dim=-2, keepdim=True).square_().div_(grad.size(-2))
             col_var.lerp_(col_mean, one_minus_beta2_t)
             var_estimate = row_var @ col_var
             var_estimate.div_(row_var.mean(dim=-2, keepdim=True).clamp_(min=e1))

@@ -2,7 +2,7 @@
 
 import math
 
-from .. import _C
+import ferrotorch as _ft
 from .optimizer import Optimizer, _check_lr
 from ._common import _eval_closure, _to_scalar, _zeros_like
 from .optimizer import _NoGrad
@@ -32,8 +32,8 @@ def _zeropower_via_newtonschulz(grad, ns_coefficients, ns_steps, eps):
     x = x.div(x.norm().clamp(min=eps))
     for _ in range(ns_steps):
         gram = x @ x.T
-        gram_update = _C.addmm(gram, gram, gram, beta=b, alpha=c)
-        x = _C.addmm(x, gram_update, x, beta=a)
+        gram_update = _ft.addmm(gram, gram, gram, beta=b, alpha=c)
+        x = _ft.addmm(x, gram_update, x, beta=a)
     if tall:
         x = x.T
     return x

@@ -1,6 +1,6 @@
 """Adagrad."""
 
-from .. import _C
+import ferrotorch as _ft
 from .optimizer import Optimizer, _check_fused_foreach, _check_lr
 from ._common import _eval_closure, _get_value, _scalar_tensor, _to_scalar, _use_grad_for_differentiable
 
@@ -47,7 +47,7 @@ class Adagrad(Optimizer):
             for p in group["params"]:
                 state = self.state[p]
                 state["step"] = _scalar_tensor(0.0)
-                state["sum"] = _C.full_like(p, float(group["initial_accumulator_value"])).detach()
+                state["sum"] = _ft.full_like(p, float(group["initial_accumulator_value"])).detach()
 
     def share_memory(self):
         """Moves the accumulators to shared memory (a no-op where that is not available)."""

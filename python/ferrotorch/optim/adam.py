@@ -1,6 +1,6 @@
 """Adam and AdamW."""
 
-from .. import _C
+import ferrotorch as _ft
 from .optimizer import Optimizer, _check_fused_foreach, _check_lr
 from ._common import (_check_sparse, _eval_closure, _get_value, _scalar_tensor, _to_scalar,
                       _use_grad_for_differentiable, _zeros_like)
@@ -46,7 +46,7 @@ class Adam(Optimizer):
         if not 0.0 <= weight_decay:
             raise ValueError(f"Invalid weight_decay value: {weight_decay}")
         if not ((isinstance(betas[0], float) and isinstance(betas[1], float))
-                or (isinstance(betas[0], _C.Tensor) and isinstance(betas[1], _C.Tensor))):
+                or (isinstance(betas[0], _ft.Tensor) and isinstance(betas[1], _ft.Tensor))):
             raise ValueError("betas must be either both floats or both Tensors")
         defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
                         maximize=maximize, foreach=foreach, capturable=capturable,
@@ -124,7 +124,7 @@ def adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, *, 
         step_size = lr / bias_correction1
         bias_correction2_sqrt = bias_correction2 ** 0.5
         if amsgrad:
-            _C.maximum(max_exp_avg_sqs[i], exp_avg_sq, out=max_exp_avg_sqs[i])
+            _ft.maximum(max_exp_avg_sqs[i], exp_avg_sq, out=max_exp_avg_sqs[i])
             denom = (max_exp_avg_sqs[i].sqrt() / bias_correction2_sqrt).add_(eps)
         else:
             denom = (exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(eps)

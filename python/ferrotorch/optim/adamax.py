@@ -1,6 +1,6 @@
 """Adamax (Adam on the infinity norm)."""
 
-from .. import _C
+import ferrotorch as _ft
 from .optimizer import Optimizer, _check_lr
 from ._common import (_check_sparse, _eval_closure, _get_value, _scalar_tensor, _to_scalar,
                       _use_grad_for_differentiable, _zeros_like)
@@ -82,6 +82,6 @@ def adamax(params, grads, exp_avgs, exp_infs, state_steps, *, eps, beta1, beta2,
         if weight_decay != 0:
             grad = grad.add(param, alpha=weight_decay)
         exp_avg.lerp_(grad, 1 - beta1)
-        _C.maximum(exp_inf.mul_(beta2), grad.abs().add_(eps), out=exp_inf)
+        _ft.maximum(exp_inf.mul_(beta2), grad.abs().add_(eps), out=exp_inf)
         clr = lr / (1 - beta1 ** _get_value(step_t))
         param.addcdiv_(exp_avg, exp_inf, value=-clr)

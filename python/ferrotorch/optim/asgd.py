@@ -1,6 +1,6 @@
 """ASGD (averaged stochastic gradient descent)."""
 
-from .. import _C
+import ferrotorch as _ft
 from .optimizer import Optimizer, _check_lr
 from ._common import (_check_sparse, _eval_closure, _get_value, _scalar_tensor, _to_scalar,
                       _use_grad_for_differentiable, _zeros_like)
@@ -83,5 +83,7 @@ def asgd(params, grads, axs, mus, etas, state_steps, *, lambd, lr, t0, alpha, we
         else:
             ax.copy_(param)
         step = _get_value(step_t)
-        eta.fill_(lr / ((1 + lambd * lr * step) ** alpha))
-        mu.fill_(1 / max(1, step - t0))
+        # Through a default-dtype tensor, as PyTorch does: a float64 eta (after a state-dict
+        # load casts it to the parameter's dtype) still gets a default-dtype-rounded value.
+        eta.copy_(_ft.as_tensor(lr / ((1 + lambd * lr * step) ** alpha)))
+        mu.copy_(_ft.as_tensor(1 / max(1, step - t0)))

@@ -1,10 +1,16 @@
 """L-BFGS (limited-memory BFGS) with an optional strong-Wolfe line search."""
 
+import ferrotorch as _ft
 from .. import _C
 from .optimizer import Optimizer, _check_lr, _NoGrad
 from ._common import _to_scalar
 
 __all__ = ["LBFGS"]
+
+
+def _num(x):
+    """A Python number for an ``alpha=`` argument (PyTorch converts a 0-d tensor the same way)."""
+    return x.item() if isinstance(x, _ft.Tensor) else x
 
 
 def _cubic_interpolate(x1, f1, g1, x2, f2, g2, bounds=None):
@@ -16,7 +22,7 @@ def _cubic_interpolate(x1, f1, g1, x2, f2, g2, bounds=None):
     d1 = g1 + g2 - 3 * (f1 - f2) / (x1 - x2)
     d2_square = d1 ** 2 - g1 * g2
     if d2_square >= 0:
-        d2 = d2_square ** 0.5
+        d2 = d2_square.sqrt() if isinstance(d2_square, _ft.Tensor) else d2_square ** 0.5
         if x1 <= x2:
             min_pos = x2 - (x2 - x1) * ((g2 + d2 - d1) / (g2 - g1 + 2 * d2))
         else:
@@ -27,11 +33,11 @@ def _cubic_interpolate(x1, f1, g1, x2, f2, g2, bounds=None):
 
 def _strong_wolfe(obj_func, x, t, d, f, g, gtd, c1=1e-4, c2=0.9, tolerance_change=1e-9, max_ls=25):
     """Line search along ``d`` satisfying the strong Wolfe conditions (bracketing, then zoom)."""
-    d_norm = d.abs().max().item()
+    d_norm = d.abs().max()
     g = g.clone()
     f_new, g_new = obj_func(x, t, d)
     ls_func_evals = 1
-    gtd_new = g_new.dot(d).item()
+    gtd_new = g_new.dot(d)
 
     t_prev, f_prev, g_prev, gtd_prev = 0, f, g, gtd
     done = False
@@ -58,7 +64,7 @@ def _strong_wolfe(obj_func, x, t, d, f, g, gtd, c1=1e-4, c2=0.9, tolerance_chang
         t_prev, f_prev, g_prev, gtd_prev = tmp, f_new, g_new.clone(), gtd_new
         f_new, g_new = obj_func(x, t, d)
         ls_func_evals += 1
-        gtd_new = g_new.dot(d).item()
+        gtd_new = g_new.dot(d)
         ls_iter += 1
 
     if ls_iter == max_ls:
@@ -83,7 +89,7 @@ def _strong_wolfe(obj_func, x, t, d, f, g, gtd, c1=1e-4, c2=0.9, tolerance_chang
             insuf_progress = False
         f_new, g_new = obj_func(x, t, d)
         ls_func_evals += 1
-        gtd_new = g_new.dot(d).item()
+        gtd_new = g_new.dot(d)
         ls_iter += 1
         if f_new > (f + c1 * t * gtd) or f_new >= bracket_f[low_pos]:
             bracket[high_pos], bracket_f[high_pos] = t, f_new
@@ -145,16 +151,16 @@ class LBFGS(Optimizer):
         views = []
         for p in self._params:
             if p.grad is None:
-                views.append(_C.zeros(p.numel(), dtype=p.dtype))
+                views.append(_ft.zeros(p.numel(), dtype=p.dtype))
             else:
                 views.append(p.grad.reshape(-1))
-        return _C.cat(views, 0)
+        return _ft.cat(views, 0)
 
     def _add_grad(self, step_size, update):
         offset = 0
         for p in self._params:
             numel = p.numel()
-            p.add_(update[offset:offset + numel].view_as(p), alpha=step_size)
+            p.add_(update[offset:offset + numel].view_as(p), alpha=_num(step_size))
             offset += numel
 
     def _clone_param(self):
@@ -230,7 +236,7 @@ class LBFGS(Optimizer):
             else:
                 y = flat_grad.sub(prev_flat_grad)
                 s = d.mul(t)
-                ys = y.dot(s).item()
+                ys = y.dot(s)
                 if ys > 1e-10:
                     if len(old_dirs) == history_size:
                         old_dirs.pop(0)
@@ -239,7 +245,7 @@ class LBFGS(Optimizer):
                     old_dirs.append(y)
                     old_stps.append(s)
                     ro.append(1.0 / ys)
-                    H_diag = ys / y.dot(y).item()
+                    H_diag = ys / y.dot(y)
                 # Two-loop recursion for the inverse-Hessian-vector product.
                 num_old = len(old_dirs)
                 if "al" not in state:
@@ -247,12 +253,12 @@ class LBFGS(Optimizer):
                 al = state["al"]
                 q = flat_grad.neg()
                 for i in range(num_old - 1, -1, -1):
-                    al[i] = old_stps[i].dot(q).item() * ro[i]
-                    q.add_(old_dirs[i], alpha=-al[i])
+                    al[i] = old_stps[i].dot(q) * ro[i]
+                    q.add_(old_dirs[i], alpha=_num(-al[i]))
                 d = r = q.mul(H_diag)
                 for i in range(num_old):
-                    be_i = old_dirs[i].dot(r).item() * ro[i]
-                    r.add_(old_stps[i], alpha=al[i] - be_i)
+                    be_i = old_dirs[i].dot(r) * ro[i]
+                    r.add_(old_stps[i], alpha=_num(al[i] - be_i))
 
             if prev_flat_grad is None:
                 prev_flat_grad = flat_grad.clone()
@@ -261,11 +267,11 @@ class LBFGS(Optimizer):
             prev_loss = loss
 
             if state["n_iter"] == 1:
-                t = min(1.0, 1.0 / flat_grad.abs().sum().item()) * lr
+                t = min(1.0, 1.0 / flat_grad.abs().sum()) * lr
             else:
                 t = lr
 
-            gtd = flat_grad.dot(d).item()
+            gtd = flat_grad.dot(d)
             if gtd > -tolerance_change:
                 break
 

@@ -1,6 +1,6 @@
 """Rprop (resilient backpropagation)."""
 
-from .. import _C
+import ferrotorch as _ft
 from .optimizer import Optimizer, _check_lr
 from ._common import _check_sparse, _eval_closure, _scalar_tensor, _to_scalar, _use_grad_for_differentiable, _zeros_like
 
@@ -53,7 +53,7 @@ class Rprop(Optimizer):
                 if len(state) == 0:
                     state["step"] = _scalar_tensor(0.0)
                     state["prev"] = _zeros_like(p)
-                    state["step_size"] = _C.full_like(p.grad, float(_to_scalar(group["lr"]))).detach()
+                    state["step_size"] = _ft.full_like(p.grad, float(_to_scalar(group["lr"]))).detach()
                 prevs.append(state["prev"])
                 sizes.append(state["step_size"])
                 steps.append(state["step"])
@@ -73,8 +73,9 @@ def rprop(params, grads, prevs, step_sizes, state_steps, *, step_size_min, step_
         step.add_(1)
         sign = grad.mul(prev).sign()
         # Same sign: grow the step; sign flip: shrink it and skip this update; zero: keep it.
-        factor = _C.where(sign.gt(0), etaplus, _C.where(sign.lt(0), etaminus, 1.0)).to(dtype=step_size.dtype)
+        pos, neg = sign.gt(0), sign.lt(0)
+        factor = sign.masked_fill(pos, etaplus).masked_fill_(neg, etaminus).masked_fill_(sign.eq(0), 1)
         step_size.mul_(factor).clamp_(step_size_min, step_size_max)
-        grad = _C.where(sign.lt(0), 0.0, grad).to(dtype=grad.dtype)
+        grad = grad.masked_fill(neg, 0)
         param.addcmul_(grad.sign(), step_size, value=-1)
         prev.copy_(grad)
