@@ -409,3 +409,29 @@ def test_closure_returns_loss():
             return loss
 
         assert math.isclose(float(opt.step(closure)), 2.0)
+
+
+def test_swap_in_optimizer_params_and_state_matches_torch():
+    results = []
+    for lib in (torch, ft):
+        w = lib.nn.Parameter(lib.tensor([1.0, -2.0, 3.0]))
+        opt = lib.optim.Adam([w], lr=0.1)
+        (w ** 2).sum().backward()
+        opt.step()
+        live_sd = opt.state_dict()
+        other = lib.tensor([0.5, 0.5, 0.5], requires_grad=True)
+        (other ** 3).sum().backward()
+        swap_sd = {"state": {0: {k: v.clone() for k, v in live_sd["state"][0].items()}},
+                   "param_groups": [dict(live_sd["param_groups"][0], lr=0.5)]}
+        with lib.optim.swap_in_optimizer_params_and_state(opt, {"w": other}, swap_sd):
+            assert opt.param_groups[0]["lr"] == 0.5
+            opt.step()
+        assert opt.param_groups[0]["lr"] == 0.1 and opt.param_groups[0]["params"][0] is w
+        with pytest.raises(RuntimeError, match="different number of parameter groups"):
+            with lib.optim.swap_in_optimizer_params_and_state(opt, {"w": other}, {"state": {}, "param_groups": []}):
+                pass
+        results.append((other.detach().tolist(), swap_sd["state"][0]["exp_avg"].tolist(), w.detach().tolist(),
+                        float(swap_sd["state"][0]["step"])))
+    np.testing.assert_allclose(np.array(results[1][0]), np.array(results[0][0]), rtol=1e-6)
+    np.testing.assert_allclose(np.array(results[1][1]), np.array(results[0][1]), rtol=1e-6)
+    assert results[1][2] == results[0][2] and results[1][3] == results[0][3] == 2.0
