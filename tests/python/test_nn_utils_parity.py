@@ -1,0 +1,290 @@
+"""nn.utils against PyTorch: gradient clipping, total norms, parameter vectors, and the
+rnn padding/packing utilities (values, batch sizes, lengths, gradients, errors)."""
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+
+import ferrotorch as ft
+
+torch = pytest.importorskip("torch", reason="PyTorch reference wheel not installed")
+
+
+def _np(t):
+    return np.array(t.detach().tolist(), dtype=np.float64)
+
+
+def _params(lib, grads, dtype="float32"):
+    dt = getattr(lib, dtype)
+    ps = []
+    for g in grads:
+        p = lib.nn.Parameter(lib.zeros(np.shape(g) if g is not None else (2,), dtype=dt))
+        if g is not None:
+            p.grad = lib.tensor(np.asarray(g).tolist(), dtype=dt)
+        ps.append(p)
+    return ps
+
+
+def _grads(seed=0, scale=1.0):
+    rng = np.random.default_rng(seed)
+    return [rng.standard_normal((4, 3)) * scale, rng.standard_normal(5) * scale, rng.standard_normal((2, 2, 2)) * scale]
+
+
+NORMS = [2.0, 1, 3.5, 0.5, math.inf, -math.inf, "inf", 0]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("norm_type", NORMS, ids=[str(n) for n in NORMS])
+@pytest.mark.parametrize("max_norm", [0.5, 100.0])
+def test_clip_grad_norm_matches_torch(norm_type, max_norm, dtype):
+    grads = _grads()
+    tp, fp = _params(torch, grads, dtype), _params(ft, grads, dtype)
+    tn = torch.nn.utils.clip_grad_norm_(tp, max_norm, norm_type=norm_type)
+    fn = ft.nn.utils.clip_grad_norm_(fp, max_norm, norm_type=norm_type)
+    tol = dict(rtol=1e-6, atol=1e-7) if dtype == "float32" else dict(rtol=1e-13, atol=1e-15)
+    assert str(fn.dtype) == str(tn.dtype) and tuple(fn.shape) == ()
+    np.testing.assert_allclose(fn.item(), tn.item(), **tol)
+    for a, b in zip(fp, tp):
+        np.testing.assert_allclose(_np(a.grad), _np(b.grad), **tol)
+
+
+def test_clip_grad_norm_single_tensor_none_grads_and_foreach():
+    grads = _grads(1, scale=10.0)
+    for foreach in (None, False, True):
+        tp, fp = _params(torch, grads + [None]), _params(ft, grads + [None])
+        tn = torch.nn.utils.clip_grad_norm_(tp, 1.0, foreach=foreach)
+        fn = ft.nn.utils.clip_grad_norm_(fp, 1.0, foreach=foreach)
+        np.testing.assert_allclose(fn.item(), tn.item(), rtol=1e-6)
+        assert fp[-1].grad is None
+        for a, b in zip(fp[:-1], tp[:-1]):
+            np.testing.assert_allclose(_np(a.grad), _np(b.grad), rtol=1e-6, atol=1e-7)
+    t1, f1 = _params(torch, grads[:1])[0], _params(ft, grads[:1])[0]
+    np.testing.assert_allclose(ft.nn.utils.clip_grad_norm_(f1, 0.1).item(),
+                               torch.nn.utils.clip_grad_norm_(t1, 0.1).item(), rtol=1e-6)
+    np.testing.assert_allclose(_np(f1.grad), _np(t1.grad), rtol=1e-6, atol=1e-7)
+
+
+def test_clip_grad_norm_nonfinite():
+    grads = _grads()
+    grads[1][2] = np.inf
+    for lib in (torch, ft):
+        ps = _params(lib, grads)
+        with pytest.raises(RuntimeError, match="is non-finite, so it cannot be clipped"):
+            lib.nn.utils.clip_grad_norm_(ps, 1.0, error_if_nonfinite=True)
+    tp, fp = _params(torch, grads), _params(ft, grads)
+    tn = torch.nn.utils.clip_grad_norm_(tp, 1.0)
+    fn = ft.nn.utils.clip_grad_norm_(fp, 1.0)
+    assert math.isinf(fn.item()) and math.isinf(tn.item())
+    for a, b in zip(fp, tp):
+        np.testing.assert_array_equal(_np(a.grad), _np(b.grad))
+
+
+def test_clip_grad_norm_empty_and_deprecated():
+    for lib in (torch, ft):
+        with pytest.warns(UserWarning, match="empty generator"):
+            n = lib.nn.utils.clip_grad_norm_((p for p in []), 1.0)
+        assert n.item() == 0.0
+        with pytest.warns(FutureWarning, match="`torch.nn.utils.clip_grad_norm` is now deprecated"):
+            lib.nn.utils.clip_grad_norm(_params(lib, _grads()), 1.0)
+
+
+@pytest.mark.parametrize("norm_type", [2.0, 1.0, math.inf, 4])
+def test_get_total_norm_and_clip_grads_with_norm(norm_type):
+    grads = _grads(2)
+    tt = [torch.tensor(g.tolist()) for g in grads]
+    ff = [ft.tensor(g.tolist()) for g in grads]
+    tn = torch.nn.utils.get_total_norm(tt, norm_type)
+    fn = ft.nn.utils.get_total_norm(ff, norm_type)
+    np.testing.assert_allclose(fn.item(), tn.item(), rtol=1e-6)
+    np.testing.assert_allclose(ft.nn.utils.get_total_norm(ff[0], norm_type).item(),
+                               torch.nn.utils.get_total_norm(tt[0], norm_type).item(), rtol=1e-6)
+    tp, fp = _params(torch, grads), _params(ft, grads)
+    torch.nn.utils.clip_grads_with_norm_(tp, 0.7, tn)
+    ft.nn.utils.clip_grads_with_norm_(fp, 0.7, fn)
+    for a, b in zip(fp, tp):
+        np.testing.assert_allclose(_np(a.grad), _np(b.grad), rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("clip", [0.3, 1, 5.0])
+def test_clip_grad_value_matches_torch(clip):
+    grads = _grads(3, scale=2.0)
+    for foreach in (None, False):
+        tp, fp = _params(torch, grads + [None]), _params(ft, grads + [None])
+        assert torch.nn.utils.clip_grad_value_(tp, clip, foreach=foreach) is None
+        assert ft.nn.utils.clip_grad_value_(fp, clip, foreach=foreach) is None
+        for a, b in zip(fp[:-1], tp[:-1]):
+            np.testing.assert_array_equal(_np(a.grad), _np(b.grad))
+    t1, f1 = _params(torch, grads[:1])[0], _params(ft, grads[:1])[0]
+    torch.nn.utils.clip_grad_value_(t1, clip)
+    ft.nn.utils.clip_grad_value_(f1, clip)
+    np.testing.assert_array_equal(_np(f1.grad), _np(t1.grad))
+
+
+def test_clipping_does_not_record_autograd():
+    p = ft.nn.Parameter(ft.ones(3))
+    (p * p).sum().backward()
+    ft.nn.utils.clip_grad_norm_([p], 0.1)
+    ft.nn.utils.clip_grad_value_([p], 0.01)
+    assert p.grad.grad_fn is None and not p.grad.requires_grad
+
+
+def test_parameters_vector_round_trip_matches_torch():
+    rng = np.random.default_rng(4)
+    shapes = [(3, 4), (4,), (2, 1, 3)]
+    vals = [rng.standard_normal(s) for s in shapes]
+    tps = [torch.nn.Parameter(torch.tensor(v.tolist())) for v in vals]
+    fps = [ft.nn.Parameter(ft.tensor(v.tolist())) for v in vals]
+    tv = torch.nn.utils.parameters_to_vector(tps)
+    fv = ft.nn.utils.parameters_to_vector(fps)
+    np.testing.assert_array_equal(_np(fv), _np(tv))
+    assert fv.requires_grad == tv.requires_grad
+    # Gradient flows back to every parameter, as in PyTorch.
+    (fv * ft.arange(fv.numel(), dtype=fv.dtype)).sum().backward()
+    (tv * torch.arange(tv.numel(), dtype=tv.dtype)).sum().backward()
+    for a, b in zip(fps, tps):
+        np.testing.assert_array_equal(_np(a.grad), _np(b.grad))
+    new = rng.standard_normal(tv.numel())
+    torch.nn.utils.vector_to_parameters(torch.tensor(new.tolist()), tps)
+    ft.nn.utils.vector_to_parameters(ft.tensor(new.tolist()), fps)
+    for a, b in zip(fps, tps):
+        np.testing.assert_array_equal(_np(a), _np(b))
+        assert tuple(a.shape) == tuple(b.shape) and a.requires_grad
+    for lib in (torch, ft):
+        with pytest.raises(TypeError, match="expected torch.Tensor, but got: list"):
+            lib.nn.utils.vector_to_parameters([1.0, 2.0], [lib.nn.Parameter(lib.zeros(2))])
+
+
+def test_parameters_to_vector_with_module():
+    tm = torch.nn.Linear(3, 2)
+    fm = ft.nn.Linear(3, 2)
+    with ft.no_grad():
+        fm.weight.copy_(ft.tensor(tm.weight.tolist()))
+        fm.bias.copy_(ft.tensor(tm.bias.tolist()))
+    np.testing.assert_array_equal(_np(ft.nn.utils.parameters_to_vector(fm.parameters())),
+                                  _np(torch.nn.utils.parameters_to_vector(tm.parameters())))
+
+
+# ------------------------------------------------------------------------------ rnn utils
+R = ft.nn.utils.rnn
+TR = torch.nn.utils.rnn
+
+
+def _seqs(lengths, feat=(3,), seed=5, grad=False):
+    rng = np.random.default_rng(seed)
+    vals = [rng.standard_normal((n,) + feat) for n in lengths]
+    t = [torch.tensor(v.tolist(), requires_grad=grad) for v in vals]
+    f = [ft.tensor(v.tolist(), requires_grad=grad) for v in vals]
+    return t, f
+
+
+@pytest.mark.parametrize("batch_first", [False, True])
+@pytest.mark.parametrize("side", ["right", "left"])
+@pytest.mark.parametrize("feat", [(), (3,), (2, 2)])
+def test_pad_sequence_matches_torch(batch_first, side, feat):
+    t, f = _seqs([3, 5, 1, 5], feat)
+    tp = TR.pad_sequence(t, batch_first=batch_first, padding_value=-1.5, padding_side=side)
+    fp = R.pad_sequence(f, batch_first=batch_first, padding_value=-1.5, padding_side=side)
+    assert tuple(fp.shape) == tuple(tp.shape)
+    np.testing.assert_array_equal(_np(fp), _np(tp))
+
+
+def test_pad_sequence_errors_like_torch():
+    cases = [(3,), ([],), ([np.ones((2, 3)), np.ones((2, 4))],), ([np.ones(2)], "top")]
+    for args in cases:
+        errs = []
+        for lib, mod in ((torch, TR), (ft, R)):
+            seqs = args[0]
+            if isinstance(seqs, list):
+                seqs = [lib.tensor(s.tolist()) for s in seqs]
+            kwargs = {"padding_side": args[1]} if len(args) > 1 else {}
+            with pytest.raises(Exception) as e:
+                mod.pad_sequence(seqs, **kwargs)
+            errs.append(e.value)
+        assert type(errs[1]) is type(errs[0]) and str(errs[1]) == str(errs[0])
+
+
+@pytest.mark.parametrize("batch_first", [False, True])
+@pytest.mark.parametrize("lengths,enforce_sorted", [([5, 3, 3, 1], True), ([2, 5, 1, 4], False),
+                                                    ([4, 4, 4], True), ([1], True)])
+def test_pack_pad_round_trip_matches_torch(batch_first, lengths, enforce_sorted):
+    t, f = _seqs(lengths, (2,), grad=True)
+    tpad = TR.pad_sequence(t, batch_first=batch_first)
+    fpad = R.pad_sequence(f, batch_first=batch_first)
+    for lens in (lengths, torch.tensor(lengths)):
+        flens = lens if isinstance(lens, list) else ft.tensor(lengths)
+        tpk = TR.pack_padded_sequence(tpad, lens, batch_first=batch_first, enforce_sorted=enforce_sorted)
+        fpk = R.pack_padded_sequence(fpad, flens, batch_first=batch_first, enforce_sorted=enforce_sorted)
+        assert isinstance(fpk, R.PackedSequence) and isinstance(fpk, tuple)
+        np.testing.assert_array_equal(_np(fpk.data), _np(tpk.data))
+        assert fpk.batch_sizes.tolist() == tpk.batch_sizes.tolist()
+        assert str(fpk.batch_sizes.dtype) == str(tpk.batch_sizes.dtype)
+        for a, b in ((fpk.sorted_indices, tpk.sorted_indices), (fpk.unsorted_indices, tpk.unsorted_indices)):
+            assert (a is None) == (b is None)
+            if b is not None:
+                assert a.tolist() == b.tolist()
+    for total in (None, max(lengths) + 2):
+        tout, tl = TR.pad_packed_sequence(tpk, batch_first=batch_first, padding_value=7.0, total_length=total)
+        fout, fl = R.pad_packed_sequence(fpk, batch_first=batch_first, padding_value=7.0, total_length=total)
+        assert tuple(fout.shape) == tuple(tout.shape)
+        np.testing.assert_array_equal(_np(fout), _np(tout))
+        assert fl.tolist() == tl.tolist() and str(fl.dtype) == str(tl.dtype)
+    # Gradients flow through pack and unpack back to every sequence.
+    w = np.arange(np.prod(tout.shape), dtype=np.float64).reshape(tuple(tout.shape))
+    (tout * torch.tensor(w.tolist())).sum().backward()
+    (fout * ft.tensor(w.tolist())).sum().backward()
+    for a, b in zip(f, t):
+        np.testing.assert_array_equal(_np(a.grad), _np(b.grad))
+
+
+def test_pack_sequence_unpack_unpad_match_torch():
+    for enforce_sorted, lengths in ((True, [4, 2, 2]), (False, [1, 4, 3])):
+        t, f = _seqs(lengths, (3,))
+        tpk = TR.pack_sequence(t, enforce_sorted=enforce_sorted)
+        fpk = R.pack_sequence(f, enforce_sorted=enforce_sorted)
+        np.testing.assert_array_equal(_np(fpk.data), _np(tpk.data))
+        assert fpk.batch_sizes.tolist() == tpk.batch_sizes.tolist()
+        for a, b in zip(R.unpack_sequence(fpk), TR.unpack_sequence(tpk)):
+            np.testing.assert_array_equal(_np(a), _np(b))
+        for bf in (False, True):
+            tpad = TR.pad_sequence(t, batch_first=bf)
+            fpad = R.pad_sequence(f, batch_first=bf)
+            tl = torch.tensor(lengths)
+            for a, b in zip(R.unpad_sequence(fpad, ft.tensor(lengths), batch_first=bf),
+                            TR.unpad_sequence(tpad, tl, batch_first=bf)):
+                np.testing.assert_array_equal(_np(a), _np(b))
+
+
+def test_pack_errors_like_torch():
+    x = np.random.default_rng(0).standard_normal((4, 3, 2))
+    cases = [([2, 3, 1], {}), ([3, 1, 0], {}), ([3, 2], {})]
+    for lengths, kwargs in cases:
+        errs = []
+        for lib, mod in ((torch, TR), (ft, R)):
+            with pytest.raises(Exception) as e:
+                mod.pack_padded_sequence(lib.tensor(x.tolist()), lengths, **kwargs)
+            errs.append(e.value)
+        assert type(errs[1]) is type(errs[0]) and str(errs[1]) == str(errs[0]), lengths
+    errs = []
+    for lib, mod in ((torch, TR), (ft, R)):
+        pk = mod.pack_padded_sequence(lib.tensor(x.tolist()), [3, 2, 1])
+        with pytest.raises(ValueError) as e:
+            mod.pad_packed_sequence(pk, total_length=2)
+        errs.append(str(e.value))
+    assert errs[1] == errs[0]
+
+
+def test_invert_permutation_and_packed_sequence_api():
+    perm = [3, 0, 2, 1]
+    assert R.invert_permutation(ft.tensor(perm)).tolist() == TR.invert_permutation(torch.tensor(perm)).tolist()
+    assert R.invert_permutation(None) is None
+    t, f = _seqs([3, 2], (2,))
+    fpk = R.pack_sequence(f)
+    assert fpk._fields == TR.PackedSequence._fields
+    d = fpk.double()
+    assert str(d.data.dtype) == "torch.float64" and d.batch_sizes is fpk.batch_sizes
+    assert fpk.to(ft.float32) is fpk
+    # Rebuilding from (data, batch_sizes) fills unsorted_indices from sorted_indices.
+    again = R.PackedSequence(fpk.data, fpk.batch_sizes, ft.tensor([1, 0]))
+    assert again.unsorted_indices.tolist() == [1, 0]
