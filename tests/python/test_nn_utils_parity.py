@@ -288,3 +288,74 @@ def test_invert_permutation_and_packed_sequence_api():
     # Rebuilding from (data, batch_sizes) fills unsorted_indices from sorted_indices.
     again = R.PackedSequence(fpk.data, fpk.batch_sizes, ft.tensor([1, 0]))
     assert again.unsorted_indices.tolist() == [1, 0]
+
+
+# ------------------------------------------------------------------------------ fusion
+def _copy_into(fm, tm):
+    with ft.no_grad():
+        for name, tp in tm.named_parameters():
+            dict(fm.named_parameters())[name].copy_(ft.tensor(tp.detach().tolist()))
+        for name, tb in tm.named_buffers():
+            fb = dict(fm.named_buffers()).get(name)
+            if fb is not None and tb.dtype.is_floating_point:
+                fb.copy_(ft.tensor(tb.tolist()))
+
+
+def _bn_pair(kind, n):
+    tbn = getattr(torch.nn, kind)(n)
+    with torch.no_grad():
+        tbn.running_mean.uniform_(-1, 1)
+        tbn.running_var.uniform_(0.5, 2)
+        tbn.weight.uniform_(0.5, 1.5)
+        tbn.bias.uniform_(-1, 1)
+    fbn = getattr(ft.nn, kind)(n)
+    _copy_into(fbn, tbn)
+    return tbn.eval(), fbn.eval()
+
+
+@pytest.mark.parametrize("conv,bn,transpose,shape", [
+    ("Conv2d", "BatchNorm2d", False, (2, 3, 6, 6)),
+    ("Conv1d", "BatchNorm1d", False, (2, 3, 7)),
+    ("ConvTranspose2d", "BatchNorm2d", True, (2, 3, 4, 4)),
+])
+def test_fuse_conv_bn_eval_matches_torch(conv, bn, transpose, shape):
+    torch.manual_seed(0)
+    tc = getattr(torch.nn, conv)(3, 4, 3).eval()
+    fc = getattr(ft.nn, conv)(3, 4, 3).eval()
+    _copy_into(fc, tc)
+    tbn, fbn = _bn_pair(bn, 4)
+    tf = torch.nn.utils.fuse_conv_bn_eval(tc, tbn, transpose=transpose)
+    ff = ft.nn.utils.fuse_conv_bn_eval(fc, fbn, transpose=transpose)
+    assert type(ff) is type(fc) and ff is not fc and ff.weight is not fc.weight
+    np.testing.assert_allclose(_np(ff.weight), _np(tf.weight), rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(_np(ff.bias), _np(tf.bias), rtol=1e-6, atol=1e-7)
+    x = np.random.default_rng(0).standard_normal(shape)
+    np.testing.assert_allclose(_np(ff(ft.tensor(x.tolist()))), _np(tf(torch.tensor(x.tolist(), dtype=torch.float32))),
+                               rtol=1e-5, atol=1e-5)
+    # The originals are untouched.
+    np.testing.assert_array_equal(_np(fc.weight), _np(tc.weight))
+
+
+def test_fuse_linear_bn_and_weights_match_torch():
+    torch.manual_seed(1)
+    tl = torch.nn.Linear(5, 4).eval()
+    fl = ft.nn.Linear(5, 4).eval()
+    _copy_into(fl, tl)
+    tbn, fbn = _bn_pair("BatchNorm1d", 4)
+    tf = torch.nn.utils.fuse_linear_bn_eval(tl, tbn)
+    ff = ft.nn.utils.fuse_linear_bn_eval(fl, fbn)
+    np.testing.assert_allclose(_np(ff.weight), _np(tf.weight), rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(_np(ff.bias), _np(tf.bias), rtol=1e-6, atol=1e-7)
+    # The weight-level functions with absent bias / affine parameters.
+    tw, tb = torch.nn.utils.fuse_conv_bn_weights(torch.ones(4, 2, 3), None, tbn.running_mean, tbn.running_var, 1e-3,
+                                                  None, None)
+    fw, fb = ft.nn.utils.fuse_conv_bn_weights(ft.ones(4, 2, 3), None, fbn.running_mean, fbn.running_var, 1e-3,
+                                               None, None)
+    np.testing.assert_allclose(_np(fw), _np(tw), rtol=1e-6)
+    np.testing.assert_allclose(_np(fb), _np(tb), rtol=1e-6, atol=1e-7)
+    assert isinstance(fw, ft.nn.Parameter) and fw.requires_grad == tw.requires_grad
+    for lib in (torch, ft):
+        with pytest.raises(AssertionError, match="Fusion only for eval!"):
+            lib.nn.utils.fuse_linear_bn_eval(lib.nn.Linear(2, 2), lib.nn.BatchNorm1d(2).eval())
+        with pytest.raises(AssertionError, match="linear.out_features == bn.num_features"):
+            lib.nn.utils.fuse_linear_bn_eval(lib.nn.Linear(2, 3).eval(), lib.nn.BatchNorm1d(2).eval())
