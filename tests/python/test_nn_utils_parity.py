@@ -359,3 +359,112 @@ def test_fuse_linear_bn_and_weights_match_torch():
             lib.nn.utils.fuse_linear_bn_eval(lib.nn.Linear(2, 2), lib.nn.BatchNorm1d(2).eval())
         with pytest.raises(AssertionError, match="linear.out_features == bn.num_features"):
             lib.nn.utils.fuse_linear_bn_eval(lib.nn.Linear(2, 3).eval(), lib.nn.BatchNorm1d(2).eval())
+
+
+# ------------------------------------------------------------------- weight and spectral norm
+def _pair(name, *args):
+    torch.manual_seed(3)
+    tm = getattr(torch.nn, name)(*args)
+    fm = getattr(ft.nn, name)(*args)
+    _copy_into(fm, tm)
+    return tm, fm
+
+
+@pytest.mark.parametrize("name,args,dim,shape", [
+    ("Linear", (4, 3), 0, (5, 4)), ("Linear", (4, 3), 1, (5, 4)), ("Linear", (4, 3), None, (5, 4)),
+    ("Conv2d", (2, 3, 3), 0, (2, 2, 5, 5)), ("Conv1d", (2, 3, 2), 2, (2, 2, 6)),
+])
+def test_weight_norm_matches_torch(name, args, dim, shape):
+    tm, fm = _pair(name, *args)
+    with warnings.catch_warnings(record=True) as tw:
+        warnings.simplefilter("always")
+        torch.nn.utils.weight_norm(tm, dim=dim)
+    with warnings.catch_warnings(record=True) as fw:
+        warnings.simplefilter("always")
+        assert ft.nn.utils.weight_norm(fm, dim=dim) is fm
+    assert [str(w.message) for w in fw] == [str(w.message) for w in tw]
+    assert sorted(n for n, _ in fm.named_parameters()) == sorted(n for n, _ in tm.named_parameters())
+    for n in ("weight_g", "weight_v"):
+        a, b = getattr(fm, n), getattr(tm, n)
+        assert tuple(a.shape) == tuple(b.shape)
+        np.testing.assert_allclose(_np(a), _np(b), rtol=1e-6, atol=1e-7)
+    with torch.no_grad():
+        tm.weight_g.mul_(1.5)
+    with ft.no_grad():
+        fm.weight_g.mul_(1.5)
+    x = np.random.default_rng(1).standard_normal(shape)
+    ty = tm(torch.tensor(x.tolist(), dtype=torch.float32))
+    fy = fm(ft.tensor(x.tolist()))
+    np.testing.assert_allclose(_np(fy), _np(ty), rtol=1e-5, atol=1e-6)
+    (ty ** 2).sum().backward()
+    (fy ** 2).sum().backward()
+    for n in ("weight_g", "weight_v"):
+        np.testing.assert_allclose(_np(getattr(fm, n).grad), _np(getattr(tm, n).grad), rtol=1e-4, atol=1e-5)
+    torch.nn.utils.remove_weight_norm(tm)
+    ft.nn.utils.remove_weight_norm(fm)
+    assert isinstance(fm.weight, ft.nn.Parameter)
+    np.testing.assert_allclose(_np(fm.weight), _np(tm.weight), rtol=1e-6, atol=1e-7)
+    for lib, m in ((torch, tm), (ft, fm)):
+        with pytest.raises(ValueError, match="weight_norm of 'weight' not found in"):
+            lib.nn.utils.remove_weight_norm(m)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            lib.nn.utils.weight_norm(m)
+            with pytest.raises(RuntimeError, match="Cannot register two weight_norm hooks"):
+                lib.nn.utils.weight_norm(m)
+
+
+@pytest.mark.parametrize("name,args,shape,n_iter", [
+    ("Linear", (6, 4), (3, 6), 1), ("Conv2d", (3, 5, 3), (2, 3, 6, 6), 2), ("ConvTranspose2d", (3, 4, 2), (1, 3, 4, 4), 1),
+])
+def test_spectral_norm_matches_torch(name, args, shape, n_iter):
+    tm, fm = _pair(name, *args)
+    torch.nn.utils.spectral_norm(tm, n_power_iterations=n_iter)
+    ft.nn.utils.spectral_norm(fm, n_power_iterations=n_iter)
+    assert sorted(fm.state_dict()) == sorted(tm.state_dict())
+    for n in ("weight_u", "weight_v"):
+        assert tuple(getattr(fm, n).shape) == tuple(getattr(tm, n).shape)
+        # A random unit start vector, as in PyTorch (the draws themselves differ).
+        np.testing.assert_allclose(np.linalg.norm(_np(getattr(fm, n))), 1.0, rtol=1e-5)
+        with ft.no_grad():
+            getattr(fm, n).copy_(ft.tensor(getattr(tm, n).tolist()))
+    x = np.random.default_rng(2).standard_normal(shape)
+    for step in range(3):
+        ty = tm(torch.tensor(x.tolist(), dtype=torch.float32))
+        fy = fm(ft.tensor(x.tolist()))
+        np.testing.assert_allclose(_np(fy), _np(ty), rtol=1e-4, atol=1e-5, err_msg=f"step {step}")
+        for n in ("weight_u", "weight_v"):
+            np.testing.assert_allclose(_np(getattr(fm, n)), _np(getattr(tm, n)), rtol=1e-4, atol=1e-5)
+    (ty ** 2).sum().backward()
+    (fy ** 2).sum().backward()
+    np.testing.assert_allclose(_np(fm.weight_orig.grad), _np(tm.weight_orig.grad), rtol=1e-3, atol=1e-4)
+    tm.eval()
+    fm.eval()
+    u_before = _np(fm.weight_u)
+    np.testing.assert_allclose(_np(fm(ft.tensor(x.tolist()))), _np(tm(torch.tensor(x.tolist(), dtype=torch.float32))),
+                               rtol=1e-4, atol=1e-5)
+    np.testing.assert_array_equal(_np(fm.weight_u), u_before)
+    torch.nn.utils.remove_spectral_norm(tm)
+    ft.nn.utils.remove_spectral_norm(fm)
+    assert sorted(fm.state_dict()) == sorted(tm.state_dict())
+    np.testing.assert_allclose(_np(fm.weight), _np(tm.weight), rtol=1e-4, atol=1e-5)
+    for lib, m in ((torch, tm), (ft, fm)):
+        with pytest.raises(ValueError, match="spectral_norm of 'weight' not found in"):
+            lib.nn.utils.remove_spectral_norm(m)
+        with pytest.raises(ValueError, match="Expected n_power_iterations to be positive"):
+            lib.nn.utils.spectral_norm(m, n_power_iterations=0)
+
+
+def test_skip_init_like_torch():
+    for lib in (torch, ft):
+        m = lib.nn.utils.skip_init(lib.nn.Linear, 5, 3, bias=False)
+        assert isinstance(m, lib.nn.Linear) and tuple(m.weight.shape) == (3, 5) and m.bias is None
+        with pytest.raises(RuntimeError, match="Expected a Module; got"):
+            lib.nn.utils.skip_init(int)
+
+        class NoDevice(lib.nn.Module):
+            def __init__(self, n):
+                super().__init__()
+
+        with pytest.raises(RuntimeError, match="Module must support a 'device' arg to skip initialization"):
+            lib.nn.utils.skip_init(NoDevice, 3)

@@ -8,3 +8,6 @@ from .convert_parameters import parameters_to_vector, vector_to_parameters  # no
 from .fusion import (  # noqa: F401
     fuse_conv_bn_eval, fuse_conv_bn_weights, fuse_linear_bn_eval, fuse_linear_bn_weights,
 )
+from .weight_norm import remove_weight_norm, weight_norm  # noqa: F401
+from .spectral_norm import remove_spectral_norm, spectral_norm  # noqa: F401
+from .init import skip_init  # noqa: F401
