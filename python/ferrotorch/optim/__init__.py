@@ -1,6 +1,7 @@
 """``ferrotorch.optim``: optimizers and learning-rate schedulers."""
 
 from . import lr_scheduler  # noqa: F401
+from . import swa_utils  # noqa: F401
 from .optimizer import Optimizer  # noqa: F401
 from .sgd import SGD  # noqa: F401
 from .adam import Adam, AdamW  # noqa: F401
