@@ -468,3 +468,198 @@ def test_skip_init_like_torch():
 
         with pytest.raises(RuntimeError, match="Module must support a 'device' arg to skip initialization"):
             lib.nn.utils.skip_init(NoDevice, 3)
+
+
+# ------------------------------------------------------------------- parametrize
+def _symmetric(lib):
+    class Symmetric(lib.nn.Module):
+        def forward(self, X):
+            return X.triu() + X.triu(1).transpose(-1, -2)
+
+        def right_inverse(self, A):
+            return A.triu()
+
+    return Symmetric()
+
+
+def _scale(lib, k):
+    class Scale(lib.nn.Module):
+        def forward(self, X):
+            return X * k
+
+    return Scale()
+
+
+def test_register_parametrization_matches_torch():
+    tm, fm = _pair("Linear", 4, 4)
+    P, TP = ft.nn.utils.parametrize, torch.nn.utils.parametrize
+    TP.register_parametrization(tm, "weight", _symmetric(torch))
+    P.register_parametrization(fm, "weight", _symmetric(ft))
+    assert type(fm).__name__ == type(tm).__name__ == "ParametrizedLinear"
+    assert P.is_parametrized(fm) and P.is_parametrized(fm, "weight") and not P.is_parametrized(fm, "bias")
+    assert P.type_before_parametrizations(fm) is ft.nn.Linear
+    assert sorted(fm.state_dict()) == sorted(tm.state_dict())
+    np.testing.assert_allclose(_np(fm.weight), _np(tm.weight), rtol=1e-6)
+    np.testing.assert_allclose(_np(fm.parametrizations.weight.original), _np(tm.parametrizations.weight.original))
+    # Chaining a second parametrization.
+    TP.register_parametrization(tm, "weight", _scale(torch, 2.0))
+    P.register_parametrization(fm, "weight", _scale(ft, 2.0))
+    assert len(fm.parametrizations["weight"]) == 2
+    x = np.random.default_rng(0).standard_normal((3, 4))
+    ty = tm(torch.tensor(x.tolist(), dtype=torch.float32))
+    fy = fm(ft.tensor(x.tolist()))
+    np.testing.assert_allclose(_np(fy), _np(ty), rtol=1e-5, atol=1e-6)
+    ty.sum().backward()
+    fy.sum().backward()
+    np.testing.assert_allclose(_np(fm.parametrizations.weight.original.grad),
+                               _np(tm.parametrizations.weight.original.grad), rtol=1e-5, atol=1e-6)
+    # Assignment goes through right_inverse (the Scale has none: error as in PyTorch).
+    for lib, m in ((torch, tm), (ft, fm)):
+        with pytest.raises(RuntimeError, match="parametrization Scale does not implement right_inverse."):
+            m.weight = lib.zeros(4, 4)
+    # Caching returns the same tensor inside the context.
+    with P.cached():
+        assert fm.weight is fm.weight
+    assert fm.weight is not fm.weight
+    for leave in (True, False):
+        tm2, fm2 = _pair("Linear", 4, 4)
+        TP.register_parametrization(tm2, "weight", _symmetric(torch))
+        P.register_parametrization(fm2, "weight", _symmetric(ft))
+        with torch.no_grad():
+            tm2.weight = torch.tensor(np.arange(16.0).reshape(4, 4).tolist())
+        with ft.no_grad():
+            fm2.weight = ft.tensor(np.arange(16.0).reshape(4, 4).tolist())
+        np.testing.assert_allclose(_np(fm2.weight), _np(tm2.weight))
+        TP.remove_parametrizations(tm2, "weight", leave_parametrized=leave)
+        P.remove_parametrizations(fm2, "weight", leave_parametrized=leave)
+        assert type(fm2) is ft.nn.Linear and not hasattr(fm2, "parametrizations")
+        assert isinstance(fm2.weight, ft.nn.Parameter)
+        np.testing.assert_allclose(_np(fm2.weight), _np(tm2.weight))
+        assert sorted(fm2.state_dict()) == sorted(tm2.state_dict())
+
+
+def test_parametrization_errors_like_torch():
+    class Shrink:
+        pass
+
+    for lib in (torch, ft):
+        P = lib.nn.utils.parametrize
+
+        class Bad(lib.nn.Module):
+            def forward(self, X):
+                return X[:1]
+
+        m = lib.nn.Linear(3, 3)
+        with pytest.raises(ValueError, match="may not change the shape of the tensor"):
+            P.register_parametrization(m, "weight", Bad())
+        with pytest.raises(ValueError, match="does not have a parameter, a buffer, or a parametrized element"):
+            P.register_parametrization(m, "nothing", _scale(lib, 2.0))
+        with pytest.raises(ValueError, match="does not have a parametrization on weight"):
+            P.remove_parametrizations(m, "weight")
+        P.register_parametrization(m, "weight", Bad(), unsafe=True)
+        assert tuple(m.weight.shape) == (1, 3)
+
+
+def test_transfer_parametrizations_and_params():
+    for lib in (torch, ft):
+        P = lib.nn.utils.parametrize
+        a, b = lib.nn.Linear(3, 3), lib.nn.Linear(3, 3)
+        P.register_parametrization(a, "weight", _symmetric(lib))
+        P.transfer_parametrizations_and_params(a, b)
+        assert P.is_parametrized(b, "weight")
+        assert b.parametrizations.weight.original is a.parametrizations.weight.original
+
+
+@pytest.mark.parametrize("name,args,dim,shape", [("Linear", (4, 3), 0, (5, 4)), ("Conv1d", (2, 3, 2), 1, (2, 2, 6)),
+                                                 ("Linear", (4, 3), None, (5, 4))])
+def test_parametrizations_weight_norm_matches_torch(name, args, dim, shape):
+    tm, fm = _pair(name, *args)
+    torch.nn.utils.parametrizations.weight_norm(tm, dim=dim)
+    ft.nn.utils.parametrizations.weight_norm(fm, dim=dim)
+    assert sorted(fm.state_dict()) == sorted(tm.state_dict())
+    for k in ("original0", "original1"):
+        np.testing.assert_allclose(_np(getattr(fm.parametrizations.weight, k)),
+                                   _np(getattr(tm.parametrizations.weight, k)), rtol=1e-6, atol=1e-7)
+    x = np.random.default_rng(1).standard_normal(shape)
+    ty = tm(torch.tensor(x.tolist(), dtype=torch.float32))
+    fy = fm(ft.tensor(x.tolist()))
+    np.testing.assert_allclose(_np(fy), _np(ty), rtol=1e-5, atol=1e-6)
+    (ty ** 2).sum().backward()
+    (fy ** 2).sum().backward()
+    for k in ("original0", "original1"):
+        np.testing.assert_allclose(_np(getattr(fm.parametrizations.weight, k).grad),
+                                   _np(getattr(tm.parametrizations.weight, k).grad), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("name,args,shape", [("Linear", (6, 4), (3, 6)), ("Conv2d", (3, 5, 3), (2, 3, 6, 6)),
+                                             ("ConvTranspose2d", (3, 4, 2), (1, 3, 4, 4))])
+def test_parametrizations_spectral_norm_matches_torch(name, args, shape):
+    tm, fm = _pair(name, *args)
+    torch.nn.utils.parametrizations.spectral_norm(tm)
+    ft.nn.utils.parametrizations.spectral_norm(fm)
+    assert sorted(fm.state_dict()) == sorted(tm.state_dict())
+    tsn, fsn = tm.parametrizations.weight[0], fm.parametrizations.weight[0]
+    # Random start vectors differ; after 15 power iterations both estimate the same singular pair.
+    sigma_t = float(torch.dot(tsn._u, torch.mv(tsn._reshape_weight_to_matrix(tm.parametrizations.weight.original),
+                                               tsn._v)))
+    wm = fsn._reshape_weight_to_matrix(fm.parametrizations.weight.original)
+    sigma_f = float(ft.dot(fsn._u, ft.mv(wm, fsn._v)))
+    np.testing.assert_allclose(sigma_f, sigma_t, rtol=1e-3)
+    with ft.no_grad():
+        fsn._u.copy_(ft.tensor(tsn._u.tolist()))
+        fsn._v.copy_(ft.tensor(tsn._v.tolist()))
+    x = np.random.default_rng(2).standard_normal(shape)
+    for _ in range(3):
+        ty = tm(torch.tensor(x.tolist(), dtype=torch.float32))
+        fy = fm(ft.tensor(x.tolist()))
+        np.testing.assert_allclose(_np(fy), _np(ty), rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(_np(fsn._u), _np(tsn._u), rtol=1e-4, atol=1e-5)
+    (ty ** 2).sum().backward()
+    (fy ** 2).sum().backward()
+    np.testing.assert_allclose(_np(fm.parametrizations.weight.original.grad),
+                               _np(tm.parametrizations.weight.original.grad), rtol=1e-3, atol=1e-4)
+    for lib in (torch, ft):
+        with pytest.raises(ValueError, match="has no parameter or buffer with name 'nope'"):
+            lib.nn.utils.parametrizations.spectral_norm(lib.nn.Linear(2, 2), name="nope")
+
+
+# ------------------------------------------------------------------- stateless
+def test_functional_call_matches_torch():
+    tm, fm = _pair("Linear", 3, 2)
+    rng = np.random.default_rng(4)
+    w = rng.standard_normal((2, 3))
+    x = rng.standard_normal((4, 3))
+    outs = []
+    for lib, m in ((torch, tm), (ft, fm)):
+        before = _np(m.weight)
+        wt = lib.tensor(w.tolist(), dtype=lib.float32, requires_grad=True)
+        with pytest.warns(FutureWarning, match="stateless.functional_call` is deprecated"):
+            y = lib.nn.utils.stateless.functional_call(m, {"weight": wt}, lib.tensor(x.tolist(), dtype=lib.float32))
+        y.sum().backward()
+        # The module is restored and the gradient reached the tensor passed in.
+        np.testing.assert_array_equal(_np(m.weight), before)
+        assert isinstance(m.weight, lib.nn.Parameter) and m.weight.grad is None
+        outs.append((_np(y), _np(wt.grad)))
+        with pytest.raises(RuntimeError, match="Missing key\\(s\\): 'bias'"):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                lib.nn.utils.stateless.functional_call(m, {"weight": wt}, (lib.ones(1, 3),), strict=True)
+    np.testing.assert_allclose(outs[1][0], outs[0][0], rtol=1e-6)
+    np.testing.assert_allclose(outs[1][1], outs[0][1], rtol=1e-6)
+
+
+def test_functional_call_tied_weights():
+    for lib in (torch, ft):
+        a = lib.nn.Linear(2, 2, bias=False)
+        b = lib.nn.Linear(2, 2, bias=False)
+        b.weight = a.weight
+        seq = lib.nn.Sequential(a, b)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            y = lib.nn.utils.stateless.functional_call(seq, {"0.weight": lib.eye(2) * 2}, lib.ones(1, 2))
+            assert y.tolist() == [[4.0, 4.0]]
+            y = lib.nn.utils.stateless.functional_call(seq, {"0.weight": lib.eye(2) * 2}, lib.ones(1, 2),
+                                                       tie_weights=False)
+            with pytest.raises(ValueError, match="which are tied"):
+                lib.nn.utils.stateless.functional_call(seq, {"0.weight": lib.eye(2), "1.weight": lib.eye(2) * 3},
+                                                       lib.ones(1, 2))

@@ -11,3 +11,6 @@ from .fusion import (  # noqa: F401
 from .weight_norm import remove_weight_norm, weight_norm  # noqa: F401
 from .spectral_norm import remove_spectral_norm, spectral_norm  # noqa: F401
 from .init import skip_init  # noqa: F401
+from . import parametrize  # noqa: F401
+from . import parametrizations  # noqa: F401
+from . import stateless  # noqa: F401
