@@ -435,3 +435,33 @@ def test_swap_in_optimizer_params_and_state_matches_torch():
     np.testing.assert_allclose(np.array(results[1][0]), np.array(results[0][0]), rtol=1e-6)
     np.testing.assert_allclose(np.array(results[1][1]), np.array(results[0][1]), rtol=1e-6)
     assert results[1][2] == results[0][2] and results[1][3] == results[0][3] == 2.0
+
+
+def test_pre_hook_can_replace_arguments_and_subclass_super_step_runs_hooks_once():
+    for lib in (torch, ft):
+        w = lib.nn.Parameter(lib.ones(2))
+        opt = lib.optim.Adam([w], lr=0.1)
+        seen = []
+
+        def closure():
+            seen.append("closure")
+            return lib.tensor(3.0)
+
+        opt.register_step_pre_hook(lambda o, a, k: ((a[0],), {"closure": closure}))
+        assert float(opt.step()) == 3.0 and seen == ["closure"]
+        with pytest.raises(RuntimeError, match="must return None or a tuple of \\(new_args, new_kwargs\\)"):
+            o2 = lib.optim.SGD([w], lr=0.1)
+            o2.register_step_pre_hook(lambda o, a, k: 5)
+            o2.step()
+
+    class Wrapped(ft.optim.SGD):
+        def step(self, closure=None):
+            return super().step(closure)
+
+    w = ft.nn.Parameter(ft.ones(2))
+    opt = Wrapped([w], lr=0.5)
+    calls = []
+    opt.register_step_post_hook(lambda o, a, k: calls.append(1))
+    w.sum().backward()
+    opt.step()
+    assert calls == [1] and w.tolist() == [0.5, 0.5]

@@ -2,7 +2,7 @@
 
 import ferrotorch as _ft
 from .optimizer import Optimizer, _check_lr
-from ._common import _eval_closure, _scalar_tensor, _to_scalar, _use_grad_for_differentiable, _zeros_like
+from ._common import _lerp_, _eval_closure, _scalar_tensor, _to_scalar, _use_grad_for_differentiable, _zeros_like
 
 __all__ = ["Adafactor", "adafactor"]
 
@@ -107,13 +107,13 @@ def adafactor(params, grads, row_vars, col_vars, variances, state_steps, *, d, l
         if grad.dim() > 1:
             # Factored second moment: per-row and per-column means of grad**2, outer product rebuilt.
             row_mean = _ft.norm(grad, dim=-1, keepdim=True).square_().div_(grad.size(-1))
-            row_var.lerp_(row_mean, one_minus_beta2_t)
+            _lerp_(row_var, row_mean, one_minus_beta2_t)
             col_mean = _ft.norm(grad, dim=-2, keepdim=True).square_().div_(grad.size(-2))
-            col_var.lerp_(col_mean, one_minus_beta2_t)
+            _lerp_(col_var, col_mean, one_minus_beta2_t)
             var_estimate = row_var @ col_var
             var_estimate.div_(row_var.mean(dim=-2, keepdim=True).clamp_(min=e1))
         else:
-            variance.lerp_(grad * grad, one_minus_beta2_t)
+            _lerp_(variance, grad * grad, one_minus_beta2_t)
             var_estimate = variance.clone()
         update = var_estimate.clamp_(min=e1 * e1).rsqrt_()
         update.mul_(grad)

@@ -4,7 +4,7 @@ import math
 
 import ferrotorch as _ft
 from .optimizer import Optimizer, _check_lr
-from ._common import _eval_closure, _to_scalar, _zeros_like
+from ._common import _eval_closure, _lerp_, _to_scalar, _zeros_like
 from .optimizer import _NoGrad
 
 __all__ = ["Muon"]
@@ -112,8 +112,8 @@ class Muon(Optimizer):
                     if "momentum_buffer" not in state:
                         state["momentum_buffer"] = _zeros_like(grad)
                     buf = state["momentum_buffer"]
-                    buf.lerp_(grad, 1 - momentum)
-                    update = grad.lerp(buf, momentum) if group["nesterov"] else buf
+                    _lerp_(buf, grad, 1 - momentum)
+                    update = _lerp_(grad.clone(), buf, momentum) if group["nesterov"] else buf
                     update = _zeropower_via_newtonschulz(update, group["ns_coefficients"], group["ns_steps"],
                                                          group["eps"])
                     adjusted_lr = _adjust_lr(lr, group["adjust_lr_fn"], p.shape)

@@ -2,7 +2,7 @@
 
 import ferrotorch as _ft
 from .optimizer import Optimizer, _check_fused_foreach, _check_lr
-from ._common import (_check_sparse, _eval_closure, _get_value, _scalar_tensor, _to_scalar,
+from ._common import (_lerp_, _check_sparse, _eval_closure, _get_value, _scalar_tensor, _to_scalar,
                       _use_grad_for_differentiable, _zeros_like)
 
 __all__ = ["Adam", "AdamW", "adam", "adamw"]
@@ -116,7 +116,7 @@ def adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, *, 
                 param.mul_(1 - lr * weight_decay)
             else:
                 grad = grad.add(param, alpha=weight_decay)
-        exp_avg.lerp_(grad, 1 - beta1)
+        _lerp_(exp_avg, grad, 1 - beta1)
         exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
         step = _get_value(step_t)
         bias_correction1 = 1 - beta1 ** step

@@ -2,7 +2,7 @@
 
 import ferrotorch as _ft
 from .optimizer import Optimizer, _check_lr
-from ._common import (_check_sparse, _eval_closure, _get_value, _scalar_tensor, _to_scalar,
+from ._common import (_lerp_, _check_sparse, _eval_closure, _get_value, _scalar_tensor, _to_scalar,
                       _use_grad_for_differentiable, _zeros_like)
 
 __all__ = ["Adamax", "adamax"]
@@ -81,7 +81,7 @@ def adamax(params, grads, exp_avgs, exp_infs, state_steps, *, eps, beta1, beta2,
         step_t.add_(1)
         if weight_decay != 0:
             grad = grad.add(param, alpha=weight_decay)
-        exp_avg.lerp_(grad, 1 - beta1)
+        _lerp_(exp_avg, grad, 1 - beta1)
         _ft.maximum(exp_inf.mul_(beta2), grad.abs().add_(eps), out=exp_inf)
         clr = lr / (1 - beta1 ** _get_value(step_t))
         param.addcdiv_(exp_avg, exp_inf, value=-clr)

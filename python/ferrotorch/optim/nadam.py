@@ -1,7 +1,7 @@
 """NAdam (Adam with Nesterov momentum)."""
 
 from .optimizer import Optimizer, _check_lr
-from ._common import (_check_sparse, _eval_closure, _get_value, _scalar_tensor, _to_scalar,
+from ._common import (_lerp_, _check_sparse, _eval_closure, _get_value, _scalar_tensor, _to_scalar,
                       _use_grad_for_differentiable, _zeros_like)
 
 __all__ = ["NAdam", "nadam"]
@@ -100,7 +100,7 @@ def nadam(params, grads, exp_avgs, exp_avg_sqs, mu_products, state_steps, *, bet
         mu = beta1 * (1.0 - 0.5 * (0.96 ** (step * momentum_decay)))
         mu_next = beta1 * (1.0 - 0.5 * (0.96 ** ((step + 1) * momentum_decay)))
         mu_product.mul_(mu)
-        exp_avg.lerp_(grad, 1 - beta1)
+        _lerp_(exp_avg, grad, 1 - beta1)
         exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
         denom = exp_avg_sq.div(bias_correction2).sqrt()
         mu_product_v = _get_value(mu_product)

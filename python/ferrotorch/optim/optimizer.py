@@ -119,22 +119,33 @@ def _hooked_step(func):
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
         self = args[0]
-        for pre_hook in chain(_global_optimizer_pre_hooks.values(), self._optimizer_step_pre_hooks.values()):
-            result = pre_hook(self, args, kwargs)
-            if result is not None:
-                if isinstance(result, tuple) and len(result) == 2:
-                    args, kwargs = result
-                else:
-                    raise RuntimeError(
-                        f"{func} must return None or a tuple of (new_args, new_kwargs), but got {result}."
-                    )
-        out = func(*args, **kwargs)
-        for post_hook in chain(self._optimizer_step_post_hooks.values(), _global_optimizer_post_hooks.values()):
-            post_hook(self, args, kwargs)
-        return out
+        if getattr(self, "_in_hooked_step", False):
+            # A subclass's step calling super().step(): the hooks already ran once.
+            return func(*args, **kwargs)
+        self._in_hooked_step = True
+        try:
+            return _run_with_hooks(func, self, args, kwargs)
+        finally:
+            self._in_hooked_step = False
 
     wrapper.hooked = True
     return wrapper
+
+
+def _run_with_hooks(func, self, args, kwargs):
+    for pre_hook in chain(_global_optimizer_pre_hooks.values(), self._optimizer_step_pre_hooks.values()):
+        result = pre_hook(self, args, kwargs)
+        if result is not None:
+            if isinstance(result, tuple) and len(result) == 2:
+                args, kwargs = result
+            else:
+                raise RuntimeError(
+                    f"{func} must return None or a tuple of (new_args, new_kwargs), but got {result}."
+                )
+    out = func(*args, **kwargs)
+    for post_hook in chain(self._optimizer_step_post_hooks.values(), _global_optimizer_post_hooks.values()):
+        post_hook(self, args, kwargs)
+    return out
 
 
 class Optimizer:

@@ -1,7 +1,7 @@
 """RAdam (rectified Adam)."""
 
 from .optimizer import Optimizer, _check_lr
-from ._common import (_check_sparse, _eval_closure, _get_value, _scalar_tensor, _to_scalar,
+from ._common import (_lerp_, _check_sparse, _eval_closure, _get_value, _scalar_tensor, _to_scalar,
                       _use_grad_for_differentiable, _zeros_like)
 
 __all__ = ["RAdam", "radam"]
@@ -89,7 +89,7 @@ def radam(params, grads, exp_avgs, exp_avg_sqs, state_steps, *, beta1, beta2, lr
                 param.mul_(1 - lr * weight_decay)
             else:
                 grad = grad.add(param, alpha=weight_decay)
-        exp_avg.lerp_(grad, 1 - beta1)
+        _lerp_(exp_avg, grad, 1 - beta1)
         exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
         bias_correction1 = 1 - beta1 ** step
         bias_correction2 = 1 - beta2 ** step

@@ -1,7 +1,7 @@
 """RMSprop."""
 
 from .optimizer import Optimizer, _check_lr
-from ._common import _check_sparse, _eval_closure, _scalar_tensor, _to_scalar, _use_grad_for_differentiable, _zeros_like
+from ._common import _lerp_, _check_sparse, _eval_closure, _scalar_tensor, _to_scalar, _use_grad_for_differentiable, _zeros_like
 
 __all__ = ["RMSprop", "rmsprop"]
 
@@ -92,7 +92,7 @@ def rmsprop(params, grads, square_avgs, grad_avgs, momentum_buffer_list, state_s
         square_avg.mul_(alpha).addcmul_(grad, grad, value=1 - alpha)
         if centered:
             grad_avg = grad_avgs[i]
-            grad_avg.lerp_(grad, 1 - alpha)
+            _lerp_(grad_avg, grad, 1 - alpha)
             avg = square_avg.addcmul(grad_avg, grad_avg, value=-1).sqrt_()
         else:
             avg = square_avg.sqrt()

@@ -5,6 +5,7 @@ import math
 import warnings
 
 from .. import _C
+from ._common import _lerp_
 from .lr_scheduler import LRScheduler, _format_param
 
 __all__ = ["AveragedModel", "update_bn", "SWALR", "get_ema_multi_avg_fn", "get_swa_multi_avg_fn",
@@ -50,7 +51,7 @@ def get_ema_multi_avg_fn(decay=0.999):
     def ema_update(ema_param_list, current_param_list, _):
         if _is_float(ema_param_list[0]):
             for p_ema, p_model in zip(ema_param_list, current_param_list):
-                p_ema.lerp_(p_model, 1 - decay)
+                _lerp_(p_ema, p_model, 1 - decay)
         else:
             for p_ema, p_model in zip(ema_param_list, current_param_list):
                 p_ema.copy_(p_ema * decay + p_model * (1 - decay))
@@ -67,7 +68,7 @@ def get_swa_multi_avg_fn():
             w = 1 / (num_averaged + 1)
             w = w.item() if isinstance(w, _C.Tensor) else w
             for p_avg, p_model in zip(averaged_param_list, current_param_list):
-                p_avg.lerp_(p_model, w)
+                _lerp_(p_avg, p_model, w)
         else:
             for p_avg, p_model in zip(averaged_param_list, current_param_list):
                 diff = p_model - p_avg
