@@ -182,8 +182,9 @@ def _structure(value):
 @pytest.mark.parametrize("case", range(len(CASES)), ids=_ids())
 def test_state_dict_layout_matches_torch(case):
     name, kwargs = CASES[case]
-    _, _, topt = _trajectory(torch, name, kwargs, "float32", groups=True, steps=3)
-    _, _, fopt = _trajectory(ft, name, kwargs, "float32", groups=True, steps=3)
+    steps = _lbfgs_steps(kwargs, "float32") if name == "LBFGS" else 3
+    _, _, topt = _trajectory(torch, name, kwargs, "float32", groups=True, steps=steps)
+    _, _, fopt = _trajectory(ft, name, kwargs, "float32", groups=True, steps=steps)
     tsd, fsd = topt.state_dict(), fopt.state_dict()
     assert list(fsd) == ["state", "param_groups"]
     # Same group options, in the same key order, with ``params`` as integer ids.
@@ -191,14 +192,12 @@ def test_state_dict_layout_matches_torch(case):
     assert fsd["param_groups"] == tsd["param_groups"]
     assert list(fsd["state"]) == list(tsd["state"])
     for k in tsd["state"]:
-        if name == "LBFGS":
-            # LBFGS keeps its scalars (ro, al, t, H_diag) as Python floats here.
-            assert set(fsd["state"][k]) == set(tsd["state"][k])
-            continue
         assert list(fsd["state"][k]) == list(tsd["state"][k])
         assert _structure(fsd["state"][k]) == _structure(tsd["state"][k])
         for key, tv in tsd["state"][k].items():
-            np.testing.assert_allclose(np.array(fsd["state"][k][key].tolist()), tv.numpy(), rtol=1e-4, atol=1e-5)
+            if isinstance(tv, torch.Tensor):
+                tol = dict(rtol=2e-3, atol=2e-4) if name == "LBFGS" else dict(rtol=1e-4, atol=1e-5)
+                np.testing.assert_allclose(np.array(fsd["state"][k][key].tolist()), tv.numpy(), **tol)
 
 
 def _clone(value):
