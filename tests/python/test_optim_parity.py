@@ -15,6 +15,10 @@ torch = pytest.importorskip("torch", reason="PyTorch reference wheel not install
 
 STEPS = 20
 
+
+def _np(t):
+    return np.array(t.detach().tolist(), dtype=np.float64)
+
 CASES = [
     ("SGD", dict(lr=0.1)),
     ("SGD", dict(lr=0.1, momentum=0.9, dampening=0.1, weight_decay=0.01)),
@@ -464,3 +468,43 @@ def test_pre_hook_can_replace_arguments_and_subclass_super_step_runs_hooks_once(
     w.sum().backward()
     opt.step()
     assert calls == [1] and w.tolist() == [0.5, 0.5]
+
+
+@pytest.mark.parametrize("maximize", [False, True])
+def test_sparse_adam_matches_torch_on_embedding_gradients(maximize):
+    # PyTorch: Embedding(sparse=True) gives sparse-layout gradients; here the same rows
+    # arrive as a dense gradient that is zero elsewhere.
+    rng = np.random.default_rng(7)
+    w0 = rng.standard_normal((12, 4))
+    tw = torch.nn.Parameter(torch.tensor(w0.tolist(), dtype=torch.float64))
+    fw = ft.nn.Parameter(ft.tensor(w0.tolist(), dtype=ft.float64))
+    topt = torch.optim.SparseAdam([tw], lr=0.05, betas=(0.8, 0.95), maximize=maximize)
+    fopt = ft.optim.SparseAdam([fw], lr=0.05, betas=(0.8, 0.95), maximize=maximize)
+    for step in range(15):
+        idx = rng.choice(12, size=5, replace=True)
+        target = rng.standard_normal((5, 4))
+        topt.zero_grad()
+        fopt.zero_grad()
+        tl = ((torch.nn.functional.embedding(torch.tensor(idx), tw, sparse=True)
+               - torch.tensor(target.tolist(), dtype=torch.float64)) ** 2).sum()
+        fl = ((ft.nn.functional.embedding(ft.tensor(idx.tolist()), fw)
+               - ft.tensor(target.tolist(), dtype=ft.float64)) ** 2).sum()
+        tl.backward()
+        fl.backward()
+        assert tw.grad.is_sparse
+        topt.step()
+        fopt.step()
+        np.testing.assert_allclose(_np(fw), _np(tw), rtol=1e-12, atol=1e-14, err_msg=f"step {step}")
+    for key in ("exp_avg", "exp_avg_sq"):
+        np.testing.assert_allclose(_np(fopt.state[fw][key]), _np(topt.state[tw][key]), rtol=1e-12, atol=1e-14)
+    assert fopt.state[fw]["step"] == topt.state[tw]["step"] == 15
+    assert list(fopt.state_dict()["param_groups"][0]) == list(topt.state_dict()["param_groups"][0])
+
+
+def test_sparse_adam_errors_like_torch():
+    for kwargs in (dict(lr=0.0), dict(eps=0.0), dict(betas=(1.0, 0.9)), dict(betas=(0.9, -1.0))):
+        with pytest.raises(ValueError) as t:
+            torch.optim.SparseAdam([torch.nn.Parameter(torch.zeros(2))], **kwargs)
+        with pytest.raises(ValueError) as f:
+            ft.optim.SparseAdam([ft.nn.Parameter(ft.zeros(2))], **kwargs)
+        assert str(f.value) == str(t.value)

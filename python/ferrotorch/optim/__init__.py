@@ -17,7 +17,8 @@ from .lbfgs import LBFGS  # noqa: F401
 from ._adafactor import Adafactor  # noqa: F401
 from ._muon import Muon  # noqa: F401
 from ._stateless import swap_in_optimizer_params_and_state  # noqa: F401
+from .sparse_adam import SparseAdam  # noqa: F401
 
 __all__ = ["Adafactor", "Adadelta", "Adagrad", "Adam", "Adamax", "AdamW", "ASGD", "LBFGS", "lr_scheduler",
-           "Muon", "NAdam", "Optimizer", "RAdam", "RMSprop", "Rprop", "SGD",
+           "Muon", "NAdam", "Optimizer", "RAdam", "RMSprop", "Rprop", "SGD", "SparseAdam",
            "swap_in_optimizer_params_and_state"]
