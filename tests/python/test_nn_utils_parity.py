@@ -667,3 +667,25 @@ def test_functional_call_tied_weights():
             with pytest.raises(ValueError, match="which are tied"):
                 lib.nn.utils.stateless.functional_call(seq, {"0.weight": lib.eye(2), "1.weight": lib.eye(2) * 3},
                                                        lib.ones(1, 2))
+
+
+@pytest.mark.parametrize("dims", [2, 3])
+def test_convert_conv_weight_memory_format_keeps_values_like_torch(dims):
+    torch.manual_seed(5)
+    conv, convt = f"Conv{dims}d", f"ConvTranspose{dims}d"
+    tm = torch.nn.Sequential(getattr(torch.nn, conv)(2, 3, 2), torch.nn.ReLU(),
+                             torch.nn.Sequential(getattr(torch.nn, convt)(3, 2, 2)))
+    fm = ft.nn.Sequential(getattr(ft.nn, conv)(2, 3, 2), ft.nn.ReLU(),
+                          ft.nn.Sequential(getattr(ft.nn, convt)(3, 2, 2)))
+    _copy_into(fm, tm)
+    fmt = torch.channels_last if dims == 2 else torch.channels_last_3d
+    tfn = getattr(torch.nn.utils, f"convert_conv{dims}d_weight_memory_format")
+    ffn = getattr(ft.nn.utils, f"convert_conv{dims}d_weight_memory_format")
+    weights = [p for p in fm.parameters()]
+    assert tfn(tm, fmt) is tm
+    assert ffn(fm, getattr(ft, "channels_last" if dims == 2 else "channels_last_3d", None)) is fm
+    assert tm[0].weight.is_contiguous(memory_format=fmt)
+    assert [p for p in fm.parameters()] == weights and all(p.is_contiguous() for p in weights)
+    x = np.random.default_rng(0).standard_normal((1, 2) + (5,) * dims)
+    np.testing.assert_allclose(_np(fm(ft.tensor(x.tolist()))), _np(tm(torch.tensor(x.tolist(), dtype=torch.float32))),
+                               rtol=1e-5, atol=1e-5)

@@ -14,3 +14,4 @@ from .init import skip_init  # noqa: F401
 from . import parametrize  # noqa: F401
 from . import parametrizations  # noqa: F401
 from . import stateless  # noqa: F401
+from .memory_format import convert_conv2d_weight_memory_format, convert_conv3d_weight_memory_format  # noqa: F401
