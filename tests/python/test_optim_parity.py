@@ -508,3 +508,23 @@ def test_sparse_adam_errors_like_torch():
         with pytest.raises(ValueError) as f:
             ft.optim.SparseAdam([ft.nn.Parameter(ft.zeros(2))], **kwargs)
         assert str(f.value) == str(t.value)
+
+
+def test_type_error_messages_match_torch():
+    cases = [lambda lib: lib.zeros(2, dtype=lib.float64), lambda lib: lib.zeros(2, dtype=lib.int64),
+             lambda lib: lib.zeros(2)]
+    for make in cases:
+        msgs = []
+        for lib in (torch, ft):
+            with pytest.raises(TypeError) as e:
+                lib.optim.SGD(make(lib), lr=0.1)
+            msgs.append(str(e.value))
+        assert msgs[1] == msgs[0]
+    msgs = []
+    for lib in (torch, ft):
+        with pytest.raises(TypeError) as e:
+            lib.optim.SGD([1.0], lr=0.1)
+        msgs.append(str(e.value))
+        with pytest.raises(TypeError, match="param_group must be a dict, but got <class 'list'>"):
+            lib.optim.SGD([lib.nn.Parameter(lib.zeros(1))], lr=0.1).add_param_group([1])
+    assert msgs[1] == msgs[0]

@@ -105,9 +105,19 @@ def _check_fused_foreach(fused, foreach, differentiable):
             raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
 
 
+_TENSOR_TYPENAMES = {
+    "float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor", "bfloat16": "BFloat16Tensor",
+    "int64": "LongTensor", "int32": "IntTensor", "int16": "ShortTensor", "int8": "CharTensor",
+    "uint8": "ByteTensor", "bool": "BoolTensor", "complex64": "ComplexFloatTensor",
+    "complex128": "ComplexDoubleTensor",
+}
+
+
 def _typename(obj):
+    """``torch.typename``: the legacy tensor type name for tensors, the qualified class name otherwise."""
     if isinstance(obj, _C.Tensor):
-        return "torch.FloatTensor" if obj.dtype == _C.float32 else type(obj).__name__
+        name = _TENSOR_TYPENAMES.get(str(obj.dtype).split(".")[-1])
+        return f"torch.{name}" if name else type(obj).__name__
     t = type(obj)
     mod = t.__module__
     return t.__qualname__ if mod in ("builtins", None) else f"{mod}.{t.__qualname__}"
