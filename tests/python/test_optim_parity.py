@@ -528,3 +528,21 @@ def test_type_error_messages_match_torch():
         with pytest.raises(TypeError, match="param_group must be a dict, but got <class 'list'>"):
             lib.optim.SGD([lib.nn.Parameter(lib.zeros(1))], lr=0.1).add_param_group([1])
     assert msgs[1] == msgs[0]
+
+
+def test_tensor_lr_state_dict_round_trip():
+    out = []
+    for lib in (torch, ft):
+        w = lib.nn.Parameter(lib.ones(3))
+        opt = lib.optim.Adam([w], lr=lib.tensor(0.1), betas=(0.9, 0.99))
+        (w * w).sum().backward()
+        opt.step()
+        sd = opt.state_dict()
+        w2 = lib.nn.Parameter(lib.ones(3))
+        opt2 = lib.optim.Adam([w2], lr=lib.tensor(0.5))
+        opt2.load_state_dict(sd)
+        assert float(opt2.param_groups[0]["lr"]) == pytest.approx(0.1)
+        assert opt2.param_groups[0]["lr"] is not sd["param_groups"][0]["lr"]
+        assert opt2.param_groups[0]["betas"] == (0.9, 0.99)
+        out.append(float(opt2.state[w2]["step"]))
+    assert out[0] == out[1] == 1.0

@@ -123,6 +123,17 @@ def _typename(obj):
     return t.__qualname__ if mod in ("builtins", None) else f"{mod}.{t.__qualname__}"
 
 
+def _deepcopy(value):
+    """``copy.deepcopy`` that also copies tensors (e.g. a tensor ``lr`` in a param group)."""
+    if isinstance(value, _C.Tensor):
+        return value.detach().clone()
+    if isinstance(value, dict):
+        return type(value)((k, _deepcopy(v)) for k, v in value.items())
+    if isinstance(value, (list, tuple)) and not hasattr(value, "_fields"):
+        return type(value)(_deepcopy(v) for v in value)
+    return deepcopy(value)
+
+
 def _hooked_step(func):
     """Wraps a subclass's ``step`` so the step pre/post hooks run around it."""
 
@@ -319,7 +330,7 @@ class Optimizer:
             if result is not None:
                 state_dict = result
         groups = self.param_groups
-        saved_groups = deepcopy(state_dict["param_groups"])
+        saved_groups = _deepcopy(state_dict["param_groups"])
         if len(groups) != len(saved_groups):
             raise ValueError("loaded state dict has a different number of parameter groups")
         if any(len(g["params"]) != len(s["params"]) for g, s in zip(groups, saved_groups)):
