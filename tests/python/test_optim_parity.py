@@ -565,3 +565,47 @@ def test_fused_and_foreach_flags_follow_torch(case, dtype):
     for a, b in zip(ours, ref):
         for x, y in zip(a, b):
             np.testing.assert_allclose(x, y, **tol)
+
+
+def _option_grid():
+    """Every optimizer with every combination of its switches and a non-zero weight decay."""
+    grid = {
+        "SGD": dict(lr=[0.05], momentum=[0.0, 0.8], dampening=[0.0, 0.3], nesterov=[False, True],
+                    weight_decay=[0.0, 0.1], maximize=[False, True]),
+        "Adam": dict(lr=[0.02], amsgrad=[False, True], weight_decay=[0.0, 0.1], maximize=[False, True],
+                     decoupled_weight_decay=[False, True]),
+        "AdamW": dict(lr=[0.02], amsgrad=[False, True], weight_decay=[0.0, 0.1], maximize=[False, True]),
+        "Adagrad": dict(lr=[0.05], lr_decay=[0.0, 0.05], weight_decay=[0.0, 0.1], initial_accumulator_value=[0.0, 0.2],
+                        maximize=[False, True]),
+        "Adadelta": dict(lr=[0.5], rho=[0.5, 0.9], weight_decay=[0.0, 0.1], maximize=[False, True]),
+        "Adamax": dict(lr=[0.02], weight_decay=[0.0, 0.1], maximize=[False, True]),
+        "NAdam": dict(lr=[0.02], weight_decay=[0.0, 0.1], decoupled_weight_decay=[False, True], maximize=[False, True]),
+        "RAdam": dict(lr=[0.02], weight_decay=[0.0, 0.1], decoupled_weight_decay=[False, True], maximize=[False, True]),
+        "RMSprop": dict(lr=[0.01], momentum=[0.0, 0.5], centered=[False, True], weight_decay=[0.0, 0.1],
+                        maximize=[False, True]),
+        "Rprop": dict(lr=[0.01], maximize=[False, True]),
+        "ASGD": dict(lr=[0.02], weight_decay=[0.0, 0.1], t0=[2.0, 1e6], maximize=[False, True]),
+        "Adafactor": dict(lr=[0.02], weight_decay=[0.0, 0.1], maximize=[False, True]),
+    }
+    import itertools
+
+    out = []
+    for name, opts in grid.items():
+        keys = list(opts)
+        for values in itertools.product(*(opts[k] for k in keys)):
+            kw = dict(zip(keys, values))
+            if name == "SGD" and kw["nesterov"] and (kw["momentum"] == 0 or kw["dampening"] != 0):
+                continue
+            out.append((name, kw))
+    return out
+
+
+GRID = _option_grid()
+
+
+@pytest.mark.parametrize("case", range(len(GRID)), ids=[f"{n}-{i}" for i, (n, _) in enumerate(GRID)])
+def test_option_grid_matches_torch(case):
+    name, kwargs = GRID[case]
+    ref, _, _ = _trajectory(torch, name, kwargs, "float64", groups=True, steps=6)
+    ours, _, _ = _trajectory(ft, name, kwargs, "float64", groups=True, steps=6)
+    _compare(ours, ref, "float64")
