@@ -689,3 +689,62 @@ def test_convert_conv_weight_memory_format_keeps_values_like_torch(dims):
     x = np.random.default_rng(0).standard_normal((1, 2) + (5,) * dims)
     np.testing.assert_allclose(_np(fm(ft.tensor(x.tolist()))), _np(tm(torch.tensor(x.tolist(), dtype=torch.float32))),
                                rtol=1e-5, atol=1e-5)
+
+
+ORTH = [((4, 4), None, True), ((4, 4), "cayley", True), ((6, 3), None, True), ((3, 6), "householder", True),
+        ((5, 5), "householder", True), ((6, 3), "householder", False), ((6, 3), "matrix_exp", True),
+        ((4, 6), "cayley", True)]
+
+
+@pytest.mark.parametrize("shape,omap,triv", ORTH, ids=[f"{s}-{m}-{t}" for s, m, t in ORTH])
+def test_parametrizations_orthogonal_matches_torch(shape, omap, triv):
+    out_f, in_f = shape
+    tm, fm = _pair("Linear", in_f, out_f)
+    with torch.no_grad():
+        tm.weight.mul_(3.0)
+    _copy_into(fm, tm)
+    torch.nn.utils.parametrizations.orthogonal(tm, orthogonal_map=omap, use_trivialization=triv)
+    ft.nn.utils.parametrizations.orthogonal(fm, orthogonal_map=omap, use_trivialization=triv)
+    assert sorted(n for n, _ in fm.named_parameters()) == sorted(n for n, _ in tm.named_parameters())
+    tw, fw = tm.weight, fm.weight
+    np.testing.assert_allclose(_np(fw), _np(tw), rtol=1e-4, atol=1e-5)
+    k = min(shape)
+    gram = _np(fw).T @ _np(fw) if shape[0] >= shape[1] else _np(fw) @ _np(fw).T
+    np.testing.assert_allclose(gram, np.eye(k), atol=1e-5)
+    # One SGD step on the unconstrained original, then the parametrized weights again.
+    x = np.random.default_rng(3).standard_normal((2, in_f))
+    for lib, m in ((torch, tm), (ft, fm)):
+        opt = lib.optim.SGD(m.parameters(), lr=0.3)
+        (m(lib.tensor(x.tolist(), dtype=lib.float32)) ** 3).sum().backward()
+        opt.step()
+    if triv and shape[0] != shape[1]:
+        # The trivialization completes a non-square matrix to a square base with random
+        # columns (in PyTorch too), and the gradient of the original depends on them: only
+        # the orthogonality of the result can be compared.
+        w = _np(fm.weight)
+        gram = w.T @ w if shape[0] >= shape[1] else w @ w.T
+        np.testing.assert_allclose(gram, np.eye(k), atol=1e-5)
+    else:
+        np.testing.assert_allclose(_np(fm.parametrizations.weight.original),
+                                   _np(tm.parametrizations.weight.original), rtol=1e-3, atol=1e-4)
+        np.testing.assert_allclose(_np(fm.weight), _np(tm.weight), rtol=1e-3, atol=1e-4)
+    # Assigning an orthogonal matrix stores it (up to rounding) when the map can be inverted.
+    if triv:
+        q = np.linalg.qr(np.random.default_rng(4).standard_normal((max(shape), min(shape))))[0]
+        q = q if shape[0] >= shape[1] else q.T
+        with torch.no_grad():
+            tm.weight = torch.tensor(q.tolist(), dtype=torch.float32)
+        with ft.no_grad():
+            fm.weight = ft.tensor(q.tolist())
+        np.testing.assert_allclose(_np(fm.weight), _np(tm.weight), rtol=1e-4, atol=1e-5)
+
+
+def test_parametrizations_orthogonal_errors_like_torch():
+    for lib in (torch, ft):
+        with pytest.raises(ValueError, match="Expected a matrix or batch of matrices. Got a tensor of 1 dimensions."):
+            lib.nn.utils.parametrizations.orthogonal(lib.nn.Linear(2, 2), name="bias")
+        with pytest.raises(ValueError, match='orthogonal_map has to be one of "matrix_exp", "cayley", "householder"'):
+            lib.nn.utils.parametrizations.orthogonal(lib.nn.Linear(2, 2), orthogonal_map="qr")
+        m = lib.nn.utils.parametrizations.orthogonal(lib.nn.Linear(3, 3), use_trivialization=False)
+        with pytest.raises(NotImplementedError, match="not possible to assign to the matrix exponential"):
+            m.weight = lib.eye(3)
