@@ -2,7 +2,7 @@
 
 import ferrotorch as _ft
 from .optimizer import Optimizer, _check_fused_foreach, _check_lr
-from ._common import (_lerp_, _check_sparse, _eval_closure, _get_value, _scalar_tensor, _to_scalar,
+from ._common import (_lerp_, _eval_closure, _get_value, _scalar_tensor, _to_scalar,
                       _use_grad_for_differentiable, _zeros_like)
 
 __all__ = ["Adam", "AdamW", "adam", "adamw"]

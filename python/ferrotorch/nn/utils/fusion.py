@@ -3,7 +3,6 @@
 import copy
 from collections import OrderedDict
 
-from ... import _C
 
 __all__ = ["fuse_conv_bn_eval", "fuse_conv_bn_weights", "fuse_linear_bn_eval", "fuse_linear_bn_weights"]
 

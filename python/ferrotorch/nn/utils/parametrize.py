@@ -7,7 +7,6 @@ those properties, as in PyTorch.
 """
 
 import collections
-from collections import OrderedDict
 from collections.abc import Sequence
 from contextlib import contextmanager
 

@@ -2,7 +2,6 @@
 
 import warnings
 
-from ... import _C
 
 __all__ = ["WeightNorm", "weight_norm", "remove_weight_norm"]
 
