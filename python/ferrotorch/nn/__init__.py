@@ -19,3 +19,4 @@ from .modules import (  # noqa: F401
 )
 from . import functional  # noqa: F401
 from . import init  # noqa: F401
+from . import utils  # noqa: F401
