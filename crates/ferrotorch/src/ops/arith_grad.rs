@@ -521,7 +521,13 @@ fn unary_grad(op: UnaryOp, g: &Tensor, x: &dyn Fn() -> Result<Tensor>, y: &dyn F
                 let outside = cond2(t(&cond(&x, BinaryOp::Lt, eps)?), t(&cond(&x, BinaryOp::Gt, 1.0 - eps)?), BinaryOp::LogicalOr)?;
                 let inside = unary(&outside, UnaryOp::LogicalNot)?;
                 let base = logit_ends(g, &x, base)?;
-                keep_where(&inside, &base)?
+                let r = keep_where(&inside, &base)?;
+                // The vectorized lambda keeps `lo <= x <= hi` by a mask, which
+                // NaN fails: 0 there, where the scalar one's branches give NaN.
+                match vectorized_nan(&x, g, 2)? {
+                    Some(vnan) => pick(&vnan, &zeros_like(g)?, &r)?,
+                    None => r,
+                }
             }
         }
         Erf | Erfc => {
