@@ -1269,8 +1269,16 @@ def _adaptive_max(input, output_size, return_indices, nd, name):
     vals, idxs = [], []
     ranges = [_adaptive_ranges(sizes[i], outs[i]) for i in range(nd)]
     for pos in itertools.product(*ranges):
-        region = input[(Ellipsis,) + tuple(slice(lo, hi) for lo, hi in pos)]
-        v, a = region.reshape(*lead, -1).max(-1)
+        region = input[(Ellipsis,) + tuple(slice(lo, hi) for lo, hi in pos)].reshape(*lead, -1)
+        # PyTorch's kernel keeps the first maximum but moves to every NaN it
+        # meets (`val > max || isnan(val)`): the last NaN of the window wins,
+        # and takes the gradient.
+        with _no_grad():
+            a = region.argmax(-1)
+            nan = region.isnan()
+            last_nan = (region.shape[-1] - 1) - nan.flip(-1).to(_C.uint8).argmax(-1)
+            a = _s.where(nan.any(-1), last_nan, a)
+        v = region.gather(-1, a.unsqueeze(-1)).squeeze(-1)
         vals.append(v)
         if return_indices:
             # Unravel the in-window arg-max and re-ravel it in the full plane.
@@ -1608,16 +1616,21 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     dims = (0,) + tuple(range(2, input.dim()))
     shape = _stats_shape(input)
     if training or running_mean is None:
-        mean = input.mean(dims, keepdim=True)
-        var = _biased_var(input, dims, mean)
+        # Batch statistics in float64: a float32 sum or (x - mean)^2 overflows
+        # (to a NaN output) long before the normalised value stops being finite.
+        wide = input.double() if input.dtype in (_C.float32, _C.float16, _C.bfloat16) else input
+        mean = wide.mean(dims, keepdim=True)
+        var = _biased_var(wide, dims, mean)
         n = input.numel() // input.shape[1]
         if training and running_mean is not None:
             with _no_grad():
-                running_mean.mul_(1 - momentum).add_(mean.detach().reshape(-1) * momentum)
-                running_var.mul_(1 - momentum).add_(var.detach().reshape(-1) * (momentum * n / max(n - 1, 1)))
+                running_mean.mul_(1 - momentum).add_((mean.detach().reshape(-1) * momentum).to(running_mean.dtype))
+                running_var.mul_(1 - momentum).add_(
+                    (var.detach().reshape(-1) * (momentum * n / max(n - 1, 1))).to(running_var.dtype))
+        out = ((wide - mean) / (var + eps).sqrt()).to(input.dtype)
     else:
         mean, var = running_mean.reshape(shape), running_var.reshape(shape)
-    out = (input - mean) / (var + eps).sqrt()
+        out = (input - mean) / (var + eps).sqrt()
     return _affine(out, weight, bias, shape)
 
 
