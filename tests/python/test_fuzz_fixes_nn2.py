@@ -89,3 +89,60 @@ def test_logit_inplace_gradient_at_nan_and_ends(eps, n):
     ours = _grad(ft, fn, base, lambda t: t, w)
     ref = _grad(torch, fn, base, lambda t: t, w)
     np.testing.assert_allclose(ours, ref, rtol=1e-5, atol=1e-6, equal_nan=True)
+
+
+def test_batch_norm_float32_statistics_do_not_overflow():
+    # Exact values (PyTorch's float64 agrees); PyTorch's own float32 kernel
+    # overflows its variance sum (see tests/fuzz/known.py).
+    x = np.array([[0.2319706827402115, 3e38], [1e30, 3e38]], dtype=np.float32).reshape(2, 1, 2)
+    ours = ft.nn.functional.batch_norm(ft.tensor(x), None, None, training=True).numpy()
+    ref = torch.nn.functional.batch_norm(torch.tensor(x).double(), None, None, training=True).numpy()
+    np.testing.assert_allclose(ours, ref, rtol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_batch_norm_reduced_precision_statistics_in_float32(dtype):
+    # The variance (~9.5e4) is beyond float16's range; PyTorch's statistics are float32.
+    x = np.array([710.0, -0.75830078125, -0.048583984375, -0.018768310546875]).reshape(2, 1, 2)
+    t = getattr(torch, dtype)
+    ours = ft.nn.functional.batch_norm(ft.tensor(x).to(getattr(ft, dtype)), None, None, training=True)
+    ref = torch.nn.functional.batch_norm(torch.tensor(x).to(t), None, None, training=True)
+    np.testing.assert_allclose(ours.float().numpy(), ref.float().numpy(), rtol=2e-2, atol=1e-2)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("divisor_override", [None, 2])
+def test_avg_pool_sums_reduced_precision_windows_in_float32(dtype, divisor_override):
+    scale = 56672.0 if dtype == "float16" else 3e38
+    x = np.array([[[0.0, scale, scale, scale, -1.0, 2.0]]])
+    for nd, f in ((1, "avg_pool1d"), (2, "avg_pool2d")):
+        a = x if nd == 1 else np.repeat(x[:, :, None, :], 3, axis=2)
+        kw = {} if nd == 1 or divisor_override is None else {"divisor_override": divisor_override}
+        res = []
+        for lib in (ft, torch):
+            t = lib.tensor(a).to(getattr(lib, dtype))
+            res.append(getattr(lib.nn.functional, f)(t, 2, stride=1, **kw).float().numpy())
+        np.testing.assert_allclose(res[0], res[1], rtol=1e-2)
+
+
+@pytest.mark.parametrize("return_indices", [False, True])
+def test_adaptive_max_pool_last_nan_wins(return_indices):
+    nan = float("nan")
+    x = np.array([[1.0, -0.0, 0.0, 88.0, 1.95], [0.22, -1.9, np.inf, -20.0, 0.72],
+                  [-1.6, -0.15, 1.03, nan, nan], [2.18, 2.72, -88.0, 88.0, 5.0]]).reshape(1, 1, 4, 5)
+    w = np.random.default_rng(3).standard_normal((1, 1, 3, 3))
+    res = []
+    for lib in (ft, torch):
+        leaf = lib.tensor(x).requires_grad_()
+        out = lib.nn.functional.adaptive_max_pool2d(leaf.clone(), 3, return_indices=return_indices)
+        vals = out[0] if return_indices else out
+        (vals * lib.tensor(w)).sum().backward()
+        res.append((vals.detach().numpy(), out[1].numpy() if return_indices else None, leaf.grad.numpy()))
+    np.testing.assert_allclose(res[0][0], res[1][0], equal_nan=True)
+    np.testing.assert_allclose(res[0][2], res[1][2], rtol=1e-6)
+    if return_indices:
+        np.testing.assert_array_equal(res[0][1], res[1][1])
+    a = np.array([[[1.0, nan, 5.0, nan, 5.0, 2.0], [1.0, 5.0, 5.0, 2.0, 0.0, 0.0]]])
+    o = ft.nn.functional.adaptive_max_pool1d(ft.tensor(a), 1, return_indices=True)
+    r = torch.nn.functional.adaptive_max_pool1d(torch.tensor(a), 1, return_indices=True)
+    np.testing.assert_array_equal(o[1].numpy(), r[1].numpy())

@@ -1144,17 +1144,24 @@ def _avg_pool(input, nd, kernel_size, stride, padding, ceil_mode, count_include_
     k, s, p, d = _pool_params(nd, kernel_size, stride, padding, 1)
     sizes, outs = _pool_shapes(input, nd, k, s, p, d, ceil_mode)
     win = _windows(input, nd, k, s, p, d, outs, 0)
+    # PyTorch's kernel sums a float16/bfloat16 window in float32 and divides
+    # there: a window sum beyond the half range still averages to a finite value.
+    reduced = input.dtype in (_C.float16, _C.bfloat16)
+    if reduced:
+        win = win.float()
     total = win.sum(tuple(range(-nd, 0)))
     if divisor_override is not None:
         if divisor_override == 0:
             raise RuntimeError("divisor must be not zero")
-        return _avg_divide(total, divisor_override)
+        out = _avg_divide(total, divisor_override)
+        return out.to(input.dtype) if reduced else out
     div = None
     for i in range(nd):
         v = _C.tensor(_avg_divisors(sizes[i], outs[i], k[i], s[i], p[i], count_include_pad),
-                      dtype=input.dtype, device=input.device).reshape([outs[i]] + [1] * (nd - 1 - i))
+                      dtype=total.dtype, device=input.device).reshape([outs[i]] + [1] * (nd - 1 - i))
         div = v if div is None else div * v
-    return _avg_divide(total, div)
+    out = _avg_divide(total, div)
+    return out.to(input.dtype) if reduced else out
 
 
 def _avg_divide(total, div):
@@ -1616,9 +1623,13 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     dims = (0,) + tuple(range(2, input.dim()))
     shape = _stats_shape(input)
     if training or running_mean is None:
-        # Batch statistics in float64: a float32 sum or (x - mean)^2 overflows
-        # (to a NaN output) long before the normalised value stops being finite.
-        wide = input.double() if input.dtype in (_C.float32, _C.float16, _C.bfloat16) else input
+        # Batch statistics in a wider type: float32 in float64 (a float32 sum or
+        # (x - mean)^2 overflows, to a NaN output, long before the normalised
+        # value stops being finite); float16/bfloat16 in float32 as PyTorch's
+        # kernel, which rounds mean and 1/std to the input's type before
+        # normalising in float32.
+        reduced = input.dtype in (_C.float16, _C.bfloat16)
+        wide = input.double() if input.dtype == _C.float32 else input.float() if reduced else input
         mean = wide.mean(dims, keepdim=True)
         var = _biased_var(wide, dims, mean)
         n = input.numel() // input.shape[1]
@@ -1627,7 +1638,12 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
                 running_mean.mul_(1 - momentum).add_((mean.detach().reshape(-1) * momentum).to(running_mean.dtype))
                 running_var.mul_(1 - momentum).add_(
                     (var.detach().reshape(-1) * (momentum * n / max(n - 1, 1))).to(running_var.dtype))
-        out = ((wide - mean) / (var + eps).sqrt()).to(input.dtype)
+        if reduced:
+            m = mean.to(input.dtype).float()
+            r = (var + eps).rsqrt().to(input.dtype).float()
+            out = ((wide - m) * r).to(input.dtype)
+        else:
+            out = ((wide - mean) / (var + eps).sqrt()).to(input.dtype)
     else:
         mean, var = running_mean.reshape(shape), running_var.reshape(shape)
         out = (input - mean) / (var + eps).sqrt()
