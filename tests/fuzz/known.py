@@ -51,6 +51,12 @@ KNOWN = [
      "PyTorch's target gradient for reduction='mean' is (-input * grad) / numel, rounded after each step: "
      "with |input| near float32's maximum the product overflows to +-inf before the division, where the "
      "exact gradient -input * grad / numel is finite (PyTorch's float64 gives the finite value ours gives)"),
+    (r"F\.interpolate", r"wrong:value",
+     "PyTorch's float32 source index scale*(i + 0.5) - 0.5 uses 1/scale_factor rounded to float32 and a "
+     "fused multiply-add, so an output that lies exactly on an input sample (scale_factor=3, i=1: exact "
+     "index 0) gets a weight of 1.5e-8 on its neighbour: interpolate([0, 1e30], scale_factor=3, "
+     "mode='linear')[1] is 1.49e22 instead of the exact 0 (PyTorch's float64 gives 0, as ours), and with an "
+     "infinite sample inf*(1-w) + inf*w is inf where the exact weights 1 and 0 give inf + inf*0 = NaN"),
     (r"median_dim", r"wrong:value",
      "PyTorch bug: median(dim)/nanmedian(dim) index a row as if it were contiguous, so on a stride-0 "
      "(expanded) dim they read past the storage (0 or garbage; the same call on .contiguous() agrees "

@@ -146,3 +146,14 @@ def test_adaptive_max_pool_last_nan_wins(return_indices):
     o = ft.nn.functional.adaptive_max_pool1d(ft.tensor(a), 1, return_indices=True)
     r = torch.nn.functional.adaptive_max_pool1d(torch.tensor(a), 1, return_indices=True)
     np.testing.assert_array_equal(o[1].numpy(), r[1].numpy())
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_glu_reduced_precision_in_float32(dtype):
+    x = np.array([[np.inf, 1.0, 3e4, -np.inf], [-88.0, 2.0, -12.0, 88.0]])
+    res = []
+    for lib in (ft, torch):
+        leaf = lib.tensor(x).to(getattr(lib, dtype)).requires_grad_()
+        out = lib.nn.functional.glu(leaf, 0)
+        res.append(out.float().detach().numpy())
+    np.testing.assert_allclose(res[0], res[1], rtol=1e-2, equal_nan=True)
