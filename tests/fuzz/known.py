@@ -31,11 +31,6 @@ KNOWN = [
      "float64/float16/slow_conv2d paths) gives NaN, the bfloat16 oneDNN kernel spreads a NaN into a "
      "neighbouring output whose exact value is finite, and float32 terms that overflow give inf or NaN by "
      "summation order; ours agrees with the same convolution evaluated in float64"),
-    (r"F\.(softshrink|hardshrink)", r"wrong:grad",
-     "PyTorch's gradient at a NaN input depends on the element's position: its vectorized loop (whole AVX512 "
-     "vectors) gives 0 and its scalar tail loop passes the incoming gradient through (measured: float32 n=20 "
-     "gives 0 for the first 16 and g for the last 4; n<=4 all g); ours gives 0 everywhere (NaN is outside "
-     "the kept band). Mimicking needs native kernels with the per-position rule hardtanh uses (not done yet)"),
     (r"F\.batch_norm", r"wrong:grad",
      "float32 rounding in PyTorch's backward, as for group_norm: a channel whose values are all equal (an "
      "expanded input) normalises to identically 0, and the exact input gradient (summed over the expanded "

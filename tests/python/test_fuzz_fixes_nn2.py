@@ -157,3 +157,31 @@ def test_glu_reduced_precision_in_float32(dtype):
         out = lib.nn.functional.glu(leaf, 0)
         res.append(out.float().detach().numpy())
     np.testing.assert_allclose(res[0], res[1], rtol=1e-2, equal_nan=True)
+
+
+@pytest.mark.parametrize("name", ["softshrink", "hardshrink"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("n", [4, 20, 40])
+def test_shrink_gradient_at_nan_follows_kernel_position(name, dtype, n):
+    # PyTorch's vectorized lambda gives 0 at NaN, its scalar tail passes g.
+    x = np.linspace(-1.0, 1.0, n).astype(dtype)
+    x[[0, n // 2, n - 1]] = np.nan
+    w = np.random.default_rng(4).standard_normal(n).astype(dtype)
+    res = []
+    for lib in (ft, torch):
+        leaf = lib.tensor(x).requires_grad_()
+        out = getattr(lib.nn.functional, name)(leaf, 0.3)
+        assert out.grad_fn.name() == name.capitalize() + "Backward0"
+        (out * lib.tensor(w)).sum().backward()
+        res.append((out.detach().numpy(), leaf.grad.numpy()))
+    np.testing.assert_allclose(res[0][0], res[1][0], equal_nan=True)
+    np.testing.assert_allclose(res[0][1], res[1][1], equal_nan=True)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_shrink_reduced_precision_lambd(dtype):
+    x = np.array([-0.7, -0.5, -0.3, -0.2, 0.0, 0.3, 0.5, 0.6])
+    for name in ("softshrink", "hardshrink"):
+        o = getattr(ft.nn.functional, name)(ft.tensor(x).to(getattr(ft, dtype)), 0.3)
+        r = getattr(torch.nn.functional, name)(torch.tensor(x).to(getattr(torch, dtype)), 0.3)
+        np.testing.assert_array_equal(o.float().numpy(), r.float().numpy())

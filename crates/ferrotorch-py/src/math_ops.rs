@@ -81,6 +81,8 @@ fn unary_op(name: &str, p0: Option<f64>, p1: Option<f64>, p2: Option<f64>) -> Py
         "reciprocal" => Reciprocal,
         "hardtanh" => Hardtanh(f(p0, -1.0), f(p1, 1.0)),
         "relu6" => Hardtanh(0.0, 6.0),
+        "softshrink" => Shrink(f(p0, 0.5), true),
+        "hardshrink" => Shrink(f(p0, 0.5), false),
         "leaky_relu" => LeakyRelu(f(p0, 0.01)),
         "elu" => Elu(f(p0, 1.0), f(p1, 1.0), f(p2, 1.0)),
         "selu" => Elu(1.673_263_242_354_377_3, 1.050_700_987_355_480_5, 1.0),

@@ -127,6 +127,11 @@ def softshrink(input, lambd=0.5):
     _check_lambd(lambd, input)
     if isinstance(lambd, bool):
         lambd = float(lambd)  # a Scalar in the input's (floating) dtype, never bool arithmetic
+    if input.dtype.is_floating_point:
+        # Native: its backward gives a NaN input PyTorch's per-position
+        # gradient. (PyTorch's kernel takes lambd in float32 here, unrounded to
+        # a half input's dtype, unlike hardshrink's.)
+        return _m._act("softshrink", input, float(lambd))
     zero = input * 0
     return _s.where(input > lambd, input - lambd, _s.where(input < -lambd, input + lambd, zero))
 
@@ -134,6 +139,9 @@ def softshrink(input, lambd=0.5):
 def hardshrink(input, lambd=0.5):
     """``x`` where ``|x| > lambd``, else zero."""
     lambd = _args.number(lambd, "hardshrink", "lambd", 2)
+    if input.dtype.is_floating_point and not isinstance(lambd, bool):
+        # lambd in the input's dtype, as PyTorch's kernel compares
+        return _m._act("hardshrink", input, _C.full((), lambd, dtype=input.dtype).item())
     return _s.where(input.abs() > lambd, input, input * 0)
 
 

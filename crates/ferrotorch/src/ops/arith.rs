@@ -610,6 +610,8 @@ pub enum UnaryOp {
     Reciprocal,
     /// `hardtanh(x, min, max)` (`relu6` is `hardtanh(x, 0, 6)`)
     Hardtanh(f64, f64),
+    /// `softshrink(x, lambd)` (true) or `hardshrink(x, lambd)` (false)
+    Shrink(f64, bool),
     /// `leaky_relu(x, negative_slope)`
     LeakyRelu(f64),
     /// `elu` family: (alpha, scale, input_scale); selu and celu are instances
@@ -690,6 +692,8 @@ impl UnaryOp {
             Frac => "frac",
             Reciprocal => "reciprocal",
             Hardtanh(..) => "hardtanh",
+            Shrink(_, true) => "softshrink",
+            Shrink(_, false) => "hardshrink",
             LeakyRelu(_) => "leaky_relu",
             Elu(..) | Celu(_) => "elu",
             Gelu(_) => "GeluKernelImpl",
@@ -754,7 +758,7 @@ impl UnaryOp {
     /// Ops PyTorch refuses for integer inputs.
     fn float_only(self) -> bool {
         use UnaryOp::*;
-        matches!(self, Frac | LeakyRelu(_) | Elu(..) | Celu(_) | Gelu(_) | Silu | Mish | Softplus(..) | Hardsigmoid | Hardswish | LogSigmoid)
+        matches!(self, Frac | Shrink(..) | LeakyRelu(_) | Elu(..) | Celu(_) | Gelu(_) | Silu | Mish | Softplus(..) | Hardsigmoid | Hardswish | LogSigmoid)
     }
 }
 

@@ -371,6 +371,8 @@ fn unary_name(op: UnaryOp) -> &'static str {
         Frac => "FracBackward0",
         Reciprocal => "ReciprocalBackward0",
         Hardtanh(..) => "HardtanhBackward0",
+        Shrink(_, true) => "SoftshrinkBackward0",
+        Shrink(_, false) => "HardshrinkBackward0",
         LeakyRelu(_) => "LeakyReluBackward0",
         Elu(..) => "EluBackward0",
         Celu(_) => "CeluBackward0",
@@ -552,6 +554,18 @@ fn unary_grad(op: UnaryOp, g: &Tensor, x: &dyn Fn() -> Result<Tensor>, y: &dyn F
             let x = x()?;
             let outside = cond2(t(&cond(&x, BinaryOp::Le, lo)?), t(&cond(&x, BinaryOp::Ge, hi)?), BinaryOp::LogicalOr)?;
             let r = pick(&outside, &zeros_like(g)?, g)?;
+            match vectorized_nan(&x, g, 1)? {
+                Some(vnan) => pick(&vnan, &zeros_like(g)?, &r)?,
+                None => r,
+            }
+        }
+        Shrink(l, _) => {
+            // PyTorch's shrink_backward: `-l <= x <= l ? 0 : g` in its scalar
+            // lambda (NaN passes g), `(x < -l | x > l) & g` in its vectorized
+            // one (NaN gives 0): see vectorized_nan.
+            let x = x()?;
+            let inside = cond2(t(&cond(&x, BinaryOp::Ge, -l)?), t(&cond(&x, BinaryOp::Le, l)?), BinaryOp::LogicalAnd)?;
+            let r = pick(&inside, &zeros_like(g)?, g)?;
             match vectorized_nan(&x, g, 1)? {
                 Some(vnan) => pick(&vnan, &zeros_like(g)?, &r)?,
                 None => r,
