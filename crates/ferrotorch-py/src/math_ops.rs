@@ -81,6 +81,8 @@ fn unary_op(name: &str, p0: Option<f64>, p1: Option<f64>, p2: Option<f64>) -> Py
         "reciprocal" => Reciprocal,
         "hardtanh" => Hardtanh(f(p0, -1.0), f(p1, 1.0)),
         "relu6" => Hardtanh(0.0, 6.0),
+        "softshrink" => Shrink(f(p0, 0.5), true),
+        "hardshrink" => Shrink(f(p0, 0.5), false),
         "leaky_relu" => LeakyRelu(f(p0, 0.01)),
         "elu" => Elu(f(p0, 1.0), f(p1, 1.0), f(p2, 1.0)),
         "selu" => Elu(1.673_263_242_354_377_3, 1.050_700_987_355_480_5, 1.0),
@@ -172,6 +174,14 @@ fn requires_grad(a: &Arg) -> bool {
 pub fn _math_unary<'py>(py: Python<'py>, name: &str, input: &Bound<'py, PyAny>, p0: Option<f64>, p1: Option<f64>, p2: Option<f64>, inplace: bool) -> PyResult<Bound<'py, PyAny>> {
     let op = unary_op(name, p0, p1, p2)?;
     if inplace {
+        if matches!(op, UnaryOp::Elu(..) | UnaryOp::Celu(_)) {
+            // Their backward reads the written tensor with its own strides.
+            let x = tensor_of(input)?;
+            crate::tensor::check_inplace_leaf(&x)?;
+            x.layout().check_no_internal_overlap().py()?;
+            ferrotorch::ops::arith::update_with_strided(&x, false, |x| ferrotorch::ops::arith::unary_for_inplace(x, op)).py()?;
+            return Ok(input.clone());
+        }
         return run(py, input, inplace, false, |x| ferrotorch::ops::arith::unary_for_inplace(x, op));
     }
     run(py, input, inplace, false, |x| unary(x, op))

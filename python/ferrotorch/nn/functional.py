@@ -127,6 +127,11 @@ def softshrink(input, lambd=0.5):
     _check_lambd(lambd, input)
     if isinstance(lambd, bool):
         lambd = float(lambd)  # a Scalar in the input's (floating) dtype, never bool arithmetic
+    if input.dtype.is_floating_point:
+        # Native: its backward gives a NaN input PyTorch's per-position
+        # gradient. (PyTorch's kernel takes lambd in float32 here, unrounded to
+        # a half input's dtype, unlike hardshrink's.)
+        return _m._act("softshrink", input, float(lambd))
     zero = input * 0
     return _s.where(input > lambd, input - lambd, _s.where(input < -lambd, input + lambd, zero))
 
@@ -134,6 +139,9 @@ def softshrink(input, lambd=0.5):
 def hardshrink(input, lambd=0.5):
     """``x`` where ``|x| > lambd``, else zero."""
     lambd = _args.number(lambd, "hardshrink", "lambd", 2)
+    if input.dtype.is_floating_point and not isinstance(lambd, bool):
+        # lambd in the input's dtype, as PyTorch's kernel compares
+        return _m._act("hardshrink", input, _C.full((), lambd, dtype=input.dtype).item())
     return _s.where(input.abs() > lambd, input, input * 0)
 
 
@@ -146,6 +154,10 @@ def glu(input, dim=-1):
         raise RuntimeError(f"Halving dimension must be even, but dimension {dim % input.dim()} is size {n}")
     a = input.narrow(dim, 0, n // 2)
     b = input.narrow(dim, n // 2, n // 2)
+    if input.dtype in (_C.float16, _C.bfloat16):
+        # PyTorch's kernel works in float32: sigmoid(-88) is a float32 denormal,
+        # not the half 0 that would make inf * 0 a NaN.
+        return (a.float() * b.float().sigmoid()).to(input.dtype)
     return a * b.sigmoid()
 
 
@@ -1144,17 +1156,24 @@ def _avg_pool(input, nd, kernel_size, stride, padding, ceil_mode, count_include_
     k, s, p, d = _pool_params(nd, kernel_size, stride, padding, 1)
     sizes, outs = _pool_shapes(input, nd, k, s, p, d, ceil_mode)
     win = _windows(input, nd, k, s, p, d, outs, 0)
+    # PyTorch's kernel sums a float16/bfloat16 window in float32 and divides
+    # there: a window sum beyond the half range still averages to a finite value.
+    reduced = input.dtype in (_C.float16, _C.bfloat16)
+    if reduced:
+        win = win.float()
     total = win.sum(tuple(range(-nd, 0)))
     if divisor_override is not None:
         if divisor_override == 0:
             raise RuntimeError("divisor must be not zero")
-        return _avg_divide(total, divisor_override)
+        out = _avg_divide(total, divisor_override)
+        return out.to(input.dtype) if reduced else out
     div = None
     for i in range(nd):
         v = _C.tensor(_avg_divisors(sizes[i], outs[i], k[i], s[i], p[i], count_include_pad),
-                      dtype=input.dtype, device=input.device).reshape([outs[i]] + [1] * (nd - 1 - i))
+                      dtype=total.dtype, device=input.device).reshape([outs[i]] + [1] * (nd - 1 - i))
         div = v if div is None else div * v
-    return _avg_divide(total, div)
+    out = _avg_divide(total, div)
+    return out.to(input.dtype) if reduced else out
 
 
 def _avg_divide(total, div):
@@ -1269,8 +1288,16 @@ def _adaptive_max(input, output_size, return_indices, nd, name):
     vals, idxs = [], []
     ranges = [_adaptive_ranges(sizes[i], outs[i]) for i in range(nd)]
     for pos in itertools.product(*ranges):
-        region = input[(Ellipsis,) + tuple(slice(lo, hi) for lo, hi in pos)]
-        v, a = region.reshape(*lead, -1).max(-1)
+        region = input[(Ellipsis,) + tuple(slice(lo, hi) for lo, hi in pos)].reshape(*lead, -1)
+        # PyTorch's kernel keeps the first maximum but moves to every NaN it
+        # meets (`val > max || isnan(val)`): the last NaN of the window wins,
+        # and takes the gradient.
+        with _no_grad():
+            a = region.argmax(-1)
+            nan = region.isnan()
+            last_nan = (region.shape[-1] - 1) - nan.flip(-1).to(_C.uint8).argmax(-1)
+            a = _s.where(nan.any(-1), last_nan, a)
+        v = region.gather(-1, a.unsqueeze(-1)).squeeze(-1)
         vals.append(v)
         if return_indices:
             # Unravel the in-window arg-max and re-ravel it in the full plane.
@@ -1608,16 +1635,30 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     dims = (0,) + tuple(range(2, input.dim()))
     shape = _stats_shape(input)
     if training or running_mean is None:
-        mean = input.mean(dims, keepdim=True)
-        var = _biased_var(input, dims, mean)
+        # Batch statistics in a wider type: float32 in float64 (a float32 sum or
+        # (x - mean)^2 overflows, to a NaN output, long before the normalised
+        # value stops being finite); float16/bfloat16 in float32 as PyTorch's
+        # kernel, which rounds mean and 1/std to the input's type before
+        # normalising in float32.
+        reduced = input.dtype in (_C.float16, _C.bfloat16)
+        wide = input.double() if input.dtype == _C.float32 else input.float() if reduced else input
+        mean = wide.mean(dims, keepdim=True)
+        var = _biased_var(wide, dims, mean)
         n = input.numel() // input.shape[1]
         if training and running_mean is not None:
             with _no_grad():
-                running_mean.mul_(1 - momentum).add_(mean.detach().reshape(-1) * momentum)
-                running_var.mul_(1 - momentum).add_(var.detach().reshape(-1) * (momentum * n / max(n - 1, 1)))
+                running_mean.mul_(1 - momentum).add_((mean.detach().reshape(-1) * momentum).to(running_mean.dtype))
+                running_var.mul_(1 - momentum).add_(
+                    (var.detach().reshape(-1) * (momentum * n / max(n - 1, 1))).to(running_var.dtype))
+        if reduced:
+            m = mean.to(input.dtype).float()
+            r = (var + eps).rsqrt().to(input.dtype).float()
+            out = ((wide - m) * r).to(input.dtype)
+        else:
+            out = ((wide - mean) / (var + eps).sqrt()).to(input.dtype)
     else:
         mean, var = running_mean.reshape(shape), running_var.reshape(shape)
-    out = (input - mean) / (var + eps).sqrt()
+        out = (input - mean) / (var + eps).sqrt()
     return _affine(out, weight, bias, shape)
 
 

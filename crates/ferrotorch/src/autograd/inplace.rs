@@ -22,8 +22,13 @@ use std::sync::Arc;
 /// How the op reads the target's old value.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum OldValue {
-    /// The rule saves the old value: compute on a private copy of it.
+    /// The rule saves the old value: compute on a private copy of it, laid
+    /// out as PyTorch's `clone()` of the original `self` (preserve_format).
     Copy,
+    /// As `Copy`, but the copy keeps the target's own strides: PyTorch's rule
+    /// reads the written tensor itself (`result`, as elu_/celu_/selu_ do), and
+    /// which lambda of its backward kernel an element meets follows its layout.
+    CopyStrided,
     /// Only the history matters (`copy_`, `fill_`): an alias is enough.
     Alias,
 }
@@ -90,7 +95,11 @@ fn run_inplace(
     let snap = match old {
         OldValue::Copy => {
             let _off = GradModeGuard::new(false);
-            target.clone_data()?
+            target.clone_same_layout(false)?
+        }
+        OldValue::CopyStrided => {
+            let _off = GradModeGuard::new(false);
+            target.clone_same_layout(true)?
         }
         OldValue::Alias => target.detach(),
     };

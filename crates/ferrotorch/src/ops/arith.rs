@@ -610,6 +610,8 @@ pub enum UnaryOp {
     Reciprocal,
     /// `hardtanh(x, min, max)` (`relu6` is `hardtanh(x, 0, 6)`)
     Hardtanh(f64, f64),
+    /// `softshrink(x, lambd)` (true) or `hardshrink(x, lambd)` (false)
+    Shrink(f64, bool),
     /// `leaky_relu(x, negative_slope)`
     LeakyRelu(f64),
     /// `elu` family: (alpha, scale, input_scale); selu and celu are instances
@@ -690,6 +692,8 @@ impl UnaryOp {
             Frac => "frac",
             Reciprocal => "reciprocal",
             Hardtanh(..) => "hardtanh",
+            Shrink(_, true) => "softshrink",
+            Shrink(_, false) => "hardshrink",
             LeakyRelu(_) => "leaky_relu",
             Elu(..) | Celu(_) => "elu",
             Gelu(_) => "GeluKernelImpl",
@@ -754,7 +758,7 @@ impl UnaryOp {
     /// Ops PyTorch refuses for integer inputs.
     fn float_only(self) -> bool {
         use UnaryOp::*;
-        matches!(self, Frac | LeakyRelu(_) | Elu(..) | Celu(_) | Gelu(_) | Silu | Mish | Softplus(..) | Hardsigmoid | Hardswish | LogSigmoid)
+        matches!(self, Frac | Shrink(..) | LeakyRelu(_) | Elu(..) | Celu(_) | Gelu(_) | Silu | Mish | Softplus(..) | Hardsigmoid | Hardswish | LogSigmoid)
     }
 }
 
@@ -830,6 +834,21 @@ pub fn unary_raw(x: &Tensor, op: UnaryOp) -> Result<Tensor> {
 /// inputs stay intact, and `a` takes the result's node as its history.
 /// `others_require_grad` says whether another input of `f` requires grad.
 pub fn update_with(a: &Tensor, others_require_grad: bool, f: impl FnOnce(&Tensor) -> Result<Tensor>) -> Result<()> {
+    update_with_old(a, others_require_grad, crate::autograd::OldValue::Copy, f)
+}
+
+/// [`update_with`] for ops whose recorded rule reads the written tensor with
+/// its own strides (PyTorch's result-based backward of elu_, celu_, selu_).
+pub fn update_with_strided(a: &Tensor, others_require_grad: bool, f: impl FnOnce(&Tensor) -> Result<Tensor>) -> Result<()> {
+    update_with_old(a, others_require_grad, crate::autograd::OldValue::CopyStrided, f)
+}
+
+fn update_with_old(
+    a: &Tensor,
+    others_require_grad: bool,
+    old: crate::autograd::OldValue,
+    f: impl FnOnce(&Tensor) -> Result<Tensor>,
+) -> Result<()> {
     let recording = crate::autograd::is_grad_enabled() && (a.requires_grad() || others_require_grad);
     if !recording {
         let r = f(a)?;
@@ -837,7 +856,7 @@ pub fn update_with(a: &Tensor, others_require_grad: bool, f: impl FnOnce(&Tensor
     }
     // The autograd layer snapshots the old value, writes back and rebases
     // the history (through `CopySlices` when `a` is a view).
-    crate::autograd::apply_inplace(a, crate::autograd::OldValue::Copy, |old| {
+    crate::autograd::apply_inplace(a, old, |old| {
         let r = f(old)?;
         check_write_back(a, &r)?;
         Ok(r)

@@ -371,6 +371,8 @@ fn unary_name(op: UnaryOp) -> &'static str {
         Frac => "FracBackward0",
         Reciprocal => "ReciprocalBackward0",
         Hardtanh(..) => "HardtanhBackward0",
+        Shrink(_, true) => "SoftshrinkBackward0",
+        Shrink(_, false) => "HardshrinkBackward0",
         LeakyRelu(_) => "LeakyReluBackward0",
         Elu(..) => "EluBackward0",
         Celu(_) => "CeluBackward0",
@@ -521,7 +523,13 @@ fn unary_grad(op: UnaryOp, g: &Tensor, x: &dyn Fn() -> Result<Tensor>, y: &dyn F
                 let outside = cond2(t(&cond(&x, BinaryOp::Lt, eps)?), t(&cond(&x, BinaryOp::Gt, 1.0 - eps)?), BinaryOp::LogicalOr)?;
                 let inside = unary(&outside, UnaryOp::LogicalNot)?;
                 let base = logit_ends(g, &x, base)?;
-                keep_where(&inside, &base)?
+                let r = keep_where(&inside, &base)?;
+                // The vectorized lambda keeps `lo <= x <= hi` by a mask, which
+                // NaN fails: 0 there, where the scalar one's branches give NaN.
+                match vectorized_nan(&x, g, 2)? {
+                    Some(vnan) => pick(&vnan, &zeros_like(g)?, &r)?,
+                    None => r,
+                }
             }
         }
         Erf | Erfc => {
@@ -546,6 +554,18 @@ fn unary_grad(op: UnaryOp, g: &Tensor, x: &dyn Fn() -> Result<Tensor>, y: &dyn F
             let x = x()?;
             let outside = cond2(t(&cond(&x, BinaryOp::Le, lo)?), t(&cond(&x, BinaryOp::Ge, hi)?), BinaryOp::LogicalOr)?;
             let r = pick(&outside, &zeros_like(g)?, g)?;
+            match vectorized_nan(&x, g, 1)? {
+                Some(vnan) => pick(&vnan, &zeros_like(g)?, &r)?,
+                None => r,
+            }
+        }
+        Shrink(l, _) => {
+            // PyTorch's shrink_backward: `-l <= x <= l ? 0 : g` in its scalar
+            // lambda (NaN passes g), `(x < -l | x > l) & g` in its vectorized
+            // one (NaN gives 0): see vectorized_nan.
+            let x = x()?;
+            let inside = cond2(t(&cond(&x, BinaryOp::Ge, -l)?), t(&cond(&x, BinaryOp::Le, l)?), BinaryOp::LogicalAnd)?;
+            let r = pick(&inside, &zeros_like(g)?, g)?;
             match vectorized_nan(&x, g, 1)? {
                 Some(vnan) => pick(&vnan, &zeros_like(g)?, &r)?,
                 None => r,
@@ -642,26 +662,101 @@ fn add_nan_where(r: &Tensor, outside: &Tensor) -> Result<Tensor> {
 }
 
 /// The positions that PyTorch's CPU kernel (`cpu_kernel_vec`) runs through
-/// its vectorized lambda, or None when none. With `x` and `g` contiguous the
-/// loop is one run in memory order: whole chunks of `vectors` vectors, then
-/// the last `n % chunk` elements through the scalar lambda (elu, hardswish
-/// and logit unroll two vectors, hardtanh one). The vector is the AVX512 one
-/// (64 bytes), PyTorch's default CPU capability on x86 machines with it.
-/// Other strided operands run the scalar loop only.
+/// its vectorized lambda, or None when none. PyTorch's TensorIterator
+/// (operands: the new output, `g`, `x`) orders the dims fastest first by the
+/// inputs' strides, merges the dims that are contiguous in every operand into
+/// one inner loop, and runs each inner row as whole chunks of `vectors`
+/// vectors, then the last `len % chunk` elements through the scalar lambda
+/// (elu, hardswish and logit unroll two vectors, hardtanh one). A row is
+/// vectorized only if each input is contiguous along it or one of them is
+/// broadcast (stride 0). The vector is the AVX512 one (64 bytes), PyTorch's
+/// default CPU capability on x86 machines with it.
 fn vectorized_part(x: &Tensor, g: &Tensor, vectors: usize) -> Result<Option<Tensor>> {
-    // A broadcast g (every stride 0, as `sum().backward()` sends) still
-    // vectorizes in PyTorch's loop; any other strided operand does not.
-    let g_ok = g.is_contiguous() || g.strides().iter().all(|&st| st == 0);
-    if !x.is_contiguous() || !g_ok || x.shape() != g.shape() {
+    if x.shape() != g.shape() || x.numel() == 0 {
         return Ok(None);
+    }
+    let shape = x.shape().to_vec();
+    let nd = shape.len();
+    let ops = [g.strides().to_vec(), x.strides().to_vec()];
+    // reorder_dimensions: start from the reversed dims, insertion-sort by strides.
+    let mut perm: Vec<usize> = (0..nd).rev().collect();
+    let should_swap = |d0: usize, d1: usize| -> i32 {
+        for st in &ops {
+            let (s0, s1) = (st[d0], st[d1]);
+            if s0 == 0 || s1 == 0 {
+                continue;
+            }
+            if s0 < s1 {
+                return -1;
+            }
+            if s0 > s1 {
+                return 1;
+            }
+            if shape[d0] > shape[d1] {
+                return 1;
+            }
+        }
+        0
+    };
+    for i in 1..nd {
+        let mut d1 = i;
+        for d0 in (0..i).rev() {
+            match should_swap(perm[d0], perm[d1]) {
+                c if c > 0 => {
+                    perm.swap(d0, d1);
+                    d1 = d0;
+                }
+                c if c < 0 => break,
+                _ => {}
+            }
+        }
+    }
+    // coalesce_dimensions, only as far as the inner loop: the dims of `perm`
+    // merged into it, and its size and strides.
+    let (mut inner, mut len, mut sts) = (1usize, 1usize, [0isize, 0isize]);
+    if nd > 0 {
+        len = shape[perm[0]];
+        sts = [ops[0][perm[0]], ops[1][perm[0]]];
+        while inner < nd {
+            let d = perm[inner];
+            let merge = len == 1 || shape[d] == 1 || (0..2).all(|k| sts[k] * len as isize == ops[k][d]);
+            if !merge {
+                break;
+            }
+            if len == 1 {
+                sts = [ops[0][d], ops[1][d]];
+            }
+            len *= shape[d];
+            inner += 1;
+        }
+    }
+    let vectorizes = len == 1 || matches!(sts, [1, 1] | [0, 1] | [1, 0]);
+    let chunk = 64 * vectors / x.dtype().itemsize().max(1);
+    let vec_end = len - len % chunk;
+    if !vectorizes || vec_end == 0 {
+        return Ok(None);
+    }
+    // Each element's index along the inner loop, in row-major logical order.
+    let mut mult = vec![0usize; nd];
+    let mut m = 1;
+    for &d in &perm[..inner] {
+        mult[d] = m;
+        m *= shape[d];
     }
     let n = x.numel();
-    let chunk = 64 * vectors / x.dtype().itemsize().max(1);
-    let vec_end = n - n % chunk;
-    if vec_end == 0 {
-        return Ok(None);
+    let mut v = Vec::with_capacity(n);
+    let mut idx = vec![0usize; nd];
+    for _ in 0..n {
+        let pos: usize = (0..nd).map(|d| idx[d] * mult[d]).sum();
+        v.push(pos < vec_end);
+        for d in (0..nd).rev() {
+            idx[d] += 1;
+            if idx[d] < shape[d] {
+                break;
+            }
+            idx[d] = 0;
+        }
     }
-    let v: Vec<bool> = (0..n).map(|i| i < vec_end).collect();
     Ok(Some(Tensor::from_vec(v, x.shape())?))
 }
 

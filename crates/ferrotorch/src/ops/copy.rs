@@ -17,6 +17,33 @@ impl Tensor {
         Ok(out)
     }
 
+    /// A fresh copy recording nothing, the snapshot an in-place op computes
+    /// from: laid out as `clone()` (preserve_format), or with `own_strides`
+    /// with this tensor's own strides (a copy of the memory span it covers;
+    /// preserve_format when that span is much larger than the tensor or
+    /// elements overlap). Which lambda of PyTorch's backward kernels an
+    /// element meets depends on the saved tensor's layout.
+    pub(crate) fn clone_same_layout(&self, own_strides: bool) -> Result<Tensor> {
+        let layout = self.layout();
+        let n = self.numel();
+        let span = layout.storage_span();
+        let exact = match span {
+            Some((lo, hi)) => own_strides && !layout.has_internal_overlap() && hi - lo <= 4 * n + 64
+                && layout.strides.iter().all(|&st| st >= 0),
+            None => false,
+        };
+        let out = if exact {
+            let (lo, hi) = span.unwrap_or((0, 0));
+            let flat = Tensor::empty(&[hi - lo], self.dtype(), self.device())?;
+            let own = Layout { shape: layout.shape.clone(), strides: layout.strides.clone(), offset: layout.offset - lo };
+            Tensor::from_parts(flat.storage().clone(), own, self.dtype())?
+        } else {
+            self.empty_like(self.dtype())?
+        };
+        k::copy_cast(out.dst(), out.dtype(), self.src(), self.dtype());
+        Ok(out)
+    }
+
     /// A fresh uninitialised tensor of this shape laid out as PyTorch's
     /// `empty_like(preserve_format)`: the same strides when this layout is
     /// non-overlapping and dense, otherwise dense strides in the same memory order.

@@ -153,6 +153,15 @@ fn float_kernel<T: Compute>(op: UnaryOp, o: Dst, s: Src) {
             // NaN passes through, as PyTorch's clamp does.
             go!(|x| if x < lo { lo } else if x > hi { hi } else { x })
         }
+        Shrink(lambd, soft) => {
+            // PyTorch's kernels: x * 0 keeps a NaN (and the sign of zero) inside.
+            let l = c(lambd);
+            if soft {
+                go!(|x| if x > l { x - l } else if x < -l { x + l } else { x * zero })
+            } else {
+                go!(|x| if x >= -l && x <= l { zero } else { x })
+            }
+        }
         LeakyRelu(slope) => {
             let sl = c(slope);
             go!(|x| if x > zero { x } else { x * sl })
