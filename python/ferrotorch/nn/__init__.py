@@ -17,5 +17,12 @@ from .modules import (  # noqa: F401
     ReLU6, SELU, CELU, ELU, Mish, Hardsigmoid, Hardswish, Hardtanh, Softplus, Softsign, LogSigmoid, Tanhshrink,
     Softshrink, Hardshrink, Threshold, GLU, PReLU, Softmin,
 )
+from ._loss_modules import (  # noqa: F401
+    SmoothL1Loss, HuberLoss, KLDivLoss, SoftMarginLoss, CosineEmbeddingLoss, MarginRankingLoss, HingeEmbeddingLoss,
+    TripletMarginLoss, TripletMarginWithDistanceLoss, PoissonNLLLoss, GaussianNLLLoss, MultiMarginLoss,
+    MultiLabelMarginLoss, MultiLabelSoftMarginLoss, CosineSimilarity, PairwiseDistance,
+)
+from ._containers import ModuleDict, ParameterList, ParameterDict, Buffer  # noqa: F401
+from ._layers import Unflatten, Bilinear, ChannelShuffle, Softmax2d, RMSNorm, LocalResponseNorm  # noqa: F401
 from . import functional  # noqa: F401
 from . import init  # noqa: F401
