@@ -62,8 +62,16 @@ class Module:
             self._modules[name] = value
         elif self.__dict__.get("_modules") is not None and name in self._modules:
             self._modules[name] = value
-        elif self.__dict__.get("_buffers") is not None and name in self._buffers:
-            self._buffers[name] = value
+        elif self.__dict__.get("_buffers") is not None and (
+                name in self._buffers or (isinstance(value, _C.Tensor) and getattr(value, "_is_buffer", False))):
+            if value is not None and not isinstance(value, _C.Tensor):
+                raise TypeError(f"cannot assign '{type(value).__name__}' as buffer '{name}' "
+                                "(torch.nn.Buffer, torch.Tensor or None expected)")
+            # An nn.Buffer carries its own persistence; a plain tensor keeps the slot's.
+            persistent = getattr(value, "persistent", True) if getattr(value, "_is_buffer", False) \
+                else name not in self._non_persistent_buffers_set
+            self.__dict__.pop(name, None)
+            self.register_buffer(name, value, persistent)
         else:
             object.__setattr__(self, name, value)
 
@@ -98,9 +106,87 @@ class Module:
 
     def add_module(self, name, module):
         """Adds a child module."""
+        if not isinstance(module, Module) and module is not None:
+            raise TypeError(f"{_typename(module)} is not a Module subclass")
+        if not isinstance(name, str):
+            raise TypeError(f"module name should be a string. Got {_typename(name)}")
+        if hasattr(self, name) and name not in self._modules:
+            raise KeyError(f"attribute '{name}' already exists")
+        if "." in name:
+            raise KeyError(f'module name can\'t contain ".", got: {name}')
+        if name == "":
+            raise KeyError('module name can\'t be empty string ""')
         self._modules[name] = module
 
-    register_module = add_module
+    def register_module(self, name, module):
+        """Alias for :meth:`add_module`."""
+        self.add_module(name, module)
+
+    def _get_name(self):
+        return type(self).__name__
+
+    def get_submodule(self, target):
+        """The submodule at dotted path ``target`` (``""`` is ``self``)."""
+        if target == "":
+            return self
+        mod = self
+        for item in target.split("."):
+            if not hasattr(mod, item):
+                raise AttributeError(mod._get_name() + " has no attribute `" + item + "`")
+            mod = getattr(mod, item)
+            if not isinstance(mod, Module):
+                raise AttributeError("`" + item + "` is not an nn.Module")
+        return mod
+
+    def set_submodule(self, target, module, strict=False):
+        """Replaces (or with ``strict=False`` adds) the submodule at dotted path ``target``."""
+        if target == "":
+            raise ValueError("Cannot set the submodule without a target name!")
+        atoms = target.split(".")
+        if not isinstance(module, Module):
+            raise ValueError("`" + "module" + f"` is not an nn.Module, found {type(module)}")
+        parent = self if len(atoms) == 1 else self.get_submodule(".".join(atoms[:-1]))
+        if strict and not hasattr(parent, atoms[-1]):
+            raise AttributeError(parent._get_name() + " has no attribute `" + atoms[-1] + "`")
+        if hasattr(parent, atoms[-1]) and not isinstance(getattr(parent, atoms[-1]), Module):
+            raise AttributeError("`" + atoms[-1] + "` is not an nn.Module")
+        setattr(parent, atoms[-1], module)
+
+    def get_parameter(self, target):
+        """The parameter at dotted path ``target``."""
+        module_path, _, name = target.rpartition(".")
+        mod = self.get_submodule(module_path)
+        if not hasattr(mod, name):
+            raise AttributeError(mod._get_name() + " has no attribute `" + name + "`")
+        param = getattr(mod, name)
+        if not isinstance(param, Parameter):
+            raise AttributeError("`" + name + "` is not an nn.Parameter")
+        return param
+
+    def get_buffer(self, target):
+        """The buffer at dotted path ``target``."""
+        module_path, _, name = target.rpartition(".")
+        mod = self.get_submodule(module_path)
+        if not hasattr(mod, name):
+            raise AttributeError(mod._get_name() + " has no attribute `" + name + "`")
+        buf = getattr(mod, name)
+        if name not in mod._buffers:
+            raise AttributeError("`" + name + "` is not a buffer")
+        return buf
+
+    def get_extra_state(self):
+        """Extra state for ``state_dict``; only called when a subclass overrides it."""
+        raise RuntimeError(
+            "Reached a code path in Module.get_extra_state() that should never be called. "
+            "Please file an issue at https://github.com/pytorch/pytorch/issues/new?template=bug-report.yml "
+            "to report this bug.")
+
+    def set_extra_state(self, state):
+        """Restores what :meth:`get_extra_state` returned; only called when a subclass overrides it."""
+        raise RuntimeError(
+            "Reached a code path in Module.set_extra_state() that should never be called. "
+            "Please file an issue at https://github.com/pytorch/pytorch/issues/new?template=bug-report.yml "
+            "to report this bug.")
 
     # -- traversal --------------------------------------------------------------------
 
@@ -133,19 +219,20 @@ class Module:
         for _, m in self.named_children():
             yield m
 
-    def _named_members(self, get, prefix="", recurse=True):
+    def _named_members(self, get, prefix="", recurse=True, remove_duplicate=True):
         seen = set()
-        mods = self.named_modules(prefix=prefix) if recurse else [(prefix, self)]
+        mods = self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate) if recurse else [(prefix, self)]
         for mod_prefix, mod in mods:
             for name, v in get(mod):
                 if v is None or id(v) in seen:
                     continue
-                seen.add(id(v))
+                if remove_duplicate:
+                    seen.add(id(v))
                 yield (mod_prefix + "." + name if mod_prefix else name), v
 
     def named_parameters(self, prefix="", recurse=True, remove_duplicate=True):
-        """Yields ``(name, parameter)`` pairs, each parameter once."""
-        yield from self._named_members(lambda m: m._parameters.items(), prefix, recurse)
+        """Yields ``(name, parameter)`` pairs, each shared parameter once unless ``remove_duplicate=False``."""
+        yield from self._named_members(lambda m: m._parameters.items(), prefix, recurse, remove_duplicate)
 
     def parameters(self, recurse=True):
         """Yields every parameter."""
@@ -154,7 +241,7 @@ class Module:
 
     def named_buffers(self, prefix="", recurse=True, remove_duplicate=True):
         """Yields ``(name, buffer)`` pairs."""
-        yield from self._named_members(lambda m: m._buffers.items(), prefix, recurse)
+        yield from self._named_members(lambda m: m._buffers.items(), prefix, recurse, remove_duplicate)
 
     def buffers(self, recurse=True):
         """Yields every buffer."""
@@ -269,11 +356,11 @@ class Module:
         fn(self)
         return self
 
-    def _apply_tensors(self, fn):
+    def _apply_tensors(self, fn, recurse=True):
         prev = _C.is_grad_enabled()
         _C._set_grad_enabled(False)
         try:
-            for m in self.modules():
+            for m in (self.modules() if recurse else [self]):
                 for k, p in list(m._parameters.items()):
                     if p is None:
                         continue
@@ -306,6 +393,13 @@ class Module:
             return r
         return self._apply_tensors(conv)
 
+    def _apply(self, fn, recurse=True):
+        return self._apply_tensors(fn, recurse)
+
+    def to_empty(self, *, device, recurse=True):
+        """Moves parameters and buffers to ``device`` as uninitialised tensors of the same shapes."""
+        return self._apply_tensors(lambda t: _C.empty_like(t, device=device), recurse)
+
     def cpu(self):
         """Moves everything to the CPU."""
         return self.to("cpu")
@@ -315,15 +409,19 @@ class Module:
         return self.to("cuda" if device is None else device)
 
     def float(self):
+        """Casts floating-point parameters and buffers to ``float32``."""
         return self._apply_tensors(lambda t: t.float() if t.is_floating_point() else t)
 
     def double(self):
+        """Casts floating-point parameters and buffers to ``float64``."""
         return self._apply_tensors(lambda t: t.double() if t.is_floating_point() else t)
 
     def half(self):
+        """Casts floating-point parameters and buffers to ``float16``."""
         return self._apply_tensors(lambda t: t.half() if t.is_floating_point() else t)
 
     def bfloat16(self):
+        """Casts floating-point parameters and buffers to ``bfloat16``."""
         return self._apply_tensors(lambda t: t.bfloat16() if t.is_floating_point() else t)
 
     # -- printing --------------------------------------------------------------------------
@@ -332,21 +430,30 @@ class Module:
         return ""
 
     def __repr__(self):
-        lines = []
         extra = self.extra_repr()
-        for name, m in self._modules.items():
-            mod = repr(m).replace("\n", "\n  ")
-            lines.append(f"({name}): {mod}")
-        main = type(self).__name__ + "("
-        if extra and not lines:
-            return main + extra + ")"
-        if not lines:
-            return main + ")"
-        body = ("\n  " + extra if extra else "") + "".join("\n  " + l for l in lines)
-        return main + body + "\n)"
+        extra_lines = extra.split("\n") if extra else []
+        child_lines = [f"({name}): " + repr(m).replace("\n", "\n  ") for name, m in self._modules.items()]
+        lines = extra_lines + child_lines
+        main = self._get_name() + "("
+        if lines:
+            # A one-line extra_repr without children stays on the header line.
+            if len(extra_lines) == 1 and not child_lines:
+                main += extra_lines[0]
+            else:
+                main += "\n  " + "\n  ".join(lines) + "\n"
+        return main + ")"
 
     def __dir__(self):
         return list(object.__dir__(self)) + list(self._parameters) + list(self._buffers) + list(self._modules)
+
+
+def _typename(obj):
+    if isinstance(obj, _C.Tensor):
+        return obj.type()
+    mod = getattr(obj, "__module__", None)
+    prefix = mod + "." if mod not in ("builtins", "__builtin__", None) else ""
+    name = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None) or type(obj).__name__
+    return prefix + name
 
 
 class _IncompatibleKeys(tuple):
