@@ -1,0 +1,242 @@
+"""Losses and distances of ``nn.functional`` and ``nn`` against PyTorch: values and input
+gradients for every reduction in float32 and float64, module forms, and the exception
+classes for bad shapes and arguments."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+import ferrotorch as ft
+from _parity import errors_match, parity
+
+torch = pytest.importorskip("torch", reason="PyTorch reference wheel not installed")
+
+REDUCTIONS = ("none", "mean", "sum")
+DTYPES = ("float32", "float64")
+
+
+def rnd(*shape, seed=0, dtype="float32"):
+    return np.random.default_rng(seed).standard_normal(shape).astype(dtype)
+
+
+def signs(*shape, seed=0, dtype="float32"):
+    return np.where(np.random.default_rng(seed).random(shape) < 0.5, -1.0, 1.0).astype(dtype)
+
+
+def F(lib):
+    return lib.nn.functional
+
+
+def tol(dtype):
+    return dict(rtol=1e-4, atol=1e-5) if dtype == "float32" else dict(rtol=1e-9, atol=1e-11)
+
+
+def _multilabel_target(n, c, seed=3):
+    rng = np.random.default_rng(seed)
+    t = np.full((n, c), -1, dtype=np.int64)
+    for i in range(n):
+        k = rng.integers(0, c + 1)
+        t[i, :k] = rng.permutation(c)[:k]
+        if k < c and rng.random() < 0.5:
+            t[i, k + 1:] = rng.integers(0, c, size=c - k - 1)  # ignored after the first -1
+    return t
+
+
+# (id, builder(dtype) -> arrays, fn(lib, reduction, *inputs), positions that need grad)
+CASES = [
+    ("smooth_l1", lambda d: (rnd(4, 5, dtype=d), rnd(4, 5, seed=1, dtype=d)),
+     lambda m, r, x, y: F(m).smooth_l1_loss(x, y, reduction=r, beta=0.7), (0, 1)),
+    ("smooth_l1_beta0", lambda d: (rnd(4, 5, dtype=d), rnd(4, 5, seed=1, dtype=d)),
+     lambda m, r, x, y: F(m).smooth_l1_loss(x, y, reduction=r, beta=0.0), (0, 1)),
+    ("huber", lambda d: (rnd(4, 5, dtype=d), rnd(4, 5, seed=1, dtype=d)),
+     lambda m, r, x, y: F(m).huber_loss(x, y, reduction=r, delta=0.6), (0, 1)),
+    ("kl_div", lambda d: (np.log(np.random.default_rng(0).random((3, 6)).astype(d) + 0.1),
+                          np.random.default_rng(1).random((3, 6)).astype(d)),
+     lambda m, r, x, y: F(m).kl_div(x, y, reduction=r), (0, 1)),
+    ("kl_div_log_target", lambda d: (rnd(3, 6, dtype=d), rnd(3, 6, seed=1, dtype=d)),
+     lambda m, r, x, y: F(m).kl_div(x, y, reduction=r, log_target=True), (0, 1)),
+    ("soft_margin", lambda d: (rnd(4, 5, dtype=d), signs(4, 5, seed=1, dtype=d)),
+     lambda m, r, x, y: F(m).soft_margin_loss(x, y, reduction=r), (0,)),
+    ("cosine_embedding", lambda d: (rnd(6, 5, dtype=d), rnd(6, 5, seed=1, dtype=d), signs(6, seed=2, dtype=d)),
+     lambda m, r, a, b, y: F(m).cosine_embedding_loss(a, b, y, margin=0.1, reduction=r), (0, 1)),
+    ("cosine_embedding_1d", lambda d: (rnd(5, dtype=d), rnd(5, seed=1, dtype=d), np.array(-1.0, dtype=d)),
+     lambda m, r, a, b, y: F(m).cosine_embedding_loss(a, b, y, margin=-0.5, reduction=r), (0, 1)),
+    ("margin_ranking", lambda d: (rnd(7, dtype=d), rnd(7, seed=1, dtype=d), signs(7, seed=2, dtype=d)),
+     lambda m, r, a, b, y: F(m).margin_ranking_loss(a, b, y, margin=0.3, reduction=r), (0, 1)),
+    ("hinge_embedding", lambda d: (rnd(4, 5, dtype=d), signs(4, 5, seed=1, dtype=d)),
+     lambda m, r, x, y: F(m).hinge_embedding_loss(x, y, margin=0.8, reduction=r), (0,)),
+    ("triplet", lambda d: (rnd(6, 4, dtype=d), rnd(6, 4, seed=1, dtype=d), rnd(6, 4, seed=2, dtype=d)),
+     lambda m, r, a, p, n: F(m).triplet_margin_loss(a, p, n, margin=2.0, reduction=r), (0, 1, 2)),
+    ("triplet_p1_swap", lambda d: (rnd(6, 4, dtype=d), rnd(6, 4, seed=1, dtype=d), rnd(6, 4, seed=2, dtype=d)),
+     lambda m, r, a, p, n: F(m).triplet_margin_loss(a, p, n, margin=1.5, p=1, swap=True, reduction=r), (0, 1, 2)),
+    ("triplet_with_distance", lambda d: (rnd(6, 4, dtype=d), rnd(6, 4, seed=1, dtype=d), rnd(6, 4, seed=2, dtype=d)),
+     lambda m, r, a, p, n: F(m).triplet_margin_with_distance_loss(a, p, n, margin=1.2, swap=True, reduction=r),
+     (0, 1, 2)),
+    ("triplet_with_cosine_distance", lambda d: (rnd(6, 4, dtype=d), rnd(6, 4, seed=1, dtype=d), rnd(6, 4, seed=2, dtype=d)),
+     lambda m, r, a, p, n: F(m).triplet_margin_with_distance_loss(
+         a, p, n, distance_function=lambda u, v: 1.0 - F(m).cosine_similarity(u, v), margin=0.5, reduction=r),
+     (0, 1, 2)),
+    ("poisson_log_input", lambda d: (rnd(4, 5, dtype=d), np.random.default_rng(1).poisson(2.0, (4, 5)).astype(d)),
+     lambda m, r, x, y: F(m).poisson_nll_loss(x, y, reduction=r), (0,)),
+    ("poisson_full", lambda d: (np.random.default_rng(0).random((4, 5)).astype(d) + 0.2,
+                                np.random.default_rng(1).poisson(2.0, (4, 5)).astype(d)),
+     lambda m, r, x, y: F(m).poisson_nll_loss(x, y, log_input=False, full=True, reduction=r), (0,)),
+    ("gaussian_nll", lambda d: (rnd(4, 3, dtype=d), rnd(4, 3, seed=1, dtype=d),
+                                np.random.default_rng(2).random((4, 3)).astype(d)),
+     lambda m, r, x, y, v: F(m).gaussian_nll_loss(x, y, v, reduction=r), (0, 1, 2)),
+    ("gaussian_nll_homoscedastic_full", lambda d: (rnd(4, 3, dtype=d), rnd(4, 3, seed=1, dtype=d),
+                                                   np.random.default_rng(2).random(4).astype(d) * 1e-6),
+     lambda m, r, x, y, v: F(m).gaussian_nll_loss(x, y, v, full=True, eps=1e-3, reduction=r), (0, 1, 2)),
+    ("multi_margin", lambda d: (rnd(5, 4, dtype=d), np.array([0, 3, 1, 1, 2])),
+     lambda m, r, x, y: F(m).multi_margin_loss(x, y, reduction=r), (0,)),
+    ("multi_margin_p2_weight", lambda d: (rnd(5, 4, dtype=d), np.array([0, 3, 1, 1, 2]),
+                                          np.random.default_rng(2).random(4).astype(d)),
+     lambda m, r, x, y, w: F(m).multi_margin_loss(x, y, p=2, margin=0.7, weight=w, reduction=r), (0,)),
+    ("multi_margin_1d", lambda d: (rnd(4, dtype=d), np.array([2])),
+     lambda m, r, x, y: F(m).multi_margin_loss(x, y, reduction=r), (0,)),
+    ("multilabel_margin", lambda d: (rnd(6, 5, dtype=d), _multilabel_target(6, 5)),
+     lambda m, r, x, y: F(m).multilabel_margin_loss(x, y, reduction=r), (0,)),
+    ("multilabel_margin_1d", lambda d: (rnd(4, dtype=d), np.array([3, 0, -1, 1])),
+     lambda m, r, x, y: F(m).multilabel_margin_loss(x, y, reduction=r), (0,)),
+    ("multilabel_soft_margin", lambda d: (rnd(4, 5, dtype=d),
+                                          (np.random.default_rng(1).random((4, 5)) < 0.5).astype(d)),
+     lambda m, r, x, y: F(m).multilabel_soft_margin_loss(x, y, reduction=r), (0, 1)),
+    ("multilabel_soft_margin_weight", lambda d: (rnd(4, 5, dtype=d),
+                                                 (np.random.default_rng(1).random((4, 5)) < 0.5).astype(d),
+                                                 np.random.default_rng(2).random(5).astype(d)),
+     lambda m, r, x, y, w: F(m).multilabel_soft_margin_loss(x, y, weight=w, reduction=r), (0,)),
+]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
+def test_loss_matches_torch(case, reduction, dtype):
+    _, build, fn, grad = case
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        parity(torch, lambda m, *a: fn(m, reduction, *a), *build(dtype), grad=grad, **tol(dtype))
+
+
+def test_kl_div_batchmean_matches_torch():
+    x = np.log(np.random.default_rng(0).random((3, 6)).astype("float64") + 0.1)
+    y = np.random.default_rng(1).random((3, 6))
+    y[0, 0] = 0.0  # xlogy's zero case
+    parity(torch, lambda m, x, y: F(m).kl_div(x, y, reduction="batchmean"), x, y, grad=(0, 1), rtol=1e-9)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_distances_match_torch(dtype):
+    a, b = rnd(5, 6, dtype=dtype), rnd(5, 6, seed=1, dtype=dtype)
+    b[0] = 0.0  # a zero vector: the norm is clamped to eps
+    for kw in ({}, {"dim": 0}, {"dim": -1, "eps": 1e-3}):
+        parity(torch, lambda m, x, y: F(m).cosine_similarity(x, y, **kw), a, b, grad=(0, 1), **tol(dtype))
+    parity(torch, lambda m, x, y: F(m).cosine_similarity(x, y), a, b[:1], grad=(0, 1), **tol(dtype))  # broadcast
+    for kw in ({}, {"p": 1.0}, {"p": 3.0, "keepdim": True}, {"p": 2.0, "eps": 0.0}):
+        parity(torch, lambda m, x, y: F(m).pairwise_distance(x, y, **kw), a, rnd(5, 6, seed=2, dtype=dtype),
+               grad=(0, 1), **tol(dtype))
+    parity(torch, lambda m, x, y: F(m).pairwise_distance(x, y), rnd(6, dtype=dtype), rnd(6, seed=1, dtype=dtype),
+           grad=(0, 1), **tol(dtype))
+    parity(torch, lambda m, x: F(m).pdist(x), a, grad=(0,), **tol(dtype))
+    parity(torch, lambda m, x: F(m).pdist(x, p=1), a, grad=(0,), **tol(dtype))
+
+
+MODULES = [
+    ("SmoothL1Loss", dict(beta=0.5), lambda: (rnd(3, 4), rnd(3, 4, seed=1))),
+    ("HuberLoss", dict(delta=0.5, reduction="sum"), lambda: (rnd(3, 4), rnd(3, 4, seed=1))),
+    ("KLDivLoss", dict(reduction="batchmean", log_target=True), lambda: (rnd(3, 4), rnd(3, 4, seed=1))),
+    ("SoftMarginLoss", dict(), lambda: (rnd(3, 4), signs(3, 4, seed=1))),
+    ("CosineEmbeddingLoss", dict(margin=0.2), lambda: (rnd(3, 4), rnd(3, 4, seed=1), signs(3, seed=2))),
+    ("MarginRankingLoss", dict(margin=0.2, reduction="none"), lambda: (rnd(5), rnd(5, seed=1), signs(5, seed=2))),
+    ("HingeEmbeddingLoss", dict(margin=2.0), lambda: (rnd(3, 4), signs(3, 4, seed=1))),
+    ("TripletMarginLoss", dict(p=1.0, swap=True), lambda: (rnd(3, 4), rnd(3, 4, seed=1), rnd(3, 4, seed=2))),
+    ("TripletMarginWithDistanceLoss", dict(margin=0.5), lambda: (rnd(3, 4), rnd(3, 4, seed=1), rnd(3, 4, seed=2))),
+    ("PoissonNLLLoss", dict(full=True), lambda: (rnd(3, 4), np.random.default_rng(1).poisson(3.0, (3, 4)).astype("float32"))),
+    ("GaussianNLLLoss", dict(full=True), lambda: (rnd(3, 4), rnd(3, 4, seed=1), np.random.default_rng(2).random((3, 1)).astype("float32"))),
+    ("MultiMarginLoss", dict(p=2, margin=0.5), lambda: (rnd(3, 4), np.array([1, 0, 3]))),
+    ("MultiLabelMarginLoss", dict(), lambda: (rnd(3, 4), _multilabel_target(3, 4))),
+    ("MultiLabelSoftMarginLoss", dict(), lambda: (rnd(3, 4), (rnd(3, 4, seed=1) > 0).astype("float32"))),
+    ("CosineSimilarity", dict(dim=0, eps=1e-6), lambda: (rnd(3, 4), rnd(3, 4, seed=1))),
+    ("PairwiseDistance", dict(p=3.0, keepdim=True), lambda: (rnd(3, 4), rnd(3, 4, seed=1))),
+]
+
+
+@pytest.mark.parametrize("case", MODULES, ids=[c[0] for c in MODULES])
+def test_loss_module_matches_torch(case):
+    name, kw, build = case
+    arrays = build()
+    parity(torch, lambda m, *a: getattr(m.nn, name)(**kw)(*a), *arrays, grad=(0,), rtol=1e-4, atol=1e-5)
+    assert repr(getattr(ft.nn, name)(**kw)) == repr(getattr(torch.nn, name)(**kw))
+    assert getattr(ft.nn, name)(**kw).__dict__.get("reduction") == getattr(torch.nn, name)(**kw).__dict__.get("reduction")
+
+
+def test_loss_modules_weight_buffer_and_legacy_flags():
+    w = rnd(4)
+    for lib in (ft, torch):
+        m = lib.nn.MultiMarginLoss(weight=lib.from_numpy(w))
+        assert [k for k, _ in m.named_buffers()] == ["weight"]
+        assert lib.nn.SmoothL1Loss(size_average=False).reduction == "sum"
+        assert lib.nn.KLDivLoss(reduce=False).reduction == "none"
+        assert lib.nn.MultiLabelSoftMarginLoss().weight is None
+
+
+X = rnd(3, 4)
+ERRORS = [
+    ("cosine_embedding_2d_target", lambda m, x: F(m).cosine_embedding_loss(x, x, m.ones(3, 1)), (X,)),
+    ("cosine_embedding_0d_target", lambda m, x: F(m).cosine_embedding_loss(x, x, m.ones(())), (X,)),
+    ("cosine_embedding_bad_reduction", lambda m, x: F(m).cosine_embedding_loss(x, x, m.ones(3), reduction="x"), (X,)),
+    ("margin_ranking_dims", lambda m, x: F(m).margin_ranking_loss(x, x, m.ones(3)), (X,)),
+    ("hinge_broadcast", lambda m, x: F(m).hinge_embedding_loss(x, m.ones(4, 4)), (X,)),
+    ("triplet_dims", lambda m, x: F(m).triplet_margin_loss(x, x, m.ones(4)), (X,)),
+    ("triplet_margin", lambda m, x: F(m).triplet_margin_loss(x, x, x, margin=0.0), (X,)),
+    ("triplet_distance_margin", lambda m, x: F(m).triplet_margin_with_distance_loss(x, x, x, margin=-1.0), (X,)),
+    ("triplet_distance_reduction", lambda m, x: F(m).triplet_margin_with_distance_loss(x, x, x, reduction="x"), (X,)),
+    ("triplet_module_margin", lambda m, x: m.nn.TripletMarginLoss(margin=-1.0), (X,)),
+    ("poisson_reduction", lambda m, x: F(m).poisson_nll_loss(x, x, reduction="foo"), (X,)),
+    ("gaussian_var_size", lambda m, x: F(m).gaussian_nll_loss(x, x, m.ones(2, 2)), (X,)),
+    ("gaussian_negative_var", lambda m, x: F(m).gaussian_nll_loss(x, x, -m.ones(3, 4)), (X,)),
+    ("gaussian_negative_float", lambda m, x: F(m).gaussian_nll_loss(x, x, -1.0), (X,)),
+    ("gaussian_reduction", lambda m, x: F(m).gaussian_nll_loss(x, x, m.ones(3, 4), reduction="x"), (X,)),
+    ("multi_margin_target_range", lambda m, x: F(m).multi_margin_loss(x, m.tensor([0, 1, 5])), (X,)),
+    ("multi_margin_target_size", lambda m, x: F(m).multi_margin_loss(x, m.tensor([0, 1])), (X,)),
+    ("multi_margin_p", lambda m, x: F(m).multi_margin_loss(x, m.tensor([0, 1, 2]), p=3), (X,)),
+    ("multi_margin_weight_2d", lambda m, x: F(m).multi_margin_loss(x, m.tensor([0, 1, 2]), weight=m.ones(2, 2)), (X,)),
+    ("multi_margin_weight_size", lambda m, x: F(m).multi_margin_loss(x, m.tensor([0, 1, 2]), weight=m.ones(3)), (X,)),
+    ("multi_margin_3d", lambda m, x: F(m).multi_margin_loss(m.ones(2, 3, 4), m.tensor([0, 1])), (X,)),
+    ("multi_margin_module_p", lambda m, x: m.nn.MultiMarginLoss(p=3), (X,)),
+    ("multilabel_margin_target_size", lambda m, x: F(m).multilabel_margin_loss(x, m.tensor([[0, 1, -1, 2]] * 2)), (X,)),
+    ("multilabel_margin_target_range", lambda m, x: F(m).multilabel_margin_loss(x, m.tensor([[0, 9, -1, 2]] * 3)), (X,)),
+    ("multilabel_soft_margin_reduction", lambda m, x: F(m).multilabel_soft_margin_loss(x, x, reduction="x"), (X,)),
+    ("kl_div_reduction", lambda m, x: F(m).kl_div(x, x, reduction="foo"), (X,)),
+    ("soft_margin_broadcast", lambda m, x: F(m).soft_margin_loss(x, m.ones(2, 4)), (X,)),
+    ("smooth_l1_negative_beta", lambda m, x: F(m).smooth_l1_loss(x, x, beta=-1.0), (X,)),
+    ("huber_zero_delta", lambda m, x: F(m).huber_loss(x, x, delta=0.0), (X,)),
+    ("cosine_similarity_int", lambda m, x: F(m).cosine_similarity(m.ones(3, dtype=m.long), m.ones(3, dtype=m.long), dim=0), (X,)),
+    ("cosine_similarity_shapes", lambda m, x: F(m).cosine_similarity(m.ones(3, 4), m.ones(2, 4)), (X,)),
+    ("pairwise_distance_shapes", lambda m, x: F(m).pairwise_distance(m.ones(3, 4), m.ones(2, 4)), (X,)),
+    ("pdist_dims", lambda m, x: F(m).pdist(m.ones(3)), (X,)),
+]
+
+
+@pytest.mark.parametrize("case", ERRORS, ids=[c[0] for c in ERRORS])
+def test_loss_errors_match_torch(case):
+    _, fn, arrays = case
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        errors_match(torch, fn, *arrays)
+
+
+def test_error_messages_match_torch():
+    x = rnd(3, 4)
+    for fn in (lambda m, x: F(m).multi_margin_loss(x, m.tensor([0, 1])),
+               lambda m, x: F(m).cosine_embedding_loss(x, x, m.ones(())),
+               lambda m, x: F(m).multilabel_margin_loss(x, m.tensor([[0, 1, -1, 2]] * 2)),
+               lambda m, x: F(m).triplet_margin_loss(x, x, m.ones(4)),
+               lambda m, x: F(m).gaussian_nll_loss(x, x, m.ones(2, 2))):
+        msgs = []
+        for lib in (ft, torch):
+            with pytest.raises(Exception) as e:
+                fn(lib, lib.from_numpy(x))
+            msgs.append(str(e.value))
+        assert msgs[0] == msgs[1]
