@@ -384,7 +384,7 @@ def bilinear(input1, input2, weight, bias=None):
     for i in range(input1.dim() - 1):
         if input1.shape[i] != input2.shape[i]:
             raise RuntimeError(
-                f"bilinear(): input batch dimensions do not match: got {input1.shape[i]} and {input2.shape[i]}")
+                f"bilinear(): input batch dimensions do not match at dim {i}: got {input1.shape[i]} and {input2.shape[i]}")
     if weight.dim() != 3:
         raise RuntimeError(f"bilinear(): weight must be 3-dimensional, got {weight.dim()}")
     out, in1, in2 = weight.shape
