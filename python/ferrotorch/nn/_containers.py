@@ -25,7 +25,7 @@ class Buffer(metaclass=_BufferMeta):
     def __new__(cls, data=None, *, persistent=True):
         if data is None:
             data = _C.empty(0)
-        t = data.detach()
+        t = data.detach().requires_grad_(data.requires_grad)
         t._is_buffer = True
         t.persistent = persistent
         return t
@@ -99,12 +99,13 @@ class ModuleDict(Module):
                 self[m[0]] = m[1]
 
 
-def _param_line(key, p):
+def _param_line(key, p, typename=False):
+    # PyTorch's ParameterList prints the dtype, its ParameterDict the legacy type name.
     if isinstance(p, _C.Tensor):
         size = "x".join(str(s) for s in p.size())
         dev = f" ({p.device})" if p.device.type == "cuda" else ""
         kind = "Parameter" if isinstance(p, Parameter) else "Tensor"
-        return f"  ({key}): {kind} containing: [{p.dtype} of size {size}{dev}]"
+        return f"  ({key}): {kind} containing: [{p.type() if typename else p.dtype} of size {size}{dev}]"
     return f"  ({key}): Object of type: {type(p).__name__}"
 
 
@@ -277,7 +278,7 @@ class ParameterDict(Module):
                 self[p[0]] = p[1]
 
     def extra_repr(self):
-        return "\n".join(_param_line(k, p) for k, p in self.items())
+        return "\n".join(_param_line(k, p, True) for k, p in self.items())
 
     def __call__(self, input):
         raise RuntimeError("ParameterDict should not be called.")

@@ -193,10 +193,10 @@ class Module:
     def named_modules(self, memo=None, prefix="", remove_duplicate=True):
         """Yields ``(name, module)`` for this module and every descendant."""
         memo = set() if memo is None else memo
-        if id(self) in memo:
+        if self in memo:
             return
         if remove_duplicate:
-            memo.add(id(self))
+            memo.add(self)
         yield prefix, self
         for name, m in self._modules.items():
             if m is None:
