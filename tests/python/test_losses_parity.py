@@ -240,3 +240,67 @@ def test_error_messages_match_torch():
                 fn(lib, lib.from_numpy(x))
             msgs.append(str(e.value))
         assert msgs[0] == msgs[1]
+
+
+# -- CTC -------------------------------------------------------------------------------------------
+
+def _ctc_parity(dtype, targets, input_lengths, target_lengths, T=7, N=3, C=5, lengths_as_tensors=False,
+                through_logits=False, **kw):
+    x = np.random.default_rng(0).standard_normal((T, N, C)).astype(dtype)
+    if N == 1 and kw.pop("unbatched", False):
+        x = x[:, 0]
+    outs, grads = [], []
+    for lib in (ft, torch):
+        leaf = lib.from_numpy(x.copy()).requires_grad_()
+        lp = leaf.log_softmax(-1) if through_logits else leaf
+        il, tl = input_lengths, target_lengths
+        if lengths_as_tensors:
+            il, tl = lib.tensor(il), lib.tensor(tl)
+        out = lib.nn.functional.ctc_loss(lp, lib.from_numpy(targets), il, tl, **kw)
+        up = lib.from_numpy(np.random.default_rng(1).standard_normal(tuple(out.shape)).astype(dtype))
+        (out * up).sum().backward()
+        outs.append(out)
+        grads.append(leaf.grad)
+    t = tol(dtype)
+    np.testing.assert_allclose(as_np_(outs[0]), as_np_(outs[1]), **t)
+    assert tuple(outs[0].shape) == tuple(outs[1].shape)
+    np.testing.assert_allclose(as_np_(grads[0]), as_np_(grads[1]), **t)
+
+
+def as_np_(t):
+    return t.detach().numpy()
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+def test_ctc_loss_matches_torch(reduction, dtype):
+    padded = np.array([[1, 2, 2, 0], [3, 1, 4, 4], [4, 4, 1, 2]])
+    _ctc_parity(dtype, padded, [7, 6, 5], [3, 2, 4], reduction=reduction)
+    _ctc_parity(dtype, padded, [7, 6, 5], [3, 0, 4], reduction=reduction, through_logits=True)
+    _ctc_parity(dtype, padded, [7, 6, 5], [3, 2, 4], reduction=reduction, lengths_as_tensors=True, blank=4)
+    concat = np.array([1, 2, 2, 3, 1, 4, 4, 1, 2])
+    _ctc_parity(dtype, concat, [7, 6, 7], [3, 2, 4], reduction=reduction)
+    _ctc_parity(dtype, np.array([1, 3, 3]), [6], [3], N=1, reduction=reduction, unbatched=True)
+    # an impossible alignment: infinite loss, zeroed with its gradient
+    _ctc_parity(dtype, np.array([[1, 1, 1], [2, 3, 2], [1, 2, 3]]), [7, 2, 6], [3, 3, 3],
+                reduction=reduction, zero_infinity=True)
+
+
+def test_ctc_loss_module_and_errors():
+    assert repr(ft.nn.CTCLoss(blank=2)) == repr(torch.nn.CTCLoss(blank=2))
+    x = np.random.default_rng(0).standard_normal((6, 2, 4)).astype("float32")
+    tg = np.array([[1, 2, 2], [3, 1, 0]])
+    parity(torch, lambda m, x, t: m.nn.CTCLoss(zero_infinity=True)(x.log_softmax(2), t, [6, 5], [3, 2]), x, tg,
+           grad=(0,), rtol=1e-4, atol=1e-5)
+    bad = [
+        lambda m, x, t: F(m).ctc_loss(x, t, [7, 5], [3, 2]),
+        lambda m, x, t: F(m).ctc_loss(x, t, [6, 5], [4, 2]),
+        lambda m, x, t: F(m).ctc_loss(x, t, [6], [3, 2]),
+        lambda m, x, t: F(m).ctc_loss(x, t, [6, 5], [3]),
+        lambda m, x, t: F(m).ctc_loss(x, t, [6, 5], [3, 2], reduction="foo"),
+        lambda m, x, t: F(m).ctc_loss(x, t, [6, 5], [3, 2], blank=4),
+        lambda m, x, t: F(m).ctc_loss(x, t, m.tensor([6, 5]), [3, 2]),
+        lambda m, x, t: F(m).ctc_loss(x[:, 0], t[0], 6, 3),
+    ]
+    for fn in bad:
+        errors_match(torch, fn, x, tg)

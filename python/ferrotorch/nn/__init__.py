@@ -20,7 +20,7 @@ from .modules import (  # noqa: F401
 from ._loss_modules import (  # noqa: F401
     SmoothL1Loss, HuberLoss, KLDivLoss, SoftMarginLoss, CosineEmbeddingLoss, MarginRankingLoss, HingeEmbeddingLoss,
     TripletMarginLoss, TripletMarginWithDistanceLoss, PoissonNLLLoss, GaussianNLLLoss, MultiMarginLoss,
-    MultiLabelMarginLoss, MultiLabelSoftMarginLoss, CosineSimilarity, PairwiseDistance,
+    MultiLabelMarginLoss, MultiLabelSoftMarginLoss, CosineSimilarity, PairwiseDistance, CTCLoss,
 )
 from ._containers import ModuleDict, ParameterList, ParameterDict, Buffer  # noqa: F401
 from ._layers import Unflatten, Bilinear, ChannelShuffle, Softmax2d, RMSNorm, LocalResponseNorm  # noqa: F401

@@ -9,7 +9,7 @@ __all__ = [
     "SmoothL1Loss", "HuberLoss", "KLDivLoss", "SoftMarginLoss", "CosineEmbeddingLoss", "MarginRankingLoss",
     "HingeEmbeddingLoss", "TripletMarginLoss", "TripletMarginWithDistanceLoss", "PoissonNLLLoss",
     "GaussianNLLLoss", "MultiMarginLoss", "MultiLabelMarginLoss", "MultiLabelSoftMarginLoss",
-    "CosineSimilarity", "PairwiseDistance",
+    "CosineSimilarity", "PairwiseDistance", "CTCLoss",
 ]
 
 
@@ -253,3 +253,19 @@ class MultiLabelSoftMarginLoss(_WeightedLoss):
 
     def forward(self, input, target):
         return L.multilabel_soft_margin_loss(input, target, weight=self.weight, reduction=self.reduction)
+
+
+class CTCLoss(_Loss):
+    r"""Connectionist Temporal Classification loss between a sequence of log-probabilities
+    and an unaligned target sequence, summed over every alignment.
+
+    See :func:`~torch.nn.functional.ctc_loss`.
+    """
+
+    def __init__(self, blank=0, reduction="mean", zero_infinity=False):
+        super().__init__(reduction=reduction)
+        self.blank, self.zero_infinity = blank, zero_infinity
+
+    def forward(self, log_probs, targets, input_lengths, target_lengths):
+        return L.ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank, self.reduction,
+                          self.zero_infinity)

@@ -14,7 +14,7 @@ __all__ = [
     "cosine_similarity", "pairwise_distance", "pdist", "cosine_embedding_loss", "margin_ranking_loss",
     "hinge_embedding_loss", "triplet_margin_loss", "triplet_margin_with_distance_loss", "poisson_nll_loss",
     "gaussian_nll_loss", "multi_margin_loss", "multilabel_margin_loss", "multilabel_soft_margin_loss",
-    "bilinear", "channel_shuffle", "native_channel_shuffle",
+    "bilinear", "channel_shuffle", "native_channel_shuffle", "ctc_loss",
 ]
 
 
@@ -425,3 +425,133 @@ def channel_shuffle(input, groups):
 
 
 native_channel_shuffle = channel_shuffle
+
+
+# -- connectionist temporal classification ------------------------------------------------------------
+
+
+def _lse(terms):
+    """log(sum(exp(terms))) elementwise, -inf where every term is -inf, and with gradients
+    that stay finite (zero) there: CTC's unreachable states are all -inf."""
+    m = terms[0]
+    for t in terms[1:]:
+        m = _maximum(m, t)
+    m = m.detach()
+    finite = m.isfinite()
+    m0 = _s.where(finite, m, _zero_like(m))
+    total = (terms[0] - m0).exp()
+    for t in terms[1:]:
+        total = total + (t - m0).exp()
+    empty = total == 0
+    one = _C.ones((), dtype=total.dtype)
+    out = m0 + _s.where(empty, one, total).log()
+    return _s.where(empty, _C.full((), float("-inf"), dtype=total.dtype), out)
+
+
+def _maximum(a, b):
+    from .. import _math_ops as _m
+
+    return _m.maximum(a, b)
+
+
+def _lengths(v, name):
+    if isinstance(v, _C.Tensor):
+        return [int(x) for x in v.reshape(-1).tolist()], True
+    if isinstance(v, (list, tuple)):
+        return [int(x) for x in v], False
+    raise TypeError(f"ctc_loss(): argument '{name}' must be a tuple of ints or a Tensor, not {type(v).__name__}")
+
+
+def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction="mean", zero_infinity=False):
+    r"""ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction="mean", zero_infinity=False) -> Tensor
+
+    Connectionist Temporal Classification loss of log-probabilities ``(T, N, C)`` (or
+    ``(T, C)`` unbatched) against padded ``(N, S)`` or concatenated targets, by the forward
+    (alpha) recursion in log space. ``'mean'`` divides each loss by its target length, then
+    averages over the batch. See :class:`~torch.nn.CTCLoss`.
+    """
+    reduction = _reduction(None, None, reduction)
+    in_lens, in_t = _lengths(input_lengths, "input_lengths")
+    tg_lens, tg_t = _lengths(target_lengths, "target_lengths")
+    if in_t != tg_t:
+        raise TypeError("ctc_loss(): input_lengths and target_lengths must both be Tensors or both tuples of ints")
+    unbatched = log_probs.dim() == 2
+    lp = log_probs.unsqueeze(1) if unbatched else log_probs
+    if lp.dim() != 3:
+        raise RuntimeError(f"ctc_loss(): expected log_probs to be 2-D or 3-D, got {lp.dim()}-D")
+    T, N, C = lp.shape
+    if blank < 0 or blank >= C:
+        raise RuntimeError("blank must be in label range")
+    if len(in_lens) != N:
+        raise RuntimeError("input_lengths must be of size batch_size")
+    if len(tg_lens) != N:
+        raise RuntimeError("target_lengths must be of size batch_size")
+    for v in in_lens:
+        if v > T:
+            raise RuntimeError(f"Expected input_lengths to have value at most {T}, but got value {v} "
+                               "(while checking arguments for ctc_loss_allocate_outputs)")
+    tg = targets.long()
+    if unbatched and tg.dim() == 1:
+        tg = tg.unsqueeze(0)
+    rows = []
+    if tg.dim() == 2:
+        for L in tg_lens:
+            if L > tg.shape[1]:
+                raise RuntimeError(f"Expected tensor to have size at least {L} at dimension 1, but got size "
+                                   f"{tg.shape[1]} for argument #2 'targets' (while checking arguments for "
+                                   "ctc_loss_allocate_outputs)")
+        flat = tg.tolist()
+        rows = [flat[n][:tg_lens[n]] for n in range(N)]
+    else:
+        flat = tg.reshape(-1).tolist()
+        if sum(tg_lens) > len(flat):
+            raise RuntimeError(f"Expected tensor to have size at least {sum(tg_lens)} at dimension 0, but got size "
+                               f"{len(flat)} for argument #2 'targets' (while checking arguments for "
+                               "ctc_loss_allocate_outputs)")
+        pos = 0
+        for L in tg_lens:
+            rows.append(flat[pos:pos + L])
+            pos += L
+    S = 2 * max(tg_lens + [0]) + 1
+    ext = [[blank] * S for _ in range(N)]
+    for n, r in enumerate(rows):
+        for i, c in enumerate(r):
+            ext[n][2 * i + 1] = c
+    skip = [[s >= 2 and ext[n][s] != blank and ext[n][s] != ext[n][s - 2] for s in range(S)] for n in range(N)]
+    ext_t = _C.tensor(ext, dtype=_C.int64)
+    skip_t = _C.tensor(skip, dtype=_C.bool)
+    lp_ext = lp.gather(2, ext_t.unsqueeze(0).expand(T, N, S))  # (T, N, S)
+    ninf = _C.full((), float("-inf"), dtype=lp.dtype)
+    s_idx = _C.arange(S).unsqueeze(0)
+    pad1 = _C.full((N, 1), float("-inf"), dtype=lp.dtype)
+    pad2 = _C.full((N, 2), float("-inf"), dtype=lp.dtype)
+    alpha = _s.where(s_idx < 2, lp_ext[0], ninf)
+    alphas = [alpha]
+    for t in range(1, T):
+        a1 = _s.cat([pad1, alpha[:, :-1]], 1)
+        a2 = _s.where(skip_t, _s.cat([pad2, alpha[:, :-2]], 1), ninf) if S > 2 else None
+        alpha = _lse([alpha, a1] + ([a2] if a2 is not None else [])) + lp_ext[t]
+        alphas.append(alpha)
+    A = _s.stack(alphas, 0)  # (T, N, S)
+    t_last = _C.tensor([max(v - 1, 0) for v in in_lens], dtype=_C.int64)
+    n_idx = _C.arange(N)
+    last = A[t_last, n_idx, _C.tensor([2 * L for L in tg_lens], dtype=_C.int64)]
+    prev = A[t_last, n_idx, _C.tensor([max(2 * L - 1, 0) for L in tg_lens], dtype=_C.int64)]
+    has_prev = _C.tensor([L > 0 for L in tg_lens], dtype=_C.bool)
+    nll = -_lse([last, _s.where(has_prev, prev, ninf)])
+    nll = _s.where(_C.tensor([v > 0 for v in in_lens], dtype=_C.bool), nll,
+                   _s.where(_C.tensor([L == 0 for L in tg_lens], dtype=_C.bool), _zero_like(nll), -ninf))
+    # PyTorch's backward returns exp(log_probs) - posterior (the gradient of the softmax
+    # logits); this term is exactly zero forward and adds exp(log_probs) over each
+    # sample's valid frames backward.
+    e = lp.exp()
+    valid = (_C.arange(T).unsqueeze(1) < _C.tensor(in_lens, dtype=_C.int64).unsqueeze(0)).unsqueeze(2)
+    nll = nll + _s.where(valid, e - e.detach(), _zero_like(e)).sum((0, 2))
+    if zero_infinity:
+        nll = _s.where(nll.isinf(), _zero_like(nll), nll)
+    if reduction == "none":
+        return nll.reshape(()) if unbatched else nll
+    if reduction == "sum":
+        return nll.sum()
+    lens = _C.tensor([max(L, 1) for L in tg_lens], dtype=nll.dtype)
+    return (nll / lens).mean()
