@@ -1,7 +1,9 @@
 """``nn.Module`` and the built-in layers and losses."""
 
 import math
+import warnings
 from collections import OrderedDict
+from collections.abc import Mapping
 
 from .. import _C
 from .parameter import Parameter
@@ -14,13 +16,18 @@ class _RemovableHandle:
 
     _next_id = 0
 
-    def __init__(self, store):
+    def __init__(self, store, extra_dict=None):
         self._store = store
         self.id = _RemovableHandle._next_id
         _RemovableHandle._next_id += 1
+        if extra_dict is None:
+            extra_dict = []
+        self._extra = extra_dict if isinstance(extra_dict, (list, tuple)) else [extra_dict]
 
     def remove(self):
         self._store.pop(self.id, None)
+        for d in self._extra:
+            d.pop(self.id, None)
 
     def __enter__(self):
         return self
@@ -32,15 +39,31 @@ class _RemovableHandle:
 class Module:
     """Base class of every layer: registers parameters, buffers and submodules."""
 
+    dump_patches = False
+    _version = 1
+    call_super_init = False
+    T_destination = Mapping
+
     def __init__(self, *args, **kwargs):
+        if args or kwargs:
+            if not self.call_super_init:
+                if kwargs:
+                    raise TypeError(f"{type(self).__name__}.__init__() got an unexpected keyword argument "
+                                    f"'{next(iter(kwargs))}'")
+                raise TypeError(f"{type(self).__name__}.__init__() takes 1 positional argument but "
+                                f"{len(args) + 1} were given")
         d = self.__dict__
         d["training"] = True
         d["_parameters"] = OrderedDict()
         d["_buffers"] = OrderedDict()
         d["_non_persistent_buffers_set"] = set()
         d["_modules"] = OrderedDict()
-        d["_forward_hooks"] = OrderedDict()
-        d["_forward_pre_hooks"] = OrderedDict()
+        for name in ("_forward_hooks", "_forward_hooks_with_kwargs", "_forward_hooks_always_called",
+                     "_forward_pre_hooks", "_forward_pre_hooks_with_kwargs", "_backward_hooks",
+                     "_backward_pre_hooks", "_state_dict_hooks", "_state_dict_pre_hooks",
+                     "_load_state_dict_pre_hooks", "_load_state_dict_post_hooks"):
+            d[name] = OrderedDict()
+        d["_is_full_backward_hook"] = None
 
     # -- registration ---------------------------------------------------------------
 
@@ -250,76 +273,315 @@ class Module:
 
     # -- state ---------------------------------------------------------------------------
 
-    def state_dict(self, destination=None, prefix="", keep_vars=False):
-        """Parameters and persistent buffers by dotted name (detached unless ``keep_vars``)."""
-        dest = OrderedDict() if destination is None else destination
+    def _save_to_state_dict(self, destination, prefix, keep_vars):
         for name, p in self._parameters.items():
             if p is not None:
-                dest[prefix + name] = p if keep_vars else p.detach()
+                destination[prefix + name] = p if keep_vars else p.detach()
         for name, b in self._buffers.items():
             if b is not None and name not in self._non_persistent_buffers_set:
-                dest[prefix + name] = b if keep_vars else b.detach()
+                destination[prefix + name] = b if keep_vars else b.detach()
+        if type(self).get_extra_state is not Module.get_extra_state:
+            destination[prefix + "_extra_state"] = self.get_extra_state()
+
+    def state_dict(self, *args, destination=None, prefix="", keep_vars=False):
+        """Parameters and persistent buffers by dotted name (detached unless ``keep_vars``),
+        with per-module ``_metadata`` (the module versions) as PyTorch records it."""
+        if args:
+            warnings.warn(
+                "Positional args are being deprecated, use kwargs instead. Refer to "
+                "https://pytorch.org/docs/main/generated/torch.nn.Module.html#torch.nn.Module.state_dict"
+                " for details.", FutureWarning, stacklevel=2)
+            if destination is None:
+                destination = args[0]
+            if len(args) > 1 and prefix == "":
+                prefix = args[1]
+            if len(args) > 2 and keep_vars is False:
+                keep_vars = args[2]
+        if destination is None:
+            destination = OrderedDict()
+            destination._metadata = OrderedDict()
+        local_metadata = dict(version=self._version)
+        if hasattr(destination, "_metadata"):
+            destination._metadata[prefix[:-1]] = local_metadata
+        for hook in list(self._state_dict_pre_hooks.values()):
+            hook(self, prefix, keep_vars)
+        self._save_to_state_dict(destination, prefix, keep_vars)
         for name, m in self._modules.items():
             if m is not None:
-                m.state_dict(dest, prefix + name + ".", keep_vars)
-        return dest
+                m.state_dict(destination=destination, prefix=prefix + name + ".", keep_vars=keep_vars)
+        for hook in list(self._state_dict_hooks.values()):
+            result = hook(self, destination, prefix, local_metadata)
+            if not getattr(hook, "_from_public_api", False):
+                if result is not None:
+                    destination = result
+            elif result is not None:
+                raise RuntimeError("state_dict post-hook must return None")
+        return destination
+
+    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                              error_msgs):
+        for hook in list(self._load_state_dict_pre_hooks.values()):
+            hook(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs)
+        local_state = {k: v for k, v in self._parameters.items() if v is not None}
+        local_state.update({k: v for k, v in self._buffers.items()
+                            if v is not None and k not in self._non_persistent_buffers_set})
+        assign = local_metadata.get("assign_to_params_buffers", False)
+        for name, param in local_state.items():
+            key = prefix + name
+            if key not in state_dict:
+                if strict:
+                    missing_keys.append(key)
+                continue
+            value = state_dict[key]
+            if not isinstance(value, _C.Tensor):
+                error_msgs.append(f'While copying the parameter named "{key}", expected torch.Tensor or '
+                                  f"Tensor-like object from checkpoint but received {type(value)}")
+                continue
+            # Checkpoints from PyTorch 0.3 stored 0-d tensors as 1-d.
+            if param.dim() == 0 and value.dim() == 1:
+                value = value[0]
+            if tuple(value.shape) != tuple(param.shape):
+                error_msgs.append(f"size mismatch for {key}: copying a param with shape {value.shape} from "
+                                  f"checkpoint, the shape in current model is {param.shape}.")
+                continue
+            prev = _C.is_grad_enabled()
+            _C._set_grad_enabled(False)
+            try:
+                if assign:
+                    if isinstance(param, Parameter):
+                        if not isinstance(value, Parameter):
+                            value = Parameter(value, requires_grad=param.requires_grad)
+                        else:
+                            value.requires_grad_(param.requires_grad)
+                    setattr(self, name, value)
+                else:
+                    param.copy_(value)
+            except Exception as ex:  # noqa: BLE001 - reported in the combined message, as PyTorch does
+                error_msgs.append(f'While copying the parameter named "{key}", whose dimensions in the model are '
+                                  f"{param.size()} and whose dimensions in the checkpoint are {value.size()}, "
+                                  f"an exception occurred : {ex.args}.")
+            finally:
+                _C._set_grad_enabled(prev)
+        extra_key = prefix + "_extra_state"
+        if type(self).set_extra_state is not Module.set_extra_state:
+            if extra_key in state_dict:
+                self.set_extra_state(state_dict[extra_key])
+            elif strict:
+                missing_keys.append(extra_key)
+        elif strict and extra_key in state_dict:
+            unexpected_keys.append(extra_key)
+        if strict:
+            for key in state_dict:
+                if key.startswith(prefix) and key != extra_key:
+                    head = key[len(prefix):].split(".", 1)
+                    if len(head) > 1:
+                        if head[0] not in self._modules:
+                            unexpected_keys.append(key)
+                    elif head[0] not in local_state:
+                        unexpected_keys.append(key)
 
     def load_state_dict(self, state_dict, strict=True, assign=False):
-        """Copies values from ``state_dict`` into parameters and buffers."""
-        own = self.state_dict(keep_vars=True)
-        missing = [k for k in own if k not in state_dict]
-        unexpected = [k for k in state_dict if k not in own]
-        if strict and (missing or unexpected):
-            msg = [f'Error(s) in loading state_dict for {type(self).__name__}:']
-            if missing:
-                msg.append("Missing key(s) in state_dict: " + ", ".join(f'"{k}"' for k in missing) + ".")
+        """Copies (or with ``assign=True`` assigns) values from ``state_dict`` into parameters
+        and buffers; returns the missing and unexpected keys."""
+        if not isinstance(state_dict, Mapping):
+            raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
+        missing, unexpected, errors = [], [], []
+        metadata = getattr(state_dict, "_metadata", None)
+        state_dict = OrderedDict(state_dict)
+        if metadata is not None:
+            state_dict._metadata = metadata
+
+        def load(module, local, prefix=""):
+            local_metadata = {} if metadata is None else dict(metadata.get(prefix[:-1], {}))
+            if assign:
+                local_metadata["assign_to_params_buffers"] = assign
+            module._load_from_state_dict(local, prefix, local_metadata, True, missing, unexpected, errors)
+            for name, child in module._modules.items():
+                if child is not None:
+                    child_prefix = prefix + name + "."
+                    load(child, {k: v for k, v in local.items() if k.startswith(child_prefix)}, child_prefix)
+            keys = _IncompatibleKeys(missing, unexpected)
+            for hook in list(module._load_state_dict_post_hooks.values()):
+                if hook(module, keys) is not None:
+                    raise AssertionError("Hooks registered with ``register_load_state_dict_post_hook`` are not "
+                                         "expected to return new values, if incompatible_keys need to be "
+                                         "modified, it should be done inplace.")
+
+        load(self, state_dict)
+        if strict:
             if unexpected:
-                msg.append("Unexpected key(s) in state_dict: " + ", ".join(f'"{k}"' for k in unexpected) + ".")
-            raise RuntimeError("\n\t".join(msg))
-        prev = _C.is_grad_enabled()
-        _C._set_grad_enabled(False)
-        try:
-            for k, v in state_dict.items():
-                if k not in own:
-                    continue
-                t = own[k]
-                if tuple(t.shape) != tuple(v.shape):
-                    raise RuntimeError(
-                        f"Error(s) in loading state_dict for {type(self).__name__}:\n\tsize mismatch for {k}: "
-                        f"copying a param with shape {v.shape} from checkpoint, the shape in current model is {t.shape}."
-                    )
-                t.copy_(v)
-        finally:
-            _C._set_grad_enabled(prev)
+                errors.insert(0, "Unexpected key(s) in state_dict: {}. ".format(", ".join(f'"{k}"' for k in unexpected)))
+            if missing:
+                errors.insert(0, "Missing key(s) in state_dict: {}. ".format(", ".join(f'"{k}"' for k in missing)))
+        if errors:
+            raise RuntimeError("Error(s) in loading state_dict for {}:\n\t{}".format(
+                type(self).__name__, "\n\t".join(errors)))
         return _IncompatibleKeys(missing, unexpected)
+
+    def register_state_dict_pre_hook(self, hook):
+        """Registers ``hook(module, prefix, keep_vars)`` run before ``state_dict`` saves this module."""
+        h = _RemovableHandle(self._state_dict_pre_hooks)
+        self._state_dict_pre_hooks[h.id] = hook
+        return h
+
+    def register_state_dict_post_hook(self, hook):
+        """Registers ``hook(module, state_dict, prefix, local_metadata)``, which may edit the
+        state dict in place (and must return None)."""
+        hook._from_public_api = True
+        h = _RemovableHandle(self._state_dict_hooks)
+        self._state_dict_hooks[h.id] = hook
+        return h
+
+    def _register_state_dict_hook(self, hook):
+        if getattr(hook, "_from_public_api", False):
+            raise RuntimeError("Cannot register the same function as the state dict post hook that was "
+                               "previously registered via register_state_dict_post_hook")
+        h = _RemovableHandle(self._state_dict_hooks)
+        self._state_dict_hooks[h.id] = hook
+        return h
+
+    def register_load_state_dict_pre_hook(self, hook):
+        """Registers ``hook(module, state_dict, prefix, local_metadata, strict, missing_keys,
+        unexpected_keys, error_msgs)`` run before this module loads its entries."""
+        h = _RemovableHandle(self._load_state_dict_pre_hooks)
+        self._load_state_dict_pre_hooks[h.id] = hook
+        return h
+
+    def _register_load_state_dict_pre_hook(self, hook, with_module=False):
+        if with_module:
+            return self.register_load_state_dict_pre_hook(hook)
+        return self.register_load_state_dict_pre_hook(lambda module, *a: hook(*a))
+
+    def register_load_state_dict_post_hook(self, hook):
+        """Registers ``hook(module, incompatible_keys)`` run after this module's subtree loaded;
+        it may edit the key lists in place."""
+        h = _RemovableHandle(self._load_state_dict_post_hooks)
+        self._load_state_dict_post_hooks[h.id] = hook
+        return h
 
     # -- calling ---------------------------------------------------------------------------
 
     def forward(self, *args, **kwargs):
         raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
 
-    def __call__(self, *args, **kwargs):
-        for hook in list(self._forward_pre_hooks.values()):
-            r = hook(self, args)
-            if r is not None:
-                args = r if isinstance(r, tuple) else (r,)
-        out = self.forward(*args, **kwargs)
-        for hook in list(self._forward_hooks.values()):
-            r = hook(self, args, out)
-            if r is not None:
-                out = r
-        return out
+    def _call_impl(self, *args, **kwargs):
+        if not (self._forward_hooks or self._forward_pre_hooks or self._backward_hooks
+                or self._backward_pre_hooks):
+            return self.forward(*args, **kwargs)
+        called_always = set()
+        try:
+            for hid, hook in list(self._forward_pre_hooks.items()):
+                if hid in self._forward_pre_hooks_with_kwargs:
+                    r = hook(self, args, kwargs)
+                    if r is not None:
+                        if isinstance(r, tuple) and len(r) == 2:
+                            args, kwargs = r
+                        else:
+                            raise RuntimeError("forward pre-hook must return None or a tuple of "
+                                               f"(new_args, new_kwargs), but got {r}.")
+                else:
+                    r = hook(self, args)
+                    if r is not None:
+                        args = r if isinstance(r, tuple) else (r,)
+            bw_hook = None
+            full = [h for h in self._backward_hooks.values()]
+            pre = [h for h in self._backward_pre_hooks.values()]
+            if full or pre:
+                from ._hooks import BackwardHook
+
+                bw_hook = BackwardHook(self, full, pre)
+                args = bw_hook.setup_input_hook(args)
+            result = self.forward(*args, **kwargs)
+            for hid, hook in list(self._forward_hooks.items()):
+                if hid in self._forward_hooks_always_called:
+                    called_always.add(hid)
+                if hid in self._forward_hooks_with_kwargs:
+                    r = hook(self, args, kwargs, result)
+                else:
+                    r = hook(self, args, result)
+                if r is not None:
+                    result = r
+            if bw_hook is not None:
+                if not isinstance(result, (_C.Tensor, tuple)):
+                    warnings.warn("For backward hooks to be called, module output should be a Tensor or a tuple "
+                                  f"of Tensors but received {type(result)}", stacklevel=2)
+                result = bw_hook.setup_output_hook(result)
+            return result
+        except Exception:
+            # Hooks registered with always_call=True still run when forward (or a hook) raised.
+            for hid, hook in list(self._forward_hooks.items()):
+                if hid in self._forward_hooks_always_called and hid not in called_always:
+                    try:
+                        if hid in self._forward_hooks_with_kwargs:
+                            hook(self, args, kwargs, None)
+                        else:
+                            hook(self, args, None)
+                    except Exception as e:  # noqa: BLE001 - PyTorch warns and re-raises the original
+                        warnings.warn("global module forward hook with ``always_call=True`` raised an exception "
+                                      f"that was silenced as another error was raised in forward: {str(e)}")
+            raise
+
+    __call__ = _call_impl
+
+    def _wrapped_call_impl(self, *args, **kwargs):
+        return self._call_impl(*args, **kwargs)
 
     def register_forward_hook(self, hook, *, prepend=False, with_kwargs=False, always_call=False):
-        """Registers ``hook(module, inputs, output)`` run after ``forward``."""
-        h = _RemovableHandle(self._forward_hooks)
+        """Registers ``hook(module, args, output)`` (``hook(module, args, kwargs, output)`` with
+        ``with_kwargs``) run after ``forward``; a non-None result replaces the output."""
+        h = _RemovableHandle(self._forward_hooks,
+                             [self._forward_hooks_with_kwargs, self._forward_hooks_always_called])
         self._forward_hooks[h.id] = hook
+        if with_kwargs:
+            self._forward_hooks_with_kwargs[h.id] = True
+        if always_call:
+            self._forward_hooks_always_called[h.id] = True
+        if prepend:
+            self._forward_hooks.move_to_end(h.id, last=False)
         return h
 
     def register_forward_pre_hook(self, hook, *, prepend=False, with_kwargs=False):
-        """Registers ``hook(module, inputs)`` run before ``forward``."""
-        h = _RemovableHandle(self._forward_pre_hooks)
+        """Registers ``hook(module, args)`` (``hook(module, args, kwargs)`` with ``with_kwargs``)
+        run before ``forward``; a non-None result replaces the arguments."""
+        h = _RemovableHandle(self._forward_pre_hooks, self._forward_pre_hooks_with_kwargs)
         self._forward_pre_hooks[h.id] = hook
+        if with_kwargs:
+            self._forward_pre_hooks_with_kwargs[h.id] = True
+        if prepend:
+            self._forward_pre_hooks.move_to_end(h.id, last=False)
+        return h
+
+    def register_full_backward_pre_hook(self, hook, prepend=False):
+        """Registers ``hook(module, grad_output)`` run when the gradients of the module's
+        outputs are ready; a non-None result replaces ``grad_output``."""
+        h = _RemovableHandle(self._backward_pre_hooks)
+        self._backward_pre_hooks[h.id] = hook
+        if prepend:
+            self._backward_pre_hooks.move_to_end(h.id, last=False)
+        return h
+
+    def register_full_backward_hook(self, hook, prepend=False):
+        """Registers ``hook(module, grad_input, grad_output)`` run when the gradients of the
+        module's inputs are ready; a non-None result replaces ``grad_input``."""
+        if self._is_full_backward_hook is False:
+            raise RuntimeError("Cannot use both regular backward hooks and full backward hooks on a single Module. "
+                               "Please use only one of them.")
+        self.__dict__["_is_full_backward_hook"] = True
+        h = _RemovableHandle(self._backward_hooks)
+        self._backward_hooks[h.id] = hook
+        if prepend:
+            self._backward_hooks.move_to_end(h.id, last=False)
+        return h
+
+    def register_backward_hook(self, hook):
+        """Deprecated form of :meth:`register_full_backward_hook`; here it has the full hook's
+        semantics (``grad_input`` is the gradient of the module's inputs)."""
+        if self._is_full_backward_hook is True:
+            raise RuntimeError("Cannot use both regular backward hooks and full backward hooks on a single Module. "
+                               "Please use only one of them.")
+        self.__dict__["_is_full_backward_hook"] = False
+        h = _RemovableHandle(self._backward_hooks)
+        self._backward_hooks[h.id] = hook
         return h
 
     # -- modes and movement -----------------------------------------------------------------
@@ -399,6 +661,30 @@ class Module:
     def to_empty(self, *, device, recurse=True):
         """Moves parameters and buffers to ``device`` as uninitialised tensors of the same shapes."""
         return self._apply_tensors(lambda t: _C.empty_like(t, device=device), recurse)
+
+    def type(self, dst_type):
+        """Casts every parameter and buffer to ``dst_type``."""
+        return self._apply_tensors(lambda t: t.type(dst_type))
+
+    def share_memory(self):
+        """Moves parameters and buffers to shared memory (where tensors support it)."""
+        return self._apply_tensors(lambda t: t.share_memory_() if hasattr(t, "share_memory_") else t)
+
+    def compile(self, *args, **kwargs):
+        """Compiles ``forward`` with ``torch.compile``: here the module runs eagerly, unchanged."""
+        return None
+
+    def xpu(self, device=None):
+        """Moves everything to an XPU device."""
+        return self.to("xpu" if device is None else device)
+
+    def ipu(self, device=None):
+        """Moves everything to an IPU device."""
+        return self.to("ipu" if device is None else device)
+
+    def mtia(self, device=None):
+        """Moves everything to an MTIA device."""
+        return self.to("mtia" if device is None else device)
 
     def cpu(self):
         """Moves everything to the CPU."""
