@@ -266,3 +266,212 @@ def test_parameter_dict_matches_torch():
         with pytest.raises(TypeError):
             pd.update(3)
     assert res[0] == res[1]
+
+
+# -- hooks -------------------------------------------------------------------------------------------
+
+
+def _two_layer(lib):
+    m = lib.nn.Sequential(lib.nn.Linear(3, 4), lib.nn.Tanh(), lib.nn.Linear(4, 2))
+    return m
+
+
+def _copy(f, t):
+    f.load_state_dict({k: ft.from_numpy(v.detach().numpy().copy()) for k, v in t.state_dict().items()})
+
+
+def test_full_backward_hooks_match_torch():
+    t = _two_layer(torch)
+    f = _two_layer(ft)
+    _copy(f, t)
+    x = np.random.default_rng(0).standard_normal((5, 3)).astype("float32")
+    logs = []
+    for lib, m in ((ft, f), (torch, t)):
+        log = []
+
+        def pre(mod, grad_output, log=log):
+            log.append(("pre", type(mod).__name__, [as_np(g).copy() for g in grad_output]))
+            return (grad_output[0] * 2,)
+
+        def full(mod, grad_input, grad_output, log=log):
+            log.append(("full", type(mod).__name__, [None if g is None else as_np(g).copy() for g in grad_input],
+                        [as_np(g).copy() for g in grad_output]))
+            return (grad_input[0] + 1,) if grad_input[0] is not None else None
+
+        m[1].register_full_backward_pre_hook(pre)
+        m[1].register_full_backward_hook(full)
+        m[0].register_full_backward_hook(full)  # inputs do not require grad: grad_input is (None,)
+        xin = lib.from_numpy(x.copy())
+        m(xin).sum().backward()
+        log.append(("grads", [as_np(p.grad).copy() for p in m.parameters()]))
+        logs.append(log)
+    assert len(logs[0]) == len(logs[1])
+    for a, b in zip(*logs):
+        assert a[0] == b[0]
+        for u, v in zip(a[1:], b[1:]):
+            if isinstance(v, list):
+                assert len(u) == len(v)
+                for p, q in zip(u, v):
+                    assert (p is None) == (q is None)
+                    if q is not None:
+                        np.testing.assert_allclose(p, q, rtol=1e-5, atol=1e-6)
+            else:
+                assert u == v
+
+
+def test_backward_hook_input_grads_and_removal():
+    res = []
+    for lib in (ft, torch):
+        m = lib.nn.Linear(2, 2)
+        seen = []
+        h = m.register_full_backward_hook(lambda mod, gi, go: seen.append(len(gi)) or (gi[0] * 0,))
+        x = lib.ones(3, 2, requires_grad=True)
+        m(x).sum().backward()
+        g1 = as_np(x.grad).copy()
+        h.remove()
+        x.grad = None
+        m(x).sum().backward()
+        res.append((seen, g1.tolist(), as_np(x.grad).any()))
+        with pytest.raises(RuntimeError):
+            m.register_backward_hook(lambda *a: None) if m.register_full_backward_hook(lambda *a: None) else None
+    assert res[0] == res[1]
+
+
+def test_forward_hooks_kwargs_prepend_always_call():
+    res = []
+    for lib in (ft, torch):
+        class K(lib.nn.Module):
+            def forward(self, x, scale=1.0):
+                if scale == 0:
+                    raise ValueError("zero")
+                return x * scale
+
+        m = K()
+        order = []
+        m.register_forward_pre_hook(lambda mod, args, kwargs: (args, {"scale": kwargs.get("scale", 1.0) * 2}),
+                                    with_kwargs=True)
+        m.register_forward_hook(lambda mod, args, out: order.append("a") or None)
+        m.register_forward_hook(lambda mod, args, out: order.append("b") or None, prepend=True)
+        m.register_forward_hook(lambda mod, args, kwargs, out: order.append(("kw", kwargs["scale"])) or out + 1,
+                                with_kwargs=True)
+        m.register_forward_hook(lambda mod, args, out: order.append(("always", out is None)), always_call=True)
+        out = m(lib.ones(1), scale=3.0)
+        val = float(as_np(out)[0])
+        with pytest.raises(ValueError):
+            m.register_forward_pre_hook(lambda mod, args, kwargs: (args, {"scale": 0}), with_kwargs=True,
+                                        prepend=False)
+            m(lib.ones(1))
+        res.append((val, order))
+        with pytest.raises(RuntimeError):
+            m2 = K()
+            m2.register_forward_pre_hook(lambda mod, args, kwargs: 3, with_kwargs=True)
+            m2(lib.ones(1))
+    assert res[0] == res[1]
+
+
+def test_state_dict_hooks_and_metadata():
+    res = []
+    for lib in (ft, torch):
+        m = lib.nn.Sequential(lib.nn.Linear(2, 2), lib.nn.BatchNorm1d(2))
+        calls = []
+        m[0].register_state_dict_pre_hook(lambda mod, prefix, keep_vars: calls.append(("pre", prefix)))
+
+        def post(mod, sd, prefix, meta):
+            calls.append(("post", prefix, meta.get("version")))
+            sd[prefix + "marker"] = lib.zeros(1)
+
+        m[1].register_state_dict_post_hook(post)
+        sd = m.state_dict()
+        keys = list(sd)
+        meta = {k: dict(v) for k, v in sd._metadata.items()}
+
+        def load_pre(mod, state_dict, prefix, local_metadata, strict, missing, unexpected, errors):
+            calls.append(("load_pre", prefix, sorted(local_metadata)))
+            state_dict.pop(prefix + "marker", None)
+
+        def load_post(mod, keys):
+            calls.append(("load_post", list(keys.missing_keys), list(keys.unexpected_keys)))
+            keys.missing_keys.clear()
+
+        m[1].register_load_state_dict_pre_hook(load_pre)
+        m.register_load_state_dict_post_hook(load_post)
+        del sd["0.bias"]
+        r = m.load_state_dict(sd)
+        with pytest.raises(RuntimeError) as e:
+            m.register_state_dict_post_hook(lambda *a: {})
+            m.state_dict()
+        res.append((keys, meta, calls, repr(r), str(e.value)))
+    assert res[0] == res[1]
+
+
+def test_load_state_dict_errors_and_assign():
+    msgs = []
+    for lib in (ft, torch):
+        m = lib.nn.Linear(2, 3)
+        sd = {k: v.clone() for k, v in m.state_dict().items()}
+        sd["weight"] = lib.zeros(3, 3)
+        sd["extra.w"] = lib.zeros(1)
+        del sd["bias"]
+        with pytest.raises(RuntimeError) as e:
+            m.load_state_dict(sd)
+        msgs.append(str(e.value))
+        with pytest.raises(TypeError):
+            m.load_state_dict([1, 2])
+        r = m.load_state_dict({"weight": lib.ones(3, 2)}, strict=False)
+        msgs.append(repr(r))
+        new = lib.full((3, 2), 2.0)
+        m.load_state_dict({"weight": new, "bias": lib.zeros(3)}, assign=True)
+        msgs.append((isinstance(m.weight, lib.nn.Parameter), m.weight.requires_grad, float(as_np(m.weight)[0, 0])))
+    assert msgs[:3] == msgs[3:]
+
+
+def test_extra_state_round_trip():
+    res = []
+    for lib in (ft, torch):
+        class E(lib.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lin = lib.nn.Linear(1, 1)
+                self.counter = 5
+
+            def get_extra_state(self):
+                return {"counter": self.counter}
+
+            def set_extra_state(self, state):
+                self.counter = state["counter"]
+
+        a, b = E(), E()
+        a.counter = 9
+        sd = a.state_dict()
+        b.load_state_dict(sd)
+        with pytest.raises(RuntimeError):
+            b.load_state_dict({k: v for k, v in sd.items() if k != "_extra_state"})
+        res.append((list(sd), b.counter))
+        with pytest.raises(RuntimeError):
+            lib.nn.Linear(1, 1).load_state_dict({**lib.nn.Linear(1, 1).state_dict(), "_extra_state": 1})
+    assert res[0] == res[1]
+
+
+def test_module_init_args_and_misc_api():
+    for lib in (ft, torch):
+        with pytest.raises(TypeError):
+            lib.nn.Module(3)
+        with pytest.raises(TypeError):
+            lib.nn.Module(foo=1)
+        m = lib.nn.Linear(2, 2)
+        assert m._get_name() == "Linear"
+        assert m.type(lib.float64) is m and m.weight.dtype == lib.float64
+        assert m.share_memory() is m
+        assert lib.nn.Module._version == 1 and lib.nn.Module.dump_patches is False
+        assert m._apply(lambda t: t.float()) is m and m.bias.dtype == lib.float32
+
+
+def test_batchnorm_version_and_old_checkpoints():
+    res = []
+    for lib in (ft, torch):
+        m = lib.nn.BatchNorm1d(3)
+        sd = m.state_dict()
+        old = {k: v for k, v in sd.items() if k != "num_batches_tracked"}  # plain dict: no _metadata
+        r = m.load_state_dict(old)
+        res.append((dict(sd._metadata[""]), repr(r), int(m.num_batches_tracked)))
+    assert res[0] == res[1]

@@ -1031,7 +1031,23 @@ class ConvTranspose3d(_ConvTransposeNd):
     _nd = 3
 
 
+def _norm_load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                               error_msgs):
+    # Checkpoints before version 2 had no num_batches_tracked: it loads as 0 (or keeps ours).
+    version = local_metadata.get("version", None)
+    if (version is None or version < 2) and self.track_running_stats:
+        key = prefix + "num_batches_tracked"
+        if key not in state_dict:
+            nbt = self._buffers.get("num_batches_tracked")
+            state_dict[key] = nbt if nbt is not None else _C.tensor(0)
+    Module._load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                                 error_msgs)
+
+
 class _BatchNorm(Module):
+    _version = 2
+    _load_from_state_dict = _norm_load_from_state_dict
+
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True, device=None, dtype=None):
         super().__init__()
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
@@ -1075,6 +1091,8 @@ class BatchNorm3d(_BatchNorm):
 
 
 class _InstanceNorm(Module):
+    _version = 2
+    _load_from_state_dict = _norm_load_from_state_dict
     _nd = 1
 
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=False, track_running_stats=False, device=None,
