@@ -475,3 +475,104 @@ def test_batchnorm_version_and_old_checkpoints():
         r = m.load_state_dict(old)
         res.append((dict(sd._metadata[""]), repr(r), int(m.num_batches_tracked)))
     assert res[0] == res[1]
+
+
+def _module_classes():
+    out = []
+    for name in sorted(dir(ft.nn)):
+        c = getattr(ft.nn, name)
+        if isinstance(c, type) and issubclass(c, ft.nn.Module) and hasattr(torch.nn, name):
+            out.append(name)
+    return out
+
+
+@pytest.mark.parametrize("name", _module_classes())
+def test_default_repr_matches_torch(name):
+    for args in [(), (3,), (3, 4), (3, 4, 5)]:
+        try:
+            t = getattr(torch.nn, name)(*args)
+        except Exception:  # noqa: BLE001 - try the next arity
+            continue
+        f = getattr(ft.nn, name)(*args)
+        assert repr(f) == repr(t)
+        assert [(k, tuple(v.shape)) for k, v in f.state_dict().items() if not ft.nn.parameter.is_lazy(v)] == \
+            [(k, tuple(v.shape)) for k, v in t.state_dict().items() if not torch.nn.parameter.is_lazy(v)]
+        return
+
+
+def test_norm_bias_flag_matches_torch():
+    for name in ("BatchNorm1d", "InstanceNorm2d"):
+        for lib_kw in ({"affine": True, "bias": False}, {"affine": True}):
+            t = getattr(torch.nn, name)(3, **lib_kw)
+            f = getattr(ft.nn, name)(3, **lib_kw)
+            assert repr(f) == repr(t)
+            assert list(f.state_dict()) == list(t.state_dict())
+
+
+# -- lazy modules ------------------------------------------------------------------------------------
+
+LAZY = [
+    ("LazyLinear", (5,), {}, (4, 7)),
+    ("LazyLinear", (3,), {"bias": False}, (2, 3, 6)),
+    ("LazyConv1d", (4, 3), {"padding": 1}, (2, 3, 9)),
+    ("LazyConv2d", (4, 3), {"groups": 2, "stride": 2}, (2, 6, 7, 7)),
+    ("LazyConv3d", (2, 2), {}, (3, 4, 4, 4)),
+    ("LazyConvTranspose1d", (4, 3), {}, (2, 3, 5)),
+    ("LazyConvTranspose2d", (4, 3), {"stride": 2, "output_padding": 1}, (1, 2, 4, 4)),
+    ("LazyConvTranspose3d", (2, 2), {}, (1, 2, 3, 3, 3)),
+    ("LazyBatchNorm1d", (), {}, (4, 3)),
+    ("LazyBatchNorm2d", (), {"affine": False}, (2, 3, 4, 4)),
+    ("LazyBatchNorm3d", (), {}, (2, 3, 2, 2, 2)),
+    ("LazyInstanceNorm1d", (), {"affine": True}, (2, 3, 5)),
+    ("LazyInstanceNorm2d", (), {"track_running_stats": True}, (2, 3, 4, 4)),
+    ("LazyInstanceNorm3d", (), {}, (2, 3, 2, 2, 2)),
+]
+
+
+@pytest.mark.parametrize("case", LAZY, ids=[f"{c[0]}-{i}" for i, c in enumerate(LAZY)])
+def test_lazy_module_matches_torch(case):
+    name, args, kw, shape = case
+    x = np.random.default_rng(0).standard_normal(shape).astype("float32")
+    t = getattr(torch.nn, name)(*args, **kw)
+    f = getattr(ft.nn, name)(*args, **kw)
+    assert repr(f) == repr(t)
+    assert [(n, type(p).__name__) for n, p in f.named_parameters()] == \
+        [(n, type(p).__name__) for n, p in t.named_parameters()]
+    assert f.has_uninitialized_params() == t.has_uninitialized_params()
+    yt = t(torch.from_numpy(x))
+    # materialise ours from the input, then copy torch's initialised values in
+    f(ft.from_numpy(x))
+    assert type(f).__name__ == type(t).__name__
+    assert repr(f) == repr(t)
+    assert [(k, tuple(v.shape)) for k, v in f.state_dict().items()] == \
+        [(k, tuple(v.shape)) for k, v in t.state_dict().items()]
+    f2 = getattr(ft.nn, name)(*args, **kw)
+    f2.load_state_dict({k: ft.from_numpy(v.detach().numpy().copy()) for k, v in t.state_dict().items()})
+    assert not f2.has_uninitialized_params()
+    t.eval()
+    f2.eval()
+    x2 = np.random.default_rng(1).standard_normal(shape).astype("float32")
+    np.testing.assert_allclose(as_np(f2(ft.from_numpy(x2))), as_np(t(torch.from_numpy(x2))), rtol=1e-4, atol=1e-5)
+    assert type(f2).__name__ == type(t).__name__
+
+
+def test_lazy_parameter_api():
+    for lib in (ft, torch):
+        p = lib.nn.parameter.UninitializedParameter()
+        assert lib.nn.parameter.is_lazy(p) and p.requires_grad
+        with pytest.raises(RuntimeError):
+            p.shape
+        p.materialize((2, 3))
+        assert type(p) is lib.nn.Parameter and tuple(p.shape) == (2, 3) and not lib.nn.parameter.is_lazy(p)
+        b = lib.nn.parameter.UninitializedBuffer()
+        b.materialize(4)
+        assert tuple(b.shape) == (4,)
+        m = lib.nn.LazyLinear(3)
+        with pytest.raises(RuntimeError):
+            m(lib.ones(0, 0, dtype=lib.float32)) if False else m.weight.shape
+        lin = lib.nn.Linear(2, 3)
+        lazy_sd = m.state_dict()
+        assert all(lib.nn.parameter.is_lazy(v) for v in lazy_sd.values())
+        m.load_state_dict(lin.state_dict())
+        assert tuple(m.weight.shape) == (3, 2)
+        assert repr(lib.nn.parameter.UninitializedParameter()) == "<UninitializedParameter>"

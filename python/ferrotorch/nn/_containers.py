@@ -5,30 +5,9 @@ from collections import OrderedDict, abc as container_abcs
 
 from .. import _C
 from .modules import Module
-from .parameter import Parameter
+from .parameter import Parameter, Buffer  # noqa: F401 - Buffer re-exported
 
 __all__ = ["ModuleDict", "ParameterList", "ParameterDict", "Buffer"]
-
-
-class _BufferMeta(type):
-    # A Buffer is a plain tensor marked ``_is_buffer``, so isinstance must look at the mark.
-    def __instancecheck__(cls, instance):
-        if cls is Buffer:
-            return isinstance(instance, _C.Tensor) and getattr(instance, "_is_buffer", False)
-        return super().__instancecheck__(instance)
-
-
-class Buffer(metaclass=_BufferMeta):
-    r"""A tensor that a :class:`Module` registers as a buffer when assigned as an attribute
-    (``persistent=False`` keeps it out of ``state_dict``)."""
-
-    def __new__(cls, data=None, *, persistent=True):
-        if data is None:
-            data = _C.empty(0)
-        t = data.detach().requires_grad_(data.requires_grad)
-        t._is_buffer = True
-        t.persistent = persistent
-        return t
 
 
 class ModuleDict(Module):

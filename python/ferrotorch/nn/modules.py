@@ -6,7 +6,7 @@ from collections import OrderedDict
 from collections.abc import Mapping
 
 from .. import _C
-from .parameter import Parameter
+from .parameter import Parameter, is_lazy
 from . import functional as F
 from . import init
 
@@ -337,10 +337,11 @@ class Module:
                 error_msgs.append(f'While copying the parameter named "{key}", expected torch.Tensor or '
                                   f"Tensor-like object from checkpoint but received {type(value)}")
                 continue
+            lazy = is_lazy(param)
             # Checkpoints from PyTorch 0.3 stored 0-d tensors as 1-d.
-            if param.dim() == 0 and value.dim() == 1:
+            if not lazy and param.dim() == 0 and value.dim() == 1:
                 value = value[0]
-            if tuple(value.shape) != tuple(param.shape):
+            if not lazy and tuple(value.shape) != tuple(param.shape):
                 error_msgs.append(f"size mismatch for {key}: copying a param with shape {value.shape} from "
                                   f"checkpoint, the shape in current model is {param.shape}.")
                 continue
@@ -1048,13 +1049,17 @@ class _BatchNorm(Module):
     _version = 2
     _load_from_state_dict = _norm_load_from_state_dict
 
-    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True, device=None, dtype=None):
+    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True, device=None,
+                 dtype=None, *, bias=True):
         super().__init__()
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
         if affine:
             self.weight = Parameter(_C.ones(num_features, dtype=dtype))
-            self.bias = Parameter(_C.zeros(num_features, dtype=dtype))
+            if bias:
+                self.bias = Parameter(_C.zeros(num_features, dtype=dtype))
+            else:
+                self.register_parameter("bias", None)
         else:
             self.register_parameter("weight", None)
             self.register_parameter("bias", None)
@@ -1075,7 +1080,8 @@ class _BatchNorm(Module):
         )
 
     def extra_repr(self):
-        return f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, track_running_stats={self.track_running_stats}"
+        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "
+                f"bias={self.bias is not None}, track_running_stats={self.track_running_stats}")
 
 
 class BatchNorm1d(_BatchNorm):
@@ -1096,13 +1102,16 @@ class _InstanceNorm(Module):
     _nd = 1
 
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=False, track_running_stats=False, device=None,
-                 dtype=None):
+                 dtype=None, *, bias=True):
         super().__init__()
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
         if affine:
             self.weight = Parameter(_C.ones(num_features, dtype=dtype))
-            self.bias = Parameter(_C.zeros(num_features, dtype=dtype))
+            if bias:
+                self.bias = Parameter(_C.zeros(num_features, dtype=dtype))
+            else:
+                self.register_parameter("bias", None)
         else:
             self.register_parameter("weight", None)
             self.register_parameter("bias", None)
@@ -1126,7 +1135,8 @@ class _InstanceNorm(Module):
         return out if batched else out.squeeze(0)
 
     def extra_repr(self):
-        return f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, track_running_stats={self.track_running_stats}"
+        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "
+                f"bias={self.bias is not None}, track_running_stats={self.track_running_stats}")
 
 
 class InstanceNorm1d(_InstanceNorm):
@@ -1177,6 +1187,7 @@ class LayerNorm(Module):
         if isinstance(normalized_shape, int):
             normalized_shape = (normalized_shape,)
         self.normalized_shape, self.eps = tuple(normalized_shape), eps
+        self.elementwise_affine = elementwise_affine
         if elementwise_affine:
             self.weight = Parameter(_C.ones(*self.normalized_shape, dtype=dtype))
             self.bias = Parameter(_C.zeros(*self.normalized_shape, dtype=dtype)) if bias else None
@@ -1186,6 +1197,10 @@ class LayerNorm(Module):
 
     def forward(self, input):
         return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
+
+    def extra_repr(self):
+        return (f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}, "
+                f"bias={self.bias is not None}")
 
 
 class Embedding(Module):
@@ -1198,6 +1213,21 @@ class Embedding(Module):
 
     def forward(self, input):
         return F.embedding(input, self.weight, self.padding_idx)
+
+    def extra_repr(self):
+        s = f"{self.num_embeddings}, {self.embedding_dim}"
+        if self.padding_idx is not None:
+            s += f", padding_idx={self.padding_idx}"
+        d = self.__dict__
+        if d.get("max_norm") is not None:
+            s += f", max_norm={d['max_norm']}"
+        if d.get("norm_type", 2) != 2:
+            s += f", norm_type={d['norm_type']}"
+        if d.get("scale_grad_by_freq", False) is not False:
+            s += f", scale_grad_by_freq={d['scale_grad_by_freq']}"
+        if d.get("sparse", False) is not False:
+            s += ", sparse=True"
+        return s
 
 
 class Dropout(Module):
@@ -1257,6 +1287,9 @@ class Flatten(Module):
 
     def forward(self, input):
         return input.flatten(self.start_dim, self.end_dim)
+
+    def extra_repr(self):
+        return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
 
 
 class _MaxPoolNd(Module):
@@ -1450,6 +1483,9 @@ class PixelShuffle(Module):
     def forward(self, input):
         return F.pixel_shuffle(input, self.upscale_factor)
 
+    def extra_repr(self):
+        return f"upscale_factor={self.upscale_factor}"
+
 
 class PixelUnshuffle(Module):
     """``(*, C, H*r, W*r) -> (*, C*r*r, H, W)``."""
@@ -1460,6 +1496,9 @@ class PixelUnshuffle(Module):
 
     def forward(self, input):
         return F.pixel_unshuffle(input, self.downscale_factor)
+
+    def extra_repr(self):
+        return f"downscale_factor={self.downscale_factor}"
 
 
 class _PadNd(Module):
@@ -1477,14 +1516,16 @@ class _PadNd(Module):
         return F.pad(input, self.padding, self._mode)
 
     def extra_repr(self):
-        return f"{self.padding}" + (f", value={self.value}" if self._mode == "constant" else "")
+        if self._mode == "constant" and not getattr(self, "_zero", False):
+            return f"padding={self.padding}, value={self.value}"
+        return f"{self.padding}"
 
 
 def _pad_module(name, nd, mode, doc, zero=False):
     def __init__(self, padding, *args):
         _PadNd.__init__(self, padding, *(args if not zero else ()))
 
-    ns = {"_nd": nd, "_mode": mode, "__doc__": doc}
+    ns = {"_nd": nd, "_mode": mode, "__doc__": doc, "_zero": zero}
     if zero or mode != "constant":
         ns["__init__"] = __init__
     return type(name, (_PadNd,), ns)
@@ -1744,6 +1785,9 @@ class Softmax(Module):
     def forward(self, input):
         return F.softmax(input, self.dim)
 
+    def extra_repr(self):
+        return f"dim={self.dim}"
+
 
 class LogSoftmax(Module):
     """Log-softmax along ``dim``."""
@@ -1754,6 +1798,9 @@ class LogSoftmax(Module):
 
     def forward(self, input):
         return F.log_softmax(input, self.dim)
+
+    def extra_repr(self):
+        return f"dim={self.dim}"
 
 
 # -- losses ------------------------------------------------------------------------------------
