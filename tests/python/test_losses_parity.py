@@ -304,3 +304,66 @@ def test_ctc_loss_module_and_errors():
     ]
     for fn in bad:
         errors_match(torch, fn, x, tg)
+
+
+# -- linear_cross_entropy and deprecated aliases ------------------------------------------------------
+
+LCE = [
+    ((5, 4), (6, 4), np.array([0, 5, 2, 2, 1]), {}),
+    ((5, 4), (6, 4), np.array([0, 5, 2, 2, 1]), {"reduction": "sum", "ignore_index": 2, "label_smoothing": 0.1}),
+    ((4,), (6, 4), np.array(3), {"reduction": "none"}),
+    ((5, 4), (3, 2, 4), np.array([[0, 1], [2, 2], [1, 0], [0, 0], [2, 1]]), {}),
+]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("case", range(len(LCE)))
+def test_linear_cross_entropy_matches_torch(case, dtype):
+    xs, ws, target, kw = LCE[case]
+    x, w = rnd(*xs, dtype=dtype), rnd(*ws, seed=1, dtype=dtype)
+    b = rnd(*ws[:-1], seed=2, dtype=dtype)
+    cw = np.random.default_rng(3).random(ws[0]).astype(dtype)
+    parity(torch, lambda m, x, w, b, cw, t: F(m).linear_cross_entropy(x, w, t, linear_bias=b, weight=cw, **kw),
+           x, w, b, cw, target, grad=(0, 1, 2), **tol(dtype))
+    parity(torch, lambda m, x, w, t: F(m).linear_cross_entropy(x, w, t, **kw), x, w, target, grad=(0, 1), **tol(dtype))
+
+
+def test_linear_cross_entropy_module_options_and_errors():
+    tm = torch.nn.LinearCrossEntropyLoss(4, 3, out_features=(2,), bias=True, ignore_index=1)
+    fm = ft.nn.LinearCrossEntropyLoss(4, 3, out_features=(2,), bias=True, ignore_index=1)
+    assert repr(fm) == repr(tm)
+    fm.load_state_dict({k: ft.from_numpy(v.detach().numpy().copy()) for k, v in tm.state_dict().items()})
+    x, t = rnd(5, 4), np.random.default_rng(1).integers(0, 3, (5, 2))
+    np.testing.assert_allclose(fm(ft.from_numpy(x), ft.from_numpy(t)).item(),
+                               tm(torch.from_numpy(x), torch.from_numpy(t)).item(), rtol=1e-5)
+    opts = (ft.nn.LinearCrossEntropyOptions(batch_chunk_size=2), torch.nn.LinearCrossEntropyOptions(batch_chunk_size=2))
+    assert repr(opts[0]).split("(", 1)[1] == repr(opts[1]).split("(", 1)[1]
+    w = rnd(6, 4, seed=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        parity(torch, lambda m, x, w, t: F(m).linear_cross_entropy(
+            x, w, t, options=m.nn.LinearCrossEntropyOptions(batch_chunk_size=2)), rnd(5, 4), w,
+            np.array([0, 5, 2, 2, 1]), grad=(0, 1), rtol=1e-4, atol=1e-5)
+    for fn in (lambda m: m.nn.LinearCrossEntropyOptions(acc_policy="x"),
+               lambda m: m.nn.LinearCrossEntropyOptions(chunking_method="foo"),
+               lambda m: m.nn.LinearCrossEntropyOptions(batch_chunk_size=0),
+               lambda m: F(m).linear_cross_entropy(m.ones(2, 3), m.ones(4, 2), m.zeros(2, dtype=m.long)),
+               lambda m: F(m).linear_cross_entropy(m.ones(2, 2, 3), m.ones(4, 3), m.zeros(2, dtype=m.long)),
+               lambda m: F(m).linear_cross_entropy(m.ones(3), m.ones(4, 2, 3), m.zeros(2, dtype=m.long)),
+               lambda m: F(m).linear_cross_entropy(m.ones(2, 3), m.ones(4, 3), m.zeros(2, dtype=m.long),
+                                                   linear_bias=m.ones(3)),
+               lambda m: F(m).linear_cross_entropy(m.ones(2, 3), m.ones(4, 3), m.ones(2, 4), ignore_index=0),
+               lambda m: m.nn.LinearCrossEntropyLoss(3, 4, weight=m.ones(3)),
+               lambda m: m.nn.LinearCrossEntropyLoss(3, 4, label_smoothing=2.0)):
+        errors_match(torch, fn)
+
+
+def test_nll_loss_2d_deprecated_alias():
+    x = np.log(np.random.default_rng(0).random((2, 3, 4, 4)).astype("float32"))
+    t = np.random.default_rng(1).integers(0, 3, (2, 4, 4))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        parity(torch, lambda m, x, t: m.nn.NLLLoss2d(reduction="sum")(x, t), x, t, grad=(0,), rtol=1e-4, atol=1e-4)
+        assert repr(ft.nn.NLLLoss2d()) == repr(torch.nn.NLLLoss2d())
+    with pytest.warns(UserWarning):
+        ft.nn.NLLLoss2d()

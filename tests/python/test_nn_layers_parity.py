@@ -148,3 +148,25 @@ def test_rms_norm(args, kwargs, shape):
 ])
 def test_local_response_norm(size, kwargs, shape):
     module_parity("LocalResponseNorm", (size,), kwargs, [rnd(*shape)], rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("size", [2, 3, 4, 5, 9])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_cross_map_lrn2d(size, dtype):
+    # PyTorch's legacy windows (channel 0 never leaves the sum) and its hand-written backward
+    module_parity("CrossMapLRN2d", (size,), {"alpha": 0.3, "beta": 0.8, "k": 1.5}, [rnd(2, 7, 3, 3, dtype=dtype)],
+                  rtol=1e-4 if dtype == "float32" else 1e-10, atol=1e-5 if dtype == "float32" else 1e-12)
+    errors_match(torch, lambda l: l.nn.CrossMapLRN2d(3)(l.randn(2, 3, 4)))
+
+
+def test_container_deprecated():
+    import warnings
+
+    for lib in (ft, torch):
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            c = lib.nn.Container(a=lib.nn.ReLU(), b=lib.nn.Linear(2, 2))
+        assert any(issubclass(x.category, FutureWarning) for x in w)
+        assert [n for n, _ in c.named_children()] == ["a", "b"]
+        assert [n for n, _ in c.named_parameters()] == ["b.weight", "b.bias"]
+    assert repr(ft.nn.Container(a=ft.nn.ReLU())) == repr(torch.nn.Container(a=torch.nn.ReLU()))

@@ -139,3 +139,94 @@ class LocalResponseNorm(Module):
 
     def extra_repr(self):
         return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
+
+
+def _window_sums(x, lo, hi):
+    """Sums of ``x`` over channels ``lo[c]..hi[c]`` (inclusive, clipped to the channels; empty
+    where ``lo > hi``), for every channel ``c`` of dim 1."""
+    from .. import _shape_ops as _s
+
+    n = x.shape[1]
+    cs = _s.cat([_C.zeros_like(x.narrow(1, 0, 1)), x.cumsum(1)], 1)
+    lo = [min(max(v, 0), n) for v in lo]
+    hi = [min(max(v + 1, 0), n) for v in hi]
+    hi = [max(h, l) for h, l in zip(hi, lo)]
+    return cs.index_select(1, _C.tensor(hi, dtype=_C.int64)) - cs.index_select(1, _C.tensor(lo, dtype=_C.int64))
+
+
+def _cross_map_windows(size, channels):
+    pre_pad = int((size - 1) / 2 + 1)
+    lo = [0 if c <= pre_pad else c - pre_pad + 1 for c in range(channels)]
+    hi = [c + pre_pad - 1 for c in range(channels)]
+    inv = int(size - (size - 1) / 2)
+    blo = [c - inv for c in range(channels)]
+    bhi = [c + size - 1 - inv for c in range(channels)]
+    return lo, hi, blo, bhi
+
+
+def _cross_map_function():
+    from ..autograd.function import Function
+
+    class _CrossMapLRN2d(Function):
+        @staticmethod
+        def forward(ctx, input, size, alpha, beta, k):
+            if input.dim() != 4:
+                raise ValueError(f"CrossMapLRN2d: Expected input to be 4D, got {input.dim()}D instead.")
+            n = input.shape[1]
+            lo, hi, blo, bhi = _cross_map_windows(size, n)
+            sq = input * input
+            sums = _window_sums(sq, lo, hi)
+            pre_pad = int((size - 1) / 2 + 1)
+            if n > pre_pad + 1:
+                # PyTorch's sliding sum never subtracts channel 0 once it starts subtracting.
+                keep0 = _C.tensor([1.0 if c > pre_pad else 0.0 for c in range(n)], dtype=sq.dtype)
+                sums = sums + sq.narrow(1, 0, 1) * keep0.reshape(1, n, 1, 1)
+            scale = sums * (alpha / size) + k
+            out = scale.pow(-beta) * input
+            ctx.save_for_backward(input, out, scale)
+            ctx.args = (size, alpha, beta, blo, bhi)
+            return out
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            # PyTorch's hand-written backward (its window is not the forward's mirror image).
+            input, out, scale = ctx.saved_tensors
+            size, alpha, beta, blo, bhi = ctx.args
+            ratio = grad_output * out / scale
+            accum = _window_sums(ratio, blo, bhi)
+            grad = scale.pow(-beta) * grad_output - (2 * alpha * beta / size) * input * accum
+            return grad, None, None, None, None
+
+    return _CrossMapLRN2d
+
+
+class CrossMapLRN2d(Module):
+    r"""Local response normalisation across channels of a 4-D input, as Lua Torch's
+    ``SpatialCrossMapLRN`` (PyTorch's legacy windows and gradient)."""
+
+    _fn = None
+
+    def __init__(self, size, alpha=1e-4, beta=0.75, k=1):
+        super().__init__()
+        self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
+
+    def forward(self, input):
+        if CrossMapLRN2d._fn is None:
+            CrossMapLRN2d._fn = _cross_map_function()
+        return CrossMapLRN2d._fn.apply(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self):
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
+
+
+class Container(Module):
+    r"""Deprecated: a :class:`Module` whose keyword arguments become submodules."""
+
+    def __init__(self, **kwargs):
+        import warnings
+
+        warnings.warn("`nn.Container` is deprecated. All of its functionality is now implemented in `nn.Module`. "
+                      "Subclass that instead.", FutureWarning, stacklevel=2)
+        super().__init__()
+        for key, value in kwargs.items():
+            self.add_module(key, value)

@@ -4,6 +4,7 @@ Each mirrors ``torch.nn.functional``'s function of the same name: signature,
 defaults, reductions, and the error class and message PyTorch raises.
 """
 
+import dataclasses
 import math
 
 from .. import _C
@@ -15,6 +16,7 @@ __all__ = [
     "hinge_embedding_loss", "triplet_margin_loss", "triplet_margin_with_distance_loss", "poisson_nll_loss",
     "gaussian_nll_loss", "multi_margin_loss", "multilabel_margin_loss", "multilabel_soft_margin_loss",
     "bilinear", "channel_shuffle", "native_channel_shuffle", "ctc_loss",
+    "linear_cross_entropy", "LinearCrossEntropyOptions",
 ]
 
 
@@ -555,3 +557,76 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
         return nll.sum()
     lens = _C.tensor([max(L, 1) for L in tg_lens], dtype=nll.dtype)
     return (nll / lens).mean()
+
+
+# -- fused linear + cross entropy -----------------------------------------------------------------------
+
+
+@dataclasses.dataclass(slots=True, frozen=True)
+class LinearCrossEntropyOptions:
+    r"""Configuration of PyTorch's chunked :func:`linear_cross_entropy` path.
+
+    Accepted and validated as PyTorch does; here every configuration runs the reference
+    computation (full logits, then :func:`cross_entropy`), which gives the same values.
+    """
+
+    allow_retain_graph: bool = False
+    batch_chunk_size: object = None
+    chunking_method: object = "auto"
+    acc_policy: str = "auto"
+    acc_dtype: object = None
+
+    def __post_init__(self):
+        if self.acc_policy not in {"auto", "accurate", "balanced", "compact"}:
+            raise ValueError(f"invalid acc_policy: {self.acc_policy!r}")
+        if self.chunking_method is not None and self.chunking_method != "auto":
+            name, sep, factor = self.chunking_method.partition(":")
+            if not sep:
+                factor = "1"
+            if not (name == "aspect_ratio" and factor.isdigit() and int(factor) > 0):
+                raise ValueError(f"invalid chunking_method: {self.chunking_method!r}")
+        if not (self.batch_chunk_size is None
+                or (isinstance(self.batch_chunk_size, int) and self.batch_chunk_size > 0)):
+            raise ValueError(f"batch_chunk_size must be positive int or None, got {self.batch_chunk_size!r}")
+        if self.acc_dtype is not None and self.acc_dtype not in (_C.float16, _C.bfloat16, _C.float32, _C.float64):
+            raise ValueError(
+                "acc_dtype must be one of {None, torch.float16, torch.bfloat16, torch.float32, torch.float64}, "
+                f"got {self.acc_dtype!r}. Pass acc_dtype=None to let the op pick automatically.")
+
+
+def linear_cross_entropy(input, linear_weight, target, *, linear_bias=None, weight=None, reduction="mean",
+                         ignore_index=None, label_smoothing=0.0, options=None):
+    r"""linear_cross_entropy(input, linear_weight, target, *, linear_bias=None, weight=None, reduction="mean", ignore_index=None, label_smoothing=0.0, options=None) -> Tensor
+
+    :func:`cross_entropy` of ``linear(input, linear_weight, linear_bias)``; ``linear_weight``
+    of shape ``(C, *K, in_features)`` gives a K-dimensional loss.
+    """
+    if input.dim() < 1 or input.dim() > 2:
+        raise RuntimeError(f"expected input with dimensionality 1 or 2, got {input.dim()}")
+    if linear_weight.dim() < 2:
+        raise RuntimeError(f"expected linear_weight with dimensionality at least 2, got {linear_weight.dim()}")
+    batches = tuple(input.shape[:-1])
+    in_features = input.shape[-1]
+    if in_features != linear_weight.shape[-1]:
+        raise RuntimeError("expected equal input and linear_weight last dimensions (in_features), "
+                           f"got {input.shape[-1]} and {linear_weight.shape[-1]}, respectively")
+    num_classes = linear_weight.shape[0]
+    out_features = tuple(linear_weight.shape[1:-1])
+    if linear_bias is not None and tuple(linear_bias.shape) != (num_classes, *out_features):
+        raise RuntimeError(f"expected linear_bias shape {(num_classes, *out_features)}, got {tuple(linear_bias.shape)}")
+    if out_features and not batches:
+        raise RuntimeError(
+            f"K-dimensional loss defined by linear_weight shape {tuple(linear_weight.shape)} requires"
+            f" batched input, (N, {in_features}), got unbatched input with shape {tuple(input.shape)}")
+    logits_shape = (*batches, num_classes, *out_features)
+    if tuple(target.shape) == logits_shape and ignore_index is not None:
+        raise RuntimeError("ignore_index cannot be specified when target contains probabilities")
+    ignore_index = -100 if ignore_index is None else ignore_index
+    if out_features:
+        rows = math.prod(out_features, start=num_classes)
+        linear_weight = linear_weight.reshape(rows, in_features)
+        if linear_bias is not None:
+            linear_bias = linear_bias.reshape(rows)
+    logits = _F.linear(input, linear_weight, linear_bias).reshape(logits_shape)
+    return _F.cross_entropy(logits, target, weight=weight, reduction=reduction, ignore_index=ignore_index,
+                            label_smoothing=label_smoothing)
