@@ -367,3 +367,53 @@ def test_nll_loss_2d_deprecated_alias():
         assert repr(ft.nn.NLLLoss2d()) == repr(torch.nn.NLLLoss2d())
     with pytest.warns(UserWarning):
         ft.nn.NLLLoss2d()
+
+
+def _asm_pair(head_bias=False):
+    t = torch.nn.AdaptiveLogSoftmaxWithLoss(16, 20, [4, 10, 15], div_value=2.0, head_bias=head_bias)
+    f = ft.nn.AdaptiveLogSoftmaxWithLoss(16, 20, [4, 10, 15], div_value=2.0, head_bias=head_bias)
+    assert repr(f) == repr(t)
+    assert [(k, tuple(v.shape)) for k, v in f.state_dict().items()] == \
+        [(k, tuple(v.shape)) for k, v in t.state_dict().items()]
+    f.load_state_dict({k: ft.from_numpy(v.detach().numpy().copy()) for k, v in t.state_dict().items()})
+    return f, t
+
+
+@pytest.mark.parametrize("head_bias", [False, True])
+def test_adaptive_log_softmax_matches_torch(head_bias):
+    f, t = _asm_pair(head_bias)
+    x = rnd(9, 16)
+    target = np.array([0, 3, 4, 9, 10, 14, 15, 19, 2])
+    res = []
+    for lib, m in ((ft, f), (torch, t)):
+        xin = lib.from_numpy(x.copy()).requires_grad_()
+        out, loss = m(xin, lib.from_numpy(target))
+        (loss + out.sum() * 0.1).backward()
+        res.append((as_np_(out), loss.item(), as_np_(xin.grad),
+                    [as_np_(p.grad) for p in m.parameters()],
+                    as_np_(m.log_prob(lib.from_numpy(x))), as_np_(m.predict(lib.from_numpy(x))),
+                    as_np_(m(lib.from_numpy(x[1]), lib.tensor(5)).output)))
+    a, b = res
+    np.testing.assert_allclose(a[0], b[0], rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(a[1], b[1], rtol=1e-5)
+    np.testing.assert_allclose(a[2], b[2], rtol=1e-4, atol=1e-6)
+    for g, h in zip(a[3], b[3]):
+        np.testing.assert_allclose(g, h, rtol=1e-4, atol=1e-6)
+    for i in (4, 6):
+        np.testing.assert_allclose(a[i], b[i], rtol=1e-5, atol=1e-5)
+    np.testing.assert_array_equal(a[5], b[5])
+
+
+def test_adaptive_log_softmax_errors():
+    for fn in (lambda m: m.nn.AdaptiveLogSoftmaxWithLoss(4, 10, []),
+               lambda m: m.nn.AdaptiveLogSoftmaxWithLoss(4, 10, [5, 3]),
+               lambda m: m.nn.AdaptiveLogSoftmaxWithLoss(4, 10, [3, 10]),
+               lambda m: m.nn.AdaptiveLogSoftmaxWithLoss(4, 10, [3, 3])):
+        errors_match(torch, fn)
+    for fn in (lambda m, a: a(m.ones(3, 16), m.tensor([0, 1])),
+               lambda m, a: a(m.ones(3, 16), m.tensor([0, 1, 25])),
+               lambda m, a: a(m.ones(3, 16), m.tensor([[0, 1, 2]])),
+               lambda m, a: a(m.ones(16, 3, 1), m.tensor([0] * 16)),
+               lambda m, a: a(m.ones(3, 16), m.tensor(1))):
+        f, t = _asm_pair()
+        errors_match(torch, lambda m: fn(m, f if m is ft else t))

@@ -21,7 +21,7 @@ from ._loss_modules import (  # noqa: F401
     SmoothL1Loss, HuberLoss, KLDivLoss, SoftMarginLoss, CosineEmbeddingLoss, MarginRankingLoss, HingeEmbeddingLoss,
     TripletMarginLoss, TripletMarginWithDistanceLoss, PoissonNLLLoss, GaussianNLLLoss, MultiMarginLoss,
     MultiLabelMarginLoss, MultiLabelSoftMarginLoss, CosineSimilarity, PairwiseDistance, CTCLoss,
-    NLLLoss2d, LinearCrossEntropyLoss,
+    NLLLoss2d, LinearCrossEntropyLoss, AdaptiveLogSoftmaxWithLoss,
 )
 from ._losses import LinearCrossEntropyOptions  # noqa: F401
 from ._containers import ModuleDict, ParameterList, ParameterDict, Buffer  # noqa: F401

@@ -13,7 +13,7 @@ __all__ = [
     "HingeEmbeddingLoss", "TripletMarginLoss", "TripletMarginWithDistanceLoss", "PoissonNLLLoss",
     "GaussianNLLLoss", "MultiMarginLoss", "MultiLabelMarginLoss", "MultiLabelSoftMarginLoss",
     "CosineSimilarity", "PairwiseDistance", "CTCLoss",
-    "NLLLoss2d", "LinearCrossEntropyLoss",
+    "NLLLoss2d", "LinearCrossEntropyLoss", "AdaptiveLogSoftmaxWithLoss",
 ]
 
 
@@ -317,3 +317,127 @@ class LinearCrossEntropyLoss(_WeightedLoss):
                 f"out_features={self.out_features}, bias={self.linear.bias is not None}, "
                 f"reduction={self.reduction}, ignore_index={self.ignore_index}, "
                 f"label_smoothing={self.label_smoothing}, options={self.options}")
+
+
+_ASMoutput = __import__("collections").namedtuple("_ASMoutput", ["output", "loss"])
+
+
+class AdaptiveLogSoftmaxWithLoss(Module):
+    r"""Efficient softmax approximation (Grave et al.): a head over the ``cutoffs[0]`` most
+    frequent classes plus one entry per cluster, and a low-rank tail per cluster.
+
+    ``forward(input, target)`` returns ``(output, loss)``: each target's log-probability and
+    the mean negative log-likelihood.
+    """
+
+    def __init__(self, in_features, n_classes, cutoffs, div_value=4.0, head_bias=False, device=None, dtype=None):
+        super().__init__()
+        from .modules import ModuleList, Sequential
+
+        cutoffs = list(cutoffs)
+        if len(cutoffs) == 0:
+            raise ValueError("cutoffs should be a sequence of length larger than 0")
+        if (cutoffs != sorted(cutoffs) or min(cutoffs) <= 0 or max(cutoffs) > (n_classes - 1)
+                or len(set(cutoffs)) != len(cutoffs) or any(int(c) != c for c in cutoffs)):
+            raise ValueError("cutoffs should be a sequence of unique, positive integers sorted in an increasing "
+                             "order, where each value is between 1 and n_classes-1")
+        self.in_features = in_features
+        self.n_classes = n_classes
+        self.cutoffs = cutoffs + [n_classes]
+        self.div_value = div_value
+        self.head_bias = head_bias
+        self.shortlist_size = self.cutoffs[0]
+        self.n_clusters = len(self.cutoffs) - 1
+        self.head_size = self.shortlist_size + self.n_clusters
+        self.head = Linear(in_features, self.head_size, bias=head_bias, device=device, dtype=dtype)
+        self.tail = ModuleList()
+        for i in range(self.n_clusters):
+            hsz = int(in_features // (div_value ** (i + 1)))
+            osz = self.cutoffs[i + 1] - self.cutoffs[i]
+            self.tail.append(Sequential(Linear(in_features, hsz, bias=False, device=device, dtype=dtype),
+                                        Linear(hsz, osz, bias=False, device=device, dtype=dtype)))
+
+    def reset_parameters(self):
+        self.head.reset_parameters()
+        for i2h, h2o in self.tail:
+            i2h.reset_parameters()
+            h2o.reset_parameters()
+
+    def forward(self, input_, target_):
+        from .. import _C
+
+        td = target_.dim()
+        if td == 1:
+            if input_.size(0) != target_.size(0):
+                raise RuntimeError("Input and target should have the same size in the batch dimension.")
+            if input_.dim() != 2:
+                raise RuntimeError("1D target tensor expects 2D input tensors, but found inputs with size",
+                                   input_.size())
+        elif td == 0:
+            if input_.dim() != 1:
+                raise RuntimeError("0D target tensor expects 1D input tensors, but found inputs with size",
+                                   input_.size())
+        else:
+            raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+        batched = td > 0
+        input = input_ if batched else input_.unsqueeze(0)
+        target = target_ if batched else target_.unsqueeze(0)
+        n = target.size(0)
+        output = _C.zeros(n, dtype=input.dtype)
+        gather = target.clone()
+        bounds = [0] + self.cutoffs
+        used = 0
+        for i in range(len(bounds) - 1):
+            lo, hi = bounds[i], bounds[i + 1]
+            mask = (target >= lo) & (target < hi)
+            rows = mask.nonzero().reshape(-1)
+            if rows.numel() == 0:
+                continue
+            if i > 0:
+                cluster = F.log_softmax(self.tail[i - 1](input.index_select(0, rows)), dim=1)
+                local = cluster.gather(1, (target[mask] - lo).unsqueeze(1)).squeeze(1)
+                gather = gather.index_fill(0, rows, self.shortlist_size + i - 1)
+                output = output.index_copy(0, rows, local)
+            used += rows.numel()
+        if used != n:
+            raise RuntimeError(f"Target values should be in [0, {self.n_classes - 1}], but values in range "
+                               f"[{target.min().item()}, {target.max().item()}] were found. ")
+        head = F.log_softmax(self.head(input), dim=1)
+        output = output + head.gather(1, gather.unsqueeze(1)).reshape(-1)
+        loss = (-output).mean()
+        if not batched:
+            output = output.squeeze(0)
+        return _ASMoutput(output, loss)
+
+    def _get_full_log_prob(self, input, head_output):
+        from .. import _shape_ops as _s
+
+        head = F.log_softmax(head_output, dim=1)
+        parts = [head[:, :self.shortlist_size]]
+        for i in range(self.n_clusters):
+            cluster = F.log_softmax(self.tail[i](input), dim=1)
+            parts.append(cluster + head[:, self.shortlist_size + i].unsqueeze(1))
+        return _s.cat(parts, 1)
+
+    def log_prob(self, input):
+        r"""Log-probabilities of every class, ``(N, n_classes)``."""
+        batched = input.dim() > 1
+        input = input if batched else input.unsqueeze(0)
+        out = self._get_full_log_prob(input, self.head(input))
+        return out if batched else out.squeeze(0)
+
+    def predict(self, input):
+        r"""The most likely class of each row (the head's argmax when it is a shortlist class)."""
+        batched = input.dim() > 1
+        input = input if batched else input.unsqueeze(0)
+        head_output = self.head(input)
+        output = head_output.argmax(1)
+        outside = output >= self.shortlist_size
+        if bool(outside.any()):
+            if bool(outside.all()):
+                output = self._get_full_log_prob(input, head_output).argmax(1)
+            else:
+                rows = outside.nonzero().reshape(-1)
+                best = self._get_full_log_prob(input.index_select(0, rows), head_output.index_select(0, rows))
+                output = output.index_copy(0, rows, best.argmax(1))
+        return output if batched else output.squeeze(0)
