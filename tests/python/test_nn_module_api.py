@@ -576,3 +576,27 @@ def test_lazy_parameter_api():
         m.load_state_dict(lin.state_dict())
         assert tuple(m.weight.shape) == (3, 2)
         assert repr(lib.nn.parameter.UninitializedParameter()) == "<UninitializedParameter>"
+
+
+def test_deepcopy_matches_torch():
+    import copy
+
+    res = []
+    for lib in (ft, torch):
+        shared = lib.nn.Linear(2, 2)
+        m = lib.nn.Sequential(shared, lib.nn.BatchNorm1d(2), shared, lib.nn.ParameterList([lib.ones(2)]))
+        m[0].weight.grad = lib.ones(2, 2)
+        m.register_forward_hook(lambda *a: None)
+        c = copy.deepcopy(m)
+        out = [c[0] is c[2], c[0].weight is m[0].weight, type(c[0].weight).__name__, c[0].weight.requires_grad,
+               c[0].weight.grad is not None, names(c.named_parameters()), len(c._forward_hooks),
+               bool((c[0].weight == m[0].weight).all())]
+        with lib.no_grad():
+            c[0].weight.add_(1)
+        out.append(bool((c[0].weight == m[0].weight).all()))
+        out.append(isinstance(copy.deepcopy(lib.nn.Buffer(lib.ones(1))), lib.nn.Buffer))
+        out.append(type(copy.deepcopy(lib.nn.LazyLinear(3)).weight).__name__)
+        with pytest.raises(RuntimeError):
+            copy.deepcopy(lib.ones(2, requires_grad=True) * 2)
+        res.append(out)
+    assert res[0] == res[1]
