@@ -600,3 +600,24 @@ def test_deepcopy_matches_torch():
             copy.deepcopy(lib.ones(2, requires_grad=True) * 2)
         res.append(out)
     assert res[0] == res[1]
+
+
+@pytest.mark.parametrize("fn", [
+    lambda lib, m: m.register_buffer("a.b", lib.ones(1)),
+    lambda lib, m: m.register_buffer(3, lib.ones(1)),
+    lambda lib, m: m.register_buffer("weight", lib.ones(1)),
+    lambda lib, m: m.register_buffer("", lib.ones(1)),
+    lambda lib, m: m.register_buffer("q", 3),
+    lambda lib, m: m.register_parameter("a.b", None),
+    lambda lib, m: m.register_parameter("", None),
+    lambda lib, m: m.register_parameter(3, None),
+    lambda lib, m: m.register_parameter("training", None),
+    lambda lib, m: m.register_parameter("q", lib.ones(1)),
+])
+def test_registration_errors_match_torch(fn):
+    got = []
+    for lib in (ft, torch):
+        with pytest.raises(Exception) as e:
+            fn(lib, lib.nn.Linear(2, 2))
+        got.append((type(e.value).__name__, str(e.value)))
+    assert got[0] == got[1]
