@@ -119,4 +119,14 @@ def __getattr__(name):
     if name == "profiler":
         import importlib
         return importlib.import_module(".profiler", __name__)
+    if name in ("serialization", "save", "load"):
+        # Loaded on first use: serialization needs NumPy, which ``import ferrotorch`` avoids.
+        import importlib
+        mod = importlib.import_module(".serialization", __name__)
+        return mod if name == "serialization" else getattr(mod, name)
     raise AttributeError(f"module 'ferrotorch' has no attribute '{name}'")
+
+
+def __dir__():
+    # The lazily loaded names are part of the namespace too.
+    return sorted(set(globals()) | {"ops", "profiler", "serialization", "save", "load"})

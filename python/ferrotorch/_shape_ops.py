@@ -172,12 +172,46 @@ def _zero_band_shared(self, k, lower):
         # back, which refuses a target whose elements share memory.
         raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a "
                            "single memory location. Please clone() the tensor before performing the operation.")
+    if self.requires_grad and _C.is_grad_enabled():
+        # Record one in-place node over the whole view, as PyTorch's kernel
+        # does (its backward then refuses the overlapping view, as PyTorch's).
+        _trilu_shared_function().apply(self, k, lower)
+    else:
+        _zero_outside_band(self, k, lower)
+    return True
+
+
+def _zero_outside_band(self, k, lower):
     rows, cols = self.shape[-2], self.shape[-1]
     for i in range(rows):
         lo, hi = (max(i + k + 1, 0), cols) if lower else (0, min(max(i + k, 0), cols))
         if lo < hi:
             self[..., i, lo:hi].fill_(0)
-    return True
+
+
+_TRILU_SHARED = []
+
+
+def _trilu_shared_function():
+    """The autograd Function for tril_/triu_ on a tensor whose elements share
+    memory (made once, on first use: autograd imports this module)."""
+    if not _TRILU_SHARED:
+        from .autograd import Function
+
+        class TriluShared(Function):
+            @staticmethod
+            def forward(ctx, x, k, lower):
+                ctx.k, ctx.lower = k, lower
+                _zero_outside_band(x, k, lower)
+                ctx.mark_dirty(x)
+                return x
+
+            @staticmethod
+            def backward(ctx, grad):
+                return (grad.tril(ctx.k) if ctx.lower else grad.triu(ctx.k)), None, None
+
+        _TRILU_SHARED.append(TriluShared)
+    return _TRILU_SHARED[0]
 
 
 def _trilu_batch_contiguous(t):

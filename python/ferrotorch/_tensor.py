@@ -4,6 +4,7 @@ clearer in Python and never on a per-element path.
 """
 
 from . import _C, _tensor_str
+from . import _tensor_copy  # noqa: F401  (deepcopy and pickle support)
 from ._C import Tensor
 
 

@@ -301,3 +301,20 @@ def test_index_select_out_of_range_error_class(shape, which):
         v = {"size": shape[d], "negative": -1, "zero": 0}[which]
         for dt in ("float32", "bool"):
             _same(lambda L: L.index_select(L.zeros(*shape, dtype=getattr(L, dt)), d, L.tensor([v])))
+
+
+@pytest.mark.parametrize("case", [
+    ([3.0], [2, 1], [0, 1], 0, True), ([-0.05, -0.46], [2, 2], [1, 0], 2, True), ([0.7], [3, 1], [0, 1], 4, False),
+    ([88.0, 0.2, -88.0], [5, 1, 2], [0, 0, 2], 0, False), ([1.0, 2.0, 3.0, 4.0], [2, 2], [1, 1], 0, True),
+])
+def test_trilu_inplace_backward_on_overlapping_views(case):
+    """PyTorch's tril_/triu_ always write (recording one in-place node); its
+    backward then refuses a view whose elements share memory."""
+    vals, shape, strides, k, lower = case
+
+    def f(L):
+        leaf = L.tensor(vals, dtype=L.float64).requires_grad_()
+        t = leaf.clone().as_strided(shape, strides)
+        (t.tril_ if lower else t.triu_)(k)
+        return L.autograd.grad((t * L.arange(t.numel(), dtype=L.float64).reshape(shape)).sum(), leaf)[0]
+    _same(f)

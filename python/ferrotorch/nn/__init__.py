@@ -35,3 +35,4 @@ from ._layers import (  # noqa: F401
 )
 from . import functional  # noqa: F401
 from . import init  # noqa: F401
+from . import utils  # noqa: F401

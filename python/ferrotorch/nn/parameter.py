@@ -1,7 +1,6 @@
 """``nn.Parameter``: a tensor that a Module registers as learnable."""
 
 from .. import _C
-from .. import _tensor_deepcopy  # noqa: F401 - installs Tensor.__deepcopy__, which Module copies need
 
 
 class Parameter(_C.Tensor):
@@ -20,17 +19,6 @@ class Parameter(_C.Tensor):
 
     def __reduce_ex__(self, proto):
         return (Parameter, (self.detach(), self.requires_grad))
-
-    def __deepcopy__(self, memo):
-        # As PyTorch's: the values and requires_grad only (no .grad, no attributes).
-        if id(self) not in memo:
-            prev = _C.is_grad_enabled()
-            _C._set_grad_enabled(False)
-            try:
-                memo[id(self)] = type(self)(self.detach().clone(), self.requires_grad)
-            finally:
-                _C._set_grad_enabled(prev)
-        return memo[id(self)]
 
 
 class _BufferMeta(type):

@@ -1,0 +1,84 @@
+"""``copy.deepcopy`` and ``pickle`` support for tensors (so modules and optimizers can be
+deep-copied and tensors sent through ``multiprocessing``)."""
+
+import copy
+
+from . import _C
+
+_NON_LEAF_MESSAGE = (
+    "Only Tensors created explicitly by the user "
+    "(graph leaves) support the deepcopy protocol at the moment.  "
+    "If you were attempting to deepcopy a module, this may be because "
+    "of a torch.nn.utils.weight_norm usage, "
+    "see https://github.com/pytorch/pytorch/pull/103001"
+)
+
+
+def _copy_attributes(src, dst, memo):
+    d = getattr(src, "__dict__", None)
+    if d:
+        for k, v in d.items():
+            setattr(dst, k, copy.deepcopy(v, memo))
+
+
+def _deepcopy(self, memo):
+    from .nn.parameter import Parameter
+    if id(self) in memo:
+        return memo[id(self)]
+    if isinstance(self, Parameter):
+        result = type(self)(self.detach().clone(), self.requires_grad)
+        memo[id(self)] = result
+        _copy_attributes(self, result, memo)
+        return result
+    if not self.is_leaf:
+        raise RuntimeError(_NON_LEAF_MESSAGE)
+    prev = _C.is_grad_enabled()
+    _C._set_grad_enabled(False)
+    try:
+        # One copy per storage, shared through the memo: tensors that were views of one
+        # another stay views of one another, with their strides and offsets.
+        st = self.untyped_storage()
+        key = ("ferrotorch.storage", st.data_ptr(), self.dtype) if st.nbytes() and st.data_ptr() else None
+        flat = memo.get(key) if key is not None else None
+        if flat is None:
+            n = st.nbytes() // self.element_size()
+            flat = self.detach().as_strided((n,), (1,), 0).clone()
+            if key is not None:
+                memo[key] = flat
+        new = flat.as_strided(tuple(self.shape), tuple(self.stride()), self.storage_offset())
+    finally:
+        _C._set_grad_enabled(prev)
+    if self.requires_grad:
+        new.requires_grad_()
+    if self.grad is not None:
+        new.grad = copy.deepcopy(self.grad, memo)
+    _copy_attributes(self, new, memo)
+    memo[id(self)] = new
+    return new
+
+
+def _rebuild_pickled(data, dtype_name, shape, requires_grad):
+    import numpy as np
+    from .serialization import _NP_BY_DTYPE
+    dtype = getattr(_C, dtype_name)
+    arr = np.frombuffer(bytearray(data), dtype=_NP_BY_DTYPE[dtype]).reshape(shape)
+    t = _C.from_numpy(arr)
+    if dtype == _C.bfloat16:
+        t = t.view(_C.bfloat16)
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def _reduce_ex(self, proto):
+    d = self.detach()
+    if d.device.type != "cpu":
+        d = d.cpu()
+    d = d.contiguous()
+    name = str(d.dtype).rsplit(".", 1)[-1]
+    raw = (d.view(_C.int16) if name == "bfloat16" else d).numpy().tobytes()
+    return (_rebuild_pickled, (raw, name, tuple(d.shape), self.requires_grad))
+
+
+_C.Tensor.__deepcopy__ = _deepcopy
+_C.Tensor.__reduce_ex__ = _reduce_ex

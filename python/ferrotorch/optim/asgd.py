@@ -1,0 +1,89 @@
+"""ASGD (averaged stochastic gradient descent)."""
+
+import ferrotorch as _ft
+from .optimizer import Optimizer, _check_lr
+from ._common import (_check_sparse, _eval_closure, _get_value, _scalar_tensor, _to_scalar,
+                      _use_grad_for_differentiable, _zeros_like)
+
+__all__ = ["ASGD", "asgd"]
+
+
+class ASGD(Optimizer):
+    r"""Implements Averaged Stochastic Gradient Descent.
+
+    Args:
+        params (iterable): iterable of parameters or named parameters to optimize
+            or iterable of dicts defining parameter groups.
+        lr (float, Tensor, optional): learning rate (default: 1e-2)
+        lambd (float, optional): decay term (default: 1e-4)
+        alpha (float, optional): power for eta update (default: 0.75)
+        t0 (float, optional): point at which to start averaging (default: 1e6)
+        weight_decay (float, optional): weight decay (L2 penalty) (default: 0)
+        maximize (bool, optional): maximize the objective instead of minimizing (default: False)
+        foreach, differentiable, capturable: accepted for compatibility.
+    """
+
+    def __init__(self, params, lr=1e-2, lambd=1e-4, alpha=0.75, t0=1e6, weight_decay=0, foreach=None,
+                 maximize=False, differentiable=False, capturable=False):
+        _check_lr(lr)
+        if not 0.0 <= lr:
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if not 0.0 <= weight_decay:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        defaults = dict(lr=lr, lambd=lambd, alpha=alpha, t0=t0, weight_decay=weight_decay, foreach=foreach,
+                        maximize=maximize, differentiable=differentiable, capturable=capturable)
+        super().__init__(params, defaults)
+
+    @_use_grad_for_differentiable
+    def step(self, closure=None):
+        """Performs a single optimization step.
+
+        Args:
+            closure (Callable, optional): A closure that reevaluates the model and returns the loss.
+        """
+        loss = _eval_closure(closure)
+        for group in self.param_groups:
+            params, grads, mus, axs, etas, steps = [], [], [], [], [], []
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                _check_sparse(p, "ASGD")
+                params.append(p)
+                grads.append(p.grad)
+                state = self.state[p]
+                if len(state) == 0:
+                    state["step"] = _scalar_tensor(0.0)
+                    state["eta"] = _scalar_tensor(_to_scalar(group["lr"]))
+                    state["mu"] = _scalar_tensor(1.0)
+                    state["ax"] = _zeros_like(p)
+                mus.append(state["mu"])
+                axs.append(state["ax"])
+                etas.append(state["eta"])
+                steps.append(state["step"])
+            asgd(params, grads, axs, mus, etas, steps, lambd=group["lambd"], lr=group["lr"], t0=group["t0"],
+                 alpha=group["alpha"], weight_decay=group["weight_decay"], maximize=group["maximize"])
+        return loss
+
+
+def asgd(params, grads, axs, mus, etas, state_steps, *, lambd, lr, t0, alpha, weight_decay, maximize=False,
+         **_unused):
+    r"""Functional API that performs the ASGD computation (see :class:`~ferrotorch.optim.ASGD`)."""
+    lr = _to_scalar(lr)
+    for i, param in enumerate(params):
+        grad = grads[i] if not maximize else -grads[i]
+        mu, ax, eta, step_t = mus[i], axs[i], etas[i], state_steps[i]
+        step_t.add_(1)
+        if weight_decay != 0:
+            grad = grad.add(param, alpha=weight_decay)
+        eta_value = _get_value(eta)
+        param.mul_(1 - lambd * eta_value)
+        param.add_(grad, alpha=-eta_value)
+        if mu.item() != 1:
+            ax.add_(param.sub(ax).mul_(mu))
+        else:
+            ax.copy_(param)
+        step = _get_value(step_t)
+        # Through a default-dtype tensor, as PyTorch does: a float64 eta (after a state-dict
+        # load casts it to the parameter's dtype) still gets a default-dtype-rounded value.
+        eta.copy_(_ft.as_tensor(lr / ((1 + lambd * lr * step) ** alpha)))
+        mu.copy_(_ft.as_tensor(1 / max(1, step - t0)))
