@@ -417,3 +417,32 @@ def test_adaptive_log_softmax_errors():
                lambda m, a: a(m.ones(3, 16), m.tensor(1))):
         f, t = _asm_pair()
         errors_match(torch, lambda m: fn(m, f if m is ft else t))
+
+
+def test_gumbel_softmax_distribution_and_straight_through():
+    # The noise streams differ between the libraries, so compare distributions: by the
+    # Gumbel-max trick the hard samples' class frequencies approach softmax(logits).
+    logits = np.array([1.0, 0.0, -1.0, 2.0], dtype="float32")
+    n = 20000
+    freqs = []
+    for lib in (ft, torch):
+        lib.manual_seed(0)
+        x = lib.from_numpy(np.tile(logits, (n, 1)))
+        y = lib.nn.functional.gumbel_softmax(x, tau=0.7, hard=True)
+        assert tuple(y.shape) == (n, 4) and str(y.dtype).endswith("float32")
+        assert set(np.unique(as_np_(y)).tolist()) == {0.0, 1.0}
+        np.testing.assert_allclose(as_np_(y).sum(1), 1.0)
+        freqs.append(as_np_(y).mean(0))
+    p = np.exp(logits) / np.exp(logits).sum()
+    np.testing.assert_allclose(freqs[0], p, atol=0.015)
+    np.testing.assert_allclose(freqs[0], freqs[1], atol=0.02)
+    for lib in (ft, torch):
+        x = lib.from_numpy(rnd(6, 5)).requires_grad_()
+        soft = lib.nn.functional.gumbel_softmax(x, tau=0.5, dim=1)
+        np.testing.assert_allclose(as_np_(soft).sum(1), 1.0, rtol=1e-5)
+        hard = lib.nn.functional.gumbel_softmax(x, hard=True, dim=0)
+        (hard * lib.from_numpy(rnd(6, 5, seed=1))).sum().backward()
+        np.testing.assert_allclose(as_np_(x.grad).sum(0), 0.0, atol=1e-5)  # the soft sample's gradient
+        with pytest.warns(UserWarning, match="deprecated"):
+            lib.nn.functional.gumbel_softmax(x, eps=1e-5)
+    assert ft.nn.functional.Tensor is ft.Tensor

@@ -16,7 +16,7 @@ __all__ = [
     "hinge_embedding_loss", "triplet_margin_loss", "triplet_margin_with_distance_loss", "poisson_nll_loss",
     "gaussian_nll_loss", "multi_margin_loss", "multilabel_margin_loss", "multilabel_soft_margin_loss",
     "bilinear", "channel_shuffle", "native_channel_shuffle", "ctc_loss",
-    "linear_cross_entropy", "LinearCrossEntropyOptions",
+    "linear_cross_entropy", "LinearCrossEntropyOptions", "gumbel_softmax",
 ]
 
 
@@ -630,3 +630,26 @@ def linear_cross_entropy(input, linear_weight, target, *, linear_bias=None, weig
     logits = _F.linear(input, linear_weight, linear_bias).reshape(logits_shape)
     return _F.cross_entropy(logits, target, weight=weight, reduction=reduction, ignore_index=ignore_index,
                             label_smoothing=label_smoothing)
+
+
+# -- sampling ----------------------------------------------------------------------------------------
+
+
+def gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1):
+    r"""gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1) -> Tensor
+
+    A sample from the Gumbel-Softmax distribution: ``softmax((logits + g) / tau)`` with
+    ``g ~ Gumbel(0, 1)``; with ``hard=True`` the one-hot of its argmax, whose gradient is the
+    soft sample's (straight-through).
+    """
+    import warnings
+
+    if eps != 1e-10:
+        warnings.warn("`eps` parameter is deprecated and has no effect.", stacklevel=2)
+    gumbels = -_C.empty_like(logits).exponential_().log()
+    y_soft = ((logits + gumbels) / tau).softmax(dim)
+    if not hard:
+        return y_soft
+    index = y_soft.max(dim, keepdim=True)[1]
+    y_hard = _C.zeros_like(logits).scatter_(dim, index, 1.0)
+    return y_hard - y_soft.detach() + y_soft

@@ -1896,5 +1896,6 @@ from ._losses import (  # noqa: E402,F401
     cosine_similarity, pairwise_distance, pdist, cosine_embedding_loss, margin_ranking_loss, hinge_embedding_loss,
     triplet_margin_loss, triplet_margin_with_distance_loss, poisson_nll_loss, gaussian_nll_loss, multi_margin_loss,
     multilabel_margin_loss, multilabel_soft_margin_loss, bilinear, channel_shuffle, native_channel_shuffle, ctc_loss,
-    linear_cross_entropy,
+    linear_cross_entropy, gumbel_softmax,
 )
+from .._C import Tensor  # noqa: E402,F401 - PyTorch's nn.functional re-exports it too
