@@ -101,12 +101,11 @@ def pdist(input, p=2):
     n = input.shape[0]
     if n <= 1:
         return _C.zeros((0,), dtype=input.dtype)
-    rows, cols = [], []
-    for i in range(n - 1):
-        rows.extend([i] * (n - 1 - i))
-        cols.extend(range(i + 1, n))
-    ri = _C.tensor(rows, dtype=_C.int64)
-    ci = _C.tensor(cols, dtype=_C.int64)
+    # Row-major upper triangle: boolean masking keeps the (i, j) pairs in pdist's order.
+    r = _C.arange(n).unsqueeze(1).expand(n, n)
+    c = _C.arange(n).unsqueeze(0).expand(n, n)
+    upper = c > r
+    ri, ci = r[upper], c[upper]
     return (input.index_select(0, ri) - input.index_select(0, ci)).norm(p, 1)
 
 
