@@ -170,3 +170,14 @@ def test_container_deprecated():
         assert [n for n, _ in c.named_children()] == ["a", "b"]
         assert [n for n, _ in c.named_parameters()] == ["b.weight", "b.bias"]
     assert repr(ft.nn.Container(a=ft.nn.ReLU())) == repr(torch.nn.Container(a=torch.nn.ReLU()))
+
+
+def test_top_level_aliases_match_torch():
+    a, b = rnd(4, 5), rnd(4, 5, seed=1)
+    parity(torch, lambda l, x, y: l.cosine_similarity(x, y, 0), a, b, grad=(0, 1), rtol=1e-5, atol=1e-6)
+    parity(torch, lambda l, x, y: l.pairwise_distance(x, y, 3.0), a, b, grad=(0, 1), rtol=1e-5, atol=1e-6)
+    parity(torch, lambda l, x: l.pdist(x), a, grad=(0,), rtol=1e-5, atol=1e-6)
+    parity(torch, lambda l, x, y, w: l.bilinear(x, y, w), a, b, rnd(3, 5, 5, seed=2), grad=(0, 1, 2),
+           rtol=1e-4, atol=1e-5)
+    parity(torch, lambda l, x: l.channel_shuffle(x, 2), rnd(2, 4, 3), grad=(0,))
+    parity(torch, lambda l, x: l.native_channel_shuffle(x, 2), rnd(2, 4, 3))
