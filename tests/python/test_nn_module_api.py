@@ -621,3 +621,19 @@ def test_registration_errors_match_torch(fn):
             fn(lib, lib.nn.Linear(2, 2))
         got.append((type(e.value).__name__, str(e.value)))
     assert got[0] == got[1]
+
+
+def test_pickle_round_trip_matches_torch():
+    import pickle
+
+    res = []
+    for lib in (ft, torch):
+        m = lib.nn.Sequential(lib.nn.Linear(2, 3), lib.nn.BatchNorm1d(3), lib.nn.ParameterList([lib.ones(2)]),
+                              lib.nn.ModuleDict({"a": lib.nn.ReLU()}), lib.nn.LazyLinear(4))
+        m2 = pickle.loads(pickle.dumps(m))
+        out = [repr(m2), names(m2.named_parameters()), bool((m2[0].weight == m[0].weight).all()),
+               type(m2[0].weight).__name__]
+        m2[4](lib.ones(2, 3))  # the lazy module still materialises after the round trip
+        out.append((type(m2[4]).__name__, tuple(m2[4].weight.shape)))
+        res.append(out)
+    assert res[0] == res[1]

@@ -473,7 +473,7 @@ class Module:
     def _register_load_state_dict_pre_hook(self, hook, with_module=False):
         if with_module:
             return self.register_load_state_dict_pre_hook(hook)
-        return self.register_load_state_dict_pre_hook(lambda module, *a: hook(*a))
+        return self.register_load_state_dict_pre_hook(_WithoutModule(hook))
 
     def register_load_state_dict_post_hook(self, hook):
         """Registers ``hook(module, incompatible_keys)`` run after this module's subtree loaded;
@@ -754,6 +754,16 @@ class Module:
 
     def __dir__(self):
         return list(object.__dir__(self)) + list(self._parameters) + list(self._buffers) + list(self._modules)
+
+
+class _WithoutModule:
+    # A load_state_dict pre-hook that does not take the module; a class (not a closure) so
+    # modules holding one still pickle.
+    def __init__(self, hook):
+        self.hook = hook
+
+    def __call__(self, module, *args):
+        return self.hook(*args)
 
 
 def _typename(obj):
