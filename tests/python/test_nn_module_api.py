@@ -637,3 +637,29 @@ def test_pickle_round_trip_matches_torch():
         out.append((type(m2[4]).__name__, tuple(m2[4].weight.shape)))
         res.append(out)
     assert res[0] == res[1]
+
+
+def test_setattr_slots_match_torch():
+    res = []
+    for lib in (ft, torch):
+        out = []
+        m = lib.nn.Linear(2, 2)
+        for fn in (lambda: setattr(m, "weight", lib.ones(2, 2)),
+                   lambda: setattr(m, "weight", 3),
+                   lambda: setattr(lib.nn.Sequential(lib.nn.ReLU()), "0", 3),
+                   lambda: setattr(m, "b2", lib.nn.Buffer(lib.ones(1))) or setattr(m, "b2", "x")):
+            try:
+                fn()
+                out.append("ok")
+            except Exception as e:  # noqa: BLE001 - compared across libraries
+                out.append((type(e).__name__, str(e)))
+        m.bias = None
+        try:
+            m.weight = lib.nn.ReLU()  # a parameter slot takes Parameters or None only
+        except TypeError as e:
+            out.append(str(e).split("'")[-2])  # the slot's name (the class paths differ)
+        m.sub = lib.nn.ReLU()
+        m.sub = lib.nn.Parameter(lib.ones(1))
+        out += [names(m.named_parameters()), names(m.named_children()), names(m.named_buffers()), repr(m)]
+        res.append(out)
+    assert res[0] == res[1]

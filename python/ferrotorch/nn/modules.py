@@ -68,35 +68,52 @@ class Module:
     # -- registration ---------------------------------------------------------------
 
     def __setattr__(self, name, value):
-        params = self.__dict__.get("_parameters")
+        d = self.__dict__
+
+        def remove_from(*stores):
+            for st in stores:
+                if name in st:
+                    if isinstance(st, dict):
+                        del st[name]
+                    else:
+                        st.discard(name)
+
+        params = d.get("_parameters")
         if isinstance(value, Parameter):
             if params is None:
                 raise AttributeError("cannot assign parameters before Module.__init__() call")
-            self.__dict__.pop(name, None)
-            params[name] = value
+            remove_from(d, self._buffers, self._modules, self._non_persistent_buffers_set)
+            self.register_parameter(name, value)
         elif params is not None and name in params:
-            if value is not None and not isinstance(value, _C.Tensor):
-                raise TypeError(f"cannot assign '{type(value).__name__}' as parameter '{name}' (torch.nn.Parameter or None expected)")
-            params[name] = value
-        elif isinstance(value, Module):
-            if self.__dict__.get("_modules") is None:
-                raise AttributeError("cannot assign module before Module.__init__() call")
-            self.__dict__.pop(name, None)
-            self._modules[name] = value
-        elif self.__dict__.get("_modules") is not None and name in self._modules:
-            self._modules[name] = value
-        elif self.__dict__.get("_buffers") is not None and (
-                name in self._buffers or (isinstance(value, _C.Tensor) and getattr(value, "_is_buffer", False))):
-            if value is not None and not isinstance(value, _C.Tensor):
-                raise TypeError(f"cannot assign '{type(value).__name__}' as buffer '{name}' "
-                                "(torch.nn.Buffer, torch.Tensor or None expected)")
-            # An nn.Buffer carries its own persistence; a plain tensor keeps the slot's.
-            persistent = getattr(value, "persistent", True) if getattr(value, "_is_buffer", False) \
-                else name not in self._non_persistent_buffers_set
-            self.__dict__.pop(name, None)
-            self.register_buffer(name, value, persistent)
+            if value is not None:
+                raise TypeError(f"cannot assign '{_typename(value)}' as parameter '{name}' "
+                                "(torch.nn.Parameter or None expected)")
+            self.register_parameter(name, value)
         else:
-            object.__setattr__(self, name, value)
+            modules = d.get("_modules")
+            if isinstance(value, Module):
+                if modules is None:
+                    raise AttributeError("cannot assign module before Module.__init__() call")
+                remove_from(d, self._parameters, self._buffers, self._non_persistent_buffers_set)
+                modules[name] = value
+            elif modules is not None and name in modules:
+                if value is not None:
+                    raise TypeError(f"cannot assign '{_typename(value)}' as child module '{name}' "
+                                    "(torch.nn.Module or None expected)")
+                modules[name] = value
+            else:
+                buffers = d.get("_buffers")
+                is_buffer = isinstance(value, _C.Tensor) and getattr(value, "_is_buffer", False)
+                if is_buffer or (buffers is not None and name in buffers):
+                    if value is not None and not isinstance(value, _C.Tensor):
+                        raise TypeError(f"cannot assign '{_typename(value)}' as buffer '{name}' "
+                                        "(torch.nn.Buffer, torch.Tensor or None expected)")
+                    # An nn.Buffer carries its own persistence; a plain tensor keeps the slot's.
+                    persistent = value.persistent if is_buffer else name not in self._non_persistent_buffers_set
+                    d.pop(name, None)
+                    self.register_buffer(name, value, persistent)
+                else:
+                    object.__setattr__(self, name, value)
 
     def __getattr__(self, name):
         d = self.__dict__
