@@ -11,6 +11,7 @@
 
 pub mod autograd;
 pub mod defaults;
+pub mod io;
 pub mod ops;
 pub mod tensor;
 

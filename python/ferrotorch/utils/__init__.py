@@ -1,6 +1,7 @@
 """``ferrotorch.utils``."""
 
 from . import checkpoint  # noqa: F401
+from . import safetensors  # noqa: F401
 
 
 def __getattr__(name):

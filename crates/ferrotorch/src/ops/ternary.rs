@@ -210,7 +210,7 @@ impl Tensor {
             };
             let hi = binary(Operand::T(end), Operand::T(&binary(Operand::T(&diff), om.op(), BinaryOp::Mul)?), BinaryOp::Sub)?;
             let use_hi = binary(weight.op(), Operand::S(Scalar::Float(0.5)), BinaryOp::Ge)?;
-            let r = select(&use_hi, &hi, &lo)?;
+            let r = super::indexing::masked::where_raw(&use_hi, &hi, &lo, hi.dtype())?;
             if r.dtype() != self.dtype() { r.to_dtype(self.dtype())? } else { r }
         };
         let tw = weight.tensor().cloned();
@@ -326,14 +326,3 @@ fn kind(t: &Tensor) -> ferrotorch_core::dtype::OperandKind {
     }
 }
 
-/// `cond ? a : b` elementwise (no autograd; a helper for forwards).
-fn select(cond: &Tensor, a: &Tensor, b: &Tensor) -> Result<Tensor> {
-    // Float operands only (lerp), so going through f64 is exact.
-    let pick_a = cond.to_dtype(DType::Bool)?;
-    let shape = ferrotorch_core::layout::broadcast_shapes(a.shape(), &ferrotorch_core::layout::broadcast_shapes(b.shape(), cond.shape())?)?;
-    let sh: Vec<i64> = shape.iter().map(|&v| v as i64).collect();
-    let (pa, aa, bb) = (pick_a.expand(&sh)?.contiguous()?, a.expand(&sh)?.to_f64_vec()?, b.expand(&sh)?.to_f64_vec()?);
-    let pv = pa.to_vec::<bool>()?;
-    let v: Vec<f64> = pv.iter().zip(aa.iter().zip(&bb)).map(|(&p, (&x, &y))| if p { x } else { y }).collect();
-    Tensor::from_vec(v, &shape)?.to_dtype(a.dtype())
-}

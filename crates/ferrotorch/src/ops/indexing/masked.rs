@@ -16,7 +16,7 @@ use ferrotorch_core::{dispatch_dtype, DType, Element, Error, Result, Scalar};
 use ferrotorch_cpu::iter::Plan;
 
 /// `out = cond ? x : y` over the broadcast shape, computed in `dtype`.
-fn where_raw(cond: &Tensor, x: &Tensor, y: &Tensor, dtype: DType) -> Result<Tensor> {
+pub(crate) fn where_raw(cond: &Tensor, x: &Tensor, y: &Tensor, dtype: DType) -> Result<Tensor> {
     let _g = GradModeGuard::new(false);
     check_cpu("where", &[cond, x, y])?;
     let shape = broadcast_shapes(&broadcast_shapes(cond.shape(), x.shape())?, y.shape())?;
