@@ -69,6 +69,9 @@ from .autograd.anomaly_mode import is_anomaly_enabled, is_anomaly_check_nan_enab
 from . import cuda  # noqa: F401
 from . import autograd  # noqa: F401
 from . import nn  # noqa: F401
+from .nn._losses import (  # noqa: F401 - also top-level in PyTorch
+    cosine_similarity, pairwise_distance, pdist, bilinear, channel_shuffle, native_channel_shuffle,
+)
 from . import optim  # noqa: F401
 from . import amp  # noqa: F401
 from . import utils  # noqa: F401

@@ -17,6 +17,22 @@ from .modules import (  # noqa: F401
     ReLU6, SELU, CELU, ELU, Mish, Hardsigmoid, Hardswish, Hardtanh, Softplus, Softsign, LogSigmoid, Tanhshrink,
     Softshrink, Hardshrink, Threshold, GLU, PReLU, Softmin,
 )
+from ._loss_modules import (  # noqa: F401
+    SmoothL1Loss, HuberLoss, KLDivLoss, SoftMarginLoss, CosineEmbeddingLoss, MarginRankingLoss, HingeEmbeddingLoss,
+    TripletMarginLoss, TripletMarginWithDistanceLoss, PoissonNLLLoss, GaussianNLLLoss, MultiMarginLoss,
+    MultiLabelMarginLoss, MultiLabelSoftMarginLoss, CosineSimilarity, PairwiseDistance, CTCLoss,
+    NLLLoss2d, LinearCrossEntropyLoss, AdaptiveLogSoftmaxWithLoss,
+)
+from ._losses import LinearCrossEntropyOptions  # noqa: F401
+from ._containers import ModuleDict, ParameterList, ParameterDict, Buffer  # noqa: F401
+from .parameter import UninitializedParameter, UninitializedBuffer  # noqa: F401
+from ._lazy import (  # noqa: F401
+    LazyLinear, LazyConv1d, LazyConv2d, LazyConv3d, LazyConvTranspose1d, LazyConvTranspose2d, LazyConvTranspose3d,
+    LazyBatchNorm1d, LazyBatchNorm2d, LazyBatchNorm3d, LazyInstanceNorm1d, LazyInstanceNorm2d, LazyInstanceNorm3d,
+)
+from ._layers import (  # noqa: F401
+    Unflatten, Bilinear, ChannelShuffle, Softmax2d, RMSNorm, LocalResponseNorm, CrossMapLRN2d, Container,
+)
 from . import functional  # noqa: F401
 from . import init  # noqa: F401
 from . import utils  # noqa: F401

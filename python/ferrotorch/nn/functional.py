@@ -1930,3 +1930,13 @@ class _no_grad:
     def __exit__(self, *exc):
         _C._set_grad_enabled(self._prev)
         return False
+
+
+# Losses, distances and small layers composed in their own module.
+from ._losses import (  # noqa: E402,F401
+    cosine_similarity, pairwise_distance, pdist, cosine_embedding_loss, margin_ranking_loss, hinge_embedding_loss,
+    triplet_margin_loss, triplet_margin_with_distance_loss, poisson_nll_loss, gaussian_nll_loss, multi_margin_loss,
+    multilabel_margin_loss, multilabel_soft_margin_loss, bilinear, channel_shuffle, native_channel_shuffle, ctc_loss,
+    linear_cross_entropy, gumbel_softmax,
+)
+from .._C import Tensor  # noqa: E402,F401 - PyTorch's nn.functional re-exports it too

@@ -1,10 +1,12 @@
 """``nn.Module`` and the built-in layers and losses."""
 
 import math
+import warnings
 from collections import OrderedDict
+from collections.abc import Mapping
 
 from .. import _C
-from .parameter import Parameter
+from .parameter import Parameter, is_lazy
 from . import functional as F
 from . import init
 
@@ -14,13 +16,18 @@ class _RemovableHandle:
 
     _next_id = 0
 
-    def __init__(self, store):
+    def __init__(self, store, extra_dict=None):
         self._store = store
         self.id = _RemovableHandle._next_id
         _RemovableHandle._next_id += 1
+        if extra_dict is None:
+            extra_dict = []
+        self._extra = extra_dict if isinstance(extra_dict, (list, tuple)) else [extra_dict]
 
     def remove(self):
         self._store.pop(self.id, None)
+        for d in self._extra:
+            d.pop(self.id, None)
 
     def __enter__(self):
         return self
@@ -32,40 +39,81 @@ class _RemovableHandle:
 class Module:
     """Base class of every layer: registers parameters, buffers and submodules."""
 
+    dump_patches = False
+    _version = 1
+    call_super_init = False
+    T_destination = Mapping
+
     def __init__(self, *args, **kwargs):
+        if args or kwargs:
+            if not self.call_super_init:
+                if kwargs:
+                    raise TypeError(f"{type(self).__name__}.__init__() got an unexpected keyword argument "
+                                    f"'{next(iter(kwargs))}'")
+                raise TypeError(f"{type(self).__name__}.__init__() takes 1 positional argument but "
+                                f"{len(args) + 1} were given")
         d = self.__dict__
         d["training"] = True
         d["_parameters"] = OrderedDict()
         d["_buffers"] = OrderedDict()
         d["_non_persistent_buffers_set"] = set()
         d["_modules"] = OrderedDict()
-        d["_forward_hooks"] = OrderedDict()
-        d["_forward_pre_hooks"] = OrderedDict()
+        for name in ("_forward_hooks", "_forward_hooks_with_kwargs", "_forward_hooks_always_called",
+                     "_forward_pre_hooks", "_forward_pre_hooks_with_kwargs", "_backward_hooks",
+                     "_backward_pre_hooks", "_state_dict_hooks", "_state_dict_pre_hooks",
+                     "_load_state_dict_pre_hooks", "_load_state_dict_post_hooks"):
+            d[name] = OrderedDict()
+        d["_is_full_backward_hook"] = None
 
     # -- registration ---------------------------------------------------------------
 
     def __setattr__(self, name, value):
-        params = self.__dict__.get("_parameters")
+        d = self.__dict__
+
+        def remove_from(*stores):
+            for st in stores:
+                if name in st:
+                    if isinstance(st, dict):
+                        del st[name]
+                    else:
+                        st.discard(name)
+
+        params = d.get("_parameters")
         if isinstance(value, Parameter):
             if params is None:
                 raise AttributeError("cannot assign parameters before Module.__init__() call")
-            self.__dict__.pop(name, None)
-            params[name] = value
+            remove_from(d, self._buffers, self._modules, self._non_persistent_buffers_set)
+            self.register_parameter(name, value)
         elif params is not None and name in params:
-            if value is not None and not isinstance(value, _C.Tensor):
-                raise TypeError(f"cannot assign '{type(value).__name__}' as parameter '{name}' (torch.nn.Parameter or None expected)")
-            params[name] = value
-        elif isinstance(value, Module):
-            if self.__dict__.get("_modules") is None:
-                raise AttributeError("cannot assign module before Module.__init__() call")
-            self.__dict__.pop(name, None)
-            self._modules[name] = value
-        elif self.__dict__.get("_modules") is not None and name in self._modules:
-            self._modules[name] = value
-        elif self.__dict__.get("_buffers") is not None and name in self._buffers:
-            self._buffers[name] = value
+            if value is not None:
+                raise TypeError(f"cannot assign '{_typename(value)}' as parameter '{name}' "
+                                "(torch.nn.Parameter or None expected)")
+            self.register_parameter(name, value)
         else:
-            object.__setattr__(self, name, value)
+            modules = d.get("_modules")
+            if isinstance(value, Module):
+                if modules is None:
+                    raise AttributeError("cannot assign module before Module.__init__() call")
+                remove_from(d, self._parameters, self._buffers, self._non_persistent_buffers_set)
+                modules[name] = value
+            elif modules is not None and name in modules:
+                if value is not None:
+                    raise TypeError(f"cannot assign '{_typename(value)}' as child module '{name}' "
+                                    "(torch.nn.Module or None expected)")
+                modules[name] = value
+            else:
+                buffers = d.get("_buffers")
+                is_buffer = isinstance(value, _C.Tensor) and getattr(value, "_is_buffer", False)
+                if is_buffer or (buffers is not None and name in buffers):
+                    if value is not None and not isinstance(value, _C.Tensor):
+                        raise TypeError(f"cannot assign '{_typename(value)}' as buffer '{name}' "
+                                        "(torch.nn.Buffer, torch.Tensor or None expected)")
+                    # An nn.Buffer carries its own persistence; a plain tensor keeps the slot's.
+                    persistent = value.persistent if is_buffer else name not in self._non_persistent_buffers_set
+                    d.pop(name, None)
+                    self.register_buffer(name, value, persistent)
+                else:
+                    object.__setattr__(self, name, value)
 
     def __getattr__(self, name):
         d = self.__dict__
@@ -82,14 +130,36 @@ class Module:
                 return
         object.__delattr__(self, name)
 
+    def _check_member_name(self, kind, name, store):
+        if store not in self.__dict__:
+            raise AttributeError(f"cannot assign {kind} before Module.__init__() call")
+        if not isinstance(name, str):
+            raise TypeError(f"{kind} name should be a string. Got {_typename(name)}")
+        if "." in name:
+            raise KeyError(f'{kind} name can\'t contain "."')
+        if name == "":
+            raise KeyError(f'{kind} name can\'t be empty string ""')
+        if hasattr(self, name) and name not in self.__dict__[store]:
+            raise KeyError(f"attribute '{name}' already exists")
+
     def register_parameter(self, name, param):
         """Adds a parameter (or None) under ``name``."""
+        self._check_member_name("parameter", name, "_parameters")
         if param is not None and not isinstance(param, Parameter):
-            raise TypeError(f"cannot assign '{type(param).__name__}' object to parameter '{name}' (torch.nn.Parameter or None required)")
+            raise TypeError(f"cannot assign '{_typename(param)}' object to parameter '{name}' "
+                            "(torch.nn.Parameter or None required)")
+        if param is not None and param.grad_fn is not None:
+            raise ValueError(f"Cannot assign non-leaf Tensor to parameter '{name}'. Model parameters must be created "
+                             f"explicitly. To express '{name}' as a function of another Tensor, compute the value in "
+                             "the forward() method.")
         self._parameters[name] = param
 
     def register_buffer(self, name, tensor, persistent=True):
-        """Adds a buffer: state saved in ``state_dict`` that is not a parameter."""
+        """Adds a buffer: state saved in ``state_dict`` (unless ``persistent=False``) that is not a parameter."""
+        self._check_member_name("buffer", name, "_buffers")
+        if tensor is not None and not isinstance(tensor, _C.Tensor):
+            raise TypeError(f"cannot assign '{_typename(tensor)}' object to buffer '{name}' "
+                            "(torch Tensor or None required)")
         self._buffers[name] = tensor
         if persistent:
             self._non_persistent_buffers_set.discard(name)
@@ -98,19 +168,97 @@ class Module:
 
     def add_module(self, name, module):
         """Adds a child module."""
+        if not isinstance(module, Module) and module is not None:
+            raise TypeError(f"{_typename(module)} is not a Module subclass")
+        if not isinstance(name, str):
+            raise TypeError(f"module name should be a string. Got {_typename(name)}")
+        if hasattr(self, name) and name not in self._modules:
+            raise KeyError(f"attribute '{name}' already exists")
+        if "." in name:
+            raise KeyError(f'module name can\'t contain ".", got: {name}')
+        if name == "":
+            raise KeyError('module name can\'t be empty string ""')
         self._modules[name] = module
 
-    register_module = add_module
+    def register_module(self, name, module):
+        """Alias for :meth:`add_module`."""
+        self.add_module(name, module)
+
+    def _get_name(self):
+        return type(self).__name__
+
+    def get_submodule(self, target):
+        """The submodule at dotted path ``target`` (``""`` is ``self``)."""
+        if target == "":
+            return self
+        mod = self
+        for item in target.split("."):
+            if not hasattr(mod, item):
+                raise AttributeError(mod._get_name() + " has no attribute `" + item + "`")
+            mod = getattr(mod, item)
+            if not isinstance(mod, Module):
+                raise AttributeError("`" + item + "` is not an nn.Module")
+        return mod
+
+    def set_submodule(self, target, module, strict=False):
+        """Replaces (or with ``strict=False`` adds) the submodule at dotted path ``target``."""
+        if target == "":
+            raise ValueError("Cannot set the submodule without a target name!")
+        atoms = target.split(".")
+        if not isinstance(module, Module):
+            raise ValueError("`" + "module" + f"` is not an nn.Module, found {type(module)}")
+        parent = self if len(atoms) == 1 else self.get_submodule(".".join(atoms[:-1]))
+        if strict and not hasattr(parent, atoms[-1]):
+            raise AttributeError(parent._get_name() + " has no attribute `" + atoms[-1] + "`")
+        if hasattr(parent, atoms[-1]) and not isinstance(getattr(parent, atoms[-1]), Module):
+            raise AttributeError("`" + atoms[-1] + "` is not an nn.Module")
+        setattr(parent, atoms[-1], module)
+
+    def get_parameter(self, target):
+        """The parameter at dotted path ``target``."""
+        module_path, _, name = target.rpartition(".")
+        mod = self.get_submodule(module_path)
+        if not hasattr(mod, name):
+            raise AttributeError(mod._get_name() + " has no attribute `" + name + "`")
+        param = getattr(mod, name)
+        if not isinstance(param, Parameter):
+            raise AttributeError("`" + name + "` is not an nn.Parameter")
+        return param
+
+    def get_buffer(self, target):
+        """The buffer at dotted path ``target``."""
+        module_path, _, name = target.rpartition(".")
+        mod = self.get_submodule(module_path)
+        if not hasattr(mod, name):
+            raise AttributeError(mod._get_name() + " has no attribute `" + name + "`")
+        buf = getattr(mod, name)
+        if name not in mod._buffers:
+            raise AttributeError("`" + name + "` is not a buffer")
+        return buf
+
+    def get_extra_state(self):
+        """Extra state for ``state_dict``; only called when a subclass overrides it."""
+        raise RuntimeError(
+            "Reached a code path in Module.get_extra_state() that should never be called. "
+            "Please file an issue at https://github.com/pytorch/pytorch/issues/new?template=bug-report.yml "
+            "to report this bug.")
+
+    def set_extra_state(self, state):
+        """Restores what :meth:`get_extra_state` returned; only called when a subclass overrides it."""
+        raise RuntimeError(
+            "Reached a code path in Module.set_extra_state() that should never be called. "
+            "Please file an issue at https://github.com/pytorch/pytorch/issues/new?template=bug-report.yml "
+            "to report this bug.")
 
     # -- traversal --------------------------------------------------------------------
 
     def named_modules(self, memo=None, prefix="", remove_duplicate=True):
         """Yields ``(name, module)`` for this module and every descendant."""
         memo = set() if memo is None else memo
-        if id(self) in memo:
+        if self in memo:
             return
         if remove_duplicate:
-            memo.add(id(self))
+            memo.add(self)
         yield prefix, self
         for name, m in self._modules.items():
             if m is None:
@@ -133,19 +281,20 @@ class Module:
         for _, m in self.named_children():
             yield m
 
-    def _named_members(self, get, prefix="", recurse=True):
+    def _named_members(self, get, prefix="", recurse=True, remove_duplicate=True):
         seen = set()
-        mods = self.named_modules(prefix=prefix) if recurse else [(prefix, self)]
+        mods = self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate) if recurse else [(prefix, self)]
         for mod_prefix, mod in mods:
             for name, v in get(mod):
                 if v is None or id(v) in seen:
                     continue
-                seen.add(id(v))
+                if remove_duplicate:
+                    seen.add(id(v))
                 yield (mod_prefix + "." + name if mod_prefix else name), v
 
     def named_parameters(self, prefix="", recurse=True, remove_duplicate=True):
-        """Yields ``(name, parameter)`` pairs, each parameter once."""
-        yield from self._named_members(lambda m: m._parameters.items(), prefix, recurse)
+        """Yields ``(name, parameter)`` pairs, each shared parameter once unless ``remove_duplicate=False``."""
+        yield from self._named_members(lambda m: m._parameters.items(), prefix, recurse, remove_duplicate)
 
     def parameters(self, recurse=True):
         """Yields every parameter."""
@@ -154,7 +303,7 @@ class Module:
 
     def named_buffers(self, prefix="", recurse=True, remove_duplicate=True):
         """Yields ``(name, buffer)`` pairs."""
-        yield from self._named_members(lambda m: m._buffers.items(), prefix, recurse)
+        yield from self._named_members(lambda m: m._buffers.items(), prefix, recurse, remove_duplicate)
 
     def buffers(self, recurse=True):
         """Yields every buffer."""
@@ -163,95 +312,316 @@ class Module:
 
     # -- state ---------------------------------------------------------------------------
 
-    def state_dict(self, destination=None, prefix="", keep_vars=False):
-        """Parameters and persistent buffers by dotted name (detached unless ``keep_vars``)."""
-        dest = OrderedDict() if destination is None else destination
+    def _save_to_state_dict(self, destination, prefix, keep_vars):
         for name, p in self._parameters.items():
             if p is not None:
-                dest[prefix + name] = p if keep_vars else p.detach()
+                destination[prefix + name] = p if keep_vars else p.detach()
         for name, b in self._buffers.items():
             if b is not None and name not in self._non_persistent_buffers_set:
-                dest[prefix + name] = b if keep_vars else b.detach()
+                destination[prefix + name] = b if keep_vars else b.detach()
+        if type(self).get_extra_state is not Module.get_extra_state:
+            destination[prefix + "_extra_state"] = self.get_extra_state()
+
+    def state_dict(self, *args, destination=None, prefix="", keep_vars=False):
+        """Parameters and persistent buffers by dotted name (detached unless ``keep_vars``),
+        with per-module ``_metadata`` (the module versions) as PyTorch records it."""
+        if args:
+            warnings.warn(
+                "Positional args are being deprecated, use kwargs instead. Refer to "
+                "https://pytorch.org/docs/main/generated/torch.nn.Module.html#torch.nn.Module.state_dict"
+                " for details.", FutureWarning, stacklevel=2)
+            if destination is None:
+                destination = args[0]
+            if len(args) > 1 and prefix == "":
+                prefix = args[1]
+            if len(args) > 2 and keep_vars is False:
+                keep_vars = args[2]
+        if destination is None:
+            destination = OrderedDict()
+            destination._metadata = OrderedDict()
+        local_metadata = dict(version=self._version)
+        if hasattr(destination, "_metadata"):
+            destination._metadata[prefix[:-1]] = local_metadata
+        for hook in list(self._state_dict_pre_hooks.values()):
+            hook(self, prefix, keep_vars)
+        self._save_to_state_dict(destination, prefix, keep_vars)
         for name, m in self._modules.items():
             if m is not None:
-                m.state_dict(dest, prefix + name + ".", keep_vars)
-        return dest
+                m.state_dict(destination=destination, prefix=prefix + name + ".", keep_vars=keep_vars)
+        for hook in list(self._state_dict_hooks.values()):
+            result = hook(self, destination, prefix, local_metadata)
+            if not getattr(hook, "_from_public_api", False):
+                if result is not None:
+                    destination = result
+            elif result is not None:
+                raise RuntimeError("state_dict post-hook must return None")
+        return destination
+
+    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                              error_msgs):
+        for hook in list(self._load_state_dict_pre_hooks.values()):
+            hook(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs)
+        local_state = {k: v for k, v in self._parameters.items() if v is not None}
+        local_state.update({k: v for k, v in self._buffers.items()
+                            if v is not None and k not in self._non_persistent_buffers_set})
+        assign = local_metadata.get("assign_to_params_buffers", False)
+        for name, param in local_state.items():
+            key = prefix + name
+            if key not in state_dict:
+                if strict:
+                    missing_keys.append(key)
+                continue
+            value = state_dict[key]
+            if not isinstance(value, _C.Tensor):
+                error_msgs.append(f'While copying the parameter named "{key}", expected torch.Tensor or '
+                                  f"Tensor-like object from checkpoint but received {type(value)}")
+                continue
+            lazy = is_lazy(param)
+            # Checkpoints from PyTorch 0.3 stored 0-d tensors as 1-d.
+            if not lazy and param.dim() == 0 and value.dim() == 1:
+                value = value[0]
+            if not lazy and tuple(value.shape) != tuple(param.shape):
+                error_msgs.append(f"size mismatch for {key}: copying a param with shape {value.shape} from "
+                                  f"checkpoint, the shape in current model is {param.shape}.")
+                continue
+            prev = _C.is_grad_enabled()
+            _C._set_grad_enabled(False)
+            try:
+                if assign:
+                    if isinstance(param, Parameter):
+                        if not isinstance(value, Parameter):
+                            value = Parameter(value, requires_grad=param.requires_grad)
+                        else:
+                            value.requires_grad_(param.requires_grad)
+                    setattr(self, name, value)
+                else:
+                    param.copy_(value)
+            except Exception as ex:  # noqa: BLE001 - reported in the combined message, as PyTorch does
+                error_msgs.append(f'While copying the parameter named "{key}", whose dimensions in the model are '
+                                  f"{param.size()} and whose dimensions in the checkpoint are {value.size()}, "
+                                  f"an exception occurred : {ex.args}.")
+            finally:
+                _C._set_grad_enabled(prev)
+        extra_key = prefix + "_extra_state"
+        if type(self).set_extra_state is not Module.set_extra_state:
+            if extra_key in state_dict:
+                self.set_extra_state(state_dict[extra_key])
+            elif strict:
+                missing_keys.append(extra_key)
+        elif strict and extra_key in state_dict:
+            unexpected_keys.append(extra_key)
+        if strict:
+            for key in state_dict:
+                if key.startswith(prefix) and key != extra_key:
+                    head = key[len(prefix):].split(".", 1)
+                    if len(head) > 1:
+                        if head[0] not in self._modules:
+                            unexpected_keys.append(key)
+                    elif head[0] not in local_state:
+                        unexpected_keys.append(key)
 
     def load_state_dict(self, state_dict, strict=True, assign=False):
-        """Copies values from ``state_dict`` into parameters and buffers."""
-        own = self.state_dict(keep_vars=True)
-        missing = [k for k in own if k not in state_dict]
-        unexpected = [k for k in state_dict if k not in own]
-        if strict and (missing or unexpected):
-            msg = [f'Error(s) in loading state_dict for {type(self).__name__}:']
-            if missing:
-                msg.append("Missing key(s) in state_dict: " + ", ".join(f'"{k}"' for k in missing) + ".")
+        """Copies (or with ``assign=True`` assigns) values from ``state_dict`` into parameters
+        and buffers; returns the missing and unexpected keys."""
+        if not isinstance(state_dict, Mapping):
+            raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
+        missing, unexpected, errors = [], [], []
+        metadata = getattr(state_dict, "_metadata", None)
+        state_dict = OrderedDict(state_dict)
+        if metadata is not None:
+            state_dict._metadata = metadata
+
+        def load(module, local, prefix=""):
+            local_metadata = {} if metadata is None else dict(metadata.get(prefix[:-1], {}))
+            if assign:
+                local_metadata["assign_to_params_buffers"] = assign
+            module._load_from_state_dict(local, prefix, local_metadata, True, missing, unexpected, errors)
+            for name, child in module._modules.items():
+                if child is not None:
+                    child_prefix = prefix + name + "."
+                    load(child, {k: v for k, v in local.items() if k.startswith(child_prefix)}, child_prefix)
+            keys = _IncompatibleKeys(missing, unexpected)
+            for hook in list(module._load_state_dict_post_hooks.values()):
+                if hook(module, keys) is not None:
+                    raise AssertionError("Hooks registered with ``register_load_state_dict_post_hook`` are not "
+                                         "expected to return new values, if incompatible_keys need to be "
+                                         "modified, it should be done inplace.")
+
+        load(self, state_dict)
+        if strict:
             if unexpected:
-                msg.append("Unexpected key(s) in state_dict: " + ", ".join(f'"{k}"' for k in unexpected) + ".")
-            raise RuntimeError("\n\t".join(msg))
-        prev = _C.is_grad_enabled()
-        _C._set_grad_enabled(False)
-        try:
-            for k, v in state_dict.items():
-                if k not in own:
-                    continue
-                t = own[k]
-                if tuple(t.shape) != tuple(v.shape):
-                    raise RuntimeError(
-                        f"Error(s) in loading state_dict for {type(self).__name__}:\n\tsize mismatch for {k}: "
-                        f"copying a param with shape {v.shape} from checkpoint, the shape in current model is {t.shape}."
-                    )
-                if assign:
-                    self._assign_state(k, t, v)
-                else:
-                    t.copy_(v)
-        finally:
-            _C._set_grad_enabled(prev)
+                errors.insert(0, "Unexpected key(s) in state_dict: {}. ".format(", ".join(f'"{k}"' for k in unexpected)))
+            if missing:
+                errors.insert(0, "Missing key(s) in state_dict: {}. ".format(", ".join(f'"{k}"' for k in missing)))
+        if errors:
+            raise RuntimeError("Error(s) in loading state_dict for {}:\n\t{}".format(
+                type(self).__name__, "\n\t".join(errors)))
         return _IncompatibleKeys(missing, unexpected)
 
-    def _assign_state(self, key, old, value):
-        # assign=True keeps the checkpoint's tensor itself (its dtype, its storage); a
-        # parameter stays a Parameter with the module's requires_grad.
-        owner = self
-        *path, name = key.split(".")
-        for part in path:
-            owner = owner._modules[part]
-        if name in owner._parameters:
-            if isinstance(value, Parameter):
-                value.requires_grad_(old.requires_grad)
-            else:
-                value = Parameter(value, old.requires_grad)
-            owner._parameters[name] = value
-        else:
-            owner._buffers[name] = value
+    def register_state_dict_pre_hook(self, hook):
+        """Registers ``hook(module, prefix, keep_vars)`` run before ``state_dict`` saves this module."""
+        h = _RemovableHandle(self._state_dict_pre_hooks)
+        self._state_dict_pre_hooks[h.id] = hook
+        return h
+
+    def register_state_dict_post_hook(self, hook):
+        """Registers ``hook(module, state_dict, prefix, local_metadata)``, which may edit the
+        state dict in place (and must return None)."""
+        hook._from_public_api = True
+        h = _RemovableHandle(self._state_dict_hooks)
+        self._state_dict_hooks[h.id] = hook
+        return h
+
+    def _register_state_dict_hook(self, hook):
+        if getattr(hook, "_from_public_api", False):
+            raise RuntimeError("Cannot register the same function as the state dict post hook that was "
+                               "previously registered via register_state_dict_post_hook")
+        h = _RemovableHandle(self._state_dict_hooks)
+        self._state_dict_hooks[h.id] = hook
+        return h
+
+    def register_load_state_dict_pre_hook(self, hook):
+        """Registers ``hook(module, state_dict, prefix, local_metadata, strict, missing_keys,
+        unexpected_keys, error_msgs)`` run before this module loads its entries."""
+        h = _RemovableHandle(self._load_state_dict_pre_hooks)
+        self._load_state_dict_pre_hooks[h.id] = hook
+        return h
+
+    def _register_load_state_dict_pre_hook(self, hook, with_module=False):
+        if with_module:
+            return self.register_load_state_dict_pre_hook(hook)
+        return self.register_load_state_dict_pre_hook(_WithoutModule(hook))
+
+    def register_load_state_dict_post_hook(self, hook):
+        """Registers ``hook(module, incompatible_keys)`` run after this module's subtree loaded;
+        it may edit the key lists in place."""
+        h = _RemovableHandle(self._load_state_dict_post_hooks)
+        self._load_state_dict_post_hooks[h.id] = hook
+        return h
 
     # -- calling ---------------------------------------------------------------------------
 
     def forward(self, *args, **kwargs):
         raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
 
-    def __call__(self, *args, **kwargs):
-        for hook in list(self._forward_pre_hooks.values()):
-            r = hook(self, args)
-            if r is not None:
-                args = r if isinstance(r, tuple) else (r,)
-        out = self.forward(*args, **kwargs)
-        for hook in list(self._forward_hooks.values()):
-            r = hook(self, args, out)
-            if r is not None:
-                out = r
-        return out
+    def _call_impl(self, *args, **kwargs):
+        if not (self._forward_hooks or self._forward_pre_hooks or self._backward_hooks
+                or self._backward_pre_hooks):
+            return self.forward(*args, **kwargs)
+        called_always = set()
+        try:
+            for hid, hook in list(self._forward_pre_hooks.items()):
+                if hid in self._forward_pre_hooks_with_kwargs:
+                    r = hook(self, args, kwargs)
+                    if r is not None:
+                        if isinstance(r, tuple) and len(r) == 2:
+                            args, kwargs = r
+                        else:
+                            raise RuntimeError("forward pre-hook must return None or a tuple of "
+                                               f"(new_args, new_kwargs), but got {r}.")
+                else:
+                    r = hook(self, args)
+                    if r is not None:
+                        args = r if isinstance(r, tuple) else (r,)
+            bw_hook = None
+            full = [h for h in self._backward_hooks.values()]
+            pre = [h for h in self._backward_pre_hooks.values()]
+            if full or pre:
+                from ._hooks import BackwardHook
+
+                bw_hook = BackwardHook(self, full, pre)
+                args = bw_hook.setup_input_hook(args)
+            result = self.forward(*args, **kwargs)
+            for hid, hook in list(self._forward_hooks.items()):
+                if hid in self._forward_hooks_always_called:
+                    called_always.add(hid)
+                if hid in self._forward_hooks_with_kwargs:
+                    r = hook(self, args, kwargs, result)
+                else:
+                    r = hook(self, args, result)
+                if r is not None:
+                    result = r
+            if bw_hook is not None:
+                if not isinstance(result, (_C.Tensor, tuple)):
+                    warnings.warn("For backward hooks to be called, module output should be a Tensor or a tuple "
+                                  f"of Tensors but received {type(result)}", stacklevel=2)
+                result = bw_hook.setup_output_hook(result)
+            return result
+        except Exception:
+            # Hooks registered with always_call=True still run when forward (or a hook) raised.
+            for hid, hook in list(self._forward_hooks.items()):
+                if hid in self._forward_hooks_always_called and hid not in called_always:
+                    try:
+                        if hid in self._forward_hooks_with_kwargs:
+                            hook(self, args, kwargs, None)
+                        else:
+                            hook(self, args, None)
+                    except Exception as e:  # noqa: BLE001 - PyTorch warns and re-raises the original
+                        warnings.warn("global module forward hook with ``always_call=True`` raised an exception "
+                                      f"that was silenced as another error was raised in forward: {str(e)}")
+            raise
+
+    __call__ = _call_impl
+
+    def _wrapped_call_impl(self, *args, **kwargs):
+        return self._call_impl(*args, **kwargs)
 
     def register_forward_hook(self, hook, *, prepend=False, with_kwargs=False, always_call=False):
-        """Registers ``hook(module, inputs, output)`` run after ``forward``."""
-        h = _RemovableHandle(self._forward_hooks)
+        """Registers ``hook(module, args, output)`` (``hook(module, args, kwargs, output)`` with
+        ``with_kwargs``) run after ``forward``; a non-None result replaces the output."""
+        h = _RemovableHandle(self._forward_hooks,
+                             [self._forward_hooks_with_kwargs, self._forward_hooks_always_called])
         self._forward_hooks[h.id] = hook
+        if with_kwargs:
+            self._forward_hooks_with_kwargs[h.id] = True
+        if always_call:
+            self._forward_hooks_always_called[h.id] = True
+        if prepend:
+            self._forward_hooks.move_to_end(h.id, last=False)
         return h
 
     def register_forward_pre_hook(self, hook, *, prepend=False, with_kwargs=False):
-        """Registers ``hook(module, inputs)`` run before ``forward``."""
-        h = _RemovableHandle(self._forward_pre_hooks)
+        """Registers ``hook(module, args)`` (``hook(module, args, kwargs)`` with ``with_kwargs``)
+        run before ``forward``; a non-None result replaces the arguments."""
+        h = _RemovableHandle(self._forward_pre_hooks, self._forward_pre_hooks_with_kwargs)
         self._forward_pre_hooks[h.id] = hook
+        if with_kwargs:
+            self._forward_pre_hooks_with_kwargs[h.id] = True
+        if prepend:
+            self._forward_pre_hooks.move_to_end(h.id, last=False)
+        return h
+
+    def register_full_backward_pre_hook(self, hook, prepend=False):
+        """Registers ``hook(module, grad_output)`` run when the gradients of the module's
+        outputs are ready; a non-None result replaces ``grad_output``."""
+        h = _RemovableHandle(self._backward_pre_hooks)
+        self._backward_pre_hooks[h.id] = hook
+        if prepend:
+            self._backward_pre_hooks.move_to_end(h.id, last=False)
+        return h
+
+    def register_full_backward_hook(self, hook, prepend=False):
+        """Registers ``hook(module, grad_input, grad_output)`` run when the gradients of the
+        module's inputs are ready; a non-None result replaces ``grad_input``."""
+        if self._is_full_backward_hook is False:
+            raise RuntimeError("Cannot use both regular backward hooks and full backward hooks on a single Module. "
+                               "Please use only one of them.")
+        self.__dict__["_is_full_backward_hook"] = True
+        h = _RemovableHandle(self._backward_hooks)
+        self._backward_hooks[h.id] = hook
+        if prepend:
+            self._backward_hooks.move_to_end(h.id, last=False)
+        return h
+
+    def register_backward_hook(self, hook):
+        """Deprecated form of :meth:`register_full_backward_hook`; here it has the full hook's
+        semantics (``grad_input`` is the gradient of the module's inputs)."""
+        if self._is_full_backward_hook is True:
+            raise RuntimeError("Cannot use both regular backward hooks and full backward hooks on a single Module. "
+                               "Please use only one of them.")
+        self.__dict__["_is_full_backward_hook"] = False
+        h = _RemovableHandle(self._backward_hooks)
+        self._backward_hooks[h.id] = hook
         return h
 
     # -- modes and movement -----------------------------------------------------------------
@@ -288,11 +658,11 @@ class Module:
         fn(self)
         return self
 
-    def _apply_tensors(self, fn):
+    def _apply_tensors(self, fn, recurse=True):
         prev = _C.is_grad_enabled()
         _C._set_grad_enabled(False)
         try:
-            for m in self.modules():
+            for m in (self.modules() if recurse else [self]):
                 for k, p in list(m._parameters.items()):
                     if p is None:
                         continue
@@ -325,6 +695,37 @@ class Module:
             return r
         return self._apply_tensors(conv)
 
+    def _apply(self, fn, recurse=True):
+        return self._apply_tensors(fn, recurse)
+
+    def to_empty(self, *, device, recurse=True):
+        """Moves parameters and buffers to ``device`` as uninitialised tensors of the same shapes."""
+        return self._apply_tensors(lambda t: _C.empty_like(t, device=device), recurse)
+
+    def type(self, dst_type):
+        """Casts every parameter and buffer to ``dst_type``."""
+        return self._apply_tensors(lambda t: t.type(dst_type))
+
+    def share_memory(self):
+        """Moves parameters and buffers to shared memory (where tensors support it)."""
+        return self._apply_tensors(lambda t: t.share_memory_() if hasattr(t, "share_memory_") else t)
+
+    def compile(self, *args, **kwargs):
+        """Compiles ``forward`` with ``torch.compile``: here the module runs eagerly, unchanged."""
+        return None
+
+    def xpu(self, device=None):
+        """Moves everything to an XPU device."""
+        return self.to("xpu" if device is None else device)
+
+    def ipu(self, device=None):
+        """Moves everything to an IPU device."""
+        return self.to("ipu" if device is None else device)
+
+    def mtia(self, device=None):
+        """Moves everything to an MTIA device."""
+        return self.to("mtia" if device is None else device)
+
     def cpu(self):
         """Moves everything to the CPU."""
         return self.to("cpu")
@@ -334,15 +735,19 @@ class Module:
         return self.to("cuda" if device is None else device)
 
     def float(self):
+        """Casts floating-point parameters and buffers to ``float32``."""
         return self._apply_tensors(lambda t: t.float() if t.is_floating_point() else t)
 
     def double(self):
+        """Casts floating-point parameters and buffers to ``float64``."""
         return self._apply_tensors(lambda t: t.double() if t.is_floating_point() else t)
 
     def half(self):
+        """Casts floating-point parameters and buffers to ``float16``."""
         return self._apply_tensors(lambda t: t.half() if t.is_floating_point() else t)
 
     def bfloat16(self):
+        """Casts floating-point parameters and buffers to ``bfloat16``."""
         return self._apply_tensors(lambda t: t.bfloat16() if t.is_floating_point() else t)
 
     # -- printing --------------------------------------------------------------------------
@@ -351,21 +756,40 @@ class Module:
         return ""
 
     def __repr__(self):
-        lines = []
         extra = self.extra_repr()
-        for name, m in self._modules.items():
-            mod = repr(m).replace("\n", "\n  ")
-            lines.append(f"({name}): {mod}")
-        main = type(self).__name__ + "("
-        if extra and not lines:
-            return main + extra + ")"
-        if not lines:
-            return main + ")"
-        body = ("\n  " + extra if extra else "") + "".join("\n  " + l for l in lines)
-        return main + body + "\n)"
+        extra_lines = extra.split("\n") if extra else []
+        child_lines = [f"({name}): " + repr(m).replace("\n", "\n  ") for name, m in self._modules.items()]
+        lines = extra_lines + child_lines
+        main = self._get_name() + "("
+        if lines:
+            # A one-line extra_repr without children stays on the header line.
+            if len(extra_lines) == 1 and not child_lines:
+                main += extra_lines[0]
+            else:
+                main += "\n  " + "\n  ".join(lines) + "\n"
+        return main + ")"
 
     def __dir__(self):
         return list(object.__dir__(self)) + list(self._parameters) + list(self._buffers) + list(self._modules)
+
+
+class _WithoutModule:
+    # A load_state_dict pre-hook that does not take the module; a class (not a closure) so
+    # modules holding one still pickle.
+    def __init__(self, hook):
+        self.hook = hook
+
+    def __call__(self, module, *args):
+        return self.hook(*args)
+
+
+def _typename(obj):
+    if isinstance(obj, _C.Tensor):
+        return obj.type()
+    mod = getattr(obj, "__module__", None)
+    prefix = mod + "." if mod not in ("builtins", "__builtin__", None) else ""
+    name = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None) or type(obj).__name__
+    return prefix + name
 
 
 class _IncompatibleKeys(tuple):
@@ -657,14 +1081,34 @@ class ConvTranspose3d(_ConvTransposeNd):
     _nd = 3
 
 
+def _norm_load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                               error_msgs):
+    # Checkpoints before version 2 had no num_batches_tracked: it loads as 0 (or keeps ours).
+    version = local_metadata.get("version", None)
+    if (version is None or version < 2) and self.track_running_stats:
+        key = prefix + "num_batches_tracked"
+        if key not in state_dict:
+            nbt = self._buffers.get("num_batches_tracked")
+            state_dict[key] = nbt if nbt is not None else _C.tensor(0)
+    Module._load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                                 error_msgs)
+
+
 class _BatchNorm(Module):
-    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True, device=None, dtype=None):
+    _version = 2
+    _load_from_state_dict = _norm_load_from_state_dict
+
+    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True, device=None,
+                 dtype=None, *, bias=True):
         super().__init__()
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
         if affine:
             self.weight = Parameter(_C.ones(num_features, dtype=dtype))
-            self.bias = Parameter(_C.zeros(num_features, dtype=dtype))
+            if bias:
+                self.bias = Parameter(_C.zeros(num_features, dtype=dtype))
+            else:
+                self.register_parameter("bias", None)
         else:
             self.register_parameter("weight", None)
             self.register_parameter("bias", None)
@@ -685,7 +1129,8 @@ class _BatchNorm(Module):
         )
 
     def extra_repr(self):
-        return f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, track_running_stats={self.track_running_stats}"
+        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "
+                f"bias={self.bias is not None}, track_running_stats={self.track_running_stats}")
 
 
 class BatchNorm1d(_BatchNorm):
@@ -701,16 +1146,21 @@ class BatchNorm3d(_BatchNorm):
 
 
 class _InstanceNorm(Module):
+    _version = 2
+    _load_from_state_dict = _norm_load_from_state_dict
     _nd = 1
 
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=False, track_running_stats=False, device=None,
-                 dtype=None):
+                 dtype=None, *, bias=True):
         super().__init__()
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
         if affine:
             self.weight = Parameter(_C.ones(num_features, dtype=dtype))
-            self.bias = Parameter(_C.zeros(num_features, dtype=dtype))
+            if bias:
+                self.bias = Parameter(_C.zeros(num_features, dtype=dtype))
+            else:
+                self.register_parameter("bias", None)
         else:
             self.register_parameter("weight", None)
             self.register_parameter("bias", None)
@@ -734,7 +1184,8 @@ class _InstanceNorm(Module):
         return out if batched else out.squeeze(0)
 
     def extra_repr(self):
-        return f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, track_running_stats={self.track_running_stats}"
+        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "
+                f"bias={self.bias is not None}, track_running_stats={self.track_running_stats}")
 
 
 class InstanceNorm1d(_InstanceNorm):
@@ -785,6 +1236,7 @@ class LayerNorm(Module):
         if isinstance(normalized_shape, int):
             normalized_shape = (normalized_shape,)
         self.normalized_shape, self.eps = tuple(normalized_shape), eps
+        self.elementwise_affine = elementwise_affine
         if elementwise_affine:
             self.weight = Parameter(_C.ones(*self.normalized_shape, dtype=dtype))
             self.bias = Parameter(_C.zeros(*self.normalized_shape, dtype=dtype)) if bias else None
@@ -794,6 +1246,10 @@ class LayerNorm(Module):
 
     def forward(self, input):
         return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
+
+    def extra_repr(self):
+        return (f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}, "
+                f"bias={self.bias is not None}")
 
 
 class Embedding(Module):
@@ -806,6 +1262,21 @@ class Embedding(Module):
 
     def forward(self, input):
         return F.embedding(input, self.weight, self.padding_idx)
+
+    def extra_repr(self):
+        s = f"{self.num_embeddings}, {self.embedding_dim}"
+        if self.padding_idx is not None:
+            s += f", padding_idx={self.padding_idx}"
+        d = self.__dict__
+        if d.get("max_norm") is not None:
+            s += f", max_norm={d['max_norm']}"
+        if d.get("norm_type", 2) != 2:
+            s += f", norm_type={d['norm_type']}"
+        if d.get("scale_grad_by_freq", False) is not False:
+            s += f", scale_grad_by_freq={d['scale_grad_by_freq']}"
+        if d.get("sparse", False) is not False:
+            s += ", sparse=True"
+        return s
 
 
 class Dropout(Module):
@@ -865,6 +1336,9 @@ class Flatten(Module):
 
     def forward(self, input):
         return input.flatten(self.start_dim, self.end_dim)
+
+    def extra_repr(self):
+        return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
 
 
 class _MaxPoolNd(Module):
@@ -1058,6 +1532,9 @@ class PixelShuffle(Module):
     def forward(self, input):
         return F.pixel_shuffle(input, self.upscale_factor)
 
+    def extra_repr(self):
+        return f"upscale_factor={self.upscale_factor}"
+
 
 class PixelUnshuffle(Module):
     """``(*, C, H*r, W*r) -> (*, C*r*r, H, W)``."""
@@ -1068,6 +1545,9 @@ class PixelUnshuffle(Module):
 
     def forward(self, input):
         return F.pixel_unshuffle(input, self.downscale_factor)
+
+    def extra_repr(self):
+        return f"downscale_factor={self.downscale_factor}"
 
 
 class _PadNd(Module):
@@ -1085,14 +1565,16 @@ class _PadNd(Module):
         return F.pad(input, self.padding, self._mode)
 
     def extra_repr(self):
-        return f"{self.padding}" + (f", value={self.value}" if self._mode == "constant" else "")
+        if self._mode == "constant" and not getattr(self, "_zero", False):
+            return f"padding={self.padding}, value={self.value}"
+        return f"{self.padding}"
 
 
 def _pad_module(name, nd, mode, doc, zero=False):
     def __init__(self, padding, *args):
         _PadNd.__init__(self, padding, *(args if not zero else ()))
 
-    ns = {"_nd": nd, "_mode": mode, "__doc__": doc}
+    ns = {"_nd": nd, "_mode": mode, "__doc__": doc, "_zero": zero}
     if zero or mode != "constant":
         ns["__init__"] = __init__
     return type(name, (_PadNd,), ns)
@@ -1352,6 +1834,9 @@ class Softmax(Module):
     def forward(self, input):
         return F.softmax(input, self.dim)
 
+    def extra_repr(self):
+        return f"dim={self.dim}"
+
 
 class LogSoftmax(Module):
     """Log-softmax along ``dim``."""
@@ -1362,6 +1847,9 @@ class LogSoftmax(Module):
 
     def forward(self, input):
         return F.log_softmax(input, self.dim)
+
+    def extra_repr(self):
+        return f"dim={self.dim}"
 
 
 # -- losses ------------------------------------------------------------------------------------
