@@ -318,3 +318,19 @@ def test_trilu_inplace_backward_on_overlapping_views(case):
         (t.tril_ if lower else t.triu_)(k)
         return L.autograd.grad((t * L.arange(t.numel(), dtype=L.float64).reshape(shape)).sum(), leaf)[0]
     _same(f)
+
+
+def test_max_pool_last_nan_of_a_window_wins():
+    """PyTorch's max-pooling kernels keep the first maximum but move to every
+    NaN: the index (and the gradient) goes to the last NaN of a window."""
+    nan = float("nan")
+
+    def f(L):
+        F = L.nn.functional
+        x = L.tensor([[[[1, nan], [nan, 2]]]], requires_grad=True)
+        y = L.tensor([[[1, nan, 3, nan, 0, 5]]], requires_grad=True)
+        z = L.tensor([[[[1, nan, nan], [nan, 2, 0], [4, nan, 1]]]], requires_grad=True)
+        return [F.max_pool2d(x, 2, return_indices=True)[1], L.autograd.grad(F.max_pool2d(x, 2).sum(), x)[0],
+                F.max_pool1d(y, 3, return_indices=True)[1], L.autograd.grad(F.max_pool1d(y, 3, stride=1).sum(), y)[0],
+                F.adaptive_max_pool2d(z, 2, return_indices=True)[1]]
+    _same(f)

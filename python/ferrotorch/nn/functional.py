@@ -1076,6 +1076,19 @@ def _pool_kernel_check(input, kernel, ints=True):
     raise NotImplementedError(f"\"{kernel}\" not implemented for '{_m._pretty(dt)}'")
 
 
+def _window_argmax(flat):
+    """The element PyTorch's max-pooling kernels pick along the last dim: they
+    keep the first maximum but move to every NaN they meet (``val > max ||
+    isnan(val)``), so the last NaN of a window wins (and takes the gradient)."""
+    with _no_grad():
+        a = flat.argmax(-1)
+        if not flat.dtype.is_floating_point or flat.shape[-1] == 0:
+            return a
+        nan = flat.isnan()
+        last_nan = (flat.shape[-1] - 1) - nan.flip(-1).to(_C.uint8).argmax(-1)
+        return _s.where(nan.any(-1), last_nan, a)
+
+
 def _max_pool(input, nd, kernel_size, stride, padding, dilation, ceil_mode, return_indices):
     if nd == 1 and not return_indices:
         _pool_kernel_check(input, "max_pool1d_impl", ints=False)
@@ -1087,9 +1100,9 @@ def _max_pool(input, nd, kernel_size, stride, padding, dilation, ceil_mode, retu
     fill = float("-inf") if input.dtype.is_floating_point else iinfo(input.dtype).min
     win = _windows(input, nd, k, s, p, d, outs, fill)
     flat = win.reshape(*win.shape[:win.dim() - nd], -1)
-    # Gather the first arg-max (not amax) so the gradient goes to one element,
-    # the one PyTorch's index points at.
-    arg = flat.argmax(-1, keepdim=True)
+    # Gather the arg-max (not amax) so the gradient goes to one element, the
+    # one PyTorch's index points at.
+    arg = _window_argmax(flat).unsqueeze(-1)
     vals = flat.gather(-1, arg).squeeze(-1)
     if not return_indices:
         return vals
@@ -1292,11 +1305,7 @@ def _adaptive_max(input, output_size, return_indices, nd, name):
         # PyTorch's kernel keeps the first maximum but moves to every NaN it
         # meets (`val > max || isnan(val)`): the last NaN of the window wins,
         # and takes the gradient.
-        with _no_grad():
-            a = region.argmax(-1)
-            nan = region.isnan()
-            last_nan = (region.shape[-1] - 1) - nan.flip(-1).to(_C.uint8).argmax(-1)
-            a = _s.where(nan.any(-1), last_nan, a)
+        a = _window_argmax(region)
         v = region.gather(-1, a.unsqueeze(-1)).squeeze(-1)
         vals.append(v)
         if return_indices:
