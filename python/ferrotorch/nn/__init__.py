@@ -17,6 +17,7 @@ from .modules import (  # noqa: F401
     ReLU6, SELU, CELU, ELU, Mish, Hardsigmoid, Hardswish, Hardtanh, Softplus, Softsign, LogSigmoid, Tanhshrink,
     Softshrink, Hardshrink, Threshold, GLU, PReLU, Softmin,
 )
+from ._rnn import RNNBase, RNN, LSTM, GRU, RNNCellBase, RNNCell, LSTMCell, GRUCell  # noqa: F401
 from . import functional  # noqa: F401
 from . import init  # noqa: F401
 from . import utils  # noqa: F401
