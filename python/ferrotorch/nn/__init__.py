@@ -18,6 +18,13 @@ from .modules import (  # noqa: F401
     Softshrink, Hardshrink, Threshold, GLU, PReLU, Softmin,
 )
 from ._rnn import RNNBase, RNN, LSTM, GRU, RNNCellBase, RNNCell, LSTMCell, GRUCell  # noqa: F401
+from ._transformer import (  # noqa: F401
+    MultiheadAttention, Transformer, TransformerEncoder, TransformerDecoder, TransformerEncoderLayer,
+    TransformerDecoderLayer,
+)
 from . import functional  # noqa: F401
 from . import init  # noqa: F401
 from . import utils  # noqa: F401
+
+from ._transformer import multi_head_attention_forward as _mha_forward  # noqa: E402
+functional.multi_head_attention_forward = _mha_forward
