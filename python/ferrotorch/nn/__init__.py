@@ -33,6 +33,14 @@ from ._lazy import (  # noqa: F401
 from ._layers import (  # noqa: F401
     Unflatten, Bilinear, ChannelShuffle, Softmax2d, RMSNorm, LocalResponseNorm, CrossMapLRN2d, Container,
 )
+from ._rnn import RNNBase, RNN, LSTM, GRU, RNNCellBase, RNNCell, LSTMCell, GRUCell  # noqa: F401
+from ._transformer import (  # noqa: F401
+    MultiheadAttention, Transformer, TransformerEncoder, TransformerDecoder, TransformerEncoderLayer,
+    TransformerDecoderLayer,
+)
 from . import functional  # noqa: F401
 from . import init  # noqa: F401
 from . import utils  # noqa: F401
+
+from ._transformer import multi_head_attention_forward as _mha_forward  # noqa: E402
+functional.multi_head_attention_forward = _mha_forward
