@@ -872,6 +872,21 @@ class ModuleList(Module):
     def __len__(self):
         return len(self._modules)
 
+    def __repr__(self):
+        """Runs of identical consecutive children print once, as ``(0-5): 6 x Layer(...)``."""
+        reprs = [repr(m) for m in self]
+        if not reprs:
+            return self._get_name() + "()"
+        runs = []  # [start, end, repr]
+        for i, r in enumerate(reprs):
+            if runs and runs[-1][2] == r:
+                runs[-1][1] = i
+            else:
+                runs.append([i, i, r])
+        lines = [(f"({a}): {r}" if a == b else f"({a}-{b}): {b - a + 1} x {r}").replace("\n", "\n  ")
+                 for a, b, r in runs]
+        return self._get_name() + "(\n  " + "\n  ".join(lines) + "\n)"
+
     def __iter__(self):
         return iter(self._modules.values())
 
