@@ -334,3 +334,14 @@ def test_max_pool_last_nan_of_a_window_wins():
                 F.max_pool1d(y, 3, return_indices=True)[1], L.autograd.grad(F.max_pool1d(y, 3, stride=1).sum(), y)[0],
                 F.adaptive_max_pool2d(z, 2, return_indices=True)[1]]
     _same(f)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda L: L.pdist(L.ones(2, 3), L.tensor(2.0)), lambda L: L.pdist(L.ones(2, 3), 2),
+    lambda L: L.pairwise_distance(L.ones(2), -2), lambda L: L.cosine_similarity(L.ones(2), 1),
+    lambda L: L.nn.functional.pairwise_distance(L.ones(2), L.ones(2), p=L.tensor(2.0)),
+    lambda L: L.cosine_similarity(L.ones(2), L.ones(2), dim=L.tensor(0)), lambda L: L.pdist(1),
+    lambda L: L.pdist(L.ones(2, 2, 5), L.ones(2, 2, 5)),
+])
+def test_distance_argument_types(fn):
+    _same(fn, compare_values=False)

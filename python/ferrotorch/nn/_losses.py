@@ -7,7 +7,7 @@ defaults, reductions, and the error class and message PyTorch raises.
 import dataclasses
 import math
 
-from .. import _C
+from .. import _C, _args
 from .. import _shape_ops as _s
 from . import functional as _F
 
@@ -55,6 +55,9 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     Cosine similarity between ``x1`` and ``x2`` along ``dim``, each normalised by
     ``max(||x||_2, eps)`` before the dot product (so the result stays in ``[-1, 1]``).
     """
+    x1, x2 = _args.tensor(x1, "cosine_similarity", "x1", 1), _args.tensor(x2, "cosine_similarity", "x2", 2)
+    dim = _args.integer(dim, "cosine_similarity", "dim", 3)
+    eps = _args.floating(eps, "cosine_similarity", "eps", 4)
     dt = _C.promote_types(x1.dtype, x2.dtype)
     if not dt.is_floating_point:
         from .. import _math_ops as _m
@@ -84,6 +87,9 @@ def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
 
     The ``p``-norm of ``x1 - x2 + eps`` over the last dimension.
     """
+    x1, x2 = _args.tensor(x1, "pairwise_distance", "x1", 1), _args.tensor(x2, "pairwise_distance", "x2", 2)
+    p = _args.floating(p, "pairwise_distance", "p", 3)
+    eps = _args.floating(eps, "pairwise_distance", "eps", 4)
     out_dim = max(x1.dim(), x2.dim())
     return (x1 - x2 + eps).norm(p, max(out_dim - 1, 0) if out_dim else -1, keepdim)
 
@@ -94,6 +100,8 @@ def pdist(input, p=2):
     The ``p``-norm distance between every pair of rows of a 2-D ``input``: the upper
     triangle (without diagonal) of ``cdist(input, input)``, flattened row by row.
     """
+    input = _args.tensor(input, "pdist", "input", 1)
+    p = _args.floating(p, "pdist", "p", 2)
     if input.dim() != 2:
         raise RuntimeError(f"pdist only supports 2D tensors, got: {input.dim()}D")
     if p < 0:
