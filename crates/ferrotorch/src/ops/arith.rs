@@ -469,6 +469,9 @@ pub fn binary_raw_(a: &Tensor, b: Operand, op: BinaryOp) -> Result<()> {
     check_operands(op, &Operand::T(a), &b)?;
     check_inplace_result(a, &b, op)?;
     let (compute, out_dtype) = op_dtypes(op, &Operand::T(a), &b)?;
+    if let Some(r) = reduced_float_scalar_op(op, &Operand::T(a), &b, compute, out_dtype)? {
+        return a.copy_raw_(&r);
+    }
     let tb = as_tensor(&b, compute)?;
     let ta = a.to_dtype(compute)?;
     // Compute straight into `a` when dtypes agree and `b` cannot alias it in a
