@@ -731,7 +731,14 @@ impl PyTensor {
         binop(py, &self.t, o, BinaryOp::Div, false)
     }
     fn __rtruediv__<'py>(&self, py: Python<'py>, o: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
-        binop(py, &self.t, o, BinaryOp::Div, true)
+        // PyTorch's `__rdiv__` is `self.reciprocal() * other`, not a division:
+        // `0 / t` is NaN where `1 / t` overflows (a subnormal `t`), and the
+        // gradient flows through `reciprocal` and `mul`.
+        let Some(b) = operand(o) else {
+            return Ok(py.NotImplemented().into_bound(py));
+        };
+        let r = unary(&self.t, UnaryOp::Reciprocal).py()?;
+        wrap(py, binary(Operand::T(&r), b.as_op(), BinaryOp::Mul).py()?)
     }
     fn __pow__<'py>(&self, py: Python<'py>, o: &Bound<'py, PyAny>, modulo: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyAny>> {
         let _ = modulo;

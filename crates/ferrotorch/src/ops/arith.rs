@@ -318,12 +318,49 @@ pub fn binary_raw(a: Operand, b: Operand, op: BinaryOp) -> Result<Tensor> {
     let _no_grad = crate::autograd::GradModeGuard::new(false);
     check_operands(op, &a, &b)?;
     let (compute, out_dtype) = op_dtypes(op, &a, &b)?;
+    if let Some(out) = reduced_float_scalar_op(op, &a, &b, compute, out_dtype)? {
+        return Ok(out);
+    }
     let (ta, tb) = (as_tensor(&a, compute)?, as_tensor(&b, compute)?);
     check_cpu(op.name(), &[&ta, &tb])?;
     let shape = broadcast_shapes(ta.shape(), tb.shape())?;
     let out = Tensor::empty(&shape, out_dtype, ta.device())?;
     run_binary(op, &out, &ta, &tb, compute)?;
     Ok(out)
+}
+
+/// Whether every element of `t` reads the same memory (a 0-d or one-element
+/// tensor, or one expanded with stride 0): PyTorch's `TensorIterator::is_scalar`.
+fn single_valued(t: &Tensor) -> bool {
+    t.shape().iter().zip(t.strides()).all(|(&n, &s)| n <= 1 || s == 0)
+}
+
+/// PyTorch's CPU `mul`/`div` kernels (all rounding modes) on float16/bfloat16
+/// take a single-valued second operand at its *original* value converted to
+/// float32 (`iter.original_scalar_value<opmath_t>`), not rounded to the
+/// reduced dtype first, and compute in float32 before rounding once; so
+/// `t_f16 * 1e30` is 0 at a zero element (1e30 would be inf in float16) and
+/// `t_f16 / -0.828` divides by the float32 value. A Python number on the
+/// left of `*` counts too, as PyTorch's `__rmul__` is `self.mul(other)`.
+/// `None` when the op takes the ordinary path.
+fn reduced_float_scalar_op(op: BinaryOp, a: &Operand, b: &Operand, compute: DType, out_dtype: DType) -> Result<Option<Tensor>> {
+    if !matches!(compute, DType::Float16 | DType::BFloat16)
+        || !matches!(op, BinaryOp::Mul | BinaryOp::Div | BinaryOp::DivTrunc | BinaryOp::DivFloor)
+    {
+        return Ok(None);
+    }
+    let (x, s) = match (a, b) {
+        (_, Operand::S(_)) => (a, b),
+        (Operand::S(_), Operand::T(_)) if op == BinaryOp::Mul => (b, a),
+        (_, Operand::T(t)) if single_valued(t) && t.dtype() != compute => (a, b),
+        _ => return Ok(None),
+    };
+    let (tx, ts) = (as_tensor(x, DType::Float32)?, as_tensor(s, DType::Float32)?);
+    check_cpu(op.name(), &[&tx, &ts])?;
+    let shape = broadcast_shapes(tx.shape(), ts.shape())?;
+    let wide = Tensor::empty(&shape, DType::Float32, tx.device())?;
+    run_binary(op, &wide, &tx, &ts, DType::Float32)?;
+    Ok(Some(wide.to_dtype(out_dtype)?))
 }
 
 /// `a <op>= b` in place; the result must be castable to `a`'s dtype and shape.
@@ -432,6 +469,9 @@ pub fn binary_raw_(a: &Tensor, b: Operand, op: BinaryOp) -> Result<()> {
     check_operands(op, &Operand::T(a), &b)?;
     check_inplace_result(a, &b, op)?;
     let (compute, out_dtype) = op_dtypes(op, &Operand::T(a), &b)?;
+    if let Some(r) = reduced_float_scalar_op(op, &Operand::T(a), &b, compute, out_dtype)? {
+        return a.copy_raw_(&r);
+    }
     let tb = as_tensor(&b, compute)?;
     let ta = a.to_dtype(compute)?;
     // Compute straight into `a` when dtypes agree and `b` cannot alias it in a

@@ -260,11 +260,14 @@ fn binary_ext_grad(
         BinaryOp::Remainder | BinaryOp::Fmod => {
             // PyTorch: -g * a.div(b, rounding_mode="floor") (remainder) or
             // "trunc" (fmod). The rounding division is not floor(a / b): its
-            // floor form goes through fmod, so inf // b is NaN.
+            // floor form goes through fmod, so inf // b is NaN. The quotient
+            // keeps the operands' common dtype (an in-place `f16.fmod_(f32)`
+            // has a float16 `g` but a float32 quotient that float16 would
+            // overflow); only an integer quotient takes `g`'s dtype.
             let q = {
                 let _no_grad = crate::autograd::GradModeGuard::new(false);
                 let q = bin(a, b, if op == BinaryOp::Remainder { BinaryOp::DivFloor } else { BinaryOp::DivTrunc })?;
-                q.to_dtype(dt)?
+                if q.dtype().is_floating_point() { q } else { q.to_dtype(dt)? }
             };
             (Some(g.clone()), Some(un(&mul(g, &q)?, UnaryOp::Neg)?))
         }

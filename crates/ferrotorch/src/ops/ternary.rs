@@ -209,8 +209,15 @@ impl Tensor {
                 Arg::T(_) => Arg::T(binary(Operand::S(Scalar::Float(1.0)), weight.op(), BinaryOp::Sub)?),
             };
             let hi = binary(Operand::T(end), Operand::T(&binary(Operand::T(&diff), om.op(), BinaryOp::Mul)?), BinaryOp::Sub)?;
-            let use_hi = binary(weight.op(), Operand::S(Scalar::Float(0.5)), BinaryOp::Ge)?;
-            let r = super::indexing::masked::where_raw(&use_hi, &hi, &lo, hi.dtype())?;
+            // PyTorch's `is_lerp_weight_small` is `|weight| < 0.5`, so a weight
+            // below -0.5 (and NaN) takes the `end - diff * (1 - weight)` form
+            // (NaN, not inf, for an infinite end).
+            let abs_w = match &weight {
+                Arg::S(w) => Arg::S(Scalar::Float(w.to_f64().abs())),
+                Arg::T(w) => Arg::T(super::arith::unary(w, super::arith::UnaryOp::Abs)?),
+            };
+            let small = binary(abs_w.op(), Operand::S(Scalar::Float(0.5)), BinaryOp::Lt)?;
+            let r = super::indexing::masked::where_raw(&small, &lo, &hi, lo.dtype())?;
             if r.dtype() != self.dtype() { r.to_dtype(self.dtype())? } else { r }
         };
         let tw = weight.tensor().cloned();
