@@ -345,3 +345,21 @@ def test_max_pool_last_nan_of_a_window_wins():
 ])
 def test_distance_argument_types(fn):
     _same(fn, compare_values=False)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda L: L.lerp(L.ones(3), L.zeros(3), L.tensor(0.5, dtype=L.float64)),
+    lambda L: L.lerp(L.ones(3), L.zeros(3), L.tensor([0.5], dtype=L.float64)),
+    lambda L: L.lerp(L.tensor(1.0), L.tensor(0.0), L.tensor(0.5, dtype=L.float64)),
+    lambda L: L.lerp(L.ones(3, dtype=L.bfloat16), L.zeros(3, dtype=L.bfloat16), L.tensor(0.5, dtype=L.float64)),
+    lambda L: L.lerp(L.tensor(0.0, dtype=L.bfloat16), L.tensor(-2.0, dtype=L.bfloat16), L.tensor(0.5, dtype=L.float64)),
+    lambda L: L.lerp(L.tensor(0.0, dtype=L.float16), L.tensor(-2.0, dtype=L.float16), L.tensor(0.3)),
+    lambda L: L.lerp(L.tensor(0.0), L.tensor(-2.0), L.tensor(0.3, dtype=L.float16)),
+    lambda L: L.lerp(L.tensor(0.0), L.tensor(-2.0), L.tensor(1)),
+    lambda L: L.lerp(L.ones(2), L.ones(2), L.tensor(1)),
+    lambda L: L.tensor(0.0).lerp_(L.tensor(-2.0), L.tensor(0.3, dtype=L.float64)),
+])
+def test_lerp_zero_dim_weight_of_another_dtype(fn):
+    """A 0-d weight may have any dtype (taken like a number); with 0-d start and
+    end too, the result is promoted over all three."""
+    _same(fn)

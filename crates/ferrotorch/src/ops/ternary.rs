@@ -179,8 +179,11 @@ impl Tensor {
                 super::creation::pretty(end.dtype())
             )));
         }
-        // A tensor weight must match too (a Python number is cast).
-        if let Some(w) = weight.tensor().filter(|w| w.dtype() != self.dtype()) {
+        // A tensor weight must match too, unless it is 0-d (a Python number is
+        // cast): PyTorch's iterator then takes it like a number, and a result
+        // of 0-d operands only is promoted over all three (bfloat16 start and
+        // end with a float64 weight give float64).
+        if let Some(w) = weight.tensor().filter(|w| w.dtype() != self.dtype() && w.ndim() > 0) {
             return Err(Error::runtime(format!(
                 "expected dtype {} for `weight` but got dtype {}",
                 super::creation::pretty(self.dtype()),
@@ -190,13 +193,21 @@ impl Tensor {
         if !self.dtype().is_floating_point() {
             return Err(super::math::not_impl("lerp_kernel_scalar", self.dtype()));
         }
+        let out_dt = match weight.tensor() {
+            Some(w) if self.ndim() == 0 && end.ndim() == 0 => {
+                super::arith::common_dtype(&[Operand::T(self), Operand::T(end), Operand::T(w)])?
+            }
+            _ => self.dtype(),
+        };
         let out = {
             let _no_grad = GradModeGuard::new(false);
             // float16/bfloat16 compute in float32 and round once, as PyTorch's kernel.
-            let work = super::arith::opmath(self.dtype());
+            let work = super::arith::opmath(out_dt);
             let (start, end) = (&self.to_dtype(work)?, &end.to_dtype(work)?);
             let weight = match &weight {
-                Arg::T(w) if w.dtype() == self.dtype() => Arg::T(w.to_dtype(work)?),
+                // A 0-d weight of another dtype is converted to the result's first.
+                Arg::T(w) if w.dtype() != out_dt => Arg::T(w.to_dtype(out_dt)?.to_dtype(work)?),
+                Arg::T(w) => Arg::T(w.to_dtype(work)?),
                 w => w.clone(),
             };
             let diff = binary(Operand::T(end), Operand::T(start), BinaryOp::Sub)?;
@@ -218,7 +229,7 @@ impl Tensor {
             };
             let small = binary(abs_w.op(), Operand::S(Scalar::Float(0.5)), BinaryOp::Lt)?;
             let r = super::indexing::masked::where_raw(&small, &lo, &hi, lo.dtype())?;
-            if r.dtype() != self.dtype() { r.to_dtype(self.dtype())? } else { r }
+            if r.dtype() != out_dt { r.to_dtype(out_dt)? } else { r }
         };
         let tw = weight.tensor().cloned();
         let name = if tw.is_some() { "LerpBackward1" } else { "LerpBackward0" };
