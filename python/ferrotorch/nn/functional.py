@@ -1931,14 +1931,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     return attn.matmul(value)
 
 
-class _no_grad:
-    def __enter__(self):
-        self._prev = _C.is_grad_enabled()
-        _C._set_grad_enabled(False)
-
-    def __exit__(self, *exc):
-        _C._set_grad_enabled(self._prev)
-        return False
+from ..autograd.grad_mode import no_grad as _no_grad  # noqa: E402
 
 
 # Losses, distances and small layers composed in their own module.

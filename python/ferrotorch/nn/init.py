@@ -4,7 +4,6 @@ place under ``no_grad``."""
 import math
 import warnings
 
-from .. import _C
 
 __all__ = [
     "calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_", "ones_", "zeros_", "eye_", "dirac_",
@@ -14,14 +13,7 @@ __all__ = [
 ]
 
 
-class _no_grad:
-    def __enter__(self):
-        self._prev = _C.is_grad_enabled()
-        _C._set_grad_enabled(False)
-
-    def __exit__(self, *exc):
-        _C._set_grad_enabled(self._prev)
-        return False
+from ..autograd.grad_mode import no_grad as _no_grad  # noqa: E402
 
 
 def _ft():

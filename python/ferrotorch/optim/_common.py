@@ -41,6 +41,34 @@ def _zeros_like(p):
     return _C.zeros_like(p).detach()
 
 
+def _gather_group(optimizer, group, name, init):
+    """The parameters of ``group`` that have a gradient, their gradients, and the
+    state tensors of each: ``init(p)`` gives a new parameter's state (a dict, in
+    PyTorch's key order) on its first step. Returns ``(params, grads, states)``
+    with ``states[key]`` the list of that key's tensors (keys ``init`` left out,
+    e.g. RMSprop's momentum buffer without momentum, get empty lists)."""
+    params, grads, states = [], [], {}
+    for p in group["params"]:
+        if p.grad is None:
+            continue
+        _check_sparse(p, name)
+        params.append(p)
+        grads.append(p.grad)
+        state = optimizer.state[p]
+        if len(state) == 0:
+            state.update(init(p))
+        for k, v in state.items():
+            states.setdefault(k, []).append(v)
+    return params, grads, _Lists(states)
+
+
+class _Lists(dict):
+    """Per-key lists of state tensors; a key no parameter has reads as ``[]``."""
+
+    def __missing__(self, key):
+        return []
+
+
 def _lerp_(self, end, weight):
     """``self.lerp_(end, weight)`` for a Python-number weight, as two vectorised passes.
 

@@ -1,7 +1,7 @@
 """Adadelta."""
 
 from .optimizer import Optimizer, _check_lr
-from ._common import _check_sparse, _eval_closure, _scalar_tensor, _to_scalar, _use_grad_for_differentiable, _zeros_like
+from ._common import _gather_group, _eval_closure, _scalar_tensor, _to_scalar, _use_grad_for_differentiable, _zeros_like
 
 __all__ = ["Adadelta", "adadelta"]
 
@@ -47,21 +47,9 @@ class Adadelta(Optimizer):
         """
         loss = _eval_closure(closure)
         for group in self.param_groups:
-            params, grads, sq, acc, steps = [], [], [], [], []
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                _check_sparse(p, "Adadelta")
-                params.append(p)
-                grads.append(p.grad)
-                state = self.state[p]
-                if len(state) == 0:
-                    state["step"] = _scalar_tensor(0.0)
-                    state["square_avg"] = _zeros_like(p)
-                    state["acc_delta"] = _zeros_like(p)
-                sq.append(state["square_avg"])
-                acc.append(state["acc_delta"])
-                steps.append(state["step"])
+            params, grads, st = _gather_group(self, group, "Adadelta", lambda p: {
+                "step": _scalar_tensor(0.0), "square_avg": _zeros_like(p), "acc_delta": _zeros_like(p)})
+            sq, acc, steps = st["square_avg"], st["acc_delta"], st["step"]
             adadelta(params, grads, sq, acc, steps, lr=group["lr"], rho=group["rho"], eps=group["eps"],
                      weight_decay=group["weight_decay"], maximize=group["maximize"])
         return loss

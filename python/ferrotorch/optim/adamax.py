@@ -2,7 +2,7 @@
 
 import ferrotorch as _ft
 from .optimizer import Optimizer, _check_lr
-from ._common import (_lerp_, _check_sparse, _eval_closure, _get_value, _scalar_tensor, _to_scalar,
+from ._common import (_gather_group, _lerp_, _eval_closure, _get_value, _scalar_tensor, _to_scalar,
                       _use_grad_for_differentiable, _zeros_like)
 
 __all__ = ["Adamax", "adamax"]
@@ -50,21 +50,9 @@ class Adamax(Optimizer):
         """
         loss = _eval_closure(closure)
         for group in self.param_groups:
-            params, grads, exp_avgs, exp_infs, steps = [], [], [], [], []
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                _check_sparse(p, "Adamax")
-                params.append(p)
-                grads.append(p.grad)
-                state = self.state[p]
-                if len(state) == 0:
-                    state["step"] = _scalar_tensor(0.0)
-                    state["exp_avg"] = _zeros_like(p)
-                    state["exp_inf"] = _zeros_like(p)
-                exp_avgs.append(state["exp_avg"])
-                exp_infs.append(state["exp_inf"])
-                steps.append(state["step"])
+            params, grads, st = _gather_group(self, group, "Adamax", lambda p: {
+                "step": _scalar_tensor(0.0), "exp_avg": _zeros_like(p), "exp_inf": _zeros_like(p)})
+            exp_avgs, exp_infs, steps = st["exp_avg"], st["exp_inf"], st["step"]
             beta1, beta2 = group["betas"]
             adamax(params, grads, exp_avgs, exp_infs, steps, eps=group["eps"], beta1=beta1, beta2=beta2,
                    lr=group["lr"], weight_decay=group["weight_decay"], maximize=group["maximize"])

@@ -2,7 +2,7 @@
 
 import ferrotorch as _ft
 from .optimizer import Optimizer, _check_lr
-from ._common import (_check_sparse, _eval_closure, _get_value, _scalar_tensor, _to_scalar,
+from ._common import (_gather_group, _eval_closure, _get_value, _scalar_tensor, _to_scalar,
                       _use_grad_for_differentiable, _zeros_like)
 
 __all__ = ["ASGD", "asgd"]
@@ -43,23 +43,10 @@ class ASGD(Optimizer):
         """
         loss = _eval_closure(closure)
         for group in self.param_groups:
-            params, grads, mus, axs, etas, steps = [], [], [], [], [], []
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                _check_sparse(p, "ASGD")
-                params.append(p)
-                grads.append(p.grad)
-                state = self.state[p]
-                if len(state) == 0:
-                    state["step"] = _scalar_tensor(0.0)
-                    state["eta"] = _scalar_tensor(_to_scalar(group["lr"]))
-                    state["mu"] = _scalar_tensor(1.0)
-                    state["ax"] = _zeros_like(p)
-                mus.append(state["mu"])
-                axs.append(state["ax"])
-                etas.append(state["eta"])
-                steps.append(state["step"])
+            params, grads, st = _gather_group(self, group, "ASGD", lambda p, group=group: {
+                "step": _scalar_tensor(0.0), "eta": _scalar_tensor(_to_scalar(group["lr"])),
+                "mu": _scalar_tensor(1.0), "ax": _zeros_like(p)})
+            mus, axs, etas, steps = st["mu"], st["ax"], st["eta"], st["step"]
             asgd(params, grads, axs, mus, etas, steps, lambd=group["lambd"], lr=group["lr"], t0=group["t0"],
                  alpha=group["alpha"], weight_decay=group["weight_decay"], maximize=group["maximize"])
         return loss

@@ -1,7 +1,7 @@
 """NAdam (Adam with Nesterov momentum)."""
 
 from .optimizer import Optimizer, _check_lr
-from ._common import (_lerp_, _check_sparse, _eval_closure, _get_value, _scalar_tensor, _to_scalar,
+from ._common import (_gather_group, _lerp_, _eval_closure, _get_value, _scalar_tensor, _to_scalar,
                       _use_grad_for_differentiable, _zeros_like)
 
 __all__ = ["NAdam", "nadam"]
@@ -56,23 +56,10 @@ class NAdam(Optimizer):
         """
         loss = _eval_closure(closure)
         for group in self.param_groups:
-            params, grads, exp_avgs, exp_avg_sqs, mu_products, steps = [], [], [], [], [], []
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                _check_sparse(p, "NAdam")
-                params.append(p)
-                grads.append(p.grad)
-                state = self.state[p]
-                if len(state) == 0:
-                    state["step"] = _scalar_tensor(0.0)
-                    state["mu_product"] = _scalar_tensor(1.0)
-                    state["exp_avg"] = _zeros_like(p)
-                    state["exp_avg_sq"] = _zeros_like(p)
-                exp_avgs.append(state["exp_avg"])
-                exp_avg_sqs.append(state["exp_avg_sq"])
-                mu_products.append(state["mu_product"])
-                steps.append(state["step"])
+            params, grads, st = _gather_group(self, group, "NAdam", lambda p: {
+                "step": _scalar_tensor(0.0), "mu_product": _scalar_tensor(1.0), "exp_avg": _zeros_like(p),
+                "exp_avg_sq": _zeros_like(p)})
+            exp_avgs, exp_avg_sqs, mu_products, steps = st["exp_avg"], st["exp_avg_sq"], st["mu_product"], st["step"]
             beta1, beta2 = group["betas"]
             nadam(params, grads, exp_avgs, exp_avg_sqs, mu_products, steps, beta1=beta1, beta2=beta2,
                   lr=group["lr"], weight_decay=group["weight_decay"], momentum_decay=group["momentum_decay"],

@@ -1,7 +1,7 @@
 """RMSprop."""
 
 from .optimizer import Optimizer, _check_lr
-from ._common import _lerp_, _check_sparse, _eval_closure, _scalar_tensor, _to_scalar, _use_grad_for_differentiable, _zeros_like
+from ._common import _gather_group, _lerp_, _eval_closure, _scalar_tensor, _to_scalar, _use_grad_for_differentiable, _zeros_like
 
 __all__ = ["RMSprop", "rmsprop"]
 
@@ -51,27 +51,15 @@ class RMSprop(Optimizer):
         """
         loss = _eval_closure(closure)
         for group in self.param_groups:
-            params, grads, sq, gavg, bufs, steps = [], [], [], [], [], []
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                _check_sparse(p, "RMSprop")
-                params.append(p)
-                grads.append(p.grad)
-                state = self.state[p]
-                if len(state) == 0:
-                    state["step"] = _scalar_tensor(0.0)
-                    state["square_avg"] = _zeros_like(p)
-                    if group["momentum"] > 0:
-                        state["momentum_buffer"] = _zeros_like(p)
-                    if group["centered"]:
-                        state["grad_avg"] = _zeros_like(p)
-                sq.append(state["square_avg"])
-                steps.append(state["step"])
+            def init(p, group=group):
+                state = {"step": _scalar_tensor(0.0), "square_avg": _zeros_like(p)}
                 if group["momentum"] > 0:
-                    bufs.append(state["momentum_buffer"])
+                    state["momentum_buffer"] = _zeros_like(p)
                 if group["centered"]:
-                    gavg.append(state["grad_avg"])
+                    state["grad_avg"] = _zeros_like(p)
+                return state
+            params, grads, st = _gather_group(self, group, "RMSprop", init)
+            sq, gavg, bufs, steps = st["square_avg"], st["grad_avg"], st["momentum_buffer"], st["step"]
             rmsprop(params, grads, sq, gavg, bufs, steps, lr=group["lr"], alpha=group["alpha"], eps=group["eps"],
                     weight_decay=group["weight_decay"], momentum=group["momentum"], centered=group["centered"],
                     maximize=group["maximize"])

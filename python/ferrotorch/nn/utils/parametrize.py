@@ -67,14 +67,7 @@ def _is_module_dict(obj):
     return isinstance(obj, (_ModuleDict, _module_dict_cls()))
 
 
-class _no_grad:
-    def __enter__(self):
-        self._prev = _C.is_grad_enabled()
-        _C._set_grad_enabled(False)
-
-    def __exit__(self, *exc):
-        _C._set_grad_enabled(self._prev)
-        return False
+from ...autograd.grad_mode import no_grad as _no_grad  # noqa: E402
 
 
 @contextmanager

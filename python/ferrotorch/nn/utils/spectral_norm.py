@@ -1,6 +1,5 @@
 """Spectral normalisation (the hook-based ``spectral_norm``) by power iteration."""
 
-from ... import _C
 
 __all__ = ["SpectralNorm", "SpectralNormLoadStateDictPreHook", "SpectralNormStateDictHook", "spectral_norm",
            "remove_spectral_norm"]
@@ -12,14 +11,7 @@ def _ft():
     return ferrotorch
 
 
-class _no_grad:
-    def __enter__(self):
-        self._prev = _C.is_grad_enabled()
-        _C._set_grad_enabled(False)
-
-    def __exit__(self, *exc):
-        _C._set_grad_enabled(self._prev)
-        return False
+from ...autograd.grad_mode import no_grad as _no_grad  # noqa: E402
 
 
 class SpectralNorm:
