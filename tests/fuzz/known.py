@@ -23,6 +23,11 @@ KNOWN = [
      "PyTorch quirk: an in-place comparison on an integer tensor with a float operand requiring grad "
      "attaches a grad_fn to the integer tensor (GeBackward1 on int16); integer tensors cannot require "
      "grad anywhere else in PyTorch, and ours keeps them out of the graph"),
+    (r"(index_put_|setitem_adv)", r"wrong:requires_grad",
+     "PyTorch quirk: index_put_/__setitem__ of a float value requiring grad into an integer tensor "
+     "attaches IndexPutBackward0 to the integer tensor (requires_grad=True on int16/int32); backward "
+     "through it then fails ('Autograd not support dtype'), and integer tensors cannot require grad "
+     "anywhere else; ours keeps them out of the graph"),
 ]
 
 
