@@ -69,6 +69,11 @@ KNOWN = [
      "to inf for a subnormal or tiny divisor (or a huge dividend) and gives NaN; the exact result is finite "
      "(C fmod, and PyTorch's own scalar path on a 1-element tensor: fmod(-2., -1e-40) = -1.69e-41, "
      "remainder(1., -1e-40) = -9.15e-41), which ours returns"),
+    (r"(index_put_|setitem_adv)", r"wrong:requires_grad",
+     "PyTorch quirk: index_put_/__setitem__ of a float value requiring grad into an integer tensor "
+     "attaches IndexPutBackward0 to the integer tensor (requires_grad=True on int16/int32); backward "
+     "through it then fails ('Autograd not support dtype'), and integer tensors cannot require grad "
+     "anywhere else; ours keeps them out of the graph"),
 ]
 
 

@@ -405,7 +405,7 @@ impl Tensor {
         Ok((v, m))
     }
 
-    /// Variance and mean without autograd, two-pass in `f64`.
+    /// Variance and mean without autograd, by Welford's recurrence in `f64`.
     /// With `std`, the square root is taken in `f64` before rounding to the
     /// input dtype (as PyTorch's kernels take it at their wider accumulation
     /// type), so a float16 std whose variance overflows float16 stays finite.
@@ -418,10 +418,22 @@ impl Tensor {
         let mask = reduced_dims(dims, self.ndim())?;
         let rows = Rows::new(self, &mask)?;
         let n = rows.inner as f64;
+        // PyTorch's Welford recurrence in f64, in the row's order: its mean is
+        // what std_mean/var_mean return, so an infinity anywhere but last in a
+        // row makes that mean NaN (`inf + (x - inf) / k`), and equal elements
+        // give their value exactly (hence a std of exactly 0).
         let vm: Vec<(f64, f64)> = dispatch_dtype!(self.dtype(), T => rows.map::<T, (f64, f64)>(|r| {
-            let mean = r.iter().map(|v| v.to_f64()).sum::<f64>() / n;
-            let ss: f64 = r.iter().map(|v| { let d = v.to_f64() - mean; d * d }).sum();
-            let v = ss / (n - correction).max(0.0);
+            if r.is_empty() {
+                return (f64::NAN, f64::NAN);
+            }
+            let (mut mean, mut m2) = (0.0f64, 0.0f64);
+            for (k, v) in r.iter().enumerate() {
+                let x = v.to_f64();
+                let delta = x - mean;
+                mean += delta / (k + 1) as f64;
+                m2 += delta * (x - mean);
+            }
+            let v = m2 / (n - correction).max(0.0);
             (if std { v.sqrt() } else { v }, mean)
         }));
         let (v, m): (Vec<f64>, Vec<f64>) = vm.into_iter().unzip();
@@ -797,7 +809,9 @@ fn var_grad(g: &Tensor, x: &Tensor, mask: &[bool], keepdim: bool, dof: Dof) -> R
         return muls(&mul(&ge, &un(&centered, UnaryOp::Abs)?)?, f64::INFINITY);
     }
     // With explicit dims the factor is `2 / dof` as is: inf at 0, negative below.
-    muls(&mul(&ge, &centered)?, 2.0 / dof.dof)
+    // `(2 / dof) * g` before `x - mean`, PyTorch's order: the other order
+    // overflows where `x - mean` is near the dtype's max.
+    mul(&muls(&ge, 2.0 / dof.dof)?, &centered)
 }
 
 /// PyTorch's std_backward: var_backward of `(g / (2 std))`, that masked to 0
