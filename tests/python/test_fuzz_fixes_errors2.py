@@ -368,3 +368,11 @@ def test_lerp_zero_dim_weight_of_another_dtype(fn):
     """A 0-d weight may have any dtype (taken like a number); with 0-d start and
     end too, the result is promoted over all three."""
     _same(fn)
+
+
+@pytest.mark.parametrize("groups", [
+    lambda L: L.tensor(2), lambda L: L.tensor([2]), lambda L: L.ones(2, 2), lambda L: True, lambda L: L.tensor(2.0),
+])
+@pytest.mark.parametrize("name", ["channel_shuffle", "native_channel_shuffle"])
+def test_channel_shuffle_groups_argument(groups, name):
+    _same(lambda L: getattr(L, name)(L.ones(1, 4, 2), groups(L)), compare_values=False)

@@ -421,6 +421,8 @@ def channel_shuffle(input, groups):
     Splits the channels (dim 1) into ``groups`` and interleaves them:
     ``(N, g * c, *) -> (N, c * g, *)``.
     """
+    input = _args.tensor(input, "channel_shuffle", "input", 1)
+    groups = _args.integer(groups, "channel_shuffle", "groups", 2, symint=True)
     if input.dim() <= 2:
         raise RuntimeError(f"channel_shuffle expects input with > 2 dims, but got input with sizes {_sizes(input)}")
     if groups <= 0:
