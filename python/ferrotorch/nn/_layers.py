@@ -9,6 +9,7 @@ from .parameter import Parameter
 from . import functional as F
 from . import init
 from . import _losses as L
+from ..autograd.grad_mode import no_grad as _no_grad
 
 __all__ = ["Unflatten", "Bilinear", "ChannelShuffle", "Softmax2d", "RMSNorm", "LocalResponseNorm"]
 
@@ -112,12 +113,8 @@ class RMSNorm(Module):
 
     def reset_parameters(self):
         if self.elementwise_affine:
-            prev = _C.is_grad_enabled()
-            _C._set_grad_enabled(False)
-            try:
+            with _no_grad():
                 self.weight.fill_(1.0)
-            finally:
-                _C._set_grad_enabled(prev)
 
     def forward(self, x):
         return F.rms_norm(x, self.normalized_shape, self.weight, self.eps)

@@ -10,6 +10,7 @@ import math
 from .. import _C, _args
 from .. import _shape_ops as _s
 from . import functional as _F
+from ..autograd.grad_mode import no_grad as _no_grad
 
 __all__ = [
     "cosine_similarity", "pairwise_distance", "pdist", "cosine_embedding_loss", "margin_ranking_loss",
@@ -72,13 +73,9 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     n1 = x1.norm(2, dim, True).clone()
     n2 = x2.norm(2, dim, True).clone()
     # Clamped out of autograd's sight, as PyTorch does: the gradient flows as if through the raw norm.
-    prev = _C.is_grad_enabled()
-    _C._set_grad_enabled(False)
-    try:
+    with _no_grad():
         n1.clamp_min_(eps)
         n2.clamp_min_(eps)
-    finally:
-        _C._set_grad_enabled(prev)
     return ((x1 / n1) * (x2 / n2)).sum(dim)
 
 
@@ -264,12 +261,8 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
         raise ValueError(reduction + " is not valid")
     var = var.clone()
     # Clamped without autograd seeing it, as PyTorch does.
-    prev = _C.is_grad_enabled()
-    _C._set_grad_enabled(False)
-    try:
+    with _no_grad():
         var.clamp_(min=eps)
-    finally:
-        _C._set_grad_enabled(prev)
     loss = 0.5 * (var.log() + (input - target) ** 2 / var)
     if full:
         loss = loss + 0.5 * math.log(2 * math.pi)

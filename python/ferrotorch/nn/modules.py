@@ -9,6 +9,7 @@ from .. import _C
 from .parameter import Parameter, is_lazy
 from . import functional as F
 from . import init
+from ..autograd.grad_mode import no_grad as _no_grad
 
 
 class _RemovableHandle:
@@ -659,9 +660,7 @@ class Module:
         return self
 
     def _apply_tensors(self, fn, recurse=True):
-        prev = _C.is_grad_enabled()
-        _C._set_grad_enabled(False)
-        try:
+        with _no_grad():
             for m in (self.modules() if recurse else [self]):
                 for k, p in list(m._parameters.items()):
                     if p is None:
@@ -672,8 +671,6 @@ class Module:
                 for k, b in list(m._buffers.items()):
                     if b is not None:
                         m._buffers[k] = fn(b)
-        finally:
-            _C._set_grad_enabled(prev)
         return self
 
     def to(self, *args, **kwargs):

@@ -1,6 +1,6 @@
 """Adadelta."""
 
-from .optimizer import Optimizer, _check_lr
+from .optimizer import Optimizer, _check_lr, _check_non_negative
 from ._common import _gather_group, _eval_closure, _scalar_tensor, _to_scalar, _use_grad_for_differentiable, _zeros_like
 
 __all__ = ["Adadelta", "adadelta"]
@@ -30,10 +30,7 @@ class Adadelta(Optimizer):
             raise ValueError(f"Invalid learning rate: {lr}")
         if not 0.0 <= rho <= 1.0:
             raise ValueError(f"Invalid rho value: {rho}")
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        _check_non_negative(("epsilon value", eps), ("weight_decay value", weight_decay))
         defaults = dict(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay, maximize=maximize,
                         capturable=capturable, foreach=foreach, differentiable=differentiable)
         super().__init__(params, defaults)

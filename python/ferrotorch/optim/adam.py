@@ -1,7 +1,7 @@
 """Adam and AdamW."""
 
 import ferrotorch as _ft
-from .optimizer import Optimizer, _check_fused_foreach, _check_lr
+from .optimizer import Optimizer, _check_fused_foreach, _check_lr, _check_non_negative
 from ._common import (_lerp_, _eval_closure, _get_value, _scalar_tensor, _to_scalar,
                       _use_grad_for_differentiable, _zeros_like)
 
@@ -38,10 +38,7 @@ class Adam(Optimizer):
                  foreach=None, maximize=False, capturable=False, differentiable=False, fused=None,
                  decoupled_weight_decay=False):
         _check_lr(lr)
-        if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
+        _check_non_negative(("learning rate", lr), ("epsilon value", eps))
         _check_betas(betas)
         if not 0.0 <= weight_decay:
             raise ValueError(f"Invalid weight_decay value: {weight_decay}")

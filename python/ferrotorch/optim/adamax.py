@@ -1,7 +1,7 @@
 """Adamax (Adam on the infinity norm)."""
 
 import ferrotorch as _ft
-from .optimizer import Optimizer, _check_lr
+from .optimizer import Optimizer, _check_lr, _check_non_negative
 from ._common import (_gather_group, _lerp_, _eval_closure, _get_value, _scalar_tensor, _to_scalar,
                       _use_grad_for_differentiable, _zeros_like)
 
@@ -27,10 +27,7 @@ class Adamax(Optimizer):
     def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, foreach=None, *,
                  maximize=False, differentiable=False, capturable=False):
         _check_lr(lr)
-        if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
+        _check_non_negative(("learning rate", lr), ("epsilon value", eps))
         if not 0.0 <= betas[0] < 1.0:
             raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
         if not 0.0 <= betas[1] < 1.0:

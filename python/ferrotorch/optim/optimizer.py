@@ -10,6 +10,7 @@ from copy import deepcopy
 from itertools import chain
 
 from .. import _C
+from ..autograd.grad_mode import no_grad as _NoGrad
 
 __all__ = ["Optimizer", "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook", "required"]
 
@@ -62,16 +63,6 @@ def register_optimizer_step_post_hook(hook):
     return handle
 
 
-class _NoGrad:
-    def __enter__(self):
-        self._prev = _C.is_grad_enabled()
-        _C._set_grad_enabled(False)
-
-    def __exit__(self, *exc):
-        _C._set_grad_enabled(self._prev)
-        return False
-
-
 def _get_scalar_dtype():
     # PyTorch keeps ``step`` counters in float64 only when that is the default dtype.
     return _C.float64 if _C.get_default_dtype() == _C.float64 else _C.float32
@@ -95,6 +86,14 @@ def _get_value(x):
 def _check_lr(lr):
     if isinstance(lr, _C.Tensor) and lr.numel() != 1:
         raise ValueError("Tensor lr must be 1-element")
+
+
+def _check_non_negative(*named):
+    """PyTorch's constructor checks ``if not 0.0 <= value: raise ValueError("Invalid <what>: <value>")``,
+    in the order given as ``(what, value)`` pairs."""
+    for what, value in named:
+        if not 0.0 <= value:
+            raise ValueError(f"Invalid {what}: {value}")
 
 
 def _check_fused_foreach(fused, foreach, differentiable):

@@ -1,10 +1,10 @@
 """Gradient clipping: by total norm (``clip_grad_norm_``) and by value (``clip_grad_value_``)."""
 
-import functools
 import types
 import warnings
 
 from ... import _C
+from ...autograd.grad_mode import no_grad as _no_grad
 
 __all__ = ["clip_grad_norm", "clip_grad_norm_", "clip_grad_value_", "clip_grads_with_norm_", "get_total_norm"]
 
@@ -14,18 +14,6 @@ def _ft():
 
     return ferrotorch
 
-
-def _no_grad(func):
-    @functools.wraps(func)
-    def wrapper(*args, **kwargs):
-        prev = _C.is_grad_enabled()
-        _C._set_grad_enabled(False)
-        try:
-            return func(*args, **kwargs)
-        finally:
-            _C._set_grad_enabled(prev)
-
-    return wrapper
 
 
 @_no_grad

@@ -1,6 +1,7 @@
 """Flattening parameters into one vector and back."""
 
 from ... import _C
+from ...autograd.grad_mode import no_grad as _no_grad
 
 __all__ = ["parameters_to_vector", "vector_to_parameters"]
 
@@ -36,14 +37,10 @@ def vector_to_parameters(vec, parameters):
     if not isinstance(vec, _C.Tensor):
         raise TypeError(f"expected torch.Tensor, but got: {_typename(vec)}")
     pointer = 0
-    prev = _C.is_grad_enabled()
-    _C._set_grad_enabled(False)
-    try:
+    with _no_grad():
         for param in parameters:
             n = param.numel()
             # PyTorch rebinds ``param.data`` to a view of ``vec``; here the values are
             # copied in (tensors cannot change storage), which is the same for the model.
             param.copy_(vec[pointer:pointer + n].reshape(tuple(param.shape)))
             pointer += n
-    finally:
-        _C._set_grad_enabled(prev)

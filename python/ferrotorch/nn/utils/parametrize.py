@@ -11,6 +11,8 @@ from collections.abc import Sequence
 from contextlib import contextmanager
 
 from ... import _C
+from ...autograd.grad_mode import no_grad as _no_grad
+from .._containers import ModuleDict
 from ..modules import Module, ModuleList
 from ..parameter import Parameter
 
@@ -20,54 +22,6 @@ __all__ = ["cached", "ParametrizationList", "register_parametrization", "is_para
 _cache_enabled = 0
 _cache = {}
 
-
-def _module_dict_cls():
-    from .. import modules
-
-    return getattr(modules, "ModuleDict", None) or _ModuleDict
-
-
-class _ModuleDict(Module):
-    """A minimal ``ModuleDict`` (used only until ``nn.ModuleDict`` exists)."""
-
-    def __init__(self, modules=None):
-        super().__init__()
-        for k, m in (modules or {}).items():
-            self[k] = m
-
-    def __getitem__(self, key):
-        return self._modules[key]
-
-    def __setitem__(self, key, module):
-        self.add_module(key, module)
-
-    def __delitem__(self, key):
-        del self._modules[key]
-
-    def __len__(self):
-        return len(self._modules)
-
-    def __iter__(self):
-        return iter(self._modules)
-
-    def __contains__(self, key):
-        return key in self._modules
-
-    def keys(self):
-        return self._modules.keys()
-
-    def items(self):
-        return self._modules.items()
-
-    def values(self):
-        return self._modules.values()
-
-
-def _is_module_dict(obj):
-    return isinstance(obj, (_ModuleDict, _module_dict_cls()))
-
-
-from ...autograd.grad_mode import no_grad as _no_grad  # noqa: E402
 
 
 @contextmanager
@@ -352,7 +306,7 @@ def register_parametrization(module, tensor_name, parametrization, *, unsafe=Fal
         delattr(module, tensor_name)
         if not is_parametrized(module):
             _inject_new_class(module)
-            module.parametrizations = _module_dict_cls()()
+            module.parametrizations = ModuleDict()
         _inject_property(module, tensor_name)
         module.parametrizations[tensor_name] = parametrizations
     else:
@@ -375,7 +329,7 @@ def is_parametrized(module, tensor_name=None):
         or if it has any parametrization when :attr:`tensor_name` is ``None``; otherwise ``False``
     """
     parametrizations = getattr(module, "parametrizations", None)
-    if parametrizations is None or not _is_module_dict(parametrizations):
+    if parametrizations is None or not isinstance(parametrizations, ModuleDict):
         return False
     if tensor_name is None:
         return len(parametrizations) > 0
