@@ -16,6 +16,7 @@ mod math_ops;
 mod memory;
 mod nn_ops;
 mod numpy;
+mod optim_ops;
 mod safetensors;
 mod shape_ops;
 mod storage;
@@ -29,6 +30,7 @@ fn _C(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<tensor::PyTensor>()?;
     shape_ops::register(m)?;
     nn_ops::register(m)?;
+    optim_ops::register(m)?;
     safetensors::register(m)?;
     m.add_class::<dtype::PyDType>()?;
     m.add_class::<device::PyDevice>()?;

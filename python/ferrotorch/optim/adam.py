@@ -1,6 +1,7 @@
 """Adam and AdamW."""
 
 import ferrotorch as _ft
+from ferrotorch import _C
 from .optimizer import Optimizer, _check_fused_foreach, _check_lr, _check_non_negative
 from ._common import (_lerp_, _eval_closure, _get_value, _scalar_tensor, _to_scalar,
                       _use_grad_for_differentiable, _zeros_like)
@@ -104,6 +105,13 @@ def adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, *, 
          weight_decay, eps, maximize, decoupled_weight_decay=False, **_unused):
     r"""Functional API that performs the Adam computation (see :class:`~ferrotorch.optim.Adam`)."""
     lr, beta1, beta2 = _to_scalar(lr), _to_scalar(beta1), _to_scalar(beta2)
+    # One pass per parameter in Rust; it declines (writing nothing) when the
+    # group needs the op-by-op form below (autograd through the step, views, half types).
+    if all(isinstance(x, (int, float)) for x in (lr, beta1, beta2, weight_decay, eps)) and _C._fused_adam_(
+            params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs if amsgrad else [], state_steps,
+            float(lr), float(beta1), float(beta2), float(eps), float(weight_decay), bool(amsgrad),
+            bool(maximize), bool(decoupled_weight_decay)):
+        return
     for i, param in enumerate(params):
         grad = grads[i] if not maximize else -grads[i]
         exp_avg, exp_avg_sq, step_t = exp_avgs[i], exp_avg_sqs[i], state_steps[i]

@@ -1,5 +1,7 @@
 """Stochastic gradient descent (momentum, dampening, Nesterov, weight decay)."""
 
+import ferrotorch as _ft
+from ferrotorch import _C
 from .optimizer import Optimizer, _check_fused_foreach, _check_lr
 from ._common import _eval_closure, _to_scalar, _use_grad_for_differentiable
 
@@ -77,6 +79,9 @@ def sgd(params, d_p_list, momentum_buffer_list, *, weight_decay, momentum, lr, d
         **_unused):
     r"""Functional API that performs the SGD computation (see :class:`~ferrotorch.optim.SGD`)."""
     lr = _to_scalar(lr)
+    if _sgd_fused(params, d_p_list, momentum_buffer_list, weight_decay, momentum, lr, dampening, nesterov,
+                  maximize):
+        return
     for i, param in enumerate(params):
         grad = d_p_list[i] if not maximize else -d_p_list[i]
         if weight_decay != 0:
@@ -90,3 +95,22 @@ def sgd(params, d_p_list, momentum_buffer_list, *, weight_decay, momentum, lr, d
                 buf.mul_(momentum).add_(grad, alpha=1 - dampening)
             grad = grad.add(buf, alpha=momentum) if nesterov else buf
         param.add_(grad, alpha=-lr)
+
+
+def _sgd_fused(params, grads, bufs, weight_decay, momentum, lr, dampening, nesterov, maximize):
+    """One pass per parameter in Rust; False (nothing written) when the group needs the op-by-op form."""
+    if not all(isinstance(x, (int, float)) for x in (weight_decay, momentum, lr, dampening)):
+        return False
+    fresh = []
+    if momentum != 0:
+        fresh = [b is None for b in bufs]
+        new = [_ft.empty_like(p) if b is None else b
+               for p, b in zip(params, bufs)]
+    else:
+        new = []
+    if not _C._fused_sgd_(params, grads, new, fresh, float(lr), float(momentum), float(dampening),
+                          float(weight_decay), bool(nesterov), bool(maximize)):
+        return False
+    for i, b in enumerate(new):
+        bufs[i] = b
+    return True
