@@ -1942,3 +1942,11 @@ from ._losses import (  # noqa: E402,F401
     linear_cross_entropy, gumbel_softmax,
 )
 from .._C import Tensor  # noqa: E402,F401 - PyTorch's nn.functional re-exports it too
+
+# Sliding blocks, the rest of the pooling family, grid sampling and embedding bags, each in its own module.
+from ._fold import unfold, fold, conv_tbc  # noqa: E402,F401
+from ._pool_extra import (  # noqa: E402,F401
+    max_unpool1d, max_unpool2d, max_unpool3d, lp_pool1d, lp_pool2d, lp_pool3d, fractional_max_pool2d,
+    fractional_max_pool2d_with_indices, fractional_max_pool3d, fractional_max_pool3d_with_indices,
+    max_pool3d_with_indices, adaptive_max_pool3d_with_indices,
+)
