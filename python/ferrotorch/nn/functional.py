@@ -1950,3 +1950,6 @@ from ._pool_extra import (  # noqa: E402,F401
     fractional_max_pool2d_with_indices, fractional_max_pool3d, fractional_max_pool3d_with_indices,
     max_pool3d_with_indices, adaptive_max_pool3d_with_indices,
 )
+from ._grid_sample import (  # noqa: E402,F401
+    GRID_SAMPLE_INTERPOLATION_MODES, GRID_SAMPLE_PADDING_MODES, affine_grid, grid_sample,
+)
