@@ -1953,3 +1953,4 @@ from ._pool_extra import (  # noqa: E402,F401
 from ._grid_sample import (  # noqa: E402,F401
     GRID_SAMPLE_INTERPOLATION_MODES, GRID_SAMPLE_PADDING_MODES, affine_grid, grid_sample,
 )
+from ._embedding_bag import embedding_bag  # noqa: E402,F401
