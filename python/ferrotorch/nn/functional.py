@@ -182,10 +182,15 @@ def prelu(input, weight):
 
 def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
     """Randomised leaky ReLU: slope ~ U(lower, upper) in training, their mean otherwise."""
+    if lower > upper:
+        raise RuntimeError("Lower bound should be less than or equal to the upper bound")
     if not training:
         return leaky_relu(input, (lower + upper) / 2, inplace=inplace)
-    slope = _C.rand(*input.shape, dtype=input.dtype) * (upper - lower) + lower
-    out = _s.where(input >= 0, input, input * slope)
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(f"\"rrelu_with_noise_out_cpu\" not implemented for '{_m._pretty(input.dtype)}'")
+    slope = _C.rand(*input.shape, dtype=input.dtype, device=input.device) * (upper - lower) + lower
+    # PyTorch draws a slope for x <= 0 (x == 0 takes the random slope's gradient).
+    out = _s.where(input > 0, input, input * slope)
     if inplace:
         with _no_grad():
             input.copy_(out)
