@@ -95,10 +95,6 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
     out_hw = _pair(output_size, "output_size")
     k, d = _pair(kernel_size, "kernel_size"), _pair(dilation, "dilation")
     p, s = _pair(padding, "padding"), _pair(stride, "stride")
-    if out_hw[0] <= 0 or out_hw[1] <= 0:
-        raise RuntimeError(
-            f"output size should be greater than zero, but got output_height: {out_hw[0]} "
-            f"output_width: {out_hw[1]}")
     _check_params(k, d, p, s)
     shape = list(input.shape)
     dims = input.dim()

@@ -36,9 +36,10 @@ def _unpool_output_size(input, kernel_size, stride, padding, output_size):
     if output_size is None:
         ret = default
     else:
-        output_size = list(output_size)
         if len(output_size) == nd + 2:
             output_size = output_size[2:]
+        shown = output_size
+        output_size = list(output_size)
         if len(output_size) != nd:
             raise ValueError(
                 f"output_size should be a sequence containing {nd} or {nd + 2} elements, but it has a length of "
@@ -46,7 +47,7 @@ def _unpool_output_size(input, kernel_size, stride, padding, output_size):
         for i in range(nd):
             lo, hi = default[i] - stride[i], default[i] + stride[i]
             if not lo < output_size[i] < hi:
-                raise ValueError(f'invalid output_size "{_tuple_repr(output_size)}" (dim {i} must be between '
+                raise ValueError(f'invalid output_size "{_tuple_repr(shown)}" (dim {i} must be between '
                                  f'{lo} and {hi})')
         ret = output_size
     for i in range(nd):
@@ -57,7 +58,8 @@ def _unpool_output_size(input, kernel_size, stride, padding, output_size):
 
 
 def _tuple_repr(v):
-    return repr(tuple(v)) if not isinstance(v, list) else repr(v)
+    # PyTorch prints the caller's sequence as it came, trimmed to the spatial dims.
+    return repr(v)
 
 
 def _max_unpool(input, indices, out_size, nd):
@@ -80,7 +82,7 @@ def _max_unpool(input, indices, out_size, nd):
         if idx.numel() and bool(bad.any()):
             first = int(idx.reshape(-1)[bad.reshape(-1).to(_C.int64).argmax()].item())
             raise RuntimeError(f"Found an invalid max index: {first} (output volumes are of size "
-                               f"{'x'.join(str(v) for v in out_size)}")
+                               f"{'x'.join(str(v) for v in out_size)})")
     # Each pooled value goes back to the position its index names; the
     # gradient (scatter's backward) gathers it from there, as PyTorch's.
     out = _C.zeros(*lead, plane, dtype=input.dtype, device=input.device)
@@ -147,7 +149,7 @@ def _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, nd, count):
         out = avg_fn(input.pow(norm_type), kernel_size, padding=0, ceil_mode=ceil_mode)
     # The window mean times its size is the window sum of x**p; sign * relu(abs)
     # keeps PyTorch's exact arithmetic (and its gradient at 0).
-    return (_C.sign(out) * _F.relu(out.abs())).mul(count).pow(1.0 / norm_type)
+    return (out.sign() * _F.relu(out.abs())).mul(count).pow(1.0 / norm_type)
 
 
 def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
@@ -245,7 +247,8 @@ def _fractional(input, kernel_size, output_size, output_ratio, samples, nd):
     sizes = tuple(input.shape[-nd:])
     prefix = f"{name}()" if nd == 2 else "fractional_max_pool3d_out()"
     for i in range(nd):
-        if outs[i] + k[i] - 1 > sizes[i]:
+        # The 3-d kernel's bound is strict, the 2-d one's is not (as PyTorch's).
+        if outs[i] + k[i] - 1 > sizes[i] or (nd == 3 and outs[i] + k[i] - 1 == sizes[i]):
             dn = _DIM_NAMES[nd][i]
             raise RuntimeError(f"{prefix}: pool {dn} {k[i]} too large relative to input {dn} {sizes[i]}")
     if not input.dtype.is_floating_point:
