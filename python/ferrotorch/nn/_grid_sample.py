@@ -252,10 +252,11 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
         raise RuntimeError(f"expected scalar type {_m._pretty(input.dtype)} but found {_m._pretty(grid.dtype)}")
 
     out_sp = gshape[1:-1]
+    n, c = ishape[0], ishape[1]
+    if n == 0 or c == 0 or math.prod(out_sp) == 0:
+        return _C.zeros(n, c, *out_sp, dtype=input.dtype, device=input.device)
     samp = _Sampler(input, out_sp)
-    n, c, q = samp.n, samp.c, samp.q
-    if n == 0 or q == 0 or c == 0:
-        return _C.zeros(n, c, *out_sp, dtype=input.dtype, device=input.device) + (input.sum() + grid.sum()) * 0
+    q = samp.q
     # Grid component j is the coordinate of spatial dim nd-1-j (x is the width).
     raw = [_unnormalize(grid.select(-1, nd - 1 - i), samp.sizes[i], align_corners) for i in range(nd)]
 
