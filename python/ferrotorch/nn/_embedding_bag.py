@@ -12,6 +12,7 @@ bag size for ``mean``), to the maximal row per column for ``max``, none to
 import warnings
 
 from .. import _C
+from .. import _math_ops as _m
 from .. import _shape_ops as _s
 from ..autograd.grad_mode import no_grad as _no_grad
 
@@ -25,7 +26,7 @@ def _renorm_(weight, input, max_norm, norm_type):
     """PyTorch's ``embedding_renorm_``: rows looked up by ``input`` whose
     ``norm_type``-norm exceeds ``max_norm`` are scaled down to it, in place."""
     with _no_grad():
-        idx = _C.unique(input.reshape(-1).to(_C.int64))
+        idx = _m.unique(input.reshape(-1).to(_C.int64))
         if idx.numel() == 0:
             return
         rows = weight.index_select(0, idx)
