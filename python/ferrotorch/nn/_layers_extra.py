@@ -437,6 +437,11 @@ class SyncBatchNorm(_BatchNorm):
                  process_group=None, device=None, dtype=None, *, bias=True):
         super().__init__(num_features, eps, momentum, affine, track_running_stats, device=device, dtype=dtype,
                          bias=bias)
+        if not track_running_stats:
+            # PyTorch's norm layers keep the three buffer names, set to None.
+            for name in ("running_mean", "running_var", "num_batches_tracked"):
+                if not hasattr(self, name):
+                    self.register_buffer(name, None)
         self.process_group = process_group
 
     def _check_input_dim(self, input):
