@@ -207,3 +207,42 @@ def test_scale_grad_by_freq_matches_embedding_rule():
     (ref * torch.from_numpy(up)).sum().backward()
     assert_same(out, ref)
     assert_same(ws.grad, wt.grad)
+
+
+# -- nn.Embedding's options (max_norm, scale_grad_by_freq, from_pretrained, padding row) -------------
+
+
+@pytest.mark.parametrize("kw", [dict(), dict(padding_idx=2), dict(padding_idx=-1, scale_grad_by_freq=True),
+                                dict(max_norm=1.2), dict(max_norm=0.8, norm_type=1.0, scale_grad_by_freq=True)])
+def test_embedding_module_options(kw):
+    tm, fm = torch.nn.Embedding(10, 3, **kw), ft.nn.Embedding(10, 3, **kw)
+    assert repr(fm) == repr(tm) and fm.padding_idx == tm.padding_idx
+    if fm.padding_idx is not None:
+        assert not as_np(fm.weight)[fm.padding_idx].any()
+    with torch.no_grad():
+        tm.weight.mul_(2)
+    fm.load_state_dict({"weight": ft.from_numpy(tm.weight.detach().numpy().copy())})
+    idx = IDX.reshape(1, 11)
+    outs, grads = [], []
+    for lib, m in ((ft, fm), (torch, tm)):
+        out = m(T(lib, idx))
+        (out * T(lib, rnd(1, 11, 3, seed=4))).sum().backward()
+        outs.append(out)
+        grads.append(m.weight.grad)
+    assert_same(outs[0], outs[1], rtol=1e-5, atol=1e-6)
+    assert_same(grads[0], grads[1], rtol=1e-5, atol=1e-6)
+    # max_norm renormalises the looked-up rows of the weight itself.
+    assert_same(fm.weight, tm.weight, rtol=1e-5, atol=1e-6)
+
+
+def test_embedding_from_pretrained_and_errors():
+    w = rnd(5, 4)
+    tm = torch.nn.Embedding.from_pretrained(torch.from_numpy(w.copy()), padding_idx=1, max_norm=2.0)
+    fm = ft.nn.Embedding.from_pretrained(ft.from_numpy(w.copy()), padding_idx=1, max_norm=2.0)
+    assert repr(fm) == repr(tm) and fm.weight.requires_grad is tm.weight.requires_grad is False
+    assert ft.nn.Embedding.from_pretrained(ft.from_numpy(w.copy()), freeze=False).weight.requires_grad
+    assert_same(fm(T(ft, np.array([0, 1, 4]))), tm(T(torch, np.array([0, 1, 4]))))
+    for bad in (dict(padding_idx=5), dict(padding_idx=-6)):
+        same_error(lambda l: l.nn.Embedding(5, 2, **bad))
+    same_error(lambda l: l.nn.Embedding(3, 2, _weight=l.zeros(2, 2)))
+    same_error(lambda l: l.nn.Embedding.from_pretrained(l.zeros(3)))

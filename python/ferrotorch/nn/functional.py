@@ -1498,8 +1498,18 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
         elif padding_idx < 0:
             assert padding_idx >= -weight.size(0), "Padding_idx must be within num_embeddings"
             padding_idx = weight.size(0) + padding_idx
+    if max_norm is not None:
+        from ._embedding_bag import _renorm_
+        _renorm_(weight, input, max_norm, norm_type)
     idx = input.reshape(-1)
     rows = weight.index_select(0, idx)
+    if scale_grad_by_freq and rows.requires_grad and idx.numel():
+        # Each row's gradient divided by how often its index occurs in the batch.
+        with _no_grad():
+            freq = _C.zeros(weight.shape[0], dtype=weight.dtype, device=weight.device).index_add(
+                0, idx.to(_C.int64), _C.ones(idx.numel(), dtype=weight.dtype, device=weight.device))
+            freq = freq.index_select(0, idx).unsqueeze(1)
+        rows.register_hook(lambda g: g / freq)
     if padding_idx is not None and rows.requires_grad:
         # Same values, but the padding row's lookups are cut from the graph
         # (PyTorch's embedding_backward skips them).
