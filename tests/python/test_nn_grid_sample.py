@@ -140,3 +140,17 @@ def test_grid_sample_warning_and_errors():
     same_error(lambda l: gs(l, x.astype("int64"), g.astype("int64"), align_corners=False))
     parity(torch, lambda l, a, gg: l.nn.functional.grid_sample(a, gg, align_corners=False),
            np.zeros((0, 3, 5, 6), "float32"), np.zeros((0, 4, 7, 2), "float32"))
+
+
+@pytest.mark.parametrize("mode,padding,align", CASES)
+def test_grid_sample_non_finite_grid(mode, padding, align):
+    # NaN / inf coordinates: PyTorch's 2-d (vectorised) and 3-d (scalar) kernels
+    # treat them differently; both are mirrored.
+    x = np.arange(1, 21, dtype="float32").reshape(1, 1, 4, 5)
+    g = np.array([[[[np.nan, 0.1], [0.2, np.inf], [-np.inf, 0.3], [0.5, 0.5], [-7.3, 2.9]]]], "float32")
+    parity(torch, lambda l, a, gg: l.nn.functional.grid_sample(a, gg, mode, padding, align), x, g)
+    if mode != "bicubic":
+        x3 = np.arange(1, 61, dtype="float32").reshape(1, 1, 3, 4, 5)
+        g3 = np.array([[[[[np.nan, 0.1, 0.0], [0.2, np.inf, 0.0], [-np.inf, 0.3, 0.0], [0.0, 0.0, np.nan],
+                          [0.1, 0.2, 0.3]]]]], "float32")
+        parity(torch, lambda l, a, gg: l.nn.functional.grid_sample(a, gg, mode, padding, align), x3, g3)

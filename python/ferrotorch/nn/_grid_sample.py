@@ -142,16 +142,18 @@ def _reflect(coord, twice_low, twice_high):
     return _s.where(_m.fmod(flips, 2) == 0, extra + lo, span - extra + lo)
 
 
-def _apply_padding(coord, size, padding_mode, align_corners):
-    if padding_mode == "border":
-        return coord.clamp(0, size - 1)
+def _apply_padding(coord, size, padding_mode, align_corners, nd=2):
+    if padding_mode == "zeros":
+        return coord
     if padding_mode == "reflection":
         if align_corners:
             coord = _reflect(coord, 0, 2 * (size - 1))
         else:
             coord = _reflect(coord, -1, 2 * size - 1)
-        return coord.clamp(0, size - 1)
-    return coord
+    coord = coord.clamp(0, size - 1)
+    # A NaN coordinate (from a NaN/inf grid value) lands where PyTorch's clip
+    # puts it: its vectorised 2-d kernel at 0, the scalar 3-d one at size - 1.
+    return _s.where(coord.isnan(), 0.0 if nd == 2 else float(size - 1), coord)
 
 
 class _Sampler:
@@ -164,11 +166,13 @@ class _Sampler:
         self.out_shape = out_shape  # grid's spatial shape
         self.q = math.prod(out_shape)
         self.strides = [math.prod(self.sizes[i + 1:]) for i in range(len(self.sizes))]
+        self.skip_weights = len(self.sizes) == 3
 
-    def tap(self, coords):
+    def tap(self, coords, finite=None, weight=None):
         """Values at integer ``coords`` (one int64 ``(N, *out)`` tensor per
-        spatial dim, dim order); out-of-range taps read 0."""
-        inside = None
+        spatial dim, dim order), times ``weight``; out-of-range taps (and
+        positions where ``finite`` is false) read 0."""
+        inside = finite
         flat = None
         for i, ci in enumerate(coords):
             ok = (ci >= 0) & (ci < self.sizes[i])
@@ -177,8 +181,16 @@ class _Sampler:
             flat = term if flat is None else flat + term
         idx = flat.reshape(self.n, 1, self.q).expand(self.n, self.c, self.q)
         vals = self.flat.gather(2, idx)
+        inside = inside.reshape(self.n, 1, self.q)
         # where, not a multiply by the mask: an inf at the clamped position must not leak in as NaN.
-        return _s.where(inside.reshape(self.n, 1, self.q), vals, 0)
+        if weight is None:
+            return _s.where(inside, vals, 0)
+        w = weight.reshape(self.n, 1, self.q)
+        if self.skip_weights:
+            # PyTorch's 3-d kernel skips an out-of-range tap with its weight (a NaN weight adds nothing);
+            # the 2-d kernel multiplies the zero it loads (a NaN weight gives NaN).
+            return _s.where(inside, vals * w, 0)
+        return _s.where(inside, vals, 0) * w
 
 
 def _weight(w, n, q):
@@ -263,10 +275,15 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
     if mode == "bicubic":
         out = _bicubic(samp, raw, padding_mode, align_corners)
     else:
-        src = [_apply_padding(raw[i], samp.sizes[i], padding_mode, align_corners) for i in range(nd)]
+        src = [_apply_padding(raw[i], samp.sizes[i], padding_mode, align_corners, nd) for i in range(nd)]
+        # Non-finite coordinates read nothing (their int casts are meaningless).
+        finite = None
+        for v in src:
+            f = v.isfinite()
+            finite = f if finite is None else finite & f
         if mode == "nearest":
             # nearbyint: ties go to the even neighbour, as PyTorch's kernels.
-            out = samp.tap([s.round().to(_C.int64) for s in src])
+            out = samp.tap([s.round().to(_C.int64) for s in src], finite)
             if grid.requires_grad:
                 # PyTorch's nearest backward gives the grid a zero gradient (not none);
                 # `where` on a false mask links it without arithmetic on its values.
@@ -285,7 +302,7 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
                 for i in range(nd):
                     wi = w_hi[i] if bits[i] else w_lo[i]
                     w = wi if w is None else w * wi
-                v = samp.tap([lo_i[i] + bits[i] for i in range(nd)]) * _weight(w, n, q)
+                v = samp.tap([lo_i[i] + bits[i] for i in range(nd)], finite, w)
                 out = v if out is None else out + v
     return out.reshape(n, c, *out_sp)
 
@@ -306,19 +323,19 @@ def _bicubic(samp, raw, padding_mode, align_corners):
     y0, x0 = ys.floor(), xs.floor()
     ty, tx = ys - y0, xs - x0
     cy, cx = _cubic_coeffs(ty), _cubic_coeffs(tx)
-    y0i, x0i = y0.to(_C.int64), x0.to(_C.int64)
     h, w = samp.sizes
 
     def bounded(coord, size):
-        # Each tap's integer position goes through the padding rule on its own.
-        if padding_mode == "zeros":
-            return coord
-        return _apply_padding(coord.to(ys.dtype), size, padding_mode, align_corners).to(_C.int64)
+        # Each tap's position goes through the padding rule on its own, in
+        # floating point as PyTorch's kernel (huge coordinates do not wrap).
+        if padding_mode != "zeros":
+            coord = _apply_padding(coord, size, padding_mode, align_corners)
+        return coord.to(_C.int64)
 
-    cols = [bounded(x0i - 1 + j, w) for j in range(4)]
+    cols = [bounded(x0 + (j - 1), w) for j in range(4)]
     out = None
     for i in range(4):
-        row_c = bounded(y0i - 1 + i, h)
+        row_c = bounded(y0 + (i - 1), h)
         row = None
         for j in range(4):
             v = samp.tap([row_c, cols[j]]) * _weight(cx[j], n, q)
