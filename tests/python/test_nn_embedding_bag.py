@@ -246,3 +246,13 @@ def test_embedding_from_pretrained_and_errors():
         same_error(lambda l: l.nn.Embedding(5, 2, **bad))
     same_error(lambda l: l.nn.Embedding(3, 2, _weight=l.zeros(2, 2)))
     same_error(lambda l: l.nn.Embedding.from_pretrained(l.zeros(3)))
+
+
+@pytest.mark.parametrize("idx", [[0, 1, 2, 3], [1, 0, 2, 3], [3, 2, 1, 0], [1, 1, 2, 2]])
+def test_embedding_bag_max_nan_rule(idx):
+    # A NaN wins a column only when it is the bag's first element there.
+    w = rnd(6, 3)
+    w[1, 0] = np.nan
+    w[2, 1] = np.nan
+    parity(torch, lambda l, i, ww, o: l.nn.functional.embedding_bag(i, ww, o, mode="max"),
+           np.array(idx, "int64"), w, np.array([0, 2], "int64"), grad=(1,))

@@ -218,7 +218,13 @@ def _bag_max(rows, bag, keep, n_bags, n_len, dim, weight):
     # Row n_len is the filler: -inf never wins, and empty bags are zeroed below.
     fill = _C.full((1, dim), float("-inf"), dtype=weight.dtype, device=dev)
     dense = _s.cat([rows, fill], 0).index_select(0, table).reshape(n_bags, width, dim)
-    # PyTorch keeps the first maximum of a bag (a strict `>` scan), per column.
-    arg = dense.argmax(1, keepdim=True)
+    # PyTorch scans each bag column keeping the first element and replacing it
+    # only by a strictly greater one: the first maximum wins, and a NaN wins
+    # only when it comes first (NaN compares false both ways).
+    with _no_grad():
+        d = dense.detach()
+        nan = d.isnan()
+        arg = _s.where(nan, float("-inf"), d).argmax(1, keepdim=True)
+        arg = _s.where(nan[:, :1, :], 0, arg)
     out = dense.gather(1, arg).squeeze(1)
     return _s.where((sizes > 0).unsqueeze(1), out, 0)
