@@ -172,3 +172,20 @@ def test_data_parallel_runs_the_module():
 @pytest.mark.skipif(torch.cuda.is_available() or ft.cuda.is_available(), reason="CPU-only behaviour")
 def test_data_parallel_functional_without_devices():
     same_error(lambda l: l.nn.parallel.data_parallel(l.nn.Linear(2, 2), l.from_numpy(rnd(3, 2))))
+
+
+def test_rrelu_inplace_training_autograd():
+    # Equal bounds make the random slope deterministic, so the two libraries can be compared.
+    x = np.array([-1.0, 2.0, -3.0, 0.0, np.inf, -np.inf], "float32")
+    outs, grads = [], []
+    for lib in (ft, torch):
+        a = lib.from_numpy(x.copy()).requires_grad_()
+        b = a * 1
+        o = lib.nn.functional.rrelu(b, 0.25, 0.25, training=True, inplace=True)
+        assert o is b
+        o[:4].sum().backward()
+        outs.append(o)
+        grads.append(a.grad)
+    assert_same(outs[0], outs[1])
+    assert_same(grads[0], grads[1])
+    same_error(lambda l: l.nn.functional.rrelu(l.from_numpy(x.copy()).requires_grad_(), training=True, inplace=True))

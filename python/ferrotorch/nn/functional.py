@@ -188,14 +188,14 @@ def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
         return leaky_relu(input, (lower + upper) / 2, inplace=inplace)
     if not input.dtype.is_floating_point:
         raise NotImplementedError(f"\"rrelu_with_noise_out_cpu\" not implemented for '{_m._pretty(input.dtype)}'")
-    slope = _C.rand(*input.shape, dtype=input.dtype, device=input.device) * (upper - lower) + lower
-    # PyTorch draws a slope for x <= 0 (x == 0 takes the random slope's gradient).
-    out = _s.where(input > 0, input, input * slope)
+    with _no_grad():
+        slope = _C.rand(*input.shape, dtype=input.dtype, device=input.device) * (upper - lower) + lower
+        # PyTorch draws a slope for x <= 0 (x == 0 takes the random slope's gradient).
+        noise = _s.where(input > 0, 1.0, slope).to(input.dtype)
     if inplace:
-        with _no_grad():
-            input.copy_(out)
-        return input
-    return out
+        # An in-place multiply keeps autograd's view of the op (and its leaf check).
+        return input.mul_(noise)
+    return input * noise
 
 
 def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
