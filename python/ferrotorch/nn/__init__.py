@@ -38,6 +38,12 @@ from ._transformer import (  # noqa: F401
     MultiheadAttention, Transformer, TransformerEncoder, TransformerDecoder, TransformerEncoderLayer,
     TransformerDecoderLayer,
 )
+from ._layers_extra import (  # noqa: F401
+    Fold, Unfold, MaxUnpool1d, MaxUnpool2d, MaxUnpool3d, LPPool1d, LPPool2d, LPPool3d, FractionalMaxPool2d,
+    FractionalMaxPool3d, RReLU, EmbeddingBag, SyncBatchNorm,
+)
+from . import parallel  # noqa: F401
+from .parallel import DataParallel  # noqa: F401
 from . import functional  # noqa: F401
 from . import init  # noqa: F401
 from . import utils  # noqa: F401

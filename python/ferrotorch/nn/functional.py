@@ -182,15 +182,20 @@ def prelu(input, weight):
 
 def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
     """Randomised leaky ReLU: slope ~ U(lower, upper) in training, their mean otherwise."""
+    if lower > upper:
+        raise RuntimeError("Lower bound should be less than or equal to the upper bound")
     if not training:
         return leaky_relu(input, (lower + upper) / 2, inplace=inplace)
-    slope = _C.rand(*input.shape, dtype=input.dtype) * (upper - lower) + lower
-    out = _s.where(input >= 0, input, input * slope)
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(f"\"rrelu_with_noise_out_cpu\" not implemented for '{_m._pretty(input.dtype)}'")
+    with _no_grad():
+        slope = _C.rand(*input.shape, dtype=input.dtype, device=input.device) * (upper - lower) + lower
+        # PyTorch draws a slope for x <= 0 (x == 0 takes the random slope's gradient).
+        noise = _s.where(input > 0, 1.0, slope).to(input.dtype)
     if inplace:
-        with _no_grad():
-            input.copy_(out)
-        return input
-    return out
+        # An in-place multiply keeps autograd's view of the op (and its leaf check).
+        return input.mul_(noise)
+    return input * noise
 
 
 def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
@@ -1493,8 +1498,18 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
         elif padding_idx < 0:
             assert padding_idx >= -weight.size(0), "Padding_idx must be within num_embeddings"
             padding_idx = weight.size(0) + padding_idx
+    if max_norm is not None:
+        from ._embedding_bag import _renorm_
+        _renorm_(weight, input, max_norm, norm_type)
     idx = input.reshape(-1)
     rows = weight.index_select(0, idx)
+    if scale_grad_by_freq and rows.requires_grad and idx.numel():
+        # Each row's gradient divided by how often its index occurs in the batch.
+        with _no_grad():
+            freq = _C.zeros(weight.shape[0], dtype=weight.dtype, device=weight.device).index_add(
+                0, idx.to(_C.int64), _C.ones(idx.numel(), dtype=weight.dtype, device=weight.device))
+            freq = freq.index_select(0, idx).unsqueeze(1)
+        rows.register_hook(lambda g: g / freq)
     if padding_idx is not None and rows.requires_grad:
         # Same values, but the padding row's lookups are cut from the graph
         # (PyTorch's embedding_backward skips them).
@@ -1942,3 +1957,15 @@ from ._losses import (  # noqa: E402,F401
     linear_cross_entropy, gumbel_softmax,
 )
 from .._C import Tensor  # noqa: E402,F401 - PyTorch's nn.functional re-exports it too
+
+# Sliding blocks, the rest of the pooling family, grid sampling and embedding bags, each in its own module.
+from ._fold import unfold, fold, conv_tbc  # noqa: E402,F401
+from ._pool_extra import (  # noqa: E402,F401
+    max_unpool1d, max_unpool2d, max_unpool3d, lp_pool1d, lp_pool2d, lp_pool3d, fractional_max_pool2d,
+    fractional_max_pool2d_with_indices, fractional_max_pool3d, fractional_max_pool3d_with_indices,
+    max_pool3d_with_indices, adaptive_max_pool3d_with_indices,
+)
+from ._grid_sample import (  # noqa: E402,F401
+    GRID_SAMPLE_INTERPOLATION_MODES, GRID_SAMPLE_PADDING_MODES, affine_grid, grid_sample,
+)
+from ._embedding_bag import embedding_bag  # noqa: E402,F401

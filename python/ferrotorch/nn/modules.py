@@ -1265,30 +1265,94 @@ class LayerNorm(Module):
 
 
 class Embedding(Module):
-    """A lookup table of ``num_embeddings`` vectors."""
+    r"""A simple lookup table that stores embeddings of a fixed dictionary and size.
 
-    def __init__(self, num_embeddings, embedding_dim, padding_idx=None, dtype=None, **kwargs):
+    Args:
+        num_embeddings (int): size of the dictionary of embeddings
+        embedding_dim (int): the size of each embedding vector
+        padding_idx (int, optional): entries at :attr:`padding_idx` do not contribute to the gradient; the
+            row starts at zeros.
+        max_norm (float, optional): each looked-up vector with norm larger than :attr:`max_norm` is
+            renormalized (in place) to have norm :attr:`max_norm`.
+        norm_type (float, optional): the p of the p-norm for :attr:`max_norm`. Default ``2``.
+        scale_grad_by_freq (bool, optional): scale gradients by the inverse frequency of the words in the
+            mini-batch. Default ``False``.
+        sparse (bool, optional): accepted; gradients are dense here.
+
+    Attributes:
+        weight (Tensor): the learnable weights of shape (num_embeddings, embedding_dim), initialized from
+            :math:`\mathcal{N}(0, 1)`
+    """
+
+    __constants__ = ["num_embeddings", "embedding_dim", "padding_idx", "max_norm", "norm_type",
+                     "scale_grad_by_freq", "sparse"]
+
+    def __init__(self, num_embeddings, embedding_dim, padding_idx=None, max_norm=None, norm_type=2.0,
+                 scale_grad_by_freq=False, sparse=False, _weight=None, _freeze=False, device=None, dtype=None):
         super().__init__()
-        self.num_embeddings, self.embedding_dim, self.padding_idx = num_embeddings, embedding_dim, padding_idx
-        self.weight = Parameter(_C.randn(num_embeddings, embedding_dim, dtype=dtype))
+        self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
+        if padding_idx is not None:
+            if padding_idx > 0:
+                if padding_idx >= num_embeddings:
+                    raise AssertionError("Padding_idx must be within num_embeddings")
+            elif padding_idx < 0:
+                if padding_idx < -num_embeddings:
+                    raise AssertionError("Padding_idx must be within num_embeddings")
+                padding_idx = num_embeddings + padding_idx
+        self.padding_idx = padding_idx
+        self.max_norm, self.norm_type, self.scale_grad_by_freq = max_norm, norm_type, scale_grad_by_freq
+        if _weight is None:
+            self.weight = Parameter(_C.empty(num_embeddings, embedding_dim, dtype=dtype, device=device),
+                                    requires_grad=not _freeze)
+            self.reset_parameters()
+        else:
+            if list(_weight.shape) != [num_embeddings, embedding_dim]:
+                raise AssertionError("Shape of weight does not match num_embeddings and embedding_dim")
+            self.weight = Parameter(_weight, requires_grad=not _freeze)
+        self.sparse = sparse
+
+    def reset_parameters(self):
+        init.normal_(self.weight)
+        if self.padding_idx is not None:
+            with _no_grad():
+                self.weight[self.padding_idx].fill_(0)
 
     def forward(self, input):
-        return F.embedding(input, self.weight, self.padding_idx)
+        return F.embedding(input, self.weight, self.padding_idx, self.max_norm, self.norm_type,
+                           self.scale_grad_by_freq, self.sparse)
 
     def extra_repr(self):
         s = f"{self.num_embeddings}, {self.embedding_dim}"
         if self.padding_idx is not None:
             s += f", padding_idx={self.padding_idx}"
-        d = self.__dict__
-        if d.get("max_norm") is not None:
-            s += f", max_norm={d['max_norm']}"
-        if d.get("norm_type", 2) != 2:
-            s += f", norm_type={d['norm_type']}"
-        if d.get("scale_grad_by_freq", False) is not False:
-            s += f", scale_grad_by_freq={d['scale_grad_by_freq']}"
-        if d.get("sparse", False) is not False:
+        if self.max_norm is not None:
+            s += f", max_norm={self.max_norm}"
+        if self.norm_type != 2:
+            s += f", norm_type={self.norm_type}"
+        if self.scale_grad_by_freq is not False:
+            s += f", scale_grad_by_freq={self.scale_grad_by_freq}"
+        if self.sparse is not False:
             s += ", sparse=True"
         return s
+
+    @classmethod
+    def from_pretrained(cls, embeddings, freeze=True, padding_idx=None, max_norm=None, norm_type=2.0,
+                        scale_grad_by_freq=False, sparse=False):
+        r"""Create Embedding instance from given 2-dimensional FloatTensor.
+
+        Args:
+            embeddings (Tensor): FloatTensor containing weights for the Embedding.
+                First dimension is being passed to Embedding as ``num_embeddings``, second as ``embedding_dim``.
+            freeze (bool, optional): If ``True``, the tensor does not get updated in the learning process.
+                Equivalent to ``embedding.weight.requires_grad = False``. Default: ``True``
+            padding_idx, max_norm, norm_type, scale_grad_by_freq, sparse: see the module's documentation.
+        """
+        if embeddings.dim() != 2:
+            raise AssertionError("Embeddings parameter is expected to be 2-dimensional")
+        rows, cols = embeddings.shape
+        return cls(num_embeddings=rows, embedding_dim=cols, _weight=embeddings, _freeze=freeze,
+                   padding_idx=padding_idx, max_norm=max_norm, norm_type=norm_type,
+                   scale_grad_by_freq=scale_grad_by_freq, sparse=sparse)
 
 
 class Dropout(Module):
