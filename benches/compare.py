@@ -11,6 +11,14 @@ Usage (after ``pip install .`` so ferrotorch is a release build)::
     python benches/compare.py                    # 1 thread and all cores
     python benches/compare.py --threads 1 --quick
     python benches/compare.py --json out.json
+    python benches/compare.py --suite training   # only the training-step and DataLoader rows
+
+The ``training`` suite times whole training steps (zero_grad, forward, loss,
+backward, ``Adam.step``) of an MLP 784-512-512-10 (batch 128), a 2-layer LSTM
+(hidden 256, seq 64, batch 32) and a transformer encoder layer (d=256, 4 heads,
+seq 128, batch 16), each built by its own library from the same NumPy inputs,
+and the batches per second of a ``DataLoader`` with 2 persistent workers over
+the same dataset.
 
 Thread counts are fixed per run before any library is imported
 (``RAYON_NUM_THREADS`` for ferrotorch, ``torch.set_num_threads`` and the BLAS
@@ -36,6 +44,8 @@ def parse_args(argv=None):
     default_json = os.path.join(os.path.dirname(os.path.abspath(__file__)), "compare.json")
     p.add_argument("--json", default=default_json, help="where to write the results (default: benches/compare.json)")
     p.add_argument("--only", default=None, help="comma-separated substrings of workload names to run")
+    p.add_argument("--suite", choices=("all", "core", "training"), default="all",
+                   help="core: tensor ops; training: training steps and DataLoader throughput (default: all)")
     return p.parse_args(argv)
 
 
@@ -78,7 +88,16 @@ def measure(cases, rounds, target_s):
 # --------------------------------------------------------------------------
 # workloads: name -> (kind, bytes moved or flops, {lib: setup() -> fn})
 
-def workloads(quick):
+def workloads(quick, suite="all"):
+    w = {}
+    if suite in ("all", "core"):
+        w.update(core_workloads(quick))
+    if suite in ("all", "training"):
+        w.update(training_workloads(quick))
+    return w
+
+
+def core_workloads(quick):
     import numpy as np
 
     big = (4 << 20) if quick else (16 << 20)
@@ -166,6 +185,105 @@ def workloads(quick):
     return w
 
 
+# --------------------------------------------------------------------------
+# training steps and data loading: each library builds the model with its own
+# default initialisation (timing does not depend on the values) and trains on the
+# same NumPy batch; the DataLoader rows read the same arrays.
+
+class PySamples:
+    """Map-style dataset whose ``__getitem__`` runs Python per sample (decoding-like
+    work). Module level and holding the library by name: it must pickle to reach the
+    worker processes."""
+
+    def __init__(self, libname, images, labels):
+        self.libname, self.images, self.labels = libname, images, labels
+
+    def __len__(self):
+        return len(self.labels)
+
+    def __getitem__(self, i):
+        import importlib
+        lib = importlib.import_module(self.libname)
+        return lib.from_numpy((self.images[i] - 0.5) * 2.0), int(self.labels[i])
+
+
+def _train_step(T, model, inputs, loss_of):
+    """One Adam training step of ``model`` on ``inputs`` as a zero-argument function."""
+    opt = T.optim.Adam(model.parameters(), lr=1e-4)
+    model.train()
+
+    def step():
+        opt.zero_grad()
+        loss_of(model, *inputs).backward()
+        opt.step()
+    return step
+
+
+def _loader_batches(T, dataset):
+    """Next batch of a shuffled batch-64 DataLoader with 2 persistent workers, round after round."""
+    import itertools
+    loader = T.utils.data.DataLoader(dataset, batch_size=64, shuffle=True, num_workers=2, persistent_workers=True)
+    batches = itertools.chain.from_iterable(itertools.repeat(loader))
+    next(batches)  # workers started and the first prefetch in flight before timing
+    return lambda: next(batches)
+
+
+def training_workloads(quick):
+    import numpy as np
+    rng = np.random.default_rng(0)
+    w = {}
+
+    def add(name, kind, amount, tensor_fn):
+        w[name] = (kind, amount, tensor_fn, None)
+
+    def mlp(T, f):
+        nn = T.nn
+        T.manual_seed(0)
+        model = nn.Sequential(nn.Linear(784, 512), nn.ReLU(), nn.Linear(512, 512), nn.ReLU(), nn.Linear(512, 10))
+        return _train_step(T, model, (f(x_mlp), f(y_mlp)), lambda m, x, y: nn.functional.cross_entropy(m(x), y))
+
+    x_mlp = rng.standard_normal((128, 784)).astype(np.float32)
+    y_mlp = rng.integers(0, 10, 128)
+    add("train MLP 784-512-512-10 b128 Adam", "train", None, mlp)
+
+    def lstm(T, f):
+        nn = T.nn
+        T.manual_seed(0)
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lstm = nn.LSTM(128, 256, num_layers=2, batch_first=True)
+                self.head = nn.Linear(256, 10)
+
+            def forward(self, x):
+                return self.head(self.lstm(x)[0][:, -1])
+        return _train_step(T, Net(), (f(x_lstm), f(y_lstm)), lambda m, x, y: nn.functional.cross_entropy(m(x), y))
+
+    x_lstm = rng.standard_normal((32, 64, 128)).astype(np.float32)
+    y_lstm = rng.integers(0, 10, 32)
+    add("train LSTM 2x256 in128 seq64 b32 Adam", "train", None, lstm)
+
+    def encoder(T, f):
+        nn = T.nn
+        T.manual_seed(0)
+        layer = nn.TransformerEncoderLayer(256, 4, batch_first=True)  # dim_feedforward 2048, dropout 0.1
+        return _train_step(T, layer, (f(x_enc), f(t_enc)), lambda m, x, t: nn.functional.mse_loss(m(x), t))
+
+    x_enc = rng.standard_normal((16, 128, 256)).astype(np.float32)
+    t_enc = rng.standard_normal((16, 128, 256)).astype(np.float32)
+    add("train encoder layer d256 h4 s128 b16 Adam", "train", None, encoder)
+
+    n = 4096 if quick else 10000
+    images = rng.standard_normal((n, 3, 32, 32)).astype(np.float32)
+    labels = rng.integers(0, 10, n)
+    add("DataLoader 2 workers TensorDataset b64", "loader", None,
+        lambda T, f: _loader_batches(T, T.utils.data.TensorDataset(f(images), f(labels))))
+    add("DataLoader 2 workers Python getitem b64", "loader", None,
+        lambda T, f: _loader_batches(T, PySamples(T.__name__, images, labels)))
+    return w
+
+
 def copy_bandwidth(libs):
     """Best copy bandwidth (GB/s, read + write) seen on 64 MiB buffers."""
     import numpy as np
@@ -191,17 +309,20 @@ def run_one(args):
     except ImportError:
         print("PyTorch not installed: ferrotorch/PyTorch ratios are omitted", file=sys.stderr)
     rounds_small, rounds_big = (7, 3) if args.quick else (15, 5)
-    bw = copy_bandwidth(libs)
+    # The copy bandwidth only scales the bandwidth rows, which the training suite has none of.
+    bw = copy_bandwidth(libs) if args.suite != "training" else None
     rows = []
     only = args.only.split(",") if args.only else None
-    for name, (kind, amount, tensor_fn, numpy_fn) in workloads(args.quick).items():
+    for name, (kind, amount, tensor_fn, numpy_fn) in workloads(args.quick, args.suite).items():
         if only and not any(o in name for o in only):
             continue
         cases = [(lib, tensor_fn(T, f)) for lib, (T, f) in libs.items()]
         if numpy_fn is not None:
             cases.append(("numpy", numpy_fn()))
         big = kind != "overhead"
-        med = measure(cases, rounds_big if big else rounds_small, 0.2 if big else 0.02)
+        # A training step lasts up to a few hundred ms: samples of at least 0.5 s each.
+        target = 0.5 if kind == "train" else 0.2 if big else 0.02
+        med = measure(cases, rounds_big if big else rounds_small, target)
         row = {"workload": name, "kind": kind, "threads": args.threads, "median_s": med}
         ft = med["ferrotorch"]
         for peer in ("torch", "numpy"):
@@ -212,6 +333,8 @@ def run_one(args):
             row["fraction_of_copy_bw"] = row["ferrotorch_GBps"] / bw
         if kind == "flops":
             row["ferrotorch_GFLOPs"] = amount / ft / 1e9
+        if kind == "loader":
+            row["batches_per_s"] = {lib: 1 / t for lib, t in med.items()}
         rows.append(row)
         print_row(row)
     return {"threads": args.threads, "copy_bandwidth_GBps": bw, "rows": rows}
@@ -238,6 +361,10 @@ def print_row(r):
         note = f"{r['ferrotorch_GBps']:.1f} GB/s ({100 * r['fraction_of_copy_bw']:.0f}% of copy)"
     if "ferrotorch_GFLOPs" in r:
         note = f"{r['ferrotorch_GFLOPs']:.1f} GFLOP/s"
+    if "batches_per_s" in r:
+        b = r["batches_per_s"]
+        note = f"{b['ferrotorch']:.0f} batches/s" + (
+            f" vs {b['torch']:.0f} ({100 * b['ferrotorch'] / b['torch']:.0f}% of PyTorch's rate)" if "torch" in b else "")
     rt = r.get("ratio_vs_torch")
     rn = r.get("ratio_vs_numpy")
     print(f"{r['workload']:44} {fmt_t(med.get('ferrotorch')):>11} {fmt_t(med.get('torch')):>11} "
@@ -253,6 +380,7 @@ def main():
             cmd = [sys.executable, __file__, "--threads", str(n), "--json", args.json + f".t{n}"]
             cmd += ["--quick"] if args.quick else []
             cmd += ["--only", args.only] if args.only else []
+            cmd += ["--suite", args.suite]
             subprocess.run(cmd, check=True)
             with open(args.json + f".t{n}") as fh:
                 results.append(json.load(fh))
@@ -265,7 +393,8 @@ def main():
     print(f"\n== threads = {args.threads} ==", flush=True)
     print(f"{'workload':44} {'ferrotorch':>11} {'torch':>11} {'numpy':>11} {'ft/torch':>9} {'ft/numpy':>9}  note")
     res = run_one(args)
-    print(f"machine copy bandwidth (best of numpy/torch/ferrotorch copy, 64 MiB): {res['copy_bandwidth_GBps']:.1f} GB/s")
+    if res["copy_bandwidth_GBps"] is not None:
+        print(f"machine copy bandwidth (best of numpy/torch/ferrotorch copy, 64 MiB): {res['copy_bandwidth_GBps']:.1f} GB/s")
     with open(args.json, "w") as fh:
         json.dump(res, fh, indent=1)
 
