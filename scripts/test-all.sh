@@ -5,6 +5,21 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# Most Python tests compare against PyTorch and skip without it; a run where
+# they all skipped must not pass as green.
+if ! python -c "import torch" >/dev/null 2>&1; then
+  if [ "${FERROTORCH_TESTS_WITHOUT_TORCH:-0}" = "1" ]; then
+    echo "warning: PyTorch is not installed: running only the torch-free tests;" \
+         "the parity tests are reported as skipped below" >&2
+  else
+    echo "error: the reference PyTorch is not installed in this Python, so the parity tests cannot run." >&2
+    echo "  install it:  python -m pip install ../shared/wheels/torch-*.whl" >&2
+    echo "           or: python -m pip install torch --index-url https://download.pytorch.org/whl/cpu" >&2
+    echo "  or run only the torch-free subset:  FERROTORCH_TESTS_WITHOUT_TORCH=1 bash scripts/test-all.sh" >&2
+    exit 1
+  fi
+fi
+
 cargo test --workspace --exclude ferrotorch-py
 # Public Rust items stay documented, with no broken doc links.
 RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --workspace --quiet
