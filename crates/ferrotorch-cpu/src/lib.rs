@@ -13,6 +13,7 @@ pub mod iter;
 pub mod matmul;
 pub mod nn;
 pub mod optim;
+pub mod rnn;
 pub mod random;
 pub mod reduce;
 pub mod reduction;

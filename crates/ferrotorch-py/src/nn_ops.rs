@@ -40,9 +40,36 @@ pub fn _mse_loss<'py>(py: Python<'py>, input: &Bound<'py, PyAny>, target: &Bound
     wrap(py, tensor_of(input)?.mse_loss(&tensor_of(target)?, r).py()?)
 }
 
+/// `_fused_lstm_cell(igates, hgates, cx) -> (hy, cy)`: one LSTM step's gates
+/// and state update (records `ThnnFusedLstmCellBackward0`).
+#[pyfunction]
+pub fn _fused_lstm_cell<'py>(
+    py: Python<'py>,
+    igates: &Bound<'py, PyAny>,
+    hgates: &Bound<'py, PyAny>,
+    cx: &Bound<'py, PyAny>,
+) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
+    let (hy, cy) = tensor_of(igates)?.fused_lstm_cell(&tensor_of(hgates)?, &tensor_of(cx)?).py()?;
+    Ok((wrap(py, hy)?, wrap(py, cy)?))
+}
+
+/// `_fused_gru_cell(igates, hgates, hx) -> hy`: one GRU step's gates and
+/// state update (records `ThnnFusedGruCellBackward0`).
+#[pyfunction]
+pub fn _fused_gru_cell<'py>(
+    py: Python<'py>,
+    igates: &Bound<'py, PyAny>,
+    hgates: &Bound<'py, PyAny>,
+    hx: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyAny>> {
+    wrap(py, tensor_of(igates)?.fused_gru_cell(&tensor_of(hgates)?, &tensor_of(hx)?).py()?)
+}
+
 /// Registers the functions above on `_C`.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_conv2d, m)?)?;
     m.add_function(wrap_pyfunction!(_mse_loss, m)?)?;
+    m.add_function(wrap_pyfunction!(_fused_lstm_cell, m)?)?;
+    m.add_function(wrap_pyfunction!(_fused_gru_cell, m)?)?;
     Ok(())
 }

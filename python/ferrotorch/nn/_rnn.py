@@ -34,11 +34,21 @@ def _rnn_relu_step(gi, h, c, w_hh, b_hh, w_hr):
     return g.relu(), None
 
 
+def _fusable(*ts):
+    """The fused cells take 2-D float32/float64 CPU operands of one dtype (the layers' own case)."""
+    ft = _ft()
+    dt = ts[0].dtype
+    return dt in (ft.float32, ft.float64) and all(t.dtype == dt and t.dim() == 2 and not t.is_cuda for t in ts)
+
+
 def _lstm_step(gi, h, c, w_hh, b_hh, w_hr):
-    g = gi + F.linear(h, w_hh, b_hh)
-    i, f, gg, o = g.chunk(4, -1)
-    c_new = f.sigmoid() * c + i.sigmoid() * gg.tanh()
-    h_new = o.sigmoid() * c_new.tanh()
+    gh = F.linear(h, w_hh, b_hh)
+    if _fusable(gi, gh, c):
+        h_new, c_new = _C._fused_lstm_cell(gi, gh, c)
+    else:
+        i, f, gg, o = (gi + gh).chunk(4, -1)
+        c_new = f.sigmoid() * c + i.sigmoid() * gg.tanh()
+        h_new = o.sigmoid() * c_new.tanh()
     if w_hr is not None:
         h_new = F.linear(h_new, w_hr)
     return h_new, c_new
@@ -46,6 +56,8 @@ def _lstm_step(gi, h, c, w_hh, b_hh, w_hr):
 
 def _gru_step(gi, h, c, w_hh, b_hh, w_hr):
     gh = F.linear(h, w_hh, b_hh)
+    if _fusable(gi, gh, h):
+        return _C._fused_gru_cell(gi, gh, h), None
     i_r, i_z, i_n = gi.chunk(3, -1)
     h_r, h_z, h_n = gh.chunk(3, -1)
     r = (i_r + h_r).sigmoid()
@@ -58,7 +70,7 @@ _STEPS = {"RNN_TANH": _rnn_tanh_step, "RNN_RELU": _rnn_relu_step, "LSTM": _lstm_
 _GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
 
 
-def _run_direction(mode, data, batch_sizes, offsets, h0, c0, w_ih, w_hh, b_ih, b_hh, w_hr, reverse):
+def _run_direction(mode, data, batch_sizes, h0, c0, w_ih, w_hh, b_ih, b_hh, w_hr, reverse):
     """Runs one layer in one direction over packed ``data``; returns (packed output, h_n, c_n).
 
     ``h0``/``c0`` hold the whole batch; at step ``t`` only the first ``batch_sizes[t]`` rows are
@@ -67,13 +79,16 @@ def _run_direction(mode, data, batch_sizes, offsets, h0, c0, w_ih, w_hh, b_ih, b
     """
     step = _STEPS[mode]
     gi_all = F.linear(data, w_ih, b_ih)
+    # One split node for all steps: its backward concatenates the step gradients once,
+    # where per-step slices would each scatter into a full-size buffer.
+    gi_steps = gi_all.split(list(batch_sizes), 0)
     h, c = h0, c0
     steps = range(len(batch_sizes) - 1, -1, -1) if reverse else range(len(batch_sizes))
     outs = [None] * len(batch_sizes)
     full = batch_sizes[0]
     for t in steps:
         bs = batch_sizes[t]
-        gi = gi_all[offsets[t]:offsets[t] + bs]
+        gi = gi_steps[t]
         if bs == full:
             h_new, c_new = step(gi, h, c, w_hh, b_hh, w_hr)
             h = h_new
@@ -237,9 +252,6 @@ class RNNBase(Module):
 
     def _run(self, data, batch_sizes, h0, c0):
         num_directions = 2 if self.bidirectional else 1
-        offsets = [0]
-        for b in batch_sizes[:-1]:
-            offsets.append(offsets[-1] + b)
         hs, cs = [], []
         layer_input = data
         for layer in range(self.num_layers):
@@ -247,7 +259,7 @@ class RNNBase(Module):
             for d in range(num_directions):
                 idx = layer * num_directions + d
                 w_ih, w_hh, b_ih, b_hh, w_hr = self._weights(layer, d)
-                out, h, c = _run_direction(self.mode, layer_input, batch_sizes, offsets, h0[idx],
+                out, h, c = _run_direction(self.mode, layer_input, batch_sizes, h0[idx],
                                            None if c0 is None else c0[idx], w_ih, w_hh, b_ih, b_hh,
                                            w_hr, d == 1)
                 outs.append(out)

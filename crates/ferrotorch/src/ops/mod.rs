@@ -46,6 +46,7 @@ pub mod indexing;
 pub mod linalg;
 pub mod loss;
 pub mod optim;
+pub mod rnn;
 pub mod reduce;
 pub mod shape;
 pub mod reduction;
