@@ -459,10 +459,10 @@ def _shm_files():
 
 
 def test_big_batches_through_shared_memory_leave_nothing_behind(monkeypatch):
-    from ferrotorch.utils.data._utils import worker
+    from ferrotorch.multiprocessing import reductions
     calls = []
-    real = worker._rebuild_shared
-    monkeypatch.setattr(worker, "_rebuild_shared", lambda *a: calls.append(a[0]) or real(*a))
+    real = reductions._rebuild_shared
+    monkeypatch.setattr(reductions, "_rebuild_shared", lambda *a: calls.append(a[0]) or real(*a))
     before = set(_shm_files())
     single = list(fdata.DataLoader(W.Big(), batch_size=3))
     multi = list(fdata.DataLoader(W.Big(), batch_size=3, num_workers=2))

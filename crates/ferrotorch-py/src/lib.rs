@@ -92,6 +92,8 @@ fn _C(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(memory::reset_peak_memory_stats, m)?)?;
     m.add_function(wrap_pyfunction!(memory::empty_cache, m)?)?;
     m.add_function(wrap_pyfunction!(memory::memory_stats, m)?)?;
+    #[cfg(unix)]
+    m.add_function(wrap_pyfunction!(memory::_tensor_from_shared_fd, m)?)?;
     m.add_function(wrap_pyfunction!(grad_mode::is_grad_enabled, m)?)?;
     m.add_function(wrap_pyfunction!(grad_mode::_set_grad_enabled, m)?)?;
     math_ops::register(m)?;

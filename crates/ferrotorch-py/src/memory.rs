@@ -89,3 +89,33 @@ pub fn memory_stats<'py>(py: Python<'py>, device: Option<&Bound<'py, PyAny>>) ->
     d.set_item("num_ooms", s.num_ooms)?;
     Ok(d)
 }
+
+/// `_tensor_from_shared_fd(fd, nbytes, dtype, size, stride, storage_offset)`:
+/// a tensor over the shared storage another process sent (its descriptor,
+/// duplicated into this process by multiprocessing; this takes ownership).
+#[cfg(unix)]
+#[pyfunction]
+pub fn _tensor_from_shared_fd<'py>(
+    py: Python<'py>,
+    fd: i32,
+    nbytes: usize,
+    dtype: &Bound<'py, PyAny>,
+    size: Vec<usize>,
+    stride: Vec<isize>,
+    storage_offset: usize,
+) -> PyResult<Bound<'py, PyAny>> {
+    use crate::errors::IntoPyResult;
+    let dt = crate::dtype::opt_dtype(Some(dtype))?.ok_or_else(|| PyRuntimeError::new_err("dtype required"))?;
+    if size.len() != stride.len() {
+        return Err(PyRuntimeError::new_err(format!(
+            "mismatch in length of strides and shape: {} vs {}",
+            stride.len(),
+            size.len()
+        )));
+    }
+    let layout = ferrotorch_core::Layout { shape: size.into_iter().collect(), strides: stride.into_iter().collect(), offset: storage_offset };
+    // SAFETY: multiprocessing's DupFd hands this process its own duplicate of the
+    // descriptor, detached from any Python object, so nothing else closes it.
+    let t = unsafe { ferrotorch::Tensor::from_shared_fd(fd, nbytes, dt, layout) }.py()?;
+    crate::tensor::wrap(py, t)
+}

@@ -293,7 +293,23 @@ impl PyTensor {
         (PyUntypedStorage { storage: self.t.storage().clone() }, dtype_obj(py, self.t.dtype()))
     }
     fn is_shared(&self) -> bool {
-        false
+        self.t.is_shared()
+    }
+    /// `share_memory_()`: moves the storage to shared memory; returns self.
+    fn share_memory_<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, Self>> {
+        #[cfg(unix)]
+        slf.get().t.share_memory_().py()?;
+        #[cfg(not(unix))]
+        return Err(pyo3::exceptions::PyRuntimeError::new_err("share_memory_: shared memory is not supported on this platform"));
+        #[allow(unreachable_code)]
+        Ok(slf.clone())
+    }
+    /// `(fd, nbytes)` of a shared tensor's storage, else None (for multiprocessing's pickler).
+    fn _shared_fd(&self) -> Option<(i64, usize)> {
+        #[cfg(unix)]
+        return self.t.shared_fd().map(|(fd, n)| (fd as i64, n));
+        #[cfg(not(unix))]
+        None
     }
     // ----- autograd flags (the engine lands with the autograd issue) --------
 

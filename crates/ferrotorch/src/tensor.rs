@@ -185,13 +185,19 @@ impl Tensor {
             unsafe { std::ptr::copy_nonoverlapping(old.storage.as_ptr(), s.as_ptr() as *mut u8, old.storage.nbytes()) };
             s
         };
+        self.set_storage_(storage, layout)?;
+        self.bump_version();
+        Ok(())
+    }
+
+    /// Points this tensor (not views made before) at `storage` with `layout`.
+    pub(crate) fn set_storage_(&self, storage: Arc<Storage>, layout: Layout) -> Result<()> {
         check_fits(&storage, &layout, self.0.dtype)?;
         let new = Box::into_raw(Box::new(Meta { storage, layout }));
         let prev = self.0.meta.swap(new, Ordering::AcqRel);
         // SAFETY: `prev` came from `Box::into_raw` and is no longer the current meta.
         let prev = unsafe { Box::from_raw(prev) };
         self.0.retired.lock().unwrap_or_else(|e| e.into_inner()).push(prev);
-        self.bump_version();
         Ok(())
     }
 

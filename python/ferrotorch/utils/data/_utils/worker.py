@@ -6,11 +6,12 @@ import random
 import sys
 import traceback
 from dataclasses import dataclass
-from multiprocessing.reduction import ForkingPickler
 
 import numpy as np
 
 from .... import _C
+from ....multiprocessing import reductions as _reductions
+from ....multiprocessing.reductions import _cleanup_shared, _sending_through_shared_memory  # noqa: F401
 
 MP_STATUS_CHECK_INTERVAL = 5.0
 
@@ -85,109 +86,6 @@ class ExceptionWrapper:
         raise exception
 
 
-# ---------------------------------------------------------------------------------------------
-# tensors through multiprocessing queues
-# ---------------------------------------------------------------------------------------------
-
-
-def _rebuild_tensor(arr, dtype_name, requires_grad):
-    t = _C.from_numpy(arr)
-    if dtype_name == "bfloat16":
-        t = t.view(_C.bfloat16)
-    if requires_grad:
-        t.requires_grad_(True)
-    return t
-
-
-def _rebuild_shared(path, np_dtype, shape, dtype_name, requires_grad):
-    # The file is mapped, then its name removed: the mapping lives as long as the tensor
-    # and nothing is left behind in /dev/shm.
-    try:
-        arr = np.memmap(path, dtype=np.dtype(np_dtype), mode="r+", shape=tuple(shape))
-    finally:
-        try:
-            os.unlink(path)
-        except OSError:
-            pass
-    return _rebuild_tensor(arr, dtype_name, requires_grad)
-
-
-# Set in worker processes: batches bigger than this travel through a file in /dev/shm
-# (one copy in, mapped on the other side) instead of through the pipe.
-_SHARED_DIR = None
-_SHARED_MIN_BYTES = 1 << 15
-_shared_counter = 0
-
-
-def _shared_prefix(pid):
-    return os.path.join(_SHARED_DIR or "/dev/shm", f"ferrotorch_dl_{pid}_")
-
-
-_created = None  # while not None, paths written by _write_shared are also recorded here
-
-
-def _write_shared(arr):
-    global _shared_counter
-    _shared_counter += 1
-    path = f"{_shared_prefix(os.getpid())}{_shared_counter}"
-    with open(path, "wb") as f:
-        f.write(memoryview(arr).cast("B"))
-    if _created is not None:
-        _created.append(path)
-    return path
-
-
-class _sending_through_shared_memory:
-    """While active in the main process, big tensors pickled for a starting worker (the
-    dataset, ``collate_fn`` ...) travel as /dev/shm files too; the paths are recorded so
-    that files of a worker that never read them can be removed at shutdown."""
-
-    def __init__(self, created):
-        self.created = created
-
-    def __enter__(self):
-        global _SHARED_DIR, _created
-        self._saved = (_SHARED_DIR, _created)
-        _SHARED_DIR = _pick_shared_dir()
-        _created = self.created
-
-    def __exit__(self, *exc):
-        global _SHARED_DIR, _created
-        _SHARED_DIR, _created = self._saved
-
-
-def _reduce_tensor(t):
-    d = t.detach()
-    if d.device.type != "cpu":
-        d = d.cpu()
-    d = d.contiguous()
-    name = str(d.dtype).rsplit(".", 1)[-1]
-    arr = d.view(_C.int16).numpy() if name == "bfloat16" else d.numpy()
-    if _SHARED_DIR is not None and arr.nbytes >= _SHARED_MIN_BYTES:
-        try:
-            path = _write_shared(np.ascontiguousarray(arr))
-            return (_rebuild_shared, (path, arr.dtype.str, arr.shape, name, t.requires_grad))
-        except OSError:
-            pass
-    return (_rebuild_tensor, (arr, name, t.requires_grad))
-
-
-def _cleanup_shared(pid):
-    """Removes files a (finished) worker left in /dev/shm for batches nobody received."""
-    import glob
-    for path in glob.glob(_shared_prefix(pid) + "*"):
-        try:
-            os.unlink(path)
-        except OSError:
-            pass
-
-
-def _pick_shared_dir():
-    d = "/dev/shm"
-    return d if os.path.isdir(d) and os.access(d, os.W_OK) else None
-
-
-ForkingPickler.register(_C.Tensor, _reduce_tensor)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -254,9 +152,9 @@ def _seed_worker(seed, worker_id, base_seed):
 
 def _worker_loop(is_iterable, dataset, index_queue, data_queue, done_event, auto_collation, collate_fn,
                  drop_last, base_seed, init_fn, worker_id, num_workers, persistent_workers):
-    global _worker_info, _SHARED_DIR
+    global _worker_info
     try:
-        _SHARED_DIR = _pick_shared_dir()
+        _reductions.send_big_tensors_through_shared_files()
         seed = base_seed + worker_id
         _seed_worker(seed, worker_id, base_seed)
         _worker_info = WorkerInfo(id=worker_id, num_workers=num_workers, seed=seed, dataset=dataset)
