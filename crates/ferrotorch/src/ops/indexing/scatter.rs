@@ -66,6 +66,51 @@ fn dim_offsets(x: &Tensor, shape: &[usize], dim: usize, index: &Tensor, bounds: 
     Ok(offs)
 }
 
+/// PyTorch's index_copy_/index_fill_ kernels view the target as
+/// `as_strided(shape with dim -> index.numel(), stride 0 along dim)` before
+/// reading any index, and `as_strided` refuses a layout that reaches past the
+/// storage. That only happens when the target is empty along `dim` while the
+/// restrided view is not empty (an empty `[0, 5]` target and a non-empty
+/// index): PyTorch then raises this RuntimeError instead of an out-of-range
+/// IndexError, which it raises once the view fits (a view into a larger storage).
+fn check_restride_fits(x: &Tensor, d: usize, n: usize) -> Result<()> {
+    let mut shape = x.shape().to_vec();
+    shape[d] = n;
+    if shape.iter().any(|&s| s == 0) {
+        return Ok(());
+    }
+    let mut strides = x.strides().to_vec();
+    strides[d] = 0;
+    let itemsize = x.dtype().itemsize();
+    let last: isize = shape.iter().zip(&strides).map(|(&s, &st)| (s as isize - 1) * st).sum();
+    let need = (x.storage_offset() as isize + last + 1) as usize * itemsize;
+    let have = x.storage().nbytes();
+    if need > have {
+        return Err(Error::runtime(format!(
+            "setStorage: sizes {}, strides {}, storage offset {}, and itemsize {itemsize} requiring a storage size of {need} are out of bounds for storage of size {have}",
+            fmt_shape(&shape),
+            fmt_shape_i(&strides),
+            x.storage_offset()
+        )));
+    }
+    Ok(())
+}
+
+fn fmt_shape_i(v: &[isize]) -> String {
+    format!("[{}]", v.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(", "))
+}
+
+/// PyTorch's `alpha.equal(1)`: whether `index_add` skips scaling the source,
+/// decided on the argument as passed (a bool `True` is not 1, and a float
+/// alpha that an integer target would truncate to 1 is not either).
+fn is_unit_alpha(alpha: Scalar) -> bool {
+    match alpha {
+        Scalar::Int(v) => v == 1,
+        Scalar::Float(v) => v == 1.0,
+        Scalar::Bool(_) => false,
+    }
+}
+
 fn oob_runtime(dim: usize, size: usize) -> impl Fn(i64) -> Error {
     move |v| Error::runtime(format!("index {v} is out of bounds for dimension {dim} with size {size}"))
 }
@@ -481,6 +526,9 @@ impl Tensor {
                 src.shape()[d]
             )));
         }
+        if copy {
+            check_restride_fits(&x, d, n)?;
+        }
         let (_, ix) = along(&x, d, index)?;
         let size = x.shape()[d];
         // PyTorch words (and types) this error differently per op. Its
@@ -509,8 +557,8 @@ impl Tensor {
         // A multi-dim self returns before reading any index, or `alpha`, when
         // there is nothing to add (out-of-range indices included).
         let nothing = self.ndim() > 1 && (self.numel() == 0 || index.numel() == 0);
+        let unit = is_unit_alpha(alpha);
         let alpha = if nothing { Scalar::Int(1) } else { super::super::arith::scalar_arg(alpha, self.dtype())? };
-        let unit = alpha.to_f64() == 1.0;
         let out = {
             let _g = GradModeGuard::new(false);
             let o = self.clone_data()?;
@@ -548,8 +596,9 @@ impl Tensor {
         if self.ndim() > 1 && (self.numel() == 0 || index.numel() == 0) {
             return Ok(());
         }
+        let unit = is_unit_alpha(alpha);
         let alpha = super::super::arith::scalar_arg(alpha, self.dtype())?;
-        if alpha.to_f64() == 1.0 {
+        if unit {
             return self.index_write_raw_("index_add_", dim, index, source, Reduce::Add, false);
         }
         let s = binary(Operand::T(source), Operand::S(alpha), BinaryOp::Mul)?;
@@ -656,6 +705,7 @@ impl Tensor {
     fn index_fill_raw_(&self, d: usize, index: &Tensor, v: Scalar) -> Result<()> {
         let _g = GradModeGuard::new(false);
         let x = at_least_1d(self)?;
+        check_restride_fits(&x, d, index.numel())?;
         let (shape, ix) = along(&x, d, index)?;
         let size = x.shape()[d];
         let err = oob_index(d, size);
