@@ -74,6 +74,16 @@ KNOWN = [
      "attaches IndexPutBackward0 to the integer tensor (requires_grad=True on int16/int32); backward "
      "through it then fails ('Autograd not support dtype'), and integer tensors cannot require grad "
      "anywhere else; ours keeps them out of the graph"),
+    (r"F\.conv2d", r"wrong:grad",
+     "PyTorch's float32 input gradient depends on the kernel its batch size picks once a product w*g overflows: "
+     "for one image (and without oneDNN) it is a GEMM + col2im that rounds each product (2 * 3e38 = inf, then "
+     "inf + -inf = NaN, as ours), while for the same image inside a batch of 2 its kernel accumulates with fused "
+     "multiply-adds and gives -inf; ours gives the same value for every batch size"),
+    (r"T\.fill_/tt", r"wrong:requires_grad",
+     "PyTorch quirk: fill_ with a 0-d float value requiring grad attaches FillBackward3 to an integer target "
+     "(requires_grad=True on int8); its copy_ and basic __setitem__ of the same value into the same integer "
+     "tensor keep it out of the graph, and integer tensors cannot require grad anywhere else; ours keeps them "
+     "out of the graph (float targets get FillBackward3 as in PyTorch)"),
 ]
 
 
