@@ -150,6 +150,26 @@ def test_index_add_out_of_range_error_class_depends_on_alpha_as_passed(dtype, al
     assert ours is None and ref is None
 
 
+@pytest.mark.parametrize("case", [
+    # index_add_/index_copy_ refuse negative indices (index_fill wraps them)
+    lambda lib: lib.index_add(lib.zeros(3, 2), 0, lib.tensor([-1]), lib.ones(1, 2)),
+    lambda lib: lib.index_add(lib.zeros(3, 2), 0, lib.tensor([-1]), lib.ones(1, 2), alpha=2),
+    lambda lib: lib.index_add(lib.zeros(3), 0, lib.tensor([-1]), lib.ones(1)),
+    lambda lib: lib.index_add(lib.zeros(3, 2, 4), 1, lib.tensor([-1]), lib.ones(3, 1, 4)),
+    lambda lib: lib.zeros(3, 2).index_add_(0, lib.tensor([-1]), lib.ones(1, 2)),
+    lambda lib: lib.index_copy(lib.zeros(3, 2), 0, lib.tensor([-1]), lib.ones(1, 2)),
+    lambda lib: lib.index_copy(lib.zeros(3), 0, lib.tensor([-1]), lib.ones(1)),
+    lambda lib: lib.index_fill(lib.zeros(3, 2), 0, lib.tensor([-1]), 1.0),
+    # a multi-dim index_add converts alpha after checking the first index
+    lambda lib: lib.index_add(lib.zeros(3, 2, dtype=lib.uint8), 0, lib.tensor([5, 0]), lib.ones(2, 2, dtype=lib.uint8), alpha=-1.3),
+    lambda lib: lib.index_add(lib.zeros(3, 2, dtype=lib.uint8), 0, lib.tensor([0, 5]), lib.ones(2, 2, dtype=lib.uint8), alpha=-1.3),
+    lambda lib: lib.index_add(lib.zeros(3, dtype=lib.uint8), 0, lib.tensor([5, 0]), lib.ones(2, dtype=lib.uint8), alpha=-1.3),
+    lambda lib: lib.index_add(lib.zeros(3, 2, dtype=lib.uint8), 1, lib.tensor([5, 0]), lib.ones(3, 2, dtype=lib.uint8), alpha=300),
+])
+def test_index_add_copy_index_checks(case):
+    _close(*_same_outcome(case))
+
+
 # -- basic indexing past the last dim (repeated ellipses) ---------------------------------------
 
 

@@ -111,6 +111,24 @@ fn is_unit_alpha(alpha: Scalar) -> bool {
     }
 }
 
+/// `alpha` converted to `x`'s dtype for `index_add`. PyTorch's multi-dim
+/// kernel converts it in the add of the first index, after checking that
+/// index, so an out-of-range first index is what it reports; the 1-d kernel
+/// converts it before reading any index.
+fn index_add_alpha(x: &Tensor, dim: i64, index: &Tensor, alpha: Scalar) -> Result<Scalar> {
+    super::super::arith::scalar_arg(alpha, x.dtype()).map_err(|e| {
+        if x.ndim() > 1 && index.numel() > 0 {
+            if let (Ok(d), Ok(first)) = (wrap_dim(dim, x.ndim()), index.get_flat(0)) {
+                let v = first.to_i64();
+                if v < 0 || v >= x.shape()[d] as i64 {
+                    return Error::index("index out of range in self");
+                }
+            }
+        }
+        e
+    })
+}
+
 fn oob_runtime(dim: usize, size: usize) -> impl Fn(i64) -> Error {
     move |v| Error::runtime(format!("index {v} is out of bounds for dimension {dim} with size {size}"))
 }
@@ -546,7 +564,9 @@ impl Tensor {
                 Error::index(format!("{op}(): index {v} is out of bounds for dimension {d} with size {size}"))
             }
         };
-        let offs = dim_offsets(&x, src.shape(), d, &ix, &Bounds { size, negative: true, err: &err })?;
+        // Unlike index_fill and index_select's wrapping callers, PyTorch's
+        // index_add_/index_copy_ kernels refuse negative indices.
+        let offs = dim_offsets(&x, src.shape(), d, &ix, &Bounds { size, negative: false, err: &err })?;
         write_at(&x, &offs, &[0], &src, mode)?;
         Ok(())
     }
@@ -558,7 +578,7 @@ impl Tensor {
         // there is nothing to add (out-of-range indices included).
         let nothing = self.ndim() > 1 && (self.numel() == 0 || index.numel() == 0);
         let unit = is_unit_alpha(alpha);
-        let alpha = if nothing { Scalar::Int(1) } else { super::super::arith::scalar_arg(alpha, self.dtype())? };
+        let alpha = if nothing { Scalar::Int(1) } else { index_add_alpha(self, dim, index, alpha)? };
         let out = {
             let _g = GradModeGuard::new(false);
             let o = self.clone_data()?;
@@ -597,7 +617,7 @@ impl Tensor {
             return Ok(());
         }
         let unit = is_unit_alpha(alpha);
-        let alpha = super::super::arith::scalar_arg(alpha, self.dtype())?;
+        let alpha = index_add_alpha(self, dim, index, alpha)?;
         if unit {
             return self.index_write_raw_("index_add_", dim, index, source, Reduce::Add, false);
         }
