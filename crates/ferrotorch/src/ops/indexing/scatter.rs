@@ -82,8 +82,9 @@ fn check_restride_fits(x: &Tensor, d: usize, n: usize) -> Result<()> {
     let mut strides = x.strides().to_vec();
     strides[d] = 0;
     let itemsize = x.dtype().itemsize();
-    let last: isize = shape.iter().zip(&strides).map(|(&s, &st)| (s as isize - 1) * st).sum();
-    let need = (x.storage_offset() as isize + last + 1) as usize * itemsize;
+    // The furthest element the view reaches (negative strides reach back).
+    let last: isize = shape.iter().zip(&strides).map(|(&s, &st)| (s as isize - 1) * st.max(0)).sum();
+    let need = (x.storage_offset() as isize + last + 1).max(0) as usize * itemsize;
     let have = x.storage().nbytes();
     if need > have {
         return Err(Error::runtime(format!(
