@@ -84,7 +84,7 @@ KNOWN = [
      "implemented', which the judge accepts either way), but when the in-place target is a view outside the graph "
      "its NotImplemented node records an edge for `other` only, and CopySlices, which takes edge 0 as the view's, "
      "drops it: other's gradient comes back None (no error) for a view target and raises for the same tensor "
-     "contiguous; ours gives div(rounding_mode='floor')'s zero gradient in both cases"),
+     "contiguous; ours records the same NotImplemented node and raises in both cases"),
     (r"T\.fill_/tt", r"wrong:requires_grad",
      "PyTorch quirk: fill_ with a 0-d float value requiring grad attaches FillBackward3 to an integer target "
      "(requires_grad=True on int8); its copy_ and basic __setitem__ of the same value into the same integer "

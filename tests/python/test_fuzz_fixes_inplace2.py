@@ -255,6 +255,40 @@ def test_inplace_on_overlapping_view_with_base_in_graph_still_raises():
     assert ours is None and ref is None
 
 
+@pytest.mark.parametrize("expr", [
+    lambda lib, a, b: a // b,
+    lambda lib, a, b: lib.floor_divide(a, b),
+    lambda lib, a, b: a // 2,
+    lambda lib, a, b: 2 // a,
+    lambda lib, a, b: a.floor_divide_(b),
+    lambda lib, a, b: a.__ifloordiv__(b),
+    lambda lib, a, b: lib.div(a, b, rounding_mode="floor"),  # this one has a (zero) derivative
+])
+def test_floor_divide_has_no_derivative(expr):
+    def f(lib):
+        a_leaf = lib.tensor([7.0, -3.5], requires_grad=True)
+        b_leaf = lib.tensor([2.0, 2.0], requires_grad=True)
+        r = expr(lib, a_leaf.clone(), b_leaf.clone())
+        head = (r.detach(), type(r.grad_fn).__name__, r.requires_grad)
+        try:
+            return head + (lib.autograd.grad(r.sum(), [a_leaf, b_leaf]),)
+        except RuntimeError as e:
+            return head + (str(e),)
+
+    ours, ref = _same_outcome(f)
+    _close(ours, ref)
+
+
+def test_floor_divide_inplace_target_outside_the_graph():
+    def f(lib):
+        t0 = lib.tensor([5.0, 3.0])
+        b_leaf = lib.tensor([2.0, -2.0], requires_grad=True)
+        t0 //= b_leaf.clone()
+        return t0.detach(), type(t0.grad_fn).__name__, t0.requires_grad
+
+    _close(*_same_outcome(f))
+
+
 def test_zeros_with_an_empty_dim_and_a_huge_one():
     def f(lib):
         t = lib.zeros(lib.tensor(0, dtype=lib.int32), lib.tensor(1713670926516389508))
