@@ -297,3 +297,19 @@ def test_zeros_with_an_empty_dim_and_a_huge_one():
     ours, ref = _same_outcome(f)
     assert ours == ref
     assert not math.isnan(ours[1])
+
+
+def test_bce_with_logits_mixed_precision_promotes_after_float32_terms():
+    # PyTorch takes log_sigmoid of the float32 input in float32, then meets the
+    # float64 target: the float64 result carries float32 rounding (the fuzzer
+    # judges it at float32 precision), not the float64 value of the formula.
+    x = [-1.6696746349334717, 0.29050666093826294, -0.37860873341560364, -2.6724693775177]
+    y = [0.12985091403681126, 0.5986699175379233, 0.5628147273778239, 0.0703026686343664]
+
+    def f(lib):
+        return lib.nn.functional.binary_cross_entropy_with_logits(
+            lib.tensor(x), lib.tensor(y, dtype=lib.float64), reduction="none")
+
+    ours, ref = _same_outcome(f)
+    assert str(ours.dtype) == str(ref.dtype) == "torch.float64"
+    assert ours.tolist() == pytest.approx(ref.tolist(), rel=1e-6)
