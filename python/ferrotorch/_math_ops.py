@@ -455,7 +455,7 @@ _BINARY = {
     "bitwise_and": "bitwise_and", "bitwise_or": "bitwise_or", "bitwise_xor": "bitwise_xor",
     "bitwise_left_shift": "bitwise_left_shift", "bitwise_right_shift": "bitwise_right_shift",
     "logical_and": "logical_and", "logical_or": "logical_or", "logical_xor": "logical_xor",
-    "floor_divide": "div_floor", "maximum": "maximum", "minimum": "minimum",
+    "floor_divide": "floor_divide", "maximum": "maximum", "minimum": "minimum",
     "eq": "eq", "ne": "ne", "lt": "lt", "le": "le", "gt": "gt", "ge": "ge",
     "not_equal": "ne", "less": "lt", "less_equal": "le", "greater": "gt", "greater_equal": "ge",
 }
@@ -502,7 +502,7 @@ def _is_number(x):
                                                   and getattr(x, "ndim", 1) == 0)
 
 
-for _dunder, _k in (("floordiv", "div_floor"), ("mod", "remainder"), ("and", "bitwise_and"), ("or", "bitwise_or"),
+for _dunder, _k in (("floordiv", "floor_divide"), ("mod", "remainder"), ("and", "bitwise_and"), ("or", "bitwise_or"),
                     ("xor", "bitwise_xor"), ("lshift", "bitwise_left_shift"), ("rshift", "bitwise_right_shift")):
     setattr(Tensor, f"__{_dunder}__", _forward(_k))
     setattr(Tensor, f"__r{_dunder}__", _reflect(_k))

@@ -45,6 +45,10 @@ def error_class(e):
 
 def to_np(t):
     t = t.detach()
+    if t.numel() == 0:
+        # numpy refuses a shape whose nonzero dims overflow its size limit
+        # ((0, 2**60) is a valid empty tensor); the shape is compared apart.
+        t = t.reshape(0)
     name = str(t.dtype).split(".")[-1]
     if name == "bfloat16":
         t = t.float()
@@ -274,7 +278,11 @@ def judge(spec, params, ours, ref, recipes):
         return "ok", ""
     scale = input_scale(recipes, ref) if spec.family in SUMMING else 1.0
     undefined = undefined_values(spec, ref)
-    diff = same(ours["out"], ref["out"], scale)
+    # PyTorch's losses compute their terms in the input's dtype and promote
+    # afterwards (binary_cross_entropy_with_logits takes log_sigmoid of a
+    # float32 input before meeting a float64 target), so a float64 loss of a
+    # float32 input carries float32 rounding: judge it at the input's precision.
+    diff = same(ours["out"], ref["out"], scale, "out", loosest(recipes, ref) if spec.family == "loss" else None)
     if diff and undefined and diff[0] == "value":
         diff = None
     if diff and spec.name in TIE_INDICES and diff[0] == "value" and diff[1].startswith("out[1]") and _tie_ok(spec, params, ours, ref):

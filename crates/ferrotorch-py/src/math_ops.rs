@@ -191,25 +191,40 @@ pub fn _math_unary<'py>(py: Python<'py>, name: &str, input: &Bound<'py, PyAny>, 
 #[pyfunction]
 #[pyo3(signature = (name, input, other, inplace=false))]
 pub fn _math_binary<'py>(py: Python<'py>, name: &str, input: &Bound<'py, PyAny>, other: &Bound<'py, PyAny>, inplace: bool) -> PyResult<Bound<'py, PyAny>> {
-    let op = binary_op(name)?;
+    // floor_divide computes div(rounding_mode='floor') but, unlike it, has no
+    // derivative in PyTorch (its output records `NotImplemented`).
+    let no_derivative = name == "floor_divide";
+    let op = if no_derivative { BinaryOp::DivFloor } else { binary_op(name)? };
     let b = arg_of(other, name)?;
+    let tb = if let Arg::T(t) = &b { Some(t) } else { None };
+    let out_of_place = |a: Operand, xa: Option<&Tensor>| {
+        if no_derivative {
+            ferrotorch::autograd::without_derivative("floor_divide", &[xa, tb], || binary(a, b.op(), op))
+        } else {
+            binary(a, b.op(), op)
+        }
+    };
     if input.cast::<PyTensor>().is_err() {
         // A number on the left: torch.atan2(2.0, x) style calls.
         let a = arg_of(input, name)?;
         if let Arg::S(_) = b {
             return Err(PyTypeError::new_err(format!("{name}(): at least one argument must be a Tensor")));
         }
-        return wrap(py, binary(a.op(), b.op(), op).py()?);
+        return wrap(py, out_of_place(a.op(), None).py()?);
     }
     if inplace {
         // All in-place binary ops share `binary_`: its checks come in
         // PyTorch's order (shape, result type) before any kernel runs.
         let x = tensor_of(input)?;
         crate::tensor::check_inplace_leaf(&x)?;
-        binary_(&x, b.op(), op).py()?;
+        if no_derivative {
+            ferrotorch::autograd::inplace_without_derivative("floor_divide_", &x, &[tb], || binary_(&x, b.op(), op)).py()?;
+        } else {
+            binary_(&x, b.op(), op).py()?;
+        }
         return Ok(input.clone());
     }
-    run(py, input, false, false, |x| binary(Operand::T(x), b.op(), op))
+    run(py, input, false, false, |x| out_of_place(Operand::T(x), Some(x)))
 }
 
 /// `clamp(input, min, max)` with scalar or tensor bounds.

@@ -527,20 +527,10 @@ impl PyTensor {
     fn fill_<'py>(slf: &Bound<'py, Self>, value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, Self>> {
         let t = &slf.get().t;
         check_inplace_leaf(t)?;
-        let v = match number_of(value) {
-            Some(v) => v,
-            None => {
-                let vt = tensor_of(value)?;
-                if vt.ndim() != 0 {
-                    return Err(PyRuntimeError::new_err(format!(
-                        "fill_ only supports 0-dimension value tensor but got tensor with {} dimensions.",
-                        vt.ndim()
-                    )));
-                }
-                vt.item().py()?
-            }
-        };
-        t.fill_(v).py()?;
+        match number_of(value) {
+            Some(v) => t.fill_(v).py()?,
+            None => t.fill_tensor_(&tensor_of(value)?).py()?,
+        }
         Ok(slf.clone())
     }
     fn zero_<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, Self>> {

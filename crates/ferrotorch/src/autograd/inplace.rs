@@ -212,8 +212,13 @@ impl Backward for CopySlices {
         let rel = self.rel.as_ref().ok_or_else(non_contiguous_base)?;
         // PyTorch writes the view's gradient back with `copy_` (`zero_` when
         // the op gave none), which refuses a view whose elements share memory:
-        // its backward through an in-place op on an expanded view fails.
-        rel.check_no_internal_overlap()?;
+        // its backward through an in-place op on an expanded view fails. It
+        // only writes back when the base's gradient is wanted, so a base
+        // outside the graph (the value written requiring grad) passes.
+        let base_wanted = node.next_edges().first().is_some_and(|e| e.is_some());
+        if base_wanted {
+            rel.check_no_internal_overlap()?;
+        }
         let Some(g) = grads.into_iter().next().flatten() else {
             return Ok(vec![None; node.next_edges().len()]);
         };
@@ -228,6 +233,9 @@ impl Backward for CopySlices {
         for i in 0.. {
             let Some(r) = res.next() else { break };
             if i == self.self_idx {
+                if !base_wanted {
+                    continue;
+                }
                 match r {
                     Some(r) => slice.copy_(&r)?,
                     None => slice.fill_(ferrotorch_core::Scalar::Float(0.0))?,
@@ -236,7 +244,7 @@ impl Backward for CopySlices {
                 out.push(r);
             }
         }
-        out[0] = Some(result);
+        out[0] = if base_wanted { Some(result) } else { None };
         out.resize(node.next_edges().len(), None);
         Ok(out)
     }

@@ -102,3 +102,50 @@ where
 {
     Box::new(FnBackward(Some(f)))
 }
+
+/// Runs `f`, an op PyTorch defines no derivative for (`floor_divide`), and
+/// records PyTorch's `NotImplemented` node for its output: the output joins
+/// the graph (it requires grad when an input does) and a backward pass that
+/// reaches it raises "derivative for aten::`op` is not implemented".
+pub fn without_derivative(op: &'static str, inputs: &[Option<&Tensor>], f: impl FnOnce() -> ferrotorch_core::Result<Tensor>) -> ferrotorch_core::Result<Tensor> {
+    let out = {
+        let _off = GradModeGuard::new(false);
+        f()?
+    };
+    record_not_implemented(op, inputs, &out);
+    Ok(out)
+}
+
+/// The in-place form of [`without_derivative`]: `kernel` writes `target`
+/// (with its own checks, in PyTorch's order), and `target`'s history becomes
+/// a `NotImplemented` node over its old value and `others`.
+pub fn inplace_without_derivative(
+    op: &'static str,
+    target: &Tensor,
+    others: &[Option<&Tensor>],
+    kernel: impl FnOnce() -> ferrotorch_core::Result<()>,
+) -> ferrotorch_core::Result<()> {
+    let recording = is_grad_enabled() && (target.requires_grad() || others.iter().flatten().any(|t| t.requires_grad()));
+    if !recording {
+        return kernel();
+    }
+    apply_inplace_kernel(
+        target,
+        OldValue::Alias,
+        |old| {
+            // Only the node matters: `kernel` writes the values.
+            let out = Tensor::empty(target.shape(), target.dtype(), target.device())?;
+            let mut inputs = vec![Some(old)];
+            inputs.extend_from_slice(others);
+            record_not_implemented(op, &inputs, &out);
+            Ok(out)
+        },
+        kernel,
+    )
+}
+
+fn record_not_implemented(op: &'static str, inputs: &[Option<&Tensor>], out: &Tensor) {
+    record("NotImplemented", inputs, &[out], move || {
+        rule(move |_, _| Err(ferrotorch_core::Error::runtime(format!("derivative for aten::{op} is not implemented"))))
+    });
+}

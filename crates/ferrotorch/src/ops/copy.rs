@@ -199,6 +199,40 @@ impl Tensor {
         self.fill_raw_(value)
     }
 
+    /// `fill_(value)` with a tensor `value` (records `FillBackward3`).
+    ///
+    /// PyTorch treats the tensor overload as a copy of the broadcast value,
+    /// not as the Scalar overload after `.item()`: the value is converted as
+    /// `copy_` converts (no overflow check: -4. into uint8 is 252), a target
+    /// whose elements share memory is refused, and the value is
+    /// differentiable (its gradient is the sum of the output's gradient).
+    pub fn fill_tensor_(&self, value: &Tensor) -> Result<()> {
+        if value.ndim() != 0 {
+            return Err(Error::runtime(format!(
+                "fill_ only supports 0-dimension value tensor but got tensor with {} dimensions.",
+                value.ndim()
+            )));
+        }
+        if crate::autograd::is_grad_enabled() && (self.requires_grad() || value.requires_grad()) {
+            return crate::autograd::apply_inplace(self, crate::autograd::OldValue::Alias, |old| {
+                let out = Tensor::empty(self.shape(), self.dtype(), self.device())?;
+                out.copy_raw_(value)?;
+                let value_dtype = value.dtype();
+                record("FillBackward3", &[Some(old), Some(value)], &[&out], move || {
+                    rule(move |node, g| {
+                        let Some(g) = g0(g) else { return Ok(vec![None, None]) };
+                        let wants = |i: usize| node.next_edges()[i].is_some();
+                        let gs = if wants(0) { Some(g.zeros_like_raw()?) } else { None };
+                        let gv = if wants(1) { Some(super::arith_grad::reduce_grad(&g, &[], value_dtype)?) } else { None };
+                        Ok(vec![gs, gv])
+                    })
+                });
+                Ok(out)
+            });
+        }
+        self.copy_raw_(value)
+    }
+
     /// `fill_` without autograd.
     pub fn fill_raw_(&self, value: Scalar) -> Result<()> {
         k::fill(self.dst(), self.dtype(), value);

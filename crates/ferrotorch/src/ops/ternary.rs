@@ -125,22 +125,28 @@ impl Tensor {
                 // leaves no NaN where it is masked). With both bounds, min only
                 // gets a gradient where `min < max`, and max also gets it
                 // wherever `max < min` (the result is max there).
-                let mut inside: Option<Tensor> = None;
                 let and = |a: Option<Tensor>, b: Tensor| -> Result<Tensor> {
                     match a {
                         Some(a) => inplace_logic(&a, &b, BinaryOp::LogicalAnd),
                         None => Ok(b),
                     }
                 };
-                if let Some(lo) = &min {
-                    inside = Some(and(inside, bool_mask(&x, BinaryOp::Ge, lo)?)?);
-                }
-                if let Some(hi) = &max {
-                    inside = Some(and(inside, bool_mask(&x, BinaryOp::Le, hi)?)?);
-                }
-                let gx = match &inside {
-                    Some(m) => reduce_grad(&keep_where(m, &g)?, &shape, dt)?,
-                    None => reduce_grad(&g, &shape, dt)?,
+                // Only the gradients that are needed are computed (and can
+                // raise the in-place broadcast error), as in PyTorch.
+                let gx = if node.next_edges()[0].is_some() {
+                    let mut inside: Option<Tensor> = None;
+                    if let Some(lo) = &min {
+                        inside = Some(and(inside, bool_mask(&x, BinaryOp::Ge, lo)?)?);
+                    }
+                    if let Some(hi) = &max {
+                        inside = Some(and(inside, bool_mask(&x, BinaryOp::Le, hi)?)?);
+                    }
+                    Some(match &inside {
+                        Some(m) => reduce_grad(&keep_where(m, &g)?, &shape, dt)?,
+                        None => reduce_grad(&g, &shape, dt)?,
+                    })
+                } else {
+                    None
                 };
                 let gmin = match (&min, &bshapes.0) {
                     (Some(lo), Some((s, d))) if wmin => {
@@ -162,7 +168,7 @@ impl Tensor {
                     }
                     _ => None,
                 };
-                Ok(vec![Some(gx), gmin, gmax])
+                Ok(vec![gx, gmin, gmax])
             })
         });
         Ok(out)

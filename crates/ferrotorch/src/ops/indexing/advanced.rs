@@ -98,7 +98,20 @@ impl Tensor {
                     }
                     r = r.select(d as i64, *i)?;
                 }
-                TensorIndex::Slice { .. } if d >= r.ndim() => {
+                &TensorIndex::Slice { start, stop, step } if d >= r.ndim() => {
+                    // PyTorch skips a slice it sees as full before checking the
+                    // dim, comparing `stop` with a size it reads past the end of
+                    // the size list (in practice the last one); any other slice
+                    // there fails the dim check.
+                    let last = r.shape().last().copied().unwrap_or(0) as i64;
+                    if !(start == 0 && step == 1 && stop >= last) {
+                        let n = (r.ndim() as i64).max(1);
+                        return Err(Error::index(format!(
+                            "Dimension out of range (expected to be in range of [{}, {}], but got {d})",
+                            -n,
+                            n - 1
+                        )));
+                    }
                     idx.push(None);
                     d += 1;
                 }

@@ -66,6 +66,70 @@ fn dim_offsets(x: &Tensor, shape: &[usize], dim: usize, index: &Tensor, bounds: 
     Ok(offs)
 }
 
+/// PyTorch's index_copy_/index_fill_ kernels view the target as
+/// `as_strided(shape with dim -> index.numel(), stride 0 along dim)` before
+/// reading any index, and `as_strided` refuses a layout that reaches past the
+/// storage. That only happens when the target is empty along `dim` while the
+/// restrided view is not empty (an empty `[0, 5]` target and a non-empty
+/// index): PyTorch then raises this RuntimeError instead of an out-of-range
+/// IndexError, which it raises once the view fits (a view into a larger storage).
+fn check_restride_fits(x: &Tensor, d: usize, n: usize) -> Result<()> {
+    let mut shape = x.shape().to_vec();
+    shape[d] = n;
+    if shape.iter().any(|&s| s == 0) {
+        return Ok(());
+    }
+    let mut strides = x.strides().to_vec();
+    strides[d] = 0;
+    let itemsize = x.dtype().itemsize();
+    // The furthest element the view reaches (negative strides reach back).
+    let last: isize = shape.iter().zip(&strides).map(|(&s, &st)| (s as isize - 1) * st.max(0)).sum();
+    let need = (x.storage_offset() as isize + last + 1).max(0) as usize * itemsize;
+    let have = x.storage().nbytes();
+    if need > have {
+        return Err(Error::runtime(format!(
+            "setStorage: sizes {}, strides {}, storage offset {}, and itemsize {itemsize} requiring a storage size of {need} are out of bounds for storage of size {have}",
+            fmt_shape(&shape),
+            fmt_shape_i(&strides),
+            x.storage_offset()
+        )));
+    }
+    Ok(())
+}
+
+fn fmt_shape_i(v: &[isize]) -> String {
+    format!("[{}]", v.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(", "))
+}
+
+/// PyTorch's `alpha.equal(1)`: whether `index_add` skips scaling the source,
+/// decided on the argument as passed (a bool `True` is not 1, and a float
+/// alpha that an integer target would truncate to 1 is not either).
+fn is_unit_alpha(alpha: Scalar) -> bool {
+    match alpha {
+        Scalar::Int(v) => v == 1,
+        Scalar::Float(v) => v == 1.0,
+        Scalar::Bool(_) => false,
+    }
+}
+
+/// `alpha` converted to `x`'s dtype for `index_add`. PyTorch's multi-dim
+/// kernel converts it in the add of the first index, after checking that
+/// index, so an out-of-range first index is what it reports; the 1-d kernel
+/// converts it before reading any index.
+fn index_add_alpha(x: &Tensor, dim: i64, index: &Tensor, alpha: Scalar) -> Result<Scalar> {
+    super::super::arith::scalar_arg(alpha, x.dtype()).map_err(|e| {
+        if x.ndim() > 1 && index.numel() > 0 {
+            if let (Ok(d), Ok(first)) = (wrap_dim(dim, x.ndim()), index.get_flat(0)) {
+                let v = first.to_i64();
+                if v < 0 || v >= x.shape()[d] as i64 {
+                    return Error::index("index out of range in self");
+                }
+            }
+        }
+        e
+    })
+}
+
 fn oob_runtime(dim: usize, size: usize) -> impl Fn(i64) -> Error {
     move |v| Error::runtime(format!("index {v} is out of bounds for dimension {dim} with size {size}"))
 }
@@ -481,6 +545,9 @@ impl Tensor {
                 src.shape()[d]
             )));
         }
+        if copy {
+            check_restride_fits(&x, d, n)?;
+        }
         let (_, ix) = along(&x, d, index)?;
         let size = x.shape()[d];
         // PyTorch words (and types) this error differently per op. Its
@@ -498,7 +565,9 @@ impl Tensor {
                 Error::index(format!("{op}(): index {v} is out of bounds for dimension {d} with size {size}"))
             }
         };
-        let offs = dim_offsets(&x, src.shape(), d, &ix, &Bounds { size, negative: true, err: &err })?;
+        // Unlike index_fill and index_select's wrapping callers, PyTorch's
+        // index_add_/index_copy_ kernels refuse negative indices.
+        let offs = dim_offsets(&x, src.shape(), d, &ix, &Bounds { size, negative: false, err: &err })?;
         write_at(&x, &offs, &[0], &src, mode)?;
         Ok(())
     }
@@ -509,8 +578,8 @@ impl Tensor {
         // A multi-dim self returns before reading any index, or `alpha`, when
         // there is nothing to add (out-of-range indices included).
         let nothing = self.ndim() > 1 && (self.numel() == 0 || index.numel() == 0);
-        let alpha = if nothing { Scalar::Int(1) } else { super::super::arith::scalar_arg(alpha, self.dtype())? };
-        let unit = alpha.to_f64() == 1.0;
+        let unit = is_unit_alpha(alpha);
+        let alpha = if nothing { Scalar::Int(1) } else { index_add_alpha(self, dim, index, alpha)? };
         let out = {
             let _g = GradModeGuard::new(false);
             let o = self.clone_data()?;
@@ -548,8 +617,9 @@ impl Tensor {
         if self.ndim() > 1 && (self.numel() == 0 || index.numel() == 0) {
             return Ok(());
         }
-        let alpha = super::super::arith::scalar_arg(alpha, self.dtype())?;
-        if alpha.to_f64() == 1.0 {
+        let unit = is_unit_alpha(alpha);
+        let alpha = index_add_alpha(self, dim, index, alpha)?;
+        if unit {
             return self.index_write_raw_("index_add_", dim, index, source, Reduce::Add, false);
         }
         let s = binary(Operand::T(source), Operand::S(alpha), BinaryOp::Mul)?;
@@ -656,6 +726,7 @@ impl Tensor {
     fn index_fill_raw_(&self, d: usize, index: &Tensor, v: Scalar) -> Result<()> {
         let _g = GradModeGuard::new(false);
         let x = at_least_1d(self)?;
+        check_restride_fits(&x, d, index.numel())?;
         let (shape, ix) = along(&x, d, index)?;
         let size = x.shape()[d];
         let err = oob_index(d, size);
