@@ -659,6 +659,13 @@ impl Tensor {
     pub fn logsumexp(&self, dims: Option<&[i64]>, keepdim: bool) -> Result<Tensor> {
         let x = if self.dtype().is_floating_point() { self.clone() } else { self.to_dtype(crate::defaults::default_dtype())? };
         let mask = structured_reduced_dims(dims, x.ndim())?;
+        if dims.is_some_and(|d| d.is_empty()) && !keepdim && x.ndim() > 0 {
+            // PyTorch adds the row maxima (`amax` over `dim=()`, i.e. over
+            // every dim, kept as 1s) in place into the result of `sum` over
+            // `dim=()` without keepdim (0-d), which cannot broadcast.
+            let ones = vec!["1"; x.ndim()].join(", ");
+            return Err(Error::runtime(format!("output with shape [] doesn't match the broadcast shape [{ones}]")));
+        }
         let out = {
             let _no_grad = GradModeGuard::new(false);
             let rows = Rows::new(&x, &mask)?;
@@ -727,6 +734,12 @@ impl Tensor {
         };
         let (d, _) = dim_mask(dim, x.ndim())?;
         let out_dtype = if x.dtype().is_floating_point() { x.dtype() } else { dtype.unwrap_or(DType::Int64) };
+        // PyTorch fills a 0-d or empty result without running its kernel,
+        // whose dtype dispatch has no bool.
+        if out_dtype == DType::Bool && x.ndim() > 0 && x.numel() > 0 {
+            let name = if prod { "cumprod_out_cpu" } else { "cumsum_out_cpu" };
+            return Err(Error::not_implemented(format!("\"{name}\" not implemented for 'Bool'")));
+        }
         let out = Tensor::empty(x.shape(), out_dtype, x.device())?;
         let kind = if prod { ferrotorch_cpu::reduction::CumKind::Prod } else { ferrotorch_cpu::reduction::CumKind::Sum };
         // Reads `x` in place (any strides), parallel over rows.
