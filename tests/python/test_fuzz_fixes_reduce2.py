@@ -230,6 +230,8 @@ def _outcome(fn, lib):
     lambda lib: lib.logsumexp(lib.tensor([0, 2, 5], dtype=lib.uint8).as_strided([3, 3, 5], [1, 0, 0]), dim=()),
     lambda lib: lib.logsumexp(lib.tensor([[2.0, 1.0]]), dim=(), keepdim=True),
     lambda lib: lib.logsumexp(lib.tensor(2.0), dim=()),
+    lambda lib: lib.logsumexp(lib.zeros(2, 0, 1), dim=()),
+    lambda lib: lib.logsumexp(lib.zeros(3, 0, dtype=lib.int64), dim=()),
 ])
 def test_error_classes_match(fn):
     (c1, r1), (c2, r2) = _outcome(fn, ft), _outcome(fn, torch)

@@ -659,10 +659,11 @@ impl Tensor {
     pub fn logsumexp(&self, dims: Option<&[i64]>, keepdim: bool) -> Result<Tensor> {
         let x = if self.dtype().is_floating_point() { self.clone() } else { self.to_dtype(crate::defaults::default_dtype())? };
         let mask = structured_reduced_dims(dims, x.ndim())?;
-        if dims.is_some_and(|d| d.is_empty()) && !keepdim && x.ndim() > 0 {
+        if dims.is_some_and(|d| d.is_empty()) && !keepdim && x.ndim() > 0 && x.numel() > 0 {
             // PyTorch adds the row maxima (`amax` over `dim=()`, i.e. over
             // every dim, kept as 1s) in place into the result of `sum` over
-            // `dim=()` without keepdim (0-d), which cannot broadcast.
+            // `dim=()` without keepdim (0-d), which cannot broadcast (an
+            // empty input takes its `log(sum(exp))` path instead).
             let ones = vec!["1"; x.ndim()].join(", ");
             return Err(Error::runtime(format!("output with shape [] doesn't match the broadcast shape [{ones}]")));
         }
