@@ -903,6 +903,9 @@ def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
 def median(input, dim=_OMITTED, keepdim=_OMITTED, *, out=None):
     """The lower median (of everything, or along ``dim`` with its index)."""
     dim, keepdim = _reduce_dim("median", dim, keepdim, none_ok=False)
+    if isinstance(dim, int) and not isinstance(dim, bool):
+        # PyTorch wraps the dim before its kernel looks at the dtype.
+        _check_dim(dim, input.dim())
     if input.dtype == _C.bool:
         # PyTorch's whole-tensor median returns before its kernel for an empty
         # input (NaN cast to bool: True); along a dim, an empty reduced dim is
@@ -1029,6 +1032,9 @@ def _cum_(self, dim, dtype, is_prod):
     if not self.numel():
         return self
     if self.dtype == _C.bool and dtype is None:
+        if self.dim() == 0:
+            # Nor on a 0-d one: PyTorch fills it with itself.
+            return self
         raise NotImplementedError(f"\"{'cumprod' if is_prod else 'cumsum'}_out_cpu\" not implemented for 'Bool'")
     return _C._math_cumulative(self, dim, dtype, is_prod, inplace=True)
 

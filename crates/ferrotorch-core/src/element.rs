@@ -36,8 +36,11 @@ macro_rules! int_element {
             #[inline(always)]
             fn from_f64(v: f64) -> Self {
                 // C compilers convert to the narrow ints through a 32-bit
-                // conversion and keep the low bits (-1.0 -> uint8 is 255).
-                if std::mem::size_of::<$t>() == 8 {
+                // conversion and keep the low bits (-1.0 -> uint8 is 255);
+                // PyTorch converts to uint8 through int64 (c10's
+                // static_cast_with_inter_type), so a double beyond the int32
+                // range keeps its low byte (-6.884109383462684e16 -> 232).
+                if std::mem::size_of::<$t>() == 8 || $dt == DType::UInt8 {
                     f64_to_i64_x86(v) as $t
                 } else {
                     f64_to_i32_x86(v) as $t

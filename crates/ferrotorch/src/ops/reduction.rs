@@ -197,6 +197,127 @@ fn evenly_distribute(g: &Tensor, x: &Tensor, result: &Tensor, mask_dims: &[bool]
     keep_where(&hits, &div(&ge, &count)?)
 }
 
+/// Lanes of PyTorch's AVX-512 `Vectorized<T>` for a floating dtype.
+fn prod_lanes(dt: DType) -> usize {
+    match dt {
+        DType::Float64 => 8,
+        DType::Float16 | DType::BFloat16 => 32,
+        _ => 16,
+    }
+}
+
+/// `acc` times the product of `xs`, rounded to the dtype (`r`) after every
+/// multiplication in the order of PyTorch's CPU `binary_kernel_reduce_vec`:
+/// with `lanes > 0` (a contiguous run) blocks of `4 * lanes` elements fold
+/// into 4 vector accumulators, which combine as `(a0 * a1) * (a2 * a3)` and
+/// then lane by lane; the remaining elements multiply one by one. The order
+/// decides where a float32 product overflows to inf or underflows to 0 (and
+/// so where `inf * 0` gives NaN) although the exact product is finite.
+fn torch_prod_chunk(acc: f64, xs: &[f64], lanes: usize, r: fn(f64) -> f64) -> f64 {
+    let mut dst = acc;
+    let block = 4 * lanes;
+    let count = if lanes == 0 { 0 } else { xs.len() / block };
+    if count > 0 {
+        let mut a: Vec<f64> = xs[..block].to_vec();
+        for i in 1..count {
+            for (k, v) in a.iter_mut().enumerate() {
+                *v = r(*v * xs[i * block + k]);
+            }
+        }
+        let mut buf: Vec<f64> = (0..lanes)
+            .map(|l| {
+                let a01 = r(a[l] * a[lanes + l]);
+                let a23 = r(a[2 * lanes + l] * a[3 * lanes + l]);
+                r(a01 * a23)
+            })
+            .collect();
+        for l in 1..lanes {
+            buf[0] = r(buf[0] * buf[l]);
+        }
+        dst = r(dst * buf[0]);
+    }
+    for &v in &xs[count * block..] {
+        dst = r(dst * v);
+    }
+    dst
+}
+
+/// The product of every element of a floating `x` as PyTorch's CPU kernel
+/// forms it: dims in TensorIterator's order (by input stride, reordered by
+/// its insertion sort, size-1 dims and mergeable neighbours coalesced), runs
+/// of the innermost dim folded by [`torch_prod_chunk`] into one accumulator.
+fn torch_prod_all(x: &Tensor) -> Result<f64> {
+    let nd = x.ndim();
+    let (shape, strides) = (x.shape(), x.strides());
+    // perm[0] is the innermost dim; PyTorch starts from the reversed order.
+    let mut perm: Vec<usize> = (0..nd).rev().collect();
+    // 1: dim0 goes after dim1, -1: before, 0: undecided (a stride 0).
+    let should_swap = |d0: usize, d1: usize| -> i32 {
+        let (s0, s1) = (strides[d0], strides[d1]);
+        if s0 == 0 || s1 == 0 {
+            return 0;
+        }
+        if s0 < s1 {
+            return -1;
+        }
+        if s0 > s1 {
+            return 1;
+        }
+        if shape[d0] > shape[d1] {
+            return 1;
+        }
+        0
+    };
+    for i in 1..nd {
+        let mut d1 = i;
+        for d0 in (0..i).rev() {
+            let c = should_swap(perm[d0], perm[d1]);
+            if c > 0 {
+                perm.swap(d0, d1);
+                d1 = d0;
+            } else if c < 0 {
+                break;
+            }
+        }
+    }
+    // Coalesce in that order.
+    let mut cs: Vec<(usize, isize)> = perm.iter().map(|&d| (shape[d], strides[d])).collect();
+    if !cs.is_empty() {
+        let mut prev = 0;
+        for k in 1..cs.len() {
+            let (sp, tp) = cs[prev];
+            let (sk, tk) = cs[k];
+            if sp == 1 || sk == 1 || tp * sp as isize == tk {
+                if sp == 1 {
+                    cs[prev].1 = tk;
+                }
+                cs[prev].0 = sp * sk;
+            } else {
+                prev += 1;
+                cs[prev] = (sk, tk);
+            }
+        }
+        cs.truncate(prev + 1);
+    }
+    let (inner, inner_stride) = cs.first().copied().unwrap_or((1, 1));
+    // The elements in iteration order: the dims outermost first.
+    let order: Vec<i64> = perm.iter().rev().map(|&d| d as i64).collect();
+    let flat = {
+        let _no_grad = GradModeGuard::new(false);
+        let t = if nd == 0 { x.clone() } else { x.permute(&order)? };
+        t.to_dtype(DType::Float64)?.contiguous()?.to_f64_vec()?
+    };
+    let r = round_to(x.dtype());
+    let lanes = if inner_stride == 1 { prod_lanes(x.dtype()) } else { 0 };
+    let mut acc = 1.0;
+    if inner > 0 {
+        for chunk in flat.chunks(inner) {
+            acc = torch_prod_chunk(acc, chunk, lanes, r);
+        }
+    }
+    Ok(acc)
+}
+
 impl Tensor {
     /// `prod(dim=None, keepdim, dtype)`: integers multiply in `int64`.
     /// Records `ProdBackward0` (all) or `ProdBackward1` (one dim).
@@ -205,9 +326,12 @@ impl Tensor {
             Some(d) => self.to_dtype(d)?,
             None => self.clone(),
         };
-        let mask = match dim {
-            Some(d) => dim_mask(d, x.ndim())?.1,
-            None => vec![true; x.ndim()],
+        let (rdim, mask) = match dim {
+            Some(d) => {
+                let (d, m) = dim_mask(d, x.ndim())?;
+                (Some(d), m)
+            }
+            None => (None, vec![true; x.ndim()]),
         };
         let out = {
             let _no_grad = GradModeGuard::new(false);
@@ -215,7 +339,20 @@ impl Tensor {
             let shape = rows.shape(keepdim || (dim.is_none() && false)).to_vec();
             let shape = if dim.is_none() { vec![] } else { shape };
             if x.dtype().is_floating_point() {
-                let v: Vec<f64> = dispatch_dtype!(x.dtype(), T => rows.map::<T, f64>(|r| r.iter().fold(1.0, |a, &v| a * v.to_f64())));
+                let v: Vec<f64> = match rdim {
+                    Some(d) => {
+                        // One dim: a vectorised row when it is contiguous, else
+                        // a sequential product per output.
+                        let lanes_ok = x.ndim() > 0 && x.strides()[d] == 1;
+                        let r = round_to(x.dtype());
+                        let lanes = prod_lanes(x.dtype());
+                        dispatch_dtype!(x.dtype(), T => rows.map::<T, f64>(|row| {
+                            let row: Vec<f64> = row.iter().map(|v| v.to_f64()).collect();
+                            torch_prod_chunk(1.0, &row, if lanes_ok { lanes } else { 0 }, r)
+                        }))
+                    }
+                    None => vec![torch_prod_all(&x)?],
+                };
                 Tensor::from_vec(v, &shape)?.to_dtype(x.dtype())?
             } else {
                 let v: Vec<i64> = dispatch_dtype!(x.dtype(), T => rows.map::<T, i64>(|r| r.iter().fold(1i64, |a, &v| a.wrapping_mul(v.to_i64()))));
@@ -231,7 +368,7 @@ impl Tensor {
                 rule(move |node, g| {
                     let Some(g) = g0(g) else { return Ok(vec![None]) };
                     let (x, r) = (sx.unpack(node)?, so.unpack(node)?);
-                    Ok(vec![Some(cast_to(prod_grad(&g, &x, &r, &mask, keep)?, dt)?)])
+                    Ok(vec![Some(cast_to(prod_grad(&g, &x, &r, rdim, keep)?, dt)?)])
                 })
             });
         }
@@ -522,6 +659,14 @@ impl Tensor {
     pub fn logsumexp(&self, dims: Option<&[i64]>, keepdim: bool) -> Result<Tensor> {
         let x = if self.dtype().is_floating_point() { self.clone() } else { self.to_dtype(crate::defaults::default_dtype())? };
         let mask = structured_reduced_dims(dims, x.ndim())?;
+        if dims.is_some_and(|d| d.is_empty()) && !keepdim && x.ndim() > 0 && x.numel() > 0 {
+            // PyTorch adds the row maxima (`amax` over `dim=()`, i.e. over
+            // every dim, kept as 1s) in place into the result of `sum` over
+            // `dim=()` without keepdim (0-d), which cannot broadcast (an
+            // empty input takes its `log(sum(exp))` path instead).
+            let ones = vec!["1"; x.ndim()].join(", ");
+            return Err(Error::runtime(format!("output with shape [] doesn't match the broadcast shape [{ones}]")));
+        }
         let out = {
             let _no_grad = GradModeGuard::new(false);
             let rows = Rows::new(&x, &mask)?;
@@ -579,23 +724,35 @@ impl Tensor {
     /// `cumsum(dim, dtype)` / `cumprod`: integers accumulate in int64.
     /// Records `CumsumBackward0` / `CumprodBackward0`.
     pub fn cumulative(&self, dim: i64, dtype: Option<DType>, prod: bool) -> Result<Tensor> {
+        // PyTorch casts the input inside the op: the gradient is formed in
+        // the input's dtype (`grad.to(self.scalar_type())`), not the output's.
         let x = match dtype {
-            Some(d) => self.to_dtype(d)?,
+            Some(d) => {
+                let _no_grad = GradModeGuard::new(false);
+                self.to_dtype(d)?
+            }
             None => self.clone(),
         };
         let (d, _) = dim_mask(dim, x.ndim())?;
         let out_dtype = if x.dtype().is_floating_point() { x.dtype() } else { dtype.unwrap_or(DType::Int64) };
+        // PyTorch fills a 0-d or empty result without running its kernel,
+        // whose dtype dispatch has no bool.
+        if out_dtype == DType::Bool && x.ndim() > 0 && x.numel() > 0 {
+            let name = if prod { "cumprod_out_cpu" } else { "cumsum_out_cpu" };
+            return Err(Error::not_implemented(format!("\"{name}\" not implemented for 'Bool'")));
+        }
         let out = Tensor::empty(x.shape(), out_dtype, x.device())?;
         let kind = if prod { ferrotorch_cpu::reduction::CumKind::Prod } else { ferrotorch_cpu::reduction::CumKind::Sum };
         // Reads `x` in place (any strides), parallel over rows.
         ferrotorch_cpu::reduction::cumulative(kind, x.src(), x.dtype(), d, out.dst(), out_dtype)?;
         crate::ops::reduce::check_differentiable_dtype(self, &out)?;
-        if out.dtype().is_floating_point() {
-            let (sx, so, dt) = (SavedTensor::input(&x), SavedTensor::output(&out, 0), x.dtype());
+        if out.dtype().is_floating_point() && self.dtype().is_floating_point() {
+            let (sx, so, dt) = (SavedTensor::input(self), SavedTensor::output(&out, 0), self.dtype());
             let name = if prod { "CumprodBackward0" } else { "CumsumBackward0" };
-            record(name, &[Some(&x)], &[&out], move || {
+            record(name, &[Some(self)], &[&out], move || {
                 rule(move |node, g| {
                     let Some(g) = g0(g) else { return Ok(vec![None]) };
+                    let g = cast_to(g, dt)?;
                     let r = if prod {
                         cumprod_grad(&g, &sx.unpack(node)?, &so.unpack(node)?, d)?
                     } else {
@@ -709,74 +866,142 @@ fn reverse_cumsum(g: &Tensor, d: usize) -> Result<Tensor> {
     g.flip(&dims)?.cumulative(d as i64, None, false)?.flip(&dims)
 }
 
-/// Backward of cumprod: `reverse_cumsum(g * out) / x` when `x` has no zeros;
-/// otherwise the exact O(n^2)-per-row product of the other factors.
+/// Number of zeros in `x` (PyTorch's backward formulas branch on it).
+fn zero_count(x: &Tensor) -> Result<usize> {
+    Ok(x.to_f64_vec()?.iter().filter(|&&v| v == 0.0).count())
+}
+
+/// `v` rounded to `dt` (a floating dtype), as PyTorch stores an intermediate
+/// tensor of that dtype.
+fn round_to(dt: DType) -> fn(f64) -> f64 {
+    match dt {
+        DType::Float32 => |v| v as f32 as f64,
+        DType::Float16 => |v| half::f16::from_f64(v).to_f64(),
+        DType::BFloat16 => |v| half::bf16::from_f64(v).to_f64(),
+        _ => |v| v,
+    }
+}
+
+/// PyTorch's cumprod_backward. Without zeros: `reversed_cumsum(out * g) / x`
+/// (so an infinite or NaN factor spreads as in PyTorch). With zeros, outside
+/// grad mode, its O(n) masked formula: before the first zero `z1` of a row
+/// the same expression over `[0, z1)`; at `z1` the sum over `[z1, z2)` of
+/// `g_j * prod(x(z1, j])`, times `out[z1 - 1]`; after it 0. Under grad mode
+/// (a graph of the gradient requested) the exact products of the other
+/// factors instead, as PyTorch's O(n^2) branch.
 fn cumprod_grad(g: &Tensor, x: &Tensor, out: &Tensor, d: usize) -> Result<Tensor> {
-    // PyTorch's shortcut: a single factor passes g (out / x could be inf / x).
     if x.ndim() == 0 || x.numel() <= 1 || x.shape()[d] == 1 {
         return Ok(g.clone());
     }
-    if !x.to_f64_vec()?.contains(&0.0) {
-        return div(&reverse_cumsum(&mul(g, out)?, d)?, x);
+    if zero_count(x)? == 0 {
+        return div(&reverse_cumsum(&mul(out, g)?, d)?, x);
     }
+    let grad_mode = crate::autograd::is_grad_enabled();
     let _no_grad = GradModeGuard::new(false);
-    let (rx, finish) = scan_rows(&x.to_dtype(DType::Float64)?, d)?;
-    let (rg, _) = scan_rows(&g.to_dtype(DType::Float64)?, d)?;
-    let n = rx.inner;
-    let (xs, gs) = (rx.data::<f64>(), rg.data::<f64>());
-    let mut out = vec![0.0; xs.len()];
-    for r in 0..rx.outer {
-        let (xr, gr) = (&xs[r * n..(r + 1) * n], &gs[r * n..(r + 1) * n]);
-        for k in 0..n {
-            // d out_j / d x_k = prod_{i<=j, i!=k} x_i for j >= k
-            let before: f64 = xr[..k].iter().product();
-            let mut acc = 0.0;
-            let mut after = 1.0;
-            for j in k..n {
-                if j > k {
-                    after *= xr[j];
+    // `w = out * g` is stored in the promoted dtype; the masked products in x's.
+    let (rw, rx) = (round_to(DType::promote(out.dtype(), g.dtype())), round_to(x.dtype()));
+    let (rows_x, finish) = scan_rows(&x.to_dtype(DType::Float64)?, d)?;
+    let (rows_g, _) = scan_rows(&g.to_dtype(DType::Float64)?, d)?;
+    let (rows_o, _) = scan_rows(&out.to_dtype(DType::Float64)?, d)?;
+    let n = rows_x.inner;
+    let (xs, gs, os) = (rows_x.data::<f64>(), rows_g.data::<f64>(), rows_o.data::<f64>());
+    let mut res = vec![0.0; xs.len()];
+    for r in 0..rows_x.outer {
+        let span = r * n..(r + 1) * n;
+        let (xr, gr, or) = (&xs[span.clone()], &gs[span.clone()], &os[span.clone()]);
+        let dst = &mut res[span];
+        if grad_mode {
+            for k in 0..n {
+                // d out_j / d x_k = prod_{i<=j, i!=k} x_i for j >= k
+                let before: f64 = xr[..k].iter().product();
+                let (mut acc, mut after) = (0.0, 1.0);
+                for j in k..n {
+                    if j > k {
+                        after *= xr[j];
+                    }
+                    acc += gr[j] * before * after;
                 }
-                acc += gr[j] * before * after;
+                dst[k] = acc;
             }
-            out[r * n + k] = acc;
+            continue;
         }
+        let z1 = xr.iter().position(|&v| v == 0.0).unwrap_or(n);
+        // [0, z1): reversed cumsum (double accumulator, stored rounded) of w.
+        let mut acc = 0.0;
+        for k in (0..z1).rev() {
+            acc += rw(or[k] * gr[k]);
+            dst[k] = rw(rw(acc) / xr[k]);
+        }
+        if z1 == n {
+            continue;
+        }
+        let z2 = xr[z1 + 1..].iter().position(|&v| v == 0.0).map_or(n, |p| z1 + 1 + p);
+        // cumprod of x with everything outside (z1, z2) set to 1, times g
+        // kept on [z1, z2) and 0 elsewhere, summed over the whole row (an
+        // infinite product times a masked 0 is NaN there too).
+        let (mut cp, mut sum) = (1.0, 0.0);
+        for j in 0..n {
+            if j > z1 && j < z2 {
+                cp *= xr[j];
+            }
+            let gm = if j >= z1 && j < z2 { gr[j] } else { 0.0 };
+            sum += rx(rx(cp) * gm);
+        }
+        let before = if z1 == 0 { 1.0 } else { or[z1 - 1] };
+        dst[z1] = rx(rx(sum) * before);
     }
-    finish(&Tensor::from_vec(out, rx.t.shape())?)?.to_dtype(g.dtype())
+    finish(&Tensor::from_vec(res, rows_x.t.shape())?)?.to_dtype(g.dtype())
 }
 
-/// Backward of prod: `g * out / x` without zeros; with zeros the product of
-/// the other elements, computed exactly.
-fn prod_grad(g: &Tensor, x: &Tensor, out: &Tensor, mask: &[bool], keepdim: bool) -> Result<Tensor> {
-    let shape = x.shape().to_vec();
-    let ge = expand_reduced(g, &shape, mask, keepdim)?;
-    if !x.to_f64_vec()?.contains(&0.0) {
-        let oe = expand_reduced(out, &shape, mask, keepdim)?;
-        return div(&mul(&ge, &oe)?, x);
+/// PyTorch's prod_backward: `g * (out / x)` without zeros; with zeros its
+/// prod_safe_zeros_backward (exclusive cumprods from both ends), except over
+/// all elements with two or more zeros outside grad mode, where it is 0.
+/// `dim`: the reduced dim, or `None` for all of them.
+fn prod_grad(g: &Tensor, x: &Tensor, out: &Tensor, dim: Option<usize>, keepdim: bool) -> Result<Tensor> {
+    if x.ndim() == 0 {
+        return Ok(g.clone());
     }
-    let _no_grad = GradModeGuard::new(false);
-    let rows = Rows::new(&x.to_dtype(DType::Float64)?, mask)?;
-    let n = rows.inner;
-    let xs = rows.data::<f64>();
-    let mut others = vec![0.0; xs.len()];
-    for r in 0..rows.outer {
-        let row = &xs[r * n..(r + 1) * n];
-        for k in 0..n {
-            others[r * n + k] = row.iter().enumerate().filter(|&(i, _)| i != k).map(|(_, v)| v).product();
+    let zeros = zero_count(x)?;
+    match dim {
+        Some(d) => {
+            let (g, out) = if keepdim { (g.clone(), out.clone()) } else { (g.unsqueeze(d as i64)?, out.unsqueeze(d as i64)?) };
+            if zeros == 0 {
+                return mul(&g, &div(&out, x)?);
+            }
+            prod_safe_zeros(&g, x, d)
+        }
+        None => {
+            if zeros == 0 {
+                return mul(g, &div(out, x)?);
+            }
+            if zeros > 1 && !crate::autograd::is_grad_enabled() {
+                return Tensor::zeros(x.shape(), g.dtype(), x.device());
+            }
+            let shape: Vec<i64> = x.shape().iter().map(|&s| s as i64).collect();
+            prod_safe_zeros(g, &x.reshape(&[-1])?, 0)?.reshape(&shape)
         }
     }
-    // Back from the rows layout: kept dims then reduced dims, in order.
-    let nd = shape.len();
-    let kept: Vec<usize> = (0..nd).filter(|&k| !mask[k]).collect();
-    let red: Vec<usize> = (0..nd).filter(|&k| mask[k]).collect();
-    let order: Vec<usize> = kept.iter().chain(red.iter()).copied().collect();
-    let permuted: Vec<i64> = order.iter().map(|&k| shape[k] as i64).collect();
-    let mut back = vec![0i64; nd];
-    for (pos, &k) in order.iter().enumerate() {
-        back[k] = pos as i64;
+}
+
+/// PyTorch's prod_safe_zeros_backward along `d`: `g * (exclusive cumprod from
+/// the front * exclusive cumprod from the back)`, exact with zeros.
+fn prod_safe_zeros(g: &Tensor, x: &Tensor, d: usize) -> Result<Tensor> {
+    let n = x.shape()[d];
+    if x.numel() == 0 {
+        return g.expand(&x.shape().iter().map(|&s| s as i64).collect::<Vec<_>>());
     }
-    let o = Tensor::from_vec(others, &[xs.len()])?.reshape(&permuted)?;
-    let o = if nd == 0 { o } else { o.permute(&back)? };
-    mul(&ge, &o.to_dtype(g.dtype())?)
+    if n == 1 {
+        return Ok(g.clone());
+    }
+    let mut ones_shape = x.shape().to_vec();
+    ones_shape[d] = 1;
+    let ones = Tensor::ones(&ones_shape, g.dtype(), x.device())?;
+    let (di, dims) = (d as i64, [d as i64]);
+    let front = Tensor::cat(&[ones.clone(), x.narrow(di, 0, n as i64 - 1)?], di)?.cumulative(di, None, true)?;
+    let back = Tensor::cat(&[ones, x.narrow(di, 1, n as i64 - 1)?.flip(&dims)?], di)?
+        .cumulative(di, None, true)?
+        .flip(&dims)?;
+    mul(g, &mul(&front, &back)?)
 }
 
 /// The degrees of freedom of a var/std and which of PyTorch's var_backward
@@ -804,9 +1029,16 @@ fn var_grad(g: &Tensor, x: &Tensor, mask: &[bool], keepdim: bool, dof: Dof) -> R
     let ge = expand_reduced(g, x.shape(), mask, keepdim)?;
     if dof.full && dof.dof <= 0.0 {
         // Over all elements with no degrees of freedom left, PyTorch's
-        // gradient is `g * inf` whatever the sign of `x - mean` (and NaN where
-        // it is 0): `g * |x - mean| * inf`.
-        return muls(&mul(&ge, &un(&centered, UnaryOp::Abs)?)?, f64::INFINITY);
+        // gradient is `g * where(x == mean, NaN, inf)`: a NaN `x` (never equal
+        // to the mean) gets `g * inf`, not NaN.
+        let factor = {
+            let _no_grad = GradModeGuard::new(false);
+            let eq = binary(Operand::T(&x.detach()), Operand::T(&mean.detach()), BinaryOp::Eq)?;
+            let nan = Tensor::full(&[], Scalar::Float(f64::NAN), ge.dtype(), ge.device())?;
+            let inf = Tensor::full(&[], Scalar::Float(f64::INFINITY), ge.dtype(), ge.device())?;
+            crate::ops::indexing::where_(&eq, Operand::T(&nan), Operand::T(&inf))?
+        };
+        return mul(&ge, &factor);
     }
     // With explicit dims the factor is `2 / dof` as is: inf at 0, negative below.
     // `(2 / dof) * g` before `x - mean`, PyTorch's order: the other order

@@ -39,10 +39,10 @@ impl Tensor {
                 let Some(g) = g0(g) else { return Ok(vec![None]) };
                 let y = so.unpack(node)?;
                 let dims = [d as i64];
-                let r = if x_is_scalar(&y) {
-                    // softmax of a 0-d tensor is constant.
-                    super::arith_grad::zeros_like(&g)?
-                } else if log {
+                // PyTorch's _softmax_backward_data / _log_softmax_backward_data
+                // also for a 0-d input (a one-element row): constant 1 (or 0)
+                // away from NaN, but a NaN or infinite input gives NaN.
+                let r = if log {
                     let s = g.sum_dims(Some(&dims), true, None)?;
                     sub(&g, &mul(&un(&y, UnaryOp::Exp)?, &s)?)?
                 } else {
@@ -54,10 +54,6 @@ impl Tensor {
         });
         Ok(out)
     }
-}
-
-fn x_is_scalar(y: &Tensor) -> bool {
-    y.ndim() == 0
 }
 
 #[cfg(test)]

@@ -238,6 +238,54 @@ fn select_rows(x: &Tensor, d: usize, k: usize, pick: impl Fn(DType, &Rows) -> Ve
     Ok((back(&vals)?, back(&idx)?))
 }
 
+/// The positions PyTorch's CPU topk returns for a row, in output order:
+/// `(value, index)` pairs ordered by value alone (NaN above everything), by
+/// `std::partial_sort` when `64 k <= n`, else `std::nth_element` at `k - 1`
+/// then `std::sort` of the first `k - 1`; so ties resolve as there.
+fn topk_pos<T: Element + PartialOrd>(row: &[T], k: usize, largest: bool) -> Vec<usize> {
+    if k == 0 {
+        return Vec::new();
+    }
+    let mut q: Vec<(T, usize)> = row.iter().copied().zip(0..).collect();
+    let nan = |v: &T| v != v;
+    let less = move |a: &(T, usize), b: &(T, usize)| {
+        if largest {
+            (nan(&a.0) && !nan(&b.0)) || a.0 > b.0
+        } else {
+            (!nan(&a.0) && nan(&b.0)) || a.0 < b.0
+        }
+    };
+    if k * 64 <= q.len() {
+        super::stl_sort::partial_sort(&mut q, k, &less);
+    } else {
+        super::stl_sort::nth_element(&mut q, k - 1, &less);
+        super::stl_sort::sort(&mut q[..k - 1], &less);
+    }
+    q[..k].iter().map(|p| p.1).collect()
+}
+
+/// The position PyTorch's CPU mode reports for a row: `(value, index)` pairs
+/// put in order by `std::sort` on `value < value` (NaN compares false, so
+/// where NaNs land is that algorithm's doing), then the first longest run of
+/// equal values, its last pair. A NaN never equals its neighbour: each is a
+/// run of one.
+fn mode_pos<T: Element + PartialOrd>(row: &[T]) -> usize {
+    let mut e: Vec<(T, usize)> = row.iter().copied().zip(0..).collect();
+    super::stl_sort::sort(&mut e, &|a: &(T, usize), b: &(T, usize)| a.0 < b.0);
+    let (mut best, mut best_n, mut run) = (0usize, 0usize, 0usize);
+    for i in 0..e.len() {
+        run += 1;
+        if i + 1 == e.len() || e[i].0 != e[i + 1].0 {
+            if run > best_n {
+                best = e[i].1;
+                best_n = run;
+            }
+            run = 0;
+        }
+    }
+    best
+}
+
 fn check_dim_nonempty(name: &str, x: &Tensor, d: usize) -> Result<()> {
     if x.ndim() > 0 && x.shape()[d] == 0 {
         return Err(Error::index(format!("{name}(): Expected reduction dim {d} to have non-zero size.")));
@@ -263,9 +311,7 @@ impl Tensor {
             return Err(Error::runtime("selected index k out of range"));
         }
         let k = k as usize;
-        let (v, i) = select_rows(self, d, k, |dt, rows| {
-            dispatch_dtype!(dt, T => rows.map::<T, Vec<usize>>(|r| order(r, largest).into_iter().take(k).collect()))
-        })?;
+        let (v, i) = select_rows(self, d, k, |dt, rows| dispatch_dtype!(dt, T => rows.map::<T, Vec<usize>>(|r| topk_pos(r, k, largest))))?;
         record_indexed("TopkBackward0", self, &v, &i, d, true);
         Ok((v, i))
     }
@@ -313,26 +359,7 @@ impl Tensor {
     pub fn mode(&self, dim: i64, keepdim: bool) -> Result<(Tensor, Tensor)> {
         let d = wrap_dim(dim, self.ndim())?;
         check_dim_nonempty("mode", self, d)?;
-        self.pick_one("ModeBackward0", d, keepdim, |dt, rows| {
-            dispatch_dtype!(dt, T => rows.map::<T, Vec<usize>>(|r| {
-                let o = order(r, false);
-                let (mut best, mut best_n, mut i) = (o[0], 0usize, 0usize);
-                while i < o.len() {
-                    let mut j = i;
-                    while j + 1 < o.len() && cmp_nan_last(&r[o[j + 1]], &r[o[i]]) == Ordering::Equal {
-                        j += 1;
-                    }
-                    let cnt = j - i + 1;
-                    if cnt > best_n {
-                        best_n = cnt;
-                        // last occurrence: the stable order puts it at the end of the run
-                        best = o[j];
-                    }
-                    i = j + 1;
-                }
-                vec![best]
-            }))
-        })
+        self.pick_one("ModeBackward0", d, keepdim, |dt, rows| dispatch_dtype!(dt, T => rows.map::<T, Vec<usize>>(|r| vec![mode_pos(r)])))
     }
 
     /// Selects one position per row along `d` and records `name`.
