@@ -35,9 +35,12 @@ macro_rules! int_element {
             }
             #[inline(always)]
             fn from_f64(v: f64) -> Self {
-                // C compilers convert to the narrow ints through a 32-bit
-                // conversion and keep the low bits (-1.0 -> uint8 is 255).
-                if std::mem::size_of::<$t>() == 8 {
+                // C compilers convert to the narrow signed ints through a
+                // 32-bit conversion and keep the low bits (-1.0 -> uint8 is
+                // 255); PyTorch's uint8 goes through a 64-bit one (so
+                // -3077098913.0 -> uint8 is 95, not the low byte of int32's
+                // "indefinite" value).
+                if std::mem::size_of::<$t>() == 8 || $dt == DType::UInt8 {
                     f64_to_i64_x86(v) as $t
                 } else {
                     f64_to_i32_x86(v) as $t
@@ -103,7 +106,7 @@ float_element!(f32, DType::Float32);
 float_element!(f64, DType::Float64);
 
 macro_rules! half_element {
-    ($t:ty, $dt:expr) => {
+    ($t:ty, $dt:expr, $nan_all_ones:expr) => {
         impl Element for $t {
             const DTYPE: DType = $dt;
             #[inline(always)]
@@ -112,9 +115,15 @@ macro_rules! half_element {
             }
             /// Rounds through f32 first, as PyTorch's `Half`/`BFloat16`
             /// constructors do (a double rounding that can differ from a
-            /// direct f64 rounding in the last bit).
+            /// direct f64 rounding in the last bit). A NaN becomes bfloat16's
+            /// all-ones pattern 0xFFFF (sign set), as PyTorch's vectorised
+            /// float-to-bfloat16 conversion (`cvtfp32_bf16`) writes it:
+            /// `copysign(x, t.to(bfloat16))` then sees a negative NaN.
             #[inline(always)]
             fn from_f64(v: f64) -> Self {
+                if $nan_all_ones && v.is_nan() {
+                    return <$t>::from_bits(0xFFFF);
+                }
                 <$t>::from_f32(v as f32)
             }
             #[inline(always)]
@@ -136,8 +145,8 @@ macro_rules! half_element {
         }
     };
 }
-half_element!(f16, DType::Float16);
-half_element!(bf16, DType::BFloat16);
+half_element!(f16, DType::Float16, false);
+half_element!(bf16, DType::BFloat16, true);
 
 impl Element for bool {
     const DTYPE: DType = DType::Bool;
