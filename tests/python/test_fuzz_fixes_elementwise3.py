@@ -240,3 +240,14 @@ def test_logit_eps_converted_to_the_tensor_dtype():
         g["x"] = L.tensor([-1.5, 0.25, 1.5], dtype=L.float16).requires_grad_()
         return L.logit(g["x"].clone(), -4.4854355097888107e-17)
     same(f3, "x", rel=1e-3)
+
+
+def test_copysign_zero_dim_bfloat16_nan_from_float32():
+    # PyTorch's 0-d float32 -> bfloat16 conversion keeps a positive NaN.
+    def f(L, g):
+        sign = L.tensor(float("nan")).to(L.bfloat16)
+        return L.copysign(L.tensor(-1), sign), L.copysign(L.tensor([-1.0]), sign)
+
+    ours, theirs = f(ft, {}), f(torch, {})
+    for a, b in zip(ours, theirs):
+        assert [math.copysign(1, v) for v in _flat(a)] == [math.copysign(1, v) for v in _flat(b)]
