@@ -37,37 +37,17 @@ true_divide = div
 
 def pow(input, exponent, *, out=None):
     """``input ** exponent`` (either may be a number)."""
-    _check_bool_pow(input, exponent)
     if isinstance(input, _C.Tensor):
         return _write_out(input.pow(exponent), out)
     return _write_out(exponent.__rpow__(input), out)
 
 
-def _check_bool_pow(input, exponent):
-    """PyTorch has no bool ** bool kernel for two tensors (a Python bool exponent is fine), and
-    refuses integer tensors to negative integer powers."""
-    if (isinstance(input, _C.Tensor) and isinstance(exponent, int) and not isinstance(exponent, bool)
-            and exponent < 0 and not input.is_floating_point() and input.dtype != _C.bool):
-        raise RuntimeError("Integers to negative integer powers are not allowed.")
-    if (isinstance(input, _C.Tensor) and isinstance(exponent, _C.Tensor) and input.dtype == _C.bool
-            and exponent.dtype == _C.bool):
-        raise NotImplementedError("\"pow\" not implemented for 'Bool'")
-
-
-def _pow_method(self, exponent):
-    _check_bool_pow(self, exponent)
-    return _native_pow(self, exponent)
-
-
 def _pow_(self, exponent):
     """In-place ``self ** exponent``."""
     _check_inplace_broadcast(self, exponent)
-    _check_bool_pow(self, exponent)
     return _C._math_binary("pow", self, exponent, inplace=True)
 
 
-_native_pow = _C.Tensor.pow
-_C.Tensor.pow = _pow_method
 _C.Tensor.pow_ = _pow_
 # ``x **= y`` is ``pow_`` (in place: same storage, version bump, autograd rebase).
 _C.Tensor.__ipow__ = _pow_

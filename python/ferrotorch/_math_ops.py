@@ -659,13 +659,7 @@ def lerp(input, end, weight, *, out=None):
 
 def addcmul(input, tensor1, tensor2, *, value=1, out=None):
     """``input + value * tensor1 * tensor2``."""
-    _check_addcmul(input, tensor1, tensor2)
     return _write_out(_C._math_addc(input, tensor1, tensor2, value, False), out)
-
-
-def _check_addcmul(input, tensor1, tensor2):
-    if input.dtype == _C.bool and _C.result_type(tensor1, tensor2) == _C.bool:
-        raise NotImplementedError("\"addcmul_cpu_out\" not implemented for 'Bool'")
 
 
 def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
@@ -683,7 +677,6 @@ Tensor.addcmul = lambda self, tensor1, tensor2, *, value=1: addcmul(self, tensor
 def _addcmul_(self, tensor1, tensor2, *, value=1):
     _check_inplace_broadcast(self, tensor1)
     _check_inplace_broadcast(self, tensor2)
-    _check_addcmul(self, tensor1, tensor2)
     return _C._math_addc(self, tensor1, tensor2, value, False, inplace=True)
 
 

@@ -11,6 +11,11 @@ import re
 
 KNOWN = [
     # (op regex, verdict regex, reason)
+    (r"(sinh|cosh)_?", r"wrong:value",
+     "PyTorch's vectorized sinh/cosh (Sleef, AVX512 here) overflow early: whole vectors (8+ float64, 16+ "
+     "float32, 32+ bfloat16 elements) give inf for |x| just below the overflow threshold (sinh(710.0) in "
+     "float64, sinh(89.0) in float32), while its scalar loop (a tensor of fewer elements) gives the exact "
+     "finite values 1.117e308 and 2.245e38, which ours returns"),
     (r"F\.gelu", r"wrong:value",
      "PyTorch's vectorized float32/bfloat16 gelu (AVX512 here) overflows: gelu(3e38) is inf and gelu(inf) NaN "
      "for elements in whole vectors, while its scalar tail loop (e.g. a one-element tensor) and float64 give "
@@ -64,8 +69,8 @@ KNOWN = [
      "PyTorch quirk: an in-place comparison on an integer tensor with a float operand requiring grad "
      "attaches a grad_fn to the integer tensor (GeBackward1 on int16); integer tensors cannot require "
      "grad anywhere else in PyTorch, and ours keeps them out of the graph"),
-    (r"(fmod|fmod_scalar|T\.fmod_/tt|remainder|remainder_|opmod|ropmod|iopmod)", r"wrong:value",
-     "PyTorch bug: its vectorized CPU fmod/remainder (float32 runs of 16+ elements) compute through a / b, which overflows "
+    (r"(fmod|fmod_scalar|T\.fmod_/tt|remainder|remainder_|remainder_scalar|opmod|ropmod|iopmod)", r"wrong:value",
+     "PyTorch bug: its vectorized CPU fmod/remainder (float32 runs of 16+ elements, bfloat16 runs of 32+) compute through a / b, which overflows "
      "to inf for a subnormal or tiny divisor (or a huge dividend) and gives NaN; the exact result is finite "
      "(C fmod, and PyTorch's own scalar path on a 1-element tensor: fmod(-2., -1e-40) = -1.69e-41, "
      "remainder(1., -1e-40) = -9.15e-41), which ours returns"),

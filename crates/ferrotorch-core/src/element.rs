@@ -23,6 +23,13 @@ pub trait Element: Copy + Send + Sync + PartialEq + PartialOrd + std::fmt::Debug
     fn zero() -> Self;
     /// Multiplicative identity.
     fn one() -> Self;
+    /// The conversion of a float32 tensor element (`t.to(dtype)` from
+    /// float32); the same as [`Element::from_f64`] except where PyTorch's
+    /// float32 conversion kernel differs (bfloat16's NaN).
+    #[inline(always)]
+    fn from_f32_cast(v: f32) -> Self {
+        Self::from_f64(v as f64)
+    }
 }
 
 macro_rules! int_element {
@@ -106,7 +113,7 @@ float_element!(f32, DType::Float32);
 float_element!(f64, DType::Float64);
 
 macro_rules! half_element {
-    ($t:ty, $dt:expr) => {
+    ($t:ty, $dt:expr, $nan_all_ones:expr) => {
         impl Element for $t {
             const DTYPE: DType = $dt;
             #[inline(always)]
@@ -119,6 +126,17 @@ macro_rules! half_element {
             #[inline(always)]
             fn from_f64(v: f64) -> Self {
                 <$t>::from_f32(v as f32)
+            }
+            /// A NaN becomes bfloat16's all-ones pattern 0xFFFF (sign set),
+            /// as PyTorch's float32-to-bfloat16 conversion (`cvtfp32_bf16`,
+            /// used for tensors of any length) writes it: `copysign(x,
+            /// t.to(bfloat16))` then sees a negative NaN.
+            #[inline(always)]
+            fn from_f32_cast(v: f32) -> Self {
+                if $nan_all_ones && v.is_nan() {
+                    return <$t>::from_bits(0xFFFF);
+                }
+                <$t>::from_f32(v)
             }
             #[inline(always)]
             fn to_i64(self) -> i64 {
@@ -139,8 +157,8 @@ macro_rules! half_element {
         }
     };
 }
-half_element!(f16, DType::Float16);
-half_element!(bf16, DType::BFloat16);
+half_element!(f16, DType::Float16, false);
+half_element!(bf16, DType::BFloat16, true);
 
 impl Element for bool {
     const DTYPE: DType = DType::Bool;
@@ -202,6 +220,9 @@ pub fn cast<S: Element, D: Element>(v: S) -> D {
     if S::DTYPE.is_floating_point() || D::DTYPE.is_floating_point() || D::DTYPE == DType::Bool {
         if D::DTYPE == DType::Bool {
             return D::from_f64(if v.to_f64() != 0.0 || v.to_f64().is_nan() { 1.0 } else { 0.0 });
+        }
+        if S::DTYPE == DType::Float32 {
+            return D::from_f32_cast(v.to_f64() as f32);
         }
         D::from_f64(v.to_f64())
     } else {

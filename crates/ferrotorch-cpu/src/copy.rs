@@ -8,6 +8,21 @@ use ferrotorch_core::{dispatch_dtype, DType, Element, Scalar};
 /// Copies `src` into `dst` element by element, converting dtypes.
 /// `src.layout` must already be broadcast to `dst.layout.shape`.
 pub fn copy_cast(dst: Dst, dst_dtype: DType, src: Src, src_dtype: DType) {
+    // PyTorch converts a 0-d float32 tensor to bfloat16 through its scalar
+    // path (NaN -> 0x7FC0), any other through its vectorised one (NaN ->
+    // 0xFFFF, see `Element::from_f32_cast`).
+    if dst.layout.shape.is_empty() && src_dtype == DType::Float32 && dst_dtype == DType::BFloat16 {
+        let plan = Plan::<2>::new(&[], [&[], &[]], [dst.layout.offset, src.layout.offset]);
+        let (db, sb) = (dst.base as usize, src.base as usize);
+        plan.for_each(|off, _, _| {
+            // SAFETY: a 0-d layout addresses one element inside each storage.
+            unsafe {
+                let v = *at::<f32>(sb as *const u8, off[1]);
+                *at_mut::<ferrotorch_core::half::bf16>(db as *mut u8, off[0]) = Element::from_f64(v as f64);
+            }
+        });
+        return;
+    }
     dispatch_dtype!(dst_dtype, D => dispatch_dtype!(src_dtype, S => copy_typed::<S, D>(dst, src)))
 }
 

@@ -191,6 +191,16 @@ fn as_tensor(o: &Operand, dtype: DType) -> Result<Tensor> {
     }
 }
 
+/// An operand as a kernel computing in `common` sees it in its opmath dtype
+/// ([`opmath`]): PyTorch's iterator first casts every input to the common
+/// dtype and the kernel then widens, so an int32 -1.5e9 in a float16 op is
+/// -inf (not a finite float32) before any float32 arithmetic.
+pub fn to_opmath(o: &Operand, common: DType) -> Result<Tensor> {
+    let t = as_tensor(o, common)?;
+    let work = opmath(common);
+    if work != common { t.to_dtype(work) } else { Ok(t) }
+}
+
 /// The dtype a kernel of `dtype` accumulates and takes its scalar arguments
 /// in (PyTorch's `opmath_type`): float32 for float16/bfloat16, so composites
 /// on reduced-precision tensors round once at the end; `dtype` itself otherwise.
@@ -235,9 +245,8 @@ pub fn add_scaled(a: Operand, b: Operand, alpha: Scalar, op: BinaryOp) -> Result
     }
     // float16/bfloat16: `a ± alpha·b` in float32 with alpha held in the
     // tensors' dtype, rounded once (PyTorch's vectorised kernel).
-    let work = opmath(compute);
     let alpha_w = alpha_c;
-    let (ta, tb) = (as_tensor(&a, work)?, as_tensor(&b, work)?);
+    let (ta, tb) = (to_opmath(&a, compute)?, to_opmath(&b, compute)?);
     let sb = binary(Operand::T(&tb), Operand::S(alpha_w), BinaryOp::Mul)?;
     let r = binary(Operand::T(&ta), Operand::T(&sb), op)?;
     if r.dtype() != compute { r.to_dtype(compute) } else { Ok(r) }
@@ -285,10 +294,13 @@ pub fn check_operands(op: BinaryOp, a: &Operand, b: &Operand) -> Result<()> {
         BinaryOp::Sub if ab || bb => Err(Error::runtime(
             "Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.",
         )),
-        // A bool tensor exponent has no kernel; a Python bool exponent is
-        // PyTorch's `x ** True` shortcut (a copy) and stays allowed.
-        BinaryOp::Pow if ab && bb && matches!(b, Operand::T(_)) => {
-            Err(Error::not_implemented("\"pow\" not implemented for 'Bool'"))
+        // PyTorch's pow.Tensor_Scalar meta check (NumPy's rule), bool
+        // tensors included; it runs before the iterator is built.
+        BinaryOp::Pow
+            if matches!(b, Operand::S(Scalar::Int(e)) if *e < 0)
+                && matches!(a, Operand::T(t) if !t.dtype().is_floating_point()) =>
+        {
+            Err(Error::runtime("Integers to negative integer powers are not allowed."))
         }
         _ => Ok(()),
     }
@@ -321,18 +333,71 @@ pub fn binary_raw(a: Operand, b: Operand, op: BinaryOp) -> Result<Tensor> {
     if let Some(out) = reduced_float_scalar_op(op, &a, &b, compute, out_dtype)? {
         return Ok(out);
     }
+    if let (BinaryOp::Pow, Operand::T(x), Operand::S(e)) = (op, &a, &b) {
+        return pow_tensor_scalar(x, *e, compute);
+    }
     let (ta, tb) = (as_tensor(&a, compute)?, as_tensor(&b, compute)?);
     check_cpu(op.name(), &[&ta, &tb])?;
     let shape = broadcast_shapes(ta.shape(), tb.shape())?;
+    check_kernel(op, compute)?;
     let out = Tensor::empty(&shape, out_dtype, ta.device())?;
     run_binary(op, &out, &ta, &tb, compute)?;
     Ok(out)
 }
 
-/// Whether every element of `t` reads the same memory (a 0-d or one-element
-/// tensor, or one expanded with stride 0): PyTorch's `TensorIterator::is_scalar`.
-fn single_valued(t: &Tensor) -> bool {
-    t.shape().iter().zip(t.strides()).all(|(&n, &s)| n <= 1 || s == 0)
+/// The dtype checks of a binary kernel: PyTorch raises them when it
+/// dispatches the kernel, so after the iterator's shape checks (a bool
+/// tensor exponent has no pow kernel; a Python bool exponent is the
+/// `x ** True` shortcut and never gets here).
+fn check_kernel(op: BinaryOp, compute: DType) -> Result<()> {
+    if op == BinaryOp::Pow && compute == DType::Bool {
+        return Err(Error::not_implemented("\"pow\" not implemented for 'Bool'"));
+    }
+    Ok(())
+}
+
+/// PyTorch's `pow(Tensor, Scalar)` (`pow_Tensor_Scalar_out` and
+/// `pow_tensor_scalar_kernel`), which differs from the tensor-tensor kernel:
+/// exponent 0 (or `False`) fills ones and 1 (or `True`) copies; float32,
+/// float64 and bfloat16 (not float16) take `0.5`, `-0.5` and `-1` through the
+/// sqrt, rsqrt and reciprocal kernels (`pow(-inf, 0.5)` is NaN there, inf in
+/// C's pow; `(-0.0) ** -0.5` is -inf); otherwise the exponent is converted
+/// to the kernel's type as any scalar argument ([`scalar_arg`]: an integer
+/// exponent out of an int8 tensor's range is an overflow error, a float16
+/// one is rounded to float16), float32/float64 keeping it a double.
+fn pow_tensor_scalar(base: &Tensor, e: Scalar, compute: DType) -> Result<Tensor> {
+    let x = base.to_dtype(compute)?;
+    // `Scalar::equal` never matches a bool scalar against a number.
+    let (zero, one) = match e {
+        Scalar::Bool(v) => (!v, v),
+        _ => (e.to_f64() == 0.0, e.to_f64() == 1.0),
+    };
+    if zero {
+        return Tensor::ones(x.shape(), compute, x.device());
+    }
+    if one {
+        return if x.same(base) { x.clone_data() } else { Ok(x) };
+    }
+    if matches!(compute, DType::Float32 | DType::Float64 | DType::BFloat16) && !matches!(e, Scalar::Bool(_)) {
+        let special = match e.to_f64() {
+            0.5 => Some(UnaryOp::Sqrt),
+            -0.5 => Some(UnaryOp::Rsqrt),
+            -1.0 => Some(UnaryOp::Reciprocal),
+            _ => None,
+        };
+        if let Some(u) = special {
+            return unary_raw(&x, u);
+        }
+    }
+    let ec = match compute {
+        DType::Float32 | DType::Float64 => Scalar::Float(e.to_f64()),
+        d => scalar_arg(e, d)?,
+    };
+    let te = scalar_tensor(ec)?.to_dtype(compute)?;
+    check_cpu("pow", &[&x, &te])?;
+    let out = Tensor::empty(x.shape(), compute, x.device())?;
+    run_binary(BinaryOp::Pow, &out, &x, &te, compute)?;
+    Ok(out)
 }
 
 /// PyTorch's CPU `mul`/`div` kernels (all rounding modes) on float16/bfloat16
@@ -352,7 +417,10 @@ fn reduced_float_scalar_op(op: BinaryOp, a: &Operand, b: &Operand, compute: DTyp
     let (x, s) = match (a, b) {
         (_, Operand::S(_)) => (a, b),
         (Operand::S(_), Operand::T(_)) if op == BinaryOp::Mul => (b, a),
-        (_, Operand::T(t)) if single_valued(t) && t.dtype() != compute => (a, b),
+        // The iterator's cast of a tensor of another dtype is a contiguous
+        // copy, so only a one-element tensor stays PyTorch's "scalar"
+        // operand (an expanded stride-0 one is cast to float16 first).
+        (_, Operand::T(t)) if t.numel() == 1 && t.dtype() != compute => (a, b),
         _ => return Ok(None),
     };
     let (tx, ts) = (as_tensor(x, DType::Float32)?, as_tensor(s, DType::Float32)?);
@@ -423,6 +491,20 @@ fn check_inplace_result(a: &Tensor, b: &Operand, op: BinaryOp) -> Result<()> {
 /// given that node so the rebased history carries zeros, not the old
 /// gradient path.
 pub fn binary_for_inplace(snap: &Tensor, b: Operand, op: BinaryOp, target: DType) -> Result<Tensor> {
+    // The written tensor is the result PyTorch's backward sees (hypot_'s
+    // `grad * other / result` divides by the float16 inf of an overflowing
+    // `f16.hypot_(f32)`), so a result of another float dtype is cast to
+    // the target before its node is recorded.
+    let out_dt = op_dtypes(op, &Operand::T(snap), &b)?.1;
+    if !op.is_comparison() && out_dt != target && target.is_floating_point() && out_dt.is_floating_point() {
+        let r = binary_raw(Operand::T(snap), b, op)?;
+        let r = {
+            let _no_grad = crate::autograd::GradModeGuard::new(false);
+            r.to_dtype(target)?
+        };
+        super::arith_grad::record_binary(Operand::T(snap), b, op, &r);
+        return Ok(r);
+    }
     let r = binary(Operand::T(snap), b, op)?;
     // Only the six comparisons have PyTorch derivative entries (zeros); the
     // in-place logical ops record nothing there, so the old history stays.
@@ -472,6 +554,10 @@ pub fn binary_raw_(a: &Tensor, b: Operand, op: BinaryOp) -> Result<()> {
     if let Some(r) = reduced_float_scalar_op(op, &Operand::T(a), &b, compute, out_dtype)? {
         return a.copy_raw_(&r);
     }
+    if let (BinaryOp::Pow, Operand::S(e)) = (op, &b) {
+        return a.copy_raw_(&pow_tensor_scalar(a, *e, compute)?);
+    }
+    check_kernel(op, compute)?;
     let tb = as_tensor(&b, compute)?;
     let ta = a.to_dtype(compute)?;
     // Compute straight into `a` when dtypes agree and `b` cannot alias it in a
@@ -559,8 +645,11 @@ fn run_binary(op: BinaryOp, out: &Tensor, a: &Tensor, b: &Tensor, compute: DType
     Ok(())
 }
 
+/// PyTorch's `powi`: square-and-multiply over the whole exponent, wrapping
+/// as the integer type does (products modulo 2^64 truncate to any narrower
+/// type's wrapped product); a negative exponent gives 1, +-1 or 0.
 fn int_pow<T: Element>(x: T, y: T) -> T {
-    let (b, e) = (x.to_i64(), y.to_i64());
+    let (mut b, mut e) = (x.to_i64(), y.to_i64());
     if e < 0 {
         return T::from_i64(match b {
             1 => 1,
@@ -568,7 +657,15 @@ fn int_pow<T: Element>(x: T, y: T) -> T {
             _ => 0,
         });
     }
-    T::from_i64(b.wrapping_pow(e.min(u32::MAX as i64) as u32))
+    let mut r: i64 = 1;
+    while e != 0 {
+        if e & 1 == 1 {
+            r = r.wrapping_mul(b);
+        }
+        e /= 2;
+        b = b.wrapping_mul(b);
+    }
+    T::from_i64(r)
 }
 
 /// Unary ops. Parameters ride along in the variant (`LeakyRelu(slope)`).
@@ -806,6 +903,7 @@ pub use super::arith_grad::unary_for_inplace;
 
 /// `op(x)` into a new tensor, recording the autograd node when needed.
 pub fn unary(x: &Tensor, op: UnaryOp) -> Result<Tensor> {
+    let op = kernel_args(op, x.dtype())?;
     let out = unary_raw(x, op)?;
     if out.dtype().is_floating_point() {
         super::arith_grad::record_unary(x, op, &out);
@@ -813,10 +911,25 @@ pub fn unary(x: &Tensor, op: UnaryOp) -> Result<Tensor> {
     Ok(out)
 }
 
+/// A unary op's number arguments as its kernel (and backward kernel) holds
+/// them ([`scalar_arg`]): logit's `eps` is converted to the float dtype it
+/// computes in, so -4e-17 is -0.0 in float16 (no longer "negative": the
+/// input is clamped to [-0, 1]) and -4.5e9 is float16's overflow error.
+fn kernel_args(op: UnaryOp, x: DType) -> Result<UnaryOp> {
+    Ok(match op {
+        UnaryOp::Logit(eps) => {
+            let d = if x.is_floating_point() { x } else { default_dtype() };
+            UnaryOp::Logit(scalar_arg(Scalar::Float(eps), d)?.to_f64())
+        }
+        op => op,
+    })
+}
+
 /// `op(x)` without autograd. Integer inputs of float-only ops compute in the
 /// default float dtype, as PyTorch does.
 pub fn unary_raw(x: &Tensor, op: UnaryOp) -> Result<Tensor> {
     let _no_grad = crate::autograd::GradModeGuard::new(false);
+    let op = kernel_args(op, x.dtype())?;
     check_cpu(op.name(), &[x])?;
     let xd = x.dtype();
     if xd == DType::Bool {

@@ -181,12 +181,30 @@ pub(crate) fn record_binary(a: Operand, b: Operand, op: BinaryOp, out: &Tensor) 
                         // g * a^b * ln(a), 0 where a == 0 and b >= 0
                         // (pow_backward_exponent: 0 * -inf would be NaN).
                         let r = out_saved.unpack(node)?;
+                        let OperandOwned::T(e) = &bv else { return Err(ferrotorch_core::Error::runtime("pow: exponent gradient without a tensor exponent")) };
                         let ln_a = match &av {
-                            OperandOwned::T(x) => unary(x, UnaryOp::Log)?,
+                            // PyTorch logs the base converted to the result type
+                            // of base and exponent (an int32 or float16 base of a
+                            // float32 exponent is logged in float32).
+                            OperandOwned::T(x) => {
+                                let pd = super::arith::common_dtype(&[Operand::T(x), Operand::T(e)])?;
+                                unary(&x.to_dtype(pd)?, UnaryOp::Log)?
+                            }
+                            // PyTorch's pow_backward_exponent takes `base.log()` of
+                            // the Scalar, which fails for a bool (an internal
+                            // assert there, "unknown ivalue tag"): `True ** x`
+                            // has no exponent gradient.
+                            OperandOwned::S(Scalar::Bool(_)) => {
+                                return Err(ferrotorch_core::Error::runtime(
+                                    "pow: the gradient with respect to the exponent of a bool base (`True ** x`) is not supported (PyTorch: unknown ivalue tag 4)",
+                                ))
+                            }
                             OperandOwned::S(v) => Tensor::scalar(v.to_f64().ln())?,
                         };
-                        let d = binary(t(&binary(t(&g), t(&r), BinaryOp::Mul)?), t(&ln_a), BinaryOp::Mul)?;
-                        let OperandOwned::T(e) = &bv else { return Err(ferrotorch_core::Error::runtime("pow: exponent gradient without a tensor exponent")) };
+                        // `grad * (result * log(base))`, in that order: the
+                        // product with the result overflows to inf before a
+                        // small grad could scale it down.
+                        let d = binary(t(&g), t(&binary(t(&r), t(&ln_a), BinaryOp::Mul)?), BinaryOp::Mul)?;
                         let nonneg = cond(e, BinaryOp::Ge, 0.0)?;
                         let zero_base = match &av {
                             OperandOwned::T(x) => Some(cond2(t(&cond(x, BinaryOp::Eq, 0.0)?), t(&nonneg), BinaryOp::LogicalAnd)?),
@@ -272,17 +290,21 @@ fn binary_ext_grad(
             (Some(g.clone()), Some(un(&mul(g, &q)?, UnaryOp::Neg)?))
         }
         BinaryOp::Atan2 => {
-            // 0 where a^2 + b^2 is 0 (PyTorch masks the infinite reciprocal).
+            // PyTorch's atan2_backward: `recip = 1 / (a^2 + b^2)`, 0 where the
+            // sum is 0, then `(g * b) * recip`. The reciprocal of a subnormal
+            // sum is inf (so 0 * inf = NaN at (1e-20, 0) in float32), not the
+            // finite quotient of a division.
             let den = bin(bin(a, a, BinaryOp::Mul)?.as_op(), bin(b, b, BinaryOp::Mul)?.as_op(), BinaryOp::Add)?;
             let nz = cond(&den, BinaryOp::Ne, 0.0)?;
-            let ga = keep_where(&nz, &div(&bin(t(g), b, BinaryOp::Mul)?, &den)?)?;
+            let recip = keep_where(&nz, &un(&den, UnaryOp::Reciprocal)?)?;
+            let ga = mul(&bin(t(g), b, BinaryOp::Mul)?, &recip)?;
             // PyTorch: g * -a * recip, `-a` in a's own dtype (an integer
             // self wraps: -2 as uint8 is 254).
             let neg_a = match a {
                 Operand::T(x) => un(x, UnaryOp::Neg)?,
                 Operand::S(v) => Tensor::scalar(-v.to_f64())?,
             };
-            let gb = keep_where(&nz, &div(&mul(g, &neg_a)?, &den)?)?;
+            let gb = mul(&mul(g, &neg_a)?, &recip)?;
             (Some(ga), Some(gb))
         }
         BinaryOp::Fmax | BinaryOp::Fmin => {

@@ -207,34 +207,28 @@ impl Tensor {
         };
         let out = {
             let _no_grad = GradModeGuard::new(false);
-            // float16/bfloat16 compute in float32 and round once, as PyTorch's kernel.
+            // PyTorch's lerp_vec, in the opmath dtype (float16/bfloat16 in
+            // float32, rounded once) with the operands cast to the result's
+            // dtype first: `fma(coeff, end - start, base)`, where a small
+            // weight (|w| < 0.5) gives coeff w and base start, any other
+            // (NaN included) w - 1 and end. The fused multiply-add keeps
+            // `end - (end - start) * (1 - w)` finite where the product alone
+            // would overflow (lerp(3, 3e38, -0.951) is -2.853e38, not -inf).
             let work = super::arith::opmath(out_dt);
-            let (start, end) = (&self.to_dtype(work)?, &end.to_dtype(work)?);
-            let weight = match &weight {
-                // A 0-d weight of another dtype is converted to the result's first.
-                Arg::T(w) if w.dtype() != out_dt => Arg::T(w.to_dtype(out_dt)?.to_dtype(work)?),
-                Arg::T(w) => Arg::T(w.to_dtype(work)?),
-                w => w.clone(),
+            let start = super::arith::to_opmath(&Operand::T(self), out_dt)?;
+            let end_w = super::arith::to_opmath(&Operand::T(end), out_dt)?;
+            let w = match &weight {
+                Arg::T(w) => super::arith::to_opmath(&Operand::T(w), out_dt)?,
+                // A number weight is converted to the kernel's type.
+                Arg::S(s) => Tensor::scalar(super::arith::scalar_arg(*s, work)?.to_f64())?.to_dtype(work)?,
             };
-            let diff = binary(Operand::T(end), Operand::T(start), BinaryOp::Sub)?;
-            let wd = binary(weight.op(), Operand::T(&diff), BinaryOp::Mul)?;
-            let lo = binary(Operand::T(start), Operand::T(&wd), BinaryOp::Add)?;
-            // For weight >= 0.5: end - diff * (1 - weight).
-            // A number weight stays a number (two numbers would make a float32 tensor).
-            let om = match &weight {
-                Arg::S(w) => Arg::S(Scalar::Float(1.0 - w.to_f64())),
-                Arg::T(_) => Arg::T(binary(Operand::S(Scalar::Float(1.0)), weight.op(), BinaryOp::Sub)?),
-            };
-            let hi = binary(Operand::T(end), Operand::T(&binary(Operand::T(&diff), om.op(), BinaryOp::Mul)?), BinaryOp::Sub)?;
-            // PyTorch's `is_lerp_weight_small` is `|weight| < 0.5`, so a weight
-            // below -0.5 (and NaN) takes the `end - diff * (1 - weight)` form
-            // (NaN, not inf, for an infinite end).
-            let abs_w = match &weight {
-                Arg::S(w) => Arg::S(Scalar::Float(w.to_f64().abs())),
-                Arg::T(w) => Arg::T(super::arith::unary(w, super::arith::UnaryOp::Abs)?),
-            };
-            let small = binary(abs_w.op(), Operand::S(Scalar::Float(0.5)), BinaryOp::Lt)?;
-            let r = super::indexing::masked::where_raw(&small, &lo, &hi, lo.dtype())?;
+            let abs_w = super::arith::unary(&w, super::arith::UnaryOp::Abs)?;
+            let small = binary(Operand::T(&abs_w), Operand::S(Scalar::Float(0.5)), BinaryOp::Lt)?;
+            let w1 = binary(Operand::T(&w), Operand::S(Scalar::Float(1.0)), BinaryOp::Sub)?;
+            let coeff = super::indexing::masked::where_raw(&small, &w, &w1, work)?;
+            let base = super::indexing::masked::where_raw(&small, &start, &end_w, work)?;
+            let diff = binary(Operand::T(&end_w), Operand::T(&start), BinaryOp::Sub)?;
+            let r = fma_raw(&coeff, &diff, &base, work)?;
             if r.dtype() != out_dt { r.to_dtype(out_dt)? } else { r }
         };
         let tw = weight.tensor().cloned();
@@ -290,11 +284,22 @@ impl Tensor {
             // PyTorch's kernel: `self + value * t1 op t2` in the opmath dtype
             // (one rounding for float16/bfloat16), `value` converted to it first
             // (truncated for integer tensors).
+            // The tensors are cast to the common dtype before widening (an
+            // int32 2^31-1 is inf in a float16 addcdiv, as in PyTorch's iterator).
             let work = super::arith::opmath(common);
             let v = super::arith::scalar_arg(value, work)?;
-            let q = binary(Operand::T(&t1.to_dtype(work)?), Operand::S(v), BinaryOp::Mul)?;
-            let q = binary(Operand::T(&q), Operand::T(&t2.to_dtype(work)?), op)?;
-            let r = binary(Operand::T(&self.to_dtype(work)?), Operand::T(&q), BinaryOp::Add)?;
+            let wide = |x: &Tensor| super::arith::to_opmath(&Operand::T(x), common);
+            let (w1, w2) = (wide(t1)?, wide(t2)?);
+            // PyTorch's iterator checks the shapes before its kernel's dtype.
+            let shape = ferrotorch_core::layout::broadcast_shapes(self.shape(), t1.shape())?;
+            ferrotorch_core::layout::broadcast_shapes(&shape, t2.shape())?;
+            if common == DType::Bool {
+                let k = if div { "addcdiv_cpu_out" } else { "addcmul_cpu_out" };
+                return Err(Error::not_implemented(format!("\"{k}\" not implemented for 'Bool'")));
+            }
+            let q = binary(Operand::T(&w1), Operand::S(v), BinaryOp::Mul)?;
+            let q = binary(Operand::T(&q), Operand::T(&w2), op)?;
+            let r = binary(Operand::T(&wide(self)?), Operand::T(&q), BinaryOp::Add)?;
             if r.dtype() != common { r.to_dtype(common)? } else { r }
         };
         if !out.dtype().is_floating_point() {
@@ -350,3 +355,43 @@ fn kind(t: &Tensor) -> ferrotorch_core::dtype::OperandKind {
     }
 }
 
+
+/// `a * b + c` elementwise with one rounding (`mul_add`), over the broadcast
+/// shape, in `dtype` (float32 or float64): the `vec::fmadd` of PyTorch's
+/// vectorised kernels.
+fn fma_raw(a: &Tensor, b: &Tensor, c: &Tensor, dtype: DType) -> Result<Tensor> {
+    use super::{broadcast_layout, check_cpu};
+    use ferrotorch_core::layout::broadcast_shapes;
+    use ferrotorch_cpu::iter::Plan;
+    check_cpu("lerp", &[a, b, c])?;
+    let shape = broadcast_shapes(&broadcast_shapes(a.shape(), b.shape())?, c.shape())?;
+    let (a, b, c) = (a.to_dtype(dtype)?, b.to_dtype(dtype)?, c.to_dtype(dtype)?);
+    let out = Tensor::empty(&shape, dtype, a.device())?;
+    let (la, lb, lc) = (broadcast_layout(&a, &shape)?, broadcast_layout(&b, &shape)?, broadcast_layout(&c, &shape)?);
+    let ol = out.layout();
+    let plan = Plan::<4>::new(&shape, [&ol.strides, &la.strides, &lb.strides, &lc.strides], [ol.offset, la.offset, lb.offset, lc.offset]);
+    match dtype {
+        DType::Float32 => fma_loop::<f32>(&plan, &out, &a, &b, &c, f32::mul_add),
+        DType::Float64 => fma_loop::<f64>(&plan, &out, &a, &b, &c, f64::mul_add),
+        d => return Err(Error::runtime(format!("lerp: no fused multiply-add kernel for {}", super::creation::pretty(d)))),
+    }
+    Ok(out)
+}
+
+fn fma_loop<T: ferrotorch_core::Element>(plan: &ferrotorch_cpu::iter::Plan<4>, out: &Tensor, a: &Tensor, b: &Tensor, c: &Tensor, f: fn(T, T, T) -> T) {
+    // Addresses as integers so the closure can be shared across threads; each
+    // run writes only its own elements of the fresh `out`.
+    let ou = out.storage().as_mut_ptr() as usize;
+    let (au, bu, cu) = (a.storage().as_ptr() as usize, b.storage().as_ptr() as usize, c.storage().as_ptr() as usize);
+    plan.for_each_par(|off, n, st| {
+        let o = ou as *mut T;
+        let (ap, bp, cp) = (au as *const T, bu as *const T, cu as *const T);
+        for i in 0..n as isize {
+            // SAFETY: the plan walks layouts broadcast from each operand's own
+            // layout; `out` is fresh.
+            unsafe {
+                *o.offset(off[0] + i * st[0]) = f(*ap.offset(off[1] + i * st[1]), *bp.offset(off[2] + i * st[2]), *cp.offset(off[3] + i * st[3]));
+            }
+        }
+    });
+}
