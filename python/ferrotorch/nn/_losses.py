@@ -101,17 +101,28 @@ def pdist(input, p=2):
     p = _args.floating(p, "pdist", "p", 2)
     if input.dim() != 2:
         raise RuntimeError(f"pdist only supports 2D tensors, got: {input.dim()}D")
+    if not input.is_floating_point():
+        raise RuntimeError("pdist only supports floating-point dtypes")
     if p < 0:
         raise RuntimeError("pdist only supports non-negative p values")
     n = input.shape[0]
     if n <= 1:
-        return _C.zeros((0,), dtype=input.dtype)
+        # PyTorch's empty result still has the input's history (PdistBackward0)
+        return input.reshape(-1)[:0].clone()
+    if input.dtype not in (_C.float32, _C.float64):  # its kernel has float and double only
+        from .. import _math_ops as _m
+        raise NotImplementedError(f"\"pdist\" not implemented for '{_m._pretty(input.dtype)}'")
     # Row-major upper triangle: boolean masking keeps the (i, j) pairs in pdist's order.
     r = _C.arange(n).unsqueeze(1).expand(n, n)
     c = _C.arange(n).unsqueeze(0).expand(n, n)
     upper = c > r
     ri, ci = r[upper], c[upper]
-    return (input.index_select(0, ri) - input.index_select(0, ci)).norm(p, 1)
+    diff = input.index_select(0, ri) - input.index_select(0, ci)
+    d = diff.norm(p, 1)
+    if p == 0:
+        # the 0-norm has no gradient of its own; PyTorch's pdist backward gives zeros
+        d = d + _C._where(_C.tensor(False), diff, 0).sum(1)
+    return d
 
 
 # -- embedding and ranking losses ---------------------------------------------------------

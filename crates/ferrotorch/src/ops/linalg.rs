@@ -85,13 +85,19 @@ impl Tensor {
         } else {
             self.bmm_impl(other, "bmm")?
         };
+        if !out.dtype().is_floating_point() && crate::autograd::needs_grad(&[self, other]) {
+            return Err(Error::runtime(format!("Autograd not support dtype: {}", pretty(out.dtype()))));
+        }
         let (sa, sb) = (SavedTensor::input(self), SavedTensor::input(other));
         let (wa, wb) = (self.requires_grad(), other.requires_grad());
+        let (da, db) = (self.dtype(), other.dtype());
         record("BmmBackward0", &[Some(self), Some(other)], &[&out], move || {
             rule(move |node, g| {
                 let Some(g) = g0(g) else { return Ok(vec![None, None]) };
-                let ga = if wa { Some(g.bmm(&sb.unpack(node)?.transpose(1, 2)?)?) } else { None };
-                let gb = if wb { Some(sa.unpack(node)?.transpose(1, 2)?.bmm(&g)?) } else { None };
+                // Mixed dtypes only reach here with an empty product (zero
+                // gradients); each is cast to its input's dtype, as PyTorch's engine does.
+                let ga = if wa { Some(g.bmm(&sb.unpack(node)?.transpose(1, 2)?)?.to_dtype(da)?) } else { None };
+                let gb = if wb { Some(sa.unpack(node)?.transpose(1, 2)?.bmm(&g)?.to_dtype(db)?) } else { None };
                 Ok(vec![ga, gb])
             })
         });
@@ -493,7 +499,9 @@ fn add_product(kind: AddProd, input: &Tensor, a: &Tensor, b: &Tensor, beta: Scal
                 Ok(Some(binary(Operand::T(&input.to_dtype(work)?.expand(&shape_i64)?), Operand::S(be), BinaryOp::Mul)?))
             };
             let (m, n) = (out_shape[out_shape.len() - 2], out_shape[out_shape.len() - 1]);
-            let r = if kind == AddProd::Addmm && al.to_f64() == 0.0 {
+            // BLAS (float32/float64) returns `beta * input` for alpha == 0; the
+            // float16/bfloat16 kernels multiply the product by 0 (NaN stays NaN).
+            let r = if kind == AddProd::Addmm && work == dt && al.to_f64() == 0.0 {
                 match scaled_input()? {
                     Some(t) => t,
                     None => Tensor::zeros(&out_shape, work, Device::CPU)?,
@@ -516,8 +524,12 @@ fn add_product(kind: AddProd, input: &Tensor, a: &Tensor, b: &Tensor, beta: Scal
             r.to_dtype(dt)?
         }
     };
+    if !out.dtype().is_floating_point() && crate::autograd::needs_grad(&[input, a, b]) {
+        return Err(Error::runtime(format!("Autograd not support dtype: {}", pretty(out.dtype()))));
+    }
     let in_shape = input.shape().to_vec();
     let in_dtype = input.dtype();
+    let (da, db) = (a.dtype(), b.dtype());
     let (s1, s2) = (SavedTensor::input(a), SavedTensor::input(b));
     let (wi, w1, w2) = (input.requires_grad(), a.requires_grad(), b.requires_grad());
     let node = if kind == AddProd::Addmm { "AddmmBackward0" } else { "BaddbmmBackward0" };
@@ -534,6 +546,10 @@ fn add_product(kind: AddProd, input: &Tensor, a: &Tensor, b: &Tensor, beta: Scal
                 let gb = if w2 { Some(maybe_multiply(&s1.unpack(node)?.transpose(1, 2)?.bmm(&g)?, alpha)?) } else { None };
                 (ga, gb)
             };
+            // Mixed dtypes only reach here with an empty product; each gradient
+            // takes its input's dtype, as PyTorch's engine casts it.
+            let ga = ga.map(|t| t.to_dtype(da)).transpose()?;
+            let gb = gb.map(|t| t.to_dtype(db)).transpose()?;
             Ok(vec![gi, ga, gb])
         })
     });
