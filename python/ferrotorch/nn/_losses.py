@@ -109,7 +109,7 @@ def pdist(input, p=2):
     if n <= 1:
         # PyTorch's empty result still has the input's history (PdistBackward0)
         return input.reshape(-1)[:0].clone()
-    if input.dtype not in (_C.float32, _C.float64):  # its kernel has float and double only
+    if input.dtype not in (_C.float32, _C.float64) and input.shape[1] > 0:  # float/double kernel; no columns: zeros
         from .. import _math_ops as _m
         raise NotImplementedError(f"\"pdist\" not implemented for '{_m._pretty(input.dtype)}'")
     # Row-major upper triangle: boolean masking keeps the (i, j) pairs in pdist's order.
@@ -118,11 +118,10 @@ def pdist(input, p=2):
     upper = c > r
     ri, ci = r[upper], c[upper]
     diff = input.index_select(0, ri) - input.index_select(0, ci)
-    d = diff.norm(p, 1)
     if p == 0:
-        # the 0-norm has no gradient of its own; PyTorch's pdist backward gives zeros
-        d = d + _C._where(_C.tensor(False), diff, 0).sum(1)
-    return d
+        # PyTorch's kernel counts min(ceil(|a - b|), 1) (NaN stays NaN), and its backward gives zeros
+        return diff.abs().ceil().clamp(max=1).sum(1)
+    return diff.norm(p, 1)
 
 
 # -- embedding and ranking losses ---------------------------------------------------------

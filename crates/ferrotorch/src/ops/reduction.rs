@@ -508,7 +508,8 @@ impl Tensor {
                     return if ord == 1.0 { s } else if ord == 2.0 { f32r(s.sqrt()) } else { f32r(s.powf(f32r(1.0 / ord))) };
                 }
                 if ord == f64::INFINITY {
-                    a.fold(f64::NEG_INFINITY, |m, v| if v.is_nan() || m.is_nan() { f64::NAN } else { m.max(v) }).max(if r.is_empty() { 0.0 } else { f64::NEG_INFINITY })
+                    // (f64::max would drop a NaN: the fold keeps it.)
+                    if r.is_empty() { 0.0 } else { a.fold(f64::NEG_INFINITY, |m, v| if v.is_nan() || m.is_nan() { f64::NAN } else { m.max(v) }) }
                 } else if ord == f64::NEG_INFINITY {
                     a.fold(f64::INFINITY, |m, v| if v.is_nan() || m.is_nan() { f64::NAN } else { m.min(v) })
                 } else if ord == 0.0 {
