@@ -491,6 +491,21 @@ impl Tensor {
         // PyTorch's single-element shortcut (below) is not taken for a 0-d
         // input with an explicit dim, which goes through the power and root.
         let shortcut = x.ndim() > 0 || dims.is_none_or(|d| d.is_empty());
+        // PyTorch's 2-norm of float32/bfloat16 rows lying contiguously in
+        // memory (its "reduce last dim" kernel) adds each square with a fused
+        // multiply-add while fewer than 4 elements are left for its vector
+        // loop; its strided kernel rounds each square first.
+        let fused_short = ord == 2.0 && matches!(x.dtype(), DType::Float32 | DType::BFloat16) && {
+            let mut red: Vec<(isize, usize)> =
+                (0..x.ndim()).filter(|&d| mask[d] && x.shape()[d] > 1).map(|d| (x.strides()[d], x.shape()[d])).collect();
+            red.sort_unstable();
+            let mut next = 1isize;
+            red.iter().all(|&(st, sz)| {
+                let ok = st == next;
+                next = st * sz as isize;
+                ok
+            })
+        };
         let f32r = |v: f64| v as f32 as f64;
         let out = {
             let _no_grad = GradModeGuard::new(false);
@@ -502,6 +517,10 @@ impl Tensor {
                     // PyTorch reduces a single element to |x| itself (no power and
                     // root, so no overflow: the 3-norm of -1e30 is 1e30).
                     return r[0].to_f64().abs();
+                }
+                if fused_short && r.len() < 4 {
+                    let s = a.fold(0.0f64, |acc, v| f32r(acc + v * v));
+                    return f32r(s.sqrt());
                 }
                 if single && r.len() <= SHORT_ROW && ord.is_finite() && ord != 0.0 {
                     let s = a.fold(0.0f64, |acc, v| f32r(acc + if ord == 1.0 { v } else if ord == 2.0 { f32r(v * v) } else { f32r(v.powf(ord)) }));
