@@ -283,3 +283,12 @@ def test_pdist_empty_result_keeps_history_and_zero_norm_gradient():
     for p in (0, 1, 2):
         _same(lambda L: grad(L, p), exact=True)
     _same(lambda L: L.pdist(L.tensor([[0.5], [nan], [1e-40], [inf]]), 0), exact=True)
+
+
+def test_bfloat16_addmm_adds_beta_input_fused():
+    # 2 * 1.99e38 alone overflows float32; oneDNN's fused beta * input + alpha * product does not
+    def fn(L):
+        return L.addmm(L.tensor([[1.9938419936773738e+38]], dtype=L.bfloat16),
+                       L.tensor([[3.00405527047391e+38]], dtype=L.bfloat16),
+                       L.tensor([[-0.66796875]], dtype=L.bfloat16), beta=2, alpha=0.5)
+    _same(fn, rtol=1e-2)

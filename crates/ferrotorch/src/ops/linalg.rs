@@ -516,9 +516,19 @@ fn add_product(kind: AddProd, input: &Tensor, a: &Tensor, b: &Tensor, beta: Scal
             } else {
                 let p = if kind == AddProd::Addmm { aw.bmm_impl(&bw, "mm")? } else { aw.bmm_impl(&bw, "bmm")? };
                 let ap = maybe_multiply(&p, al)?;
-                match scaled_input()? {
-                    Some(t) => binary(Operand::T(&t), Operand::T(&ap), BinaryOp::Add)?,
-                    None => ap,
+                if kind == AddProd::Addmm && work != dt && be.to_f64() != 0.0 {
+                    // oneDNN's float16/bfloat16 addmm adds `beta * input` with a
+                    // fused multiply-add in float32 (no overflow of `beta * input`
+                    // alone); evaluated in f64, exact for these operands, and
+                    // rounded to float32.
+                    let wide = |t: &Tensor| t.to_dtype(DType::Float64);
+                    let bi = binary(Operand::T(&wide(&input.expand(&shape_i64)?)?), Operand::S(be), BinaryOp::Mul)?;
+                    binary(Operand::T(&bi), Operand::T(&wide(&ap)?), BinaryOp::Add)?.to_dtype(work)?
+                } else {
+                    match scaled_input()? {
+                        Some(t) => binary(Operand::T(&t), Operand::T(&ap), BinaryOp::Add)?,
+                        None => ap,
+                    }
                 }
             };
             r.to_dtype(dt)?
