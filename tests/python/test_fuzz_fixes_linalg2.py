@@ -292,3 +292,9 @@ def test_bfloat16_addmm_adds_beta_input_fused():
                        L.tensor([[3.00405527047391e+38]], dtype=L.bfloat16),
                        L.tensor([[-0.66796875]], dtype=L.bfloat16), beta=2, alpha=0.5)
     _same(fn, rtol=1e-2)
+
+
+def test_pdist_one_column_takes_power_and_root():
+    # sqrt(d * d) of 1e30 overflows in float32: PyTorch's pdist has no single-element shortcut
+    for p in (2, 1, inf):
+        _same(lambda L: L.pdist(L.tensor([[710.0], [1.0000000150474662e+30], [-1.1357264518737793]]), p))

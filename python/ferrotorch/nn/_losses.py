@@ -121,6 +121,10 @@ def pdist(input, p=2):
     if p == 0:
         # PyTorch's kernel counts min(ceil(|a - b|), 1) (NaN stays NaN), and its backward gives zeros
         return diff.abs().ceil().clamp(max=1).sum(1)
+    if diff.shape[1] == 1:
+        # PyTorch's pdist kernel always takes the power and the root (sqrt(d*d) of 1e30 is inf in float32),
+        # unlike a norm over one element, which is |d|: a zero column keeps the value and gradient otherwise
+        diff = _s.cat([diff, _C.zeros((diff.shape[0], 1), dtype=diff.dtype)], 1)
     return diff.norm(p, 1)
 
 
