@@ -159,14 +159,16 @@ def mv(input, vec, *, out=None):
     """Matrix-vector product: ``input`` is ``(n, m)``, ``vec`` is ``(m,)``, the result ``(n,)``."""
     if input.dim() != 2 or vec.dim() != 1:
         raise RuntimeError(f"vector + matrix @ vector expected, got 1, {input.dim()}, {vec.dim()}")
-    if input.dtype != vec.dtype:
-        raise RuntimeError(f"addmv input tensors must have the same dtype, but got {_pretty(input.dtype)}, "
-                           f"{_pretty(input.dtype)}, and {_pretty(vec.dtype)}")
-    if input.dtype == _C.bool and input.numel() > 0:  # an empty matrix never reaches the kernel
-        raise NotImplementedError("\"addmv_impl_cpu\" not implemented for 'Bool'")
+    # PyTorch's order: addmv's shape check, then its dtype check (the result, made like `vec`, comes first in
+    # the message), then the kernel's dtype dispatch, which an empty matrix never reaches
     if input.shape[1] != vec.shape[0]:
         raise RuntimeError(f"size mismatch, got input ({input.shape[0]}), mat ({input.shape[0]}x{input.shape[1]}), "
                            f"vec ({vec.shape[0]})")
+    if input.dtype != vec.dtype:
+        raise RuntimeError(f"addmv input tensors must have the same dtype, but got {_pretty(vec.dtype)}, "
+                           f"{_pretty(input.dtype)}, and {_pretty(vec.dtype)}")
+    if input.dtype == _C.bool and input.numel() > 0:
+        raise NotImplementedError("\"addmv_impl_cpu\" not implemented for 'Bool'")
     return _write_out(input.matmul(vec), out)
 
 
@@ -302,20 +304,10 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
     return _write_out(_addmm(input, mat1, mat2, beta, alpha), out)
 
 
-_native_addmm = _C.Tensor.addmm
-
-
 def _addmm(input, mat1, mat2, beta, alpha):
-    from ._shape_ops import _check_addprod_dtypes
-    _check_addprod_dtypes("addmm", input, mat1, mat2)
-    # the kernel takes beta and alpha in its dtype (0.5 -> 0 for integers)
-    beta, alpha = _C._scalar_arg(beta, mat1.dtype, True), _C._scalar_arg(alpha, mat1.dtype, True)
-    if beta == 1 and alpha == 1:
-        return _native_addmm(input, mat1, mat2)
-    # One op (float16/bfloat16 computed in float32 and rounded once, like PyTorch's gemm) keeps `input`'s gradient edge (zeros) when beta == 0, as PyTorch.
-    out = _C._addprod("addmm", input, mat1, mat2, beta, alpha)
-    input.expand(*out.shape)  # input must broadcast to the product, not the other way round
-    return out
+    # One op for every scale: PyTorch's checks in its order (input must expand to the product),
+    # its early returns for empty products and its BLAS arithmetic (see add_product in ops/linalg.rs).
+    return _C._addprod("addmm", input, mat1, mat2, beta, alpha)
 
 
 def _addmm_method(self, mat1, mat2, *, beta=1, alpha=1):

@@ -42,27 +42,126 @@ pub unsafe fn matmul<T: Element>(m: usize, n: usize, k: usize, dst: Mat, lhs: Ma
 /// # Safety
 /// As for [`matmul`].
 pub unsafe fn matmul_threads<T: Element>(m: usize, n: usize, k: usize, dst: Mat, lhs: Mat, rhs: Mat, threads: bool) {
+    matmul_acc::<T>(m, n, k, dst, lhs, rhs, false, threads)
+}
+
+/// `dst (m×n) = [dst +] lhs (m×k) @ rhs (k×n)`: with `accumulate`, the
+/// products are added to dst's old values one at a time, in k order, as
+/// PyTorch's BLAS `addmm` does when it starts from `beta * input`.
+///
+/// Floats go through `gemm` (which fuses multiply-adds and reorders the sum);
+/// entries whose result could depend on that (an infinite or NaN operand, or
+/// terms large enough to overflow) are then recomputed as PyTorch's CPU
+/// kernels compute them: each product rounded to the dtype, summed in k order
+/// (so `inf + -inf` terms give NaN even where a fused multiply-add would not
+/// have overflowed).
+///
+/// # Safety
+/// As for [`matmul`].
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn matmul_acc<T: Element>(m: usize, n: usize, k: usize, dst: Mat, lhs: Mat, rhs: Mat, accumulate: bool, threads: bool) {
     use ferrotorch_core::DType;
     let parallelism = |m, n, k| if threads { parallelism(m, n, k) } else { Parallelism::None };
     macro_rules! via_gemm {
-        ($t:ty, $zero:expr, $one:expr) => {
+        ($t:ty, $zero:expr, $one:expr) => {{
+            let redo = Exceptional::<$t>::find(m, n, k, dst, lhs, rhs, accumulate);
             gemm::gemm::<$t>(
                 m, n, k,
                 dst.ptr as *mut $t, dst.cs, dst.rs,
-                false,
+                accumulate,
                 lhs.ptr as *const $t, lhs.cs, lhs.rs,
                 rhs.ptr as *const $t, rhs.cs, rhs.rs,
-                $zero, $one,
+                if accumulate { $one } else { $zero }, $one,
                 false, false, false,
                 parallelism(m, n, k),
-            )
-        };
+            );
+            redo.apply(k, dst, lhs, rhs);
+        }};
+    }
+    if m == 0 || n == 0 {
+        return;
     }
     match T::DTYPE {
         DType::Float32 => via_gemm!(f32, 0.0f32, 1.0f32),
         DType::Float64 => via_gemm!(f64, 0.0f64, 1.0f64),
-        DType::Float16 => via_gemm!(gemm::f16, gemm::f16::from_f32(0.0), gemm::f16::from_f32(1.0)),
-        _ => naive::<T>(m, n, k, dst, lhs, rhs),
+        _ => naive::<T>(m, n, k, dst, lhs, rhs, accumulate),
+    }
+}
+
+/// The two float types [`matmul_acc`] sends to `gemm`, with what the
+/// exceptional-entry check needs.
+trait Real: Copy + std::ops::Add<Output = Self> + std::ops::Mul<Output = Self> {
+    const ZERO: Self;
+    const MAX: f64;
+    fn f64(self) -> f64;
+}
+impl Real for f32 {
+    const ZERO: Self = 0.0;
+    const MAX: f64 = f32::MAX as f64;
+    fn f64(self) -> f64 {
+        self as f64
+    }
+}
+impl Real for f64 {
+    const ZERO: Self = 0.0;
+    const MAX: f64 = f64::MAX;
+    fn f64(self) -> f64 {
+        self
+    }
+}
+
+/// Entries of a product that `gemm` may get different from PyTorch's kernels,
+/// with the dst value each starts from (when accumulating).
+struct Exceptional<T> {
+    entries: Vec<(isize, isize, T)>,
+}
+
+impl<T: Real> Exceptional<T> {
+    /// Finds every (i, j) whose row of lhs or column of rhs is not finite, or
+    /// whose sum could overflow: `|start| + k * max|lhs[i, :]| * max|rhs[:, j]|`
+    /// (in f64, with a factor 2 of headroom for rounding) past the dtype's range.
+    /// Below that bound every product and partial sum is finite whichever way
+    /// they are evaluated, so `gemm`'s result differs only by rounding.
+    unsafe fn find(m: usize, n: usize, k: usize, dst: Mat, lhs: Mat, rhs: Mat, accumulate: bool) -> Self {
+        let row_max: Vec<f64> = (0..m as isize)
+            .map(|i| (0..k as isize).map(|p| (*at::<T>(lhs.ptr, i * lhs.rs + p * lhs.cs)).f64().abs()).fold(0.0, nan_max))
+            .collect();
+        let col_max: Vec<f64> = (0..n as isize)
+            .map(|j| (0..k as isize).map(|p| (*at::<T>(rhs.ptr, p * rhs.rs + j * rhs.cs)).f64().abs()).fold(0.0, nan_max))
+            .collect();
+        let mut entries = Vec::new();
+        let limit = T::MAX / 2.0;
+        for (i, &a) in row_max.iter().enumerate() {
+            for (j, &b) in col_max.iter().enumerate() {
+                let (i, j) = (i as isize, j as isize);
+                let start = if accumulate { *at::<T>(dst.ptr, i * dst.rs + j * dst.cs) } else { T::ZERO };
+                // NaN compares false: a NaN anywhere is exceptional.
+                if !(start.f64().abs() + k as f64 * a * b < limit) {
+                    entries.push((i, j, start));
+                }
+            }
+        }
+        Exceptional { entries }
+    }
+
+    /// Recomputes the entries found, in PyTorch's order and rounding.
+    unsafe fn apply(&self, k: usize, dst: Mat, lhs: Mat, rhs: Mat) {
+        for &(i, j, start) in &self.entries {
+            let mut acc = start;
+            for p in 0..k as isize {
+                acc = acc + *at::<T>(lhs.ptr, i * lhs.rs + p * lhs.cs) * *at::<T>(rhs.ptr, p * rhs.rs + j * rhs.cs);
+            }
+            *at_mut::<T>(dst.ptr, i * dst.rs + j * dst.cs) = acc;
+        }
+    }
+}
+
+/// `max` that keeps a NaN (so that a NaN row is found exceptional).
+fn nan_max(m: f64, v: f64) -> f64 {
+    if v.is_nan() || m.is_nan() {
+        f64::NAN
+    } else {
+        m.max(v)
     }
 }
 
@@ -91,11 +190,16 @@ pub unsafe fn gemm_into<T: GemmFloat>(m: usize, n: usize, k: usize, dst: Mat, lh
 }
 
 /// Integer (and fallback) matmul with an accumulator of the element's own kind.
-unsafe fn naive<T: Element>(m: usize, n: usize, k: usize, dst: Mat, lhs: Mat, rhs: Mat) {
+unsafe fn naive<T: Element>(m: usize, n: usize, k: usize, dst: Mat, lhs: Mat, rhs: Mat, accumulate: bool) {
     let float = T::DTYPE.is_floating_point();
     for i in 0..m as isize {
         for j in 0..n as isize {
-            let (mut fi, mut ii) = (0f64, 0i64);
+            let (mut fi, mut ii) = if accumulate {
+                let start = *at::<T>(dst.ptr, i * dst.rs + j * dst.cs);
+                (start.to_f64(), start.to_i64())
+            } else {
+                (0f64, 0i64)
+            };
             for p in 0..k as isize {
                 let a = *at::<T>(lhs.ptr, i * lhs.rs + p * lhs.cs);
                 let b = *at::<T>(rhs.ptr, p * rhs.rs + j * rhs.cs);

@@ -101,17 +101,31 @@ def pdist(input, p=2):
     p = _args.floating(p, "pdist", "p", 2)
     if input.dim() != 2:
         raise RuntimeError(f"pdist only supports 2D tensors, got: {input.dim()}D")
+    if not input.is_floating_point():
+        raise RuntimeError("pdist only supports floating-point dtypes")
     if p < 0:
         raise RuntimeError("pdist only supports non-negative p values")
     n = input.shape[0]
     if n <= 1:
-        return _C.zeros((0,), dtype=input.dtype)
+        # PyTorch's empty result still has the input's history (PdistBackward0)
+        return input.reshape(-1)[:0].clone()
+    if input.dtype not in (_C.float32, _C.float64) and input.shape[1] > 0:  # float/double kernel; no columns: zeros
+        from .. import _math_ops as _m
+        raise NotImplementedError(f"\"pdist\" not implemented for '{_m._pretty(input.dtype)}'")
     # Row-major upper triangle: boolean masking keeps the (i, j) pairs in pdist's order.
     r = _C.arange(n).unsqueeze(1).expand(n, n)
     c = _C.arange(n).unsqueeze(0).expand(n, n)
     upper = c > r
     ri, ci = r[upper], c[upper]
-    return (input.index_select(0, ri) - input.index_select(0, ci)).norm(p, 1)
+    diff = input.index_select(0, ri) - input.index_select(0, ci)
+    if p == 0:
+        # PyTorch's kernel counts min(ceil(|a - b|), 1) (NaN stays NaN), and its backward gives zeros
+        return diff.abs().ceil().clamp(max=1).sum(1)
+    if diff.shape[1] == 1:
+        # PyTorch's pdist kernel always takes the power and the root (sqrt(d*d) of 1e30 is inf in float32),
+        # unlike a norm over one element, which is |d|: a zero column keeps the value and gradient otherwise
+        diff = _s.cat([diff, _C.zeros((diff.shape[0], 1), dtype=diff.dtype)], 1)
+    return diff.norm(p, 1)
 
 
 # -- embedding and ranking losses ---------------------------------------------------------

@@ -329,21 +329,9 @@ impl Tensor {
         self.dot(other)
     }
 
-    /// `torch.addmm(input, mat1, mat2, beta, alpha)` for scales other than 1:
-    /// `beta * input + alpha * (mat1 @ mat2)`, keeping `input`'s (zero)
-    /// gradient edge when `beta == 0`.
-    pub fn addmm_scaled(&self, mat1: &Tensor, mat2: &Tensor, beta: Scalar, alpha: Scalar) -> Result<Tensor> {
-        scaled_sum(self, mat1, mat2, beta, alpha, |a, b| a.mm(b))
-    }
-
     /// `torch.addmv(input, mat, vec, beta, alpha)`: `beta * input + alpha * (mat @ vec)`.
     pub fn addmv(&self, mat: &Tensor, vec: &Tensor, beta: Scalar, alpha: Scalar) -> Result<Tensor> {
         scaled_sum(self, mat, vec, beta, alpha, |a, b| a.mv(b))
-    }
-
-    /// `torch.baddbmm(input, b1, b2, beta, alpha)`: `beta * input + alpha * bmm(b1, b2)`.
-    pub fn baddbmm(&self, b1: &Tensor, b2: &Tensor, beta: Scalar, alpha: Scalar) -> Result<Tensor> {
-        scaled_sum(self, b1, b2, beta, alpha, |a, b| a.bmm(b))
     }
 
     /// `torch.addbmm(input, b1, b2, beta, alpha)`: `beta * input + alpha * Σ_b b1[b] @ b2[b]`.

@@ -4,8 +4,8 @@ use super::check_cpu;
 use super::creation::pretty;
 use crate::Tensor;
 use ferrotorch_core::layout::{broadcast_shapes, fmt_shape};
-use ferrotorch_core::{dispatch_dtype, DType, Device, Error, Result};
-use ferrotorch_cpu::matmul::{matmul_threads as kernel_threads, Mat};
+use ferrotorch_core::{dispatch_dtype, DType, Device, Error, Result, Scalar};
+use ferrotorch_cpu::matmul::{matmul_acc, matmul_threads as kernel_threads, Mat};
 use super::arith_grad::{g0, reduce_grad};
 use crate::autograd::{record, rule, GradModeGuard, SavedTensor};
 
@@ -57,14 +57,47 @@ impl Tensor {
                 other.shape()[0]
             )));
         }
-        let out = self.bmm_impl(other, "bmm")?;
+        if self.shape()[2] != other.shape()[1] {
+            return Err(Error::runtime(format!(
+                "Expected size for first two dimensions of batch2 tensor to be: [{}, {}] but got: [{}, {}].",
+                self.shape()[0],
+                self.shape()[2],
+                other.shape()[0],
+                other.shape()[1]
+            )));
+        }
+        let out = if self.dtype() != other.dtype() {
+            // PyTorch's bmm allocates its result with batch2's dtype and returns
+            // zeros before its kernel (which needs one dtype) when there is
+            // nothing to multiply.
+            let shape = [self.shape()[0], self.shape()[1], other.shape()[2]];
+            if shape.contains(&0) || self.shape()[2] == 0 {
+                Tensor::zeros(&shape, other.dtype(), Device::CPU)?
+            } else if self.dtype() == DType::Bool {
+                return Err(Error::not_implemented("\"bmm\" not implemented for 'Bool'"));
+            } else {
+                return Err(Error::runtime(format!(
+                    "expected scalar type {} but found {}",
+                    pretty(self.dtype()),
+                    pretty(other.dtype())
+                )));
+            }
+        } else {
+            self.bmm_impl(other, "bmm")?
+        };
+        if !out.dtype().is_floating_point() && crate::autograd::needs_grad(&[self, other]) {
+            return Err(Error::runtime(format!("Autograd not support dtype: {}", pretty(out.dtype()))));
+        }
         let (sa, sb) = (SavedTensor::input(self), SavedTensor::input(other));
         let (wa, wb) = (self.requires_grad(), other.requires_grad());
+        let (da, db) = (self.dtype(), other.dtype());
         record("BmmBackward0", &[Some(self), Some(other)], &[&out], move || {
             rule(move |node, g| {
                 let Some(g) = g0(g) else { return Ok(vec![None, None]) };
-                let ga = if wa { Some(g.bmm(&sb.unpack(node)?.transpose(1, 2)?)?) } else { None };
-                let gb = if wb { Some(sa.unpack(node)?.transpose(1, 2)?.bmm(&g)?) } else { None };
+                // Mixed dtypes only reach here with an empty product (zero
+                // gradients); each is cast to its input's dtype, as PyTorch's engine does.
+                let ga = if wa { Some(g.bmm(&sb.unpack(node)?.transpose(1, 2)?)?.to_dtype(da)?) } else { None };
+                let gb = if wb { Some(sa.unpack(node)?.transpose(1, 2)?.bmm(&g)?.to_dtype(db)?) } else { None };
                 Ok(vec![ga, gb])
             })
         });
@@ -74,33 +107,19 @@ impl Tensor {
     /// `addmm(self, mat1, mat2, beta=1, alpha=1)` with unit scales: `self + mat1 @ mat2`
     /// (records `AddmmBackward0`, what `nn.Linear` shows).
     pub fn addmm(&self, mat1: &Tensor, mat2: &Tensor) -> Result<Tensor> {
-        let out = {
-            let _no_grad = GradModeGuard::new(false);
-            // float16/bfloat16: product and bias added in float32, rounded once (PyTorch's gemm).
-            let work = crate::ops::arith::opmath(mat1.dtype());
-            if work != mat1.dtype() {
-                let r = mat1.to_dtype(work)?.mm(&mat2.to_dtype(work)?)?;
-                let b = if self.dtype() == mat1.dtype() { self.to_dtype(work)? } else { self.clone() };
-                let r = r.add(&b)?;
-                if r.dtype() == work { r.to_dtype(mat1.dtype())? } else { r }
-            } else {
-                mat1.mm(mat2)?.add(self)?
-            }
-        };
-        let bias_shape = self.shape().to_vec();
-        let (s1, s2) = (SavedTensor::input(mat1), SavedTensor::input(mat2));
-        let (wb, w1, w2) = (self.requires_grad(), mat1.requires_grad(), mat2.requires_grad());
-        let dt = self.dtype();
-        record("AddmmBackward0", &[Some(self), Some(mat1), Some(mat2)], &[&out], move || {
-            rule(move |node, g| {
-                let Some(g) = g0(g) else { return Ok(vec![None, None, None]) };
-                let gbias = if wb { Some(reduce_grad(&g, &bias_shape, dt)?) } else { None };
-                let g1 = if w1 { Some(g.mm(&s2.unpack(node)?.t()?)?) } else { None };
-                let g2 = if w2 { Some(s1.unpack(node)?.t()?.mm(&g)?) } else { None };
-                Ok(vec![gbias, g1, g2])
-            })
-        });
-        Ok(out)
+        add_product(AddProd::Addmm, self, mat1, mat2, Scalar::Int(1), Scalar::Int(1))
+    }
+
+    /// `torch.addmm(input, mat1, mat2, beta, alpha)`: `beta * input + alpha * (mat1 @ mat2)`
+    /// (records `AddmmBackward0`).
+    pub fn addmm_scaled(&self, mat1: &Tensor, mat2: &Tensor, beta: Scalar, alpha: Scalar) -> Result<Tensor> {
+        add_product(AddProd::Addmm, self, mat1, mat2, beta, alpha)
+    }
+
+    /// `torch.baddbmm(input, b1, b2, beta, alpha)`: `beta * input + alpha * bmm(b1, b2)`
+    /// (records `BaddbmmBackward0`).
+    pub fn baddbmm(&self, b1: &Tensor, b2: &Tensor, beta: Scalar, alpha: Scalar) -> Result<Tensor> {
+        add_product(AddProd::Baddbmm, self, b1, b2, beta, alpha)
     }
 
     /// Shared by mm/bmm/matmul: inputs are 2-D, or N-D with equal batch dims.
@@ -145,7 +164,9 @@ impl Tensor {
             return Err(Error::not_implemented(format!("\"{kernel}\" not implemented for 'Bool'")));
         }
         let dtype = self.dtype();
-        let compute = if dtype == DType::BFloat16 { DType::Float32 } else { dtype };
+        // float16/bfloat16 products and sums in float32, rounded once (PyTorch's
+        // opmath), so a product past float16's range still adds as a float.
+        let compute = crate::ops::arith::opmath(dtype);
         let (a, b) = (self.to_dtype(compute)?, other.to_dtype(compute)?);
         let out = Tensor::empty(&out_shape, compute, Device::CPU)?;
         let nb: usize = batch.iter().product();
@@ -309,4 +330,238 @@ impl Tensor {
 
 fn pretty_long(d: DType) -> &'static str {
     pretty(d)
+}
+
+/// The fused product-plus-input ops that share [`add_product`].
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum AddProd {
+    Addmm,
+    Baddbmm,
+}
+
+/// The C++ type names PyTorch's `baddbmm` dtype message prints.
+fn c10_name(d: DType) -> &'static str {
+    match d {
+        DType::Float32 => "float",
+        DType::Float64 => "double",
+        DType::Float16 => "c10::Half",
+        DType::BFloat16 => "c10::BFloat16",
+        DType::Int64 => "long int",
+        DType::Int32 => "int",
+        DType::Int16 => "short int",
+        DType::Int8 => "signed char",
+        DType::UInt8 => "unsigned char",
+        DType::Bool => "bool",
+    }
+}
+
+/// `IndexError` of `t.size(dim)` for a dim past `t`'s dims.
+fn size_at(t: &Tensor, dim: usize) -> Result<usize> {
+    t.shape().get(dim).copied().ok_or_else(|| {
+        let n = t.ndim().max(1) as i64;
+        Error::index(format!("Dimension out of range (expected to be in range of [{}, {}], but got {dim})", -n, n - 1))
+    })
+}
+
+/// `t * s`, skipped when `s` is 1 (PyTorch's `maybe_multiply`).
+fn maybe_multiply(t: &Tensor, s: Scalar) -> Result<Tensor> {
+    if s.to_f64() == 1.0 {
+        return Ok(t.clone());
+    }
+    crate::ops::arith::binary(crate::ops::arith::Operand::T(t), crate::ops::arith::Operand::S(s), crate::ops::arith::BinaryOp::Mul)
+}
+
+/// `acc += lhs @ rhs` (2-D, one dtype, `acc` fresh): the products are added
+/// to `acc`'s values one at a time, as PyTorch's BLAS `addmm` does.
+fn mm_accumulate(acc: &Tensor, lhs: &Tensor, rhs: &Tensor) -> Result<()> {
+    let (m, k, n) = (lhs.shape()[0], lhs.shape()[1], rhs.shape()[1]);
+    dispatch_dtype!(acc.dtype(), T => {
+        // SAFETY: the three are 2-D tensors of T with the given sizes, and
+        // `acc` is a fresh tensor that overlaps neither input.
+        unsafe { matmul_acc::<T>(m, n, k, mat(acc, 0), mat(lhs, 0), mat(rhs, 0), true, true) }
+    });
+    Ok(())
+}
+
+/// `addmm` / `baddbmm`: `beta * input + alpha * product(a, b)`, with PyTorch's
+/// checks in its order (shapes, `input` expanding to the result, dtypes), its
+/// early returns (an empty result; an empty inner dim gives `beta * input`,
+/// whose dtype must cast back, or zeros when `beta == 0`) and its arithmetic:
+///
+/// * `beta == 0` ignores `input` (NaN included); `alpha == 0` skips the product
+///   in `addmm` (BLAS returns early), not in `baddbmm` (its loop multiplies).
+/// * float32/float64 `addmm` starts each sum from `beta * input` and adds the
+///   products `(alpha * a) * b` in order (MKL's gemm), except for a
+///   one-column result (MKL's gemv: `beta * input + alpha * (a @ b)`);
+///   `baddbmm` and float16/bfloat16 compute `beta * input + alpha * (a @ b)`
+///   in float32 (or the dtype) and round once.
+///
+/// These only differ from one another once a term overflows or is not finite.
+/// Records `AddmmBackward0` / `BaddbmmBackward0`.
+fn add_product(kind: AddProd, input: &Tensor, a: &Tensor, b: &Tensor, beta: Scalar, alpha: Scalar) -> Result<Tensor> {
+    use crate::ops::arith::{binary, opmath, scalar_arg, BinaryOp, Operand};
+    let name = if kind == AddProd::Addmm { "addmm" } else { "baddbmm" };
+    check_cpu(name, &[input, a, b])?;
+    let out_shape: Vec<usize> = match kind {
+        AddProd::Addmm => {
+            for (t, what) in [(a, "mat1"), (b, "mat2")] {
+                if t.ndim() != 2 {
+                    return Err(Error::runtime(format!("{what} must be a matrix, got {}-D tensor", t.ndim())));
+                }
+            }
+            if a.shape()[1] != b.shape()[0] {
+                return Err(Error::runtime(format!(
+                    "mat1 and mat2 shapes cannot be multiplied ({}x{} and {}x{})",
+                    a.shape()[0],
+                    a.shape()[1],
+                    b.shape()[0],
+                    b.shape()[1]
+                )));
+            }
+            if input.dtype() != b.dtype() {
+                return Err(Error::runtime(format!(
+                    "self and mat2 must have the same dtype, but got {} and {}",
+                    pretty(input.dtype()),
+                    pretty(b.dtype())
+                )));
+            }
+            if a.dtype() != b.dtype() {
+                return Err(Error::runtime(format!(
+                    "mat1 and mat2 must have the same dtype, but got {} and {}",
+                    pretty(a.dtype()),
+                    pretty(b.dtype())
+                )));
+            }
+            vec![a.shape()[0], b.shape()[1]]
+        }
+        AddProd::Baddbmm => vec![size_at(a, 0)?, size_at(a, 1)?, size_at(b, 2)?],
+    };
+    let shape_i64: Vec<i64> = out_shape.iter().map(|&d| d as i64).collect();
+    // `input` must expand to the result (it never broadcasts the product).
+    input.expand(&shape_i64)?;
+    if kind == AddProd::Baddbmm {
+        if input.dtype() != a.dtype() {
+            return Err(Error::runtime(format!(
+                "Input dtypes must be the same, got: input {}, batch1: {}, batch2: {}",
+                c10_name(input.dtype()),
+                c10_name(a.dtype()),
+                c10_name(b.dtype())
+            )));
+        }
+        for (t, what) in [(a, "batch1"), (b, "batch2")] {
+            if t.ndim() != 3 {
+                return Err(Error::runtime(format!("{what} must be a 3D tensor")));
+            }
+        }
+        if b.shape()[0] != a.shape()[0] || b.shape()[1] != a.shape()[2] {
+            return Err(Error::runtime(format!(
+                "Expected size for first two dimensions of batch2 tensor to be: [{}, {}] but got: [{}, {}].",
+                a.shape()[0],
+                a.shape()[2],
+                b.shape()[0],
+                b.shape()[1]
+            )));
+        }
+    }
+    // PyTorch allocates the result like `b` (the same dtype as the rest for
+    // addmm; baddbmm checks b's dtype only in its kernel).
+    let dt = b.dtype();
+    let k = a.shape()[a.ndim() - 1];
+    let numel: usize = out_shape.iter().product();
+    let out = {
+        let _no_grad = GradModeGuard::new(false);
+        if numel == 0 || k == 0 {
+            if numel == 0 || beta.to_f64() == 0.0 {
+                Tensor::zeros(&out_shape, dt, Device::CPU)?
+            } else {
+                // `result.copy_(input); result.mul_(beta)`: the in-place
+                // product's type must cast back (beta=0.5 into an integer fails).
+                let r = Tensor::zeros(&out_shape, dt, Device::CPU)?;
+                r.copy_(&input.expand(&shape_i64)?)?;
+                crate::ops::arith::binary_(&r, Operand::S(beta), BinaryOp::Mul)?;
+                r
+            }
+        } else {
+            if a.dtype() == DType::Bool {
+                let kernel = if kind == AddProd::Addmm { "addmm_impl_cpu_" } else { "baddbmm" };
+                return Err(Error::not_implemented(format!("\"{kernel}\" not implemented for 'Bool'")));
+            }
+            if a.dtype() != dt {
+                return Err(Error::runtime(format!("expected scalar type {} but found {}", pretty(a.dtype()), pretty(dt))));
+            }
+            let work = opmath(dt);
+            let (be, al) = (scalar_arg(beta, work)?, scalar_arg(alpha, work)?);
+            let (aw, bw) = (a.to_dtype(work)?, b.to_dtype(work)?);
+            let scaled_input = || -> Result<Option<Tensor>> {
+                if be.to_f64() == 0.0 {
+                    return Ok(None);
+                }
+                Ok(Some(binary(Operand::T(&input.to_dtype(work)?.expand(&shape_i64)?), Operand::S(be), BinaryOp::Mul)?))
+            };
+            let (m, n) = (out_shape[out_shape.len() - 2], out_shape[out_shape.len() - 1]);
+            // BLAS (float32/float64) returns `beta * input` for alpha == 0; the
+            // float16/bfloat16 kernels multiply the product by 0 (NaN stays NaN).
+            let r = if kind == AddProd::Addmm && work == dt && al.to_f64() == 0.0 {
+                match scaled_input()? {
+                    Some(t) => t,
+                    None => Tensor::zeros(&out_shape, work, Device::CPU)?,
+                }
+            } else if kind == AddProd::Addmm && work == dt && !(n == 1 && (m > 1 || k == 1)) {
+                let acc = Tensor::zeros(&out_shape, work, Device::CPU)?;
+                if let Some(t) = scaled_input()? {
+                    acc.copy_(&t)?;
+                }
+                mm_accumulate(&acc, &maybe_multiply(&aw, al)?, &bw)?;
+                acc
+            } else {
+                let p = if kind == AddProd::Addmm { aw.bmm_impl(&bw, "mm")? } else { aw.bmm_impl(&bw, "bmm")? };
+                let ap = maybe_multiply(&p, al)?;
+                if kind == AddProd::Addmm && work != dt && be.to_f64() != 0.0 {
+                    // oneDNN's float16/bfloat16 addmm adds `beta * input` with a
+                    // fused multiply-add in float32 (no overflow of `beta * input`
+                    // alone); evaluated in f64, exact for these operands, and
+                    // rounded to float32.
+                    let wide = |t: &Tensor| t.to_dtype(DType::Float64);
+                    let bi = binary(Operand::T(&wide(&input.expand(&shape_i64)?)?), Operand::S(be), BinaryOp::Mul)?;
+                    binary(Operand::T(&bi), Operand::T(&wide(&ap)?), BinaryOp::Add)?.to_dtype(work)?
+                } else {
+                    match scaled_input()? {
+                        Some(t) => binary(Operand::T(&t), Operand::T(&ap), BinaryOp::Add)?,
+                        None => ap,
+                    }
+                }
+            };
+            r.to_dtype(dt)?
+        }
+    };
+    if !out.dtype().is_floating_point() && crate::autograd::needs_grad(&[input, a, b]) {
+        return Err(Error::runtime(format!("Autograd not support dtype: {}", pretty(out.dtype()))));
+    }
+    let in_shape = input.shape().to_vec();
+    let in_dtype = input.dtype();
+    let (da, db) = (a.dtype(), b.dtype());
+    let (s1, s2) = (SavedTensor::input(a), SavedTensor::input(b));
+    let (wi, w1, w2) = (input.requires_grad(), a.requires_grad(), b.requires_grad());
+    let node = if kind == AddProd::Addmm { "AddmmBackward0" } else { "BaddbmmBackward0" };
+    record(node, &[Some(input), Some(a), Some(b)], &[&out], move || {
+        rule(move |node, g| {
+            let Some(g) = g0(g) else { return Ok(vec![None, None, None]) };
+            let gi = if wi { Some(reduce_grad(&maybe_multiply(&g, beta)?, &in_shape, in_dtype)?) } else { None };
+            let (ga, gb) = if kind == AddProd::Addmm {
+                let ga = if w1 { Some(maybe_multiply(&g.mm(&s2.unpack(node)?.t()?)?, alpha)?) } else { None };
+                let gb = if w2 { Some(maybe_multiply(&s1.unpack(node)?.t()?.mm(&g)?, alpha)?) } else { None };
+                (ga, gb)
+            } else {
+                let ga = if w1 { Some(maybe_multiply(&g.bmm(&s2.unpack(node)?.transpose(1, 2)?)?, alpha)?) } else { None };
+                let gb = if w2 { Some(maybe_multiply(&s1.unpack(node)?.transpose(1, 2)?.bmm(&g)?, alpha)?) } else { None };
+                (ga, gb)
+            };
+            // Mixed dtypes only reach here with an empty product; each gradient
+            // takes its input's dtype, as PyTorch's engine casts it.
+            let ga = ga.map(|t| t.to_dtype(da)).transpose()?;
+            let gb = gb.map(|t| t.to_dtype(db)).transpose()?;
+            Ok(vec![gi, ga, gb])
+        })
+    });
+    Ok(out)
 }

@@ -617,15 +617,55 @@ impl Tensor {
         // PyTorch accumulates float32/float16/bfloat16 norms in float (its
         // opmath type): a sum of powers past float's range is inf there, and
         // the root does not bring it back.
-        let acc_max = if matches!(x.dtype(), DType::Float32 | DType::Float16 | DType::BFloat16) { f32::MAX as f64 } else { f64::INFINITY };
+        let single = matches!(x.dtype(), DType::Float32 | DType::Float16 | DType::BFloat16);
+        let acc_max = if single { f32::MAX as f64 } else { f64::INFINITY };
+        // Up to this many elements a row is one sequential float accumulator in
+        // PyTorch's loops (no vector lanes to split it), so float32 rounding
+        // is reproduced exactly: `|x|^p` rounded to float, added in order, and
+        // the root taken with `1/p` rounded to float. Longer rows sum in f64
+        // (closer to PyTorch's lane-split sums than one float accumulator).
+        const SHORT_ROW: usize = 16;
+        // PyTorch's single-element shortcut (below) is not taken for a 0-d
+        // input with an explicit dim, which goes through the power and root.
+        let shortcut = x.ndim() > 0 || dims.is_none_or(|d| d.is_empty());
+        // PyTorch's 2-norm of float32/bfloat16 rows lying contiguously in
+        // memory (its "reduce last dim" kernel) adds each square with a fused
+        // multiply-add while fewer than 4 elements are left for its vector
+        // loop; its strided kernel rounds each square first.
+        let fused_short = ord == 2.0 && matches!(x.dtype(), DType::Float32 | DType::BFloat16) && {
+            let mut red: Vec<(isize, usize)> =
+                (0..x.ndim()).filter(|&d| mask[d] && x.shape()[d] > 1).map(|d| (x.strides()[d], x.shape()[d])).collect();
+            red.sort_unstable();
+            let mut next = 1isize;
+            red.iter().all(|&(st, sz)| {
+                let ok = st == next;
+                next = st * sz as isize;
+                ok
+            })
+        };
+        let f32r = |v: f64| v as f32 as f64;
         let out = {
             let _no_grad = GradModeGuard::new(false);
             let rows = Rows::new(&x, &mask)?;
             let acc = |s: f64| if s > acc_max { f64::INFINITY } else { s };
             let v: Vec<f64> = dispatch_dtype!(x.dtype(), T => rows.map::<T, f64>(|r| {
                 let a = r.iter().map(|v| v.to_f64().abs());
+                if shortcut && r.len() == 1 && ord != 0.0 {
+                    // PyTorch reduces a single element to |x| itself (no power and
+                    // root, so no overflow: the 3-norm of -1e30 is 1e30).
+                    return r[0].to_f64().abs();
+                }
+                if fused_short && r.len() < 4 {
+                    let s = a.fold(0.0f64, |acc, v| f32r(acc + v * v));
+                    return f32r(s.sqrt());
+                }
+                if single && r.len() <= SHORT_ROW && ord.is_finite() && ord != 0.0 {
+                    let s = a.fold(0.0f64, |acc, v| f32r(acc + if ord == 1.0 { v } else if ord == 2.0 { f32r(v * v) } else { f32r(v.powf(ord)) }));
+                    return if ord == 1.0 { s } else if ord == 2.0 { f32r(s.sqrt()) } else { f32r(s.powf(f32r(1.0 / ord))) };
+                }
                 if ord == f64::INFINITY {
-                    a.fold(f64::NEG_INFINITY, |m, v| if v.is_nan() || m.is_nan() { f64::NAN } else { m.max(v) }).max(if r.is_empty() { 0.0 } else { f64::NEG_INFINITY })
+                    // (f64::max would drop a NaN: the fold keeps it.)
+                    if r.is_empty() { 0.0 } else { a.fold(f64::NEG_INFINITY, |m, v| if v.is_nan() || m.is_nan() { f64::NAN } else { m.max(v) }) }
                 } else if ord == f64::NEG_INFINITY {
                     a.fold(f64::INFINITY, |m, v| if v.is_nan() || m.is_nan() { f64::NAN } else { m.min(v) })
                 } else if ord == 0.0 {
