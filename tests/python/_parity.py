@@ -89,8 +89,9 @@ def results(torch, fn):
     return out
 
 
-def errors_match(torch, fn, *arrays):
-    """Both libraries raise, with the same exception type; returns ferrotorch's message."""
+def errors_match(torch, fn, *arrays, same_message=False):
+    """Both libraries raise, with the same exception type (and message when ``same_message``);
+    returns ferrotorch's message."""
     caught = []
     for lib in (ft, torch):
         ins = [to_lib(lib, a) for a in arrays]
@@ -103,7 +104,20 @@ def errors_match(torch, fn, *arrays):
     assert caught[1] is not None, "torch did not raise"
     assert caught[0] is not None, f"ferrotorch did not raise (torch: {caught[1]!r})"
     assert type(caught[0]).__name__ == type(caught[1]).__name__, f"{caught[0]!r} vs {caught[1]!r}"
+    if same_message:
+        assert str(caught[0]) == str(caught[1])
     return str(caught[0])
+
+
+def rnd(*shape, seed=0, dtype="float32"):
+    """Standard-normal NumPy data of ``shape`` from a fixed seed."""
+    return np.random.default_rng(seed).standard_normal(shape).astype(dtype)
+
+
+def from_np(lib, a, grad=False):
+    """A fresh ``lib`` tensor holding a copy of NumPy array ``a`` (a leaf requiring grad if asked)."""
+    t = lib.from_numpy(np.ascontiguousarray(a).copy())
+    return t.requires_grad_() if grad else t
 
 
 def gradcheck(fn, *xs):

@@ -6,35 +6,16 @@ import numpy as np
 import pytest
 
 import ferrotorch as ft
-from _parity import as_np, assert_same, parity
+from _parity import as_np, assert_same, parity, rnd, errors_match, from_np
 
 torch = pytest.importorskip("torch", reason="PyTorch reference wheel not installed")
 
 
-def rnd(*shape, seed=0, dtype="float32"):
-    return np.random.default_rng(seed).standard_normal(shape).astype(dtype)
-
-
 def same_error(fn, match_message=True):
-    """Both libraries raise the same exception class (and message)."""
-    caught = []
-    for lib in (ft, torch):
-        try:
-            fn(lib)
-        except Exception as e:  # noqa: BLE001 - the class is what is compared
-            caught.append(e)
-        else:
-            caught.append(None)
-    assert caught[1] is not None, "torch did not raise"
-    assert caught[0] is not None, f"ferrotorch did not raise (torch: {caught[1]!r})"
-    assert type(caught[0]).__name__ == type(caught[1]).__name__, f"{caught[0]!r} vs {caught[1]!r}"
-    if match_message:
-        assert str(caught[0]) == str(caught[1])
+    errors_match(torch, fn, same_message=match_message)
 
 
-def T(lib, a, grad=False):
-    t = lib.from_numpy(np.ascontiguousarray(a).copy())
-    return t.requires_grad_() if grad else t
+T = from_np
 
 
 # -- unfold / fold ----------------------------------------------------------------------------------

@@ -9,40 +9,21 @@ import numpy as np
 import pytest
 
 import ferrotorch as ft
-from _parity import parity
+from _parity import parity, rnd, errors_match, from_np
 
 torch = pytest.importorskip("torch", reason="PyTorch reference wheel not installed")
 
 
-def rnd(*shape, seed=0, dtype="float32"):
-    return np.random.default_rng(seed).standard_normal(shape).astype(dtype)
+def same_error(fn, match_message=True):
+    errors_match(torch, fn, same_message=match_message)
+
+
+T = from_np
 
 
 def grid(*shape, seed=1, dtype="float32", spread=1.5):
     # Points inside and outside [-1, 1], so every padding rule is exercised.
     return (np.random.default_rng(seed).random(shape) * 2 * spread - spread).astype(dtype)
-
-
-def same_error(fn, match_message=True):
-    caught = []
-    for lib in (ft, torch):
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                fn(lib)
-        except Exception as e:  # noqa: BLE001 - the class is what is compared
-            caught.append(e)
-        else:
-            caught.append(None)
-    assert caught[1] is not None, "torch did not raise"
-    assert caught[0] is not None, f"ferrotorch did not raise (torch: {caught[1]!r})"
-    assert type(caught[0]).__name__ == type(caught[1]).__name__, f"{caught[0]!r} vs {caught[1]!r}"
-    if match_message:
-        assert str(caught[0]) == str(caught[1])
-
-
-def T(lib, a):
-    return lib.from_numpy(np.ascontiguousarray(a).copy())
 
 
 def test_tables():

@@ -6,27 +6,13 @@ import numpy as np
 import pytest
 
 import ferrotorch as ft
-from _parity import as_np, assert_same, parity
+from _parity import as_np, assert_same, parity, rnd, errors_match
 
 torch = pytest.importorskip("torch", reason="PyTorch reference wheel not installed")
 
 
-def rnd(*shape, seed=0, dtype="float32"):
-    return np.random.default_rng(seed).standard_normal(shape).astype(dtype)
-
-
-def same_error(fn):
-    caught = []
-    for lib in (ft, torch):
-        try:
-            fn(lib)
-        except Exception as e:  # noqa: BLE001 - the class is what is compared
-            caught.append(e)
-        else:
-            caught.append(None)
-    assert caught[1] is not None and caught[0] is not None, caught
-    assert type(caught[0]).__name__ == type(caught[1]).__name__, f"{caught[0]!r} vs {caught[1]!r}"
-    assert str(caught[0]) == str(caught[1])
+def same_error(fn, match_message=True):
+    errors_match(torch, fn, same_message=match_message)
 
 
 # -- RReLU ------------------------------------------------------------------------------------------

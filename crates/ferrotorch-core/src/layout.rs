@@ -23,6 +23,50 @@ pub struct Layout {
     pub offset: usize,
 }
 
+/// The dims of a set of operands in PyTorch's TensorIterator order
+/// (`reorder_dimensions`), innermost first: starting from the reversed dims,
+/// an insertion sort by stride, where the first operand whose strides differ
+/// (and are both non-zero) decides, and equal strides put the larger dim
+/// outside. Layouts, kernels that follow PyTorch's visiting order, and
+/// `preserve_format` strides all take their order from here.
+pub fn iteration_order(shape: &[usize], operands: &[&[isize]]) -> Vec<usize> {
+    let nd = shape.len();
+    let mut perm: Vec<usize> = (0..nd).rev().collect();
+    // 1: d0 goes outside d1, -1: inside, 0: undecided.
+    let should_swap = |d0: usize, d1: usize| -> i32 {
+        for st in operands {
+            let (s0, s1) = (st[d0], st[d1]);
+            if s0 == 0 || s1 == 0 {
+                continue;
+            }
+            if s0 < s1 {
+                return -1;
+            }
+            if s0 > s1 {
+                return 1;
+            }
+            if shape[d0] > shape[d1] {
+                return 1;
+            }
+        }
+        0
+    };
+    for i in 1..nd {
+        let mut d1 = i;
+        for d0 in (0..i).rev() {
+            match should_swap(perm[d0], perm[d1]) {
+                c if c > 0 => {
+                    perm.swap(d0, d1);
+                    d1 = d0;
+                }
+                c if c < 0 => break,
+                _ => {}
+            }
+        }
+    }
+    perm
+}
+
 /// Formats a shape as PyTorch does in messages: `[2, 3]`.
 pub fn fmt_shape(shape: &[usize]) -> String {
     let parts: Vec<String> = shape.iter().map(|s| s.to_string()).collect();
@@ -215,36 +259,7 @@ impl Layout {
             return self.strides.clone();
         }
         let n = self.ndim();
-        // perm lists dims from innermost to outermost; starts as n-1, ..., 0.
-        let mut perm: Vec<usize> = (0..n).rev().collect();
-        let should_swap = |d0: usize, d1: usize| -> i32 {
-            let (s0, s1) = (self.strides[d0], self.strides[d1]);
-            if s0 == 0 || s1 == 0 {
-                return 0;
-            }
-            if s0 < s1 {
-                return -1;
-            }
-            if s0 > s1 {
-                return 1;
-            }
-            if self.shape[d0] > self.shape[d1] {
-                return 1;
-            }
-            0
-        };
-        for i in 1..n {
-            let mut d1 = i;
-            for d0 in (0..i).rev() {
-                let c = should_swap(perm[d0], perm[d1]);
-                if c > 0 {
-                    perm.swap(d0, d1);
-                    d1 = d0;
-                } else if c < 0 {
-                    break;
-                }
-            }
-        }
+        let perm = iteration_order(&self.shape, &[&self.strides]);
         let mut out: Strides = SmallVec::from_elem(0, n);
         let mut cur: isize = 1;
         for &d in &perm {

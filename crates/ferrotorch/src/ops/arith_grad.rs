@@ -703,39 +703,7 @@ fn vectorized_part(x: &Tensor, g: &Tensor, vectors: usize) -> Result<Option<Tens
     let shape = x.shape().to_vec();
     let nd = shape.len();
     let ops = [g.strides().to_vec(), x.strides().to_vec()];
-    // reorder_dimensions: start from the reversed dims, insertion-sort by strides.
-    let mut perm: Vec<usize> = (0..nd).rev().collect();
-    let should_swap = |d0: usize, d1: usize| -> i32 {
-        for st in &ops {
-            let (s0, s1) = (st[d0], st[d1]);
-            if s0 == 0 || s1 == 0 {
-                continue;
-            }
-            if s0 < s1 {
-                return -1;
-            }
-            if s0 > s1 {
-                return 1;
-            }
-            if shape[d0] > shape[d1] {
-                return 1;
-            }
-        }
-        0
-    };
-    for i in 1..nd {
-        let mut d1 = i;
-        for d0 in (0..i).rev() {
-            match should_swap(perm[d0], perm[d1]) {
-                c if c > 0 => {
-                    perm.swap(d0, d1);
-                    d1 = d0;
-                }
-                c if c < 0 => break,
-                _ => {}
-            }
-        }
-    }
+    let perm = ferrotorch_core::layout::iteration_order(&shape, &[&ops[0], &ops[1]]);
     // coalesce_dimensions, only as far as the inner loop: the dims of `perm`
     // merged into it, and its size and strides.
     let (mut inner, mut len, mut sts) = (1usize, 1usize, [0isize, 0isize]);

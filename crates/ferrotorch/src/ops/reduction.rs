@@ -249,37 +249,8 @@ fn torch_prod_chunk(acc: f64, xs: &[f64], lanes: usize, r: fn(f64) -> f64) -> f6
 fn torch_prod_all(x: &Tensor) -> Result<f64> {
     let nd = x.ndim();
     let (shape, strides) = (x.shape(), x.strides());
-    // perm[0] is the innermost dim; PyTorch starts from the reversed order.
-    let mut perm: Vec<usize> = (0..nd).rev().collect();
-    // 1: dim0 goes after dim1, -1: before, 0: undecided (a stride 0).
-    let should_swap = |d0: usize, d1: usize| -> i32 {
-        let (s0, s1) = (strides[d0], strides[d1]);
-        if s0 == 0 || s1 == 0 {
-            return 0;
-        }
-        if s0 < s1 {
-            return -1;
-        }
-        if s0 > s1 {
-            return 1;
-        }
-        if shape[d0] > shape[d1] {
-            return 1;
-        }
-        0
-    };
-    for i in 1..nd {
-        let mut d1 = i;
-        for d0 in (0..i).rev() {
-            let c = should_swap(perm[d0], perm[d1]);
-            if c > 0 {
-                perm.swap(d0, d1);
-                d1 = d0;
-            } else if c < 0 {
-                break;
-            }
-        }
-    }
+    // perm[0] is the innermost dim.
+    let perm = ferrotorch_core::layout::iteration_order(shape, &[strides]);
     // Coalesce in that order.
     let mut cs: Vec<(usize, isize)> = perm.iter().map(|&d| (shape[d], strides[d])).collect();
     if !cs.is_empty() {
