@@ -40,9 +40,28 @@ pub fn _mse_loss<'py>(py: Python<'py>, input: &Bound<'py, PyAny>, target: &Bound
     wrap(py, tensor_of(input)?.mse_loss(&tensor_of(target)?, r).py()?)
 }
 
+/// `layer_norm(input, normalized_shape, weight, bias, eps)` for float
+/// tensors (records `NativeLayerNormBackward0`); all argument checks and
+/// their messages are the op layer's.
+#[pyfunction]
+pub fn _layer_norm<'py>(
+    py: Python<'py>,
+    input: &Bound<'py, PyAny>,
+    normalized_shape: Vec<i64>,
+    weight: Option<&Bound<'py, PyAny>>,
+    bias: Option<&Bound<'py, PyAny>>,
+    eps: f64,
+) -> PyResult<Bound<'py, PyAny>> {
+    let x = tensor_of(input)?;
+    let (w, b) = (weight.map(tensor_of).transpose()?, bias.map(tensor_of).transpose()?);
+    let out = x.layer_norm(&normalized_shape, w.as_ref(), b.as_ref(), eps);
+    wrap(py, out.py()?)
+}
+
 /// Registers the functions above on `_C`.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_conv2d, m)?)?;
     m.add_function(wrap_pyfunction!(_mse_loss, m)?)?;
+    m.add_function(wrap_pyfunction!(_layer_norm, m)?)?;
     Ok(())
 }
