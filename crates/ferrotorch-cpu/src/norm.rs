@@ -123,13 +123,36 @@ pub fn rowwise_moments<T: MomentFloat, const L: usize>(x: &[T], split: usize, st
         // UpdateMomentsVec
         for h in 0..split {
             let (mut m1v, mut m2v) = ([T::ZERO; L], [T::ZERO; L]);
-            for (j, &c) in c_vecs.iter().enumerate().take(m0) {
-                let v = &x[base + j * width + h * L..][..L];
-                for l in 0..L {
-                    let xv = v[l];
-                    let delta = xv - m1v[l];
-                    m1v[l] = delta.fma(c, m1v[l]);
-                    m2v[l] = delta.fma(xv - m1v[l], m2v[l]);
+            let start = base + h * L;
+            #[cfg(target_arch = "x86_64")]
+            let done = if T::DTYPE == DType::Float32 && L == 8 && fma_ok() && start + (m0.max(1) - 1) * width + L <= big_n {
+                // SAFETY: f32 lanes (checked dtype, L == 8), the m0 vectors
+                // read lie inside `x` (checked above), and the CPU has AVX2+FMA.
+                unsafe {
+                    avx::welford8(
+                        x.as_ptr().add(start) as *const f32,
+                        width,
+                        m0,
+                        c_vecs.as_ptr() as *const f32,
+                        m1v.as_mut_ptr() as *mut f32,
+                        m2v.as_mut_ptr() as *mut f32,
+                    )
+                };
+                true
+            } else {
+                false
+            };
+            #[cfg(not(target_arch = "x86_64"))]
+            let done = false;
+            if !done {
+                for (j, &c) in c_vecs.iter().enumerate().take(m0) {
+                    let v = &x[start + j * width..][..L];
+                    for l in 0..L {
+                        let xv = v[l];
+                        let delta = xv - m1v[l];
+                        m1v[l] = delta.fma(c, m1v[l]);
+                        m2v[l] = delta.fma(xv - m1v[l], m2v[l]);
+                    }
                 }
             }
             let mut cnt = m0_stk[0];
@@ -268,6 +291,18 @@ fn forward_rows<T: Element, F: MomentFloat>(
         let direct_out = direct;
         {
             let yf: &mut [F] = if direct_out { same_mut::<T, F>(yr).unwrap_or(&mut yb[..]) } else { &mut yb };
+            #[cfg(target_arch = "x86_64")]
+            if F::DTYPE == DType::Float32 && fma_ok() {
+                // SAFETY: F is f32 (checked); every slice holds `n` elements; AVX2 present.
+                unsafe {
+                    let f = |s: &[F]| s.as_ptr() as *const f32;
+                    avx::affine8(f(xf), rs.to_f64() as f32, shift.to_f64() as f32, w.map(f), b.map(f), yf.as_mut_ptr() as *mut f32, n);
+                }
+                if !direct_out {
+                    narrow(&yb, yr);
+                }
+                continue;
+            }
             match (w, b) {
                 (Some(w), Some(b)) => {
                     for j in 0..n {
@@ -367,6 +402,29 @@ fn backward_rows<T: Element, F: MomentFloat>(
             }
         };
         let (mu, a) = (mean[r], rstd[r]);
+        #[cfg(target_arch = "x86_64")]
+        if F::DTYPE == DType::Float32 && fma_ok() {
+            let f = |s: &[F]| s.as_ptr() as *const f32;
+            // SAFETY: F is f32 (checked); all slices hold `n` elements; AVX2 present.
+            unsafe {
+                if want_wb {
+                    avx::acc_wb8(f(gf), f(xf), mu.to_f64() as f32, a.to_f64() as f32, dw.as_mut_ptr() as *mut f32, db.as_mut_ptr() as *mut f32, n);
+                }
+                let Some(gx) = gx.as_deref_mut() else { continue };
+                let (s, bsum) = avx::sums8(f(gf), f(xf), w.map(f), n);
+                let (s, bsum) = (F::from_f64(s as f64), F::from_f64(bsum as f64));
+                let scale = F::ONE / F::from_usize(n);
+                let bb = (bsum * mu - s) * a * a * a * scale;
+                let c = -bb * mu - bsum * a * scale;
+                let gxr = &mut gx[r * n..(r + 1) * n];
+                let of: &mut [F] = if direct { same_mut::<T, F>(gxr).unwrap_or(&mut ob[..]) } else { &mut ob };
+                avx::gx8(a.to_f64() as f32, f(gf), w.map(f), bb.to_f64() as f32, f(xf), c.to_f64() as f32, of.as_mut_ptr() as *mut f32, n);
+                if !direct {
+                    narrow(&ob, gxr);
+                }
+            }
+            continue;
+        }
         if want_wb {
             for j in 0..n {
                 dw[j] += gf[j] * (xf[j] - mu) * a;
@@ -534,6 +592,128 @@ pub fn layer_norm_backward<T: Element, F: MomentFloat>(
                 dw[j] += pw[j];
                 db[j] += pb[j];
             }
+        }
+    }
+}
+
+/// The hot loops for f32 rows with explicit AVX2 vectors (the dev profile
+/// builds at opt-level 1, which does not auto-vectorise). Each computes what
+/// the scalar loop beside its call computes, in the same order per lane.
+#[cfg(target_arch = "x86_64")]
+mod avx {
+    use std::arch::x86_64::*;
+
+    /// The per-lane Welford update of 8 lanes over `m0` vectors `width` apart.
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) unsafe fn welford8(x: *const f32, width: usize, m0: usize, c: *const f32, m1: *mut f32, m2: *mut f32) {
+        let (mut a, mut b) = (_mm256_setzero_ps(), _mm256_setzero_ps());
+        for j in 0..m0 {
+            let xv = _mm256_loadu_ps(x.add(j * width));
+            let cv = _mm256_set1_ps(*c.add(j));
+            let delta = _mm256_sub_ps(xv, a);
+            a = _mm256_fmadd_ps(delta, cv, a);
+            b = _mm256_fmadd_ps(delta, _mm256_sub_ps(xv, a), b);
+        }
+        _mm256_storeu_ps(m1, a);
+        _mm256_storeu_ps(m2, b);
+    }
+
+    /// `y = (x * rs + shift) * w + b` (w, b optional).
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) unsafe fn affine8(x: *const f32, rs: f32, shift: f32, w: Option<*const f32>, b: Option<*const f32>, y: *mut f32, n: usize) {
+        let (rv, sv) = (_mm256_set1_ps(rs), _mm256_set1_ps(shift));
+        let full = n / 8 * 8;
+        let mut j = 0;
+        while j < full {
+            let mut v = _mm256_add_ps(_mm256_mul_ps(_mm256_loadu_ps(x.add(j)), rv), sv);
+            if let Some(w) = w {
+                v = _mm256_mul_ps(v, _mm256_loadu_ps(w.add(j)));
+            }
+            if let Some(b) = b {
+                v = _mm256_add_ps(v, _mm256_loadu_ps(b.add(j)));
+            }
+            _mm256_storeu_ps(y.add(j), v);
+            j += 8;
+        }
+        for j in full..n {
+            let mut v = *x.add(j) * rs + shift;
+            if let Some(w) = w {
+                v *= *w.add(j);
+            }
+            if let Some(b) = b {
+                v += *b.add(j);
+            }
+            *y.add(j) = v;
+        }
+    }
+
+    /// `dw += g * (x - mu) * a`, `db += g`.
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) unsafe fn acc_wb8(g: *const f32, x: *const f32, mu: f32, a: f32, dw: *mut f32, db: *mut f32, n: usize) {
+        let (mv, av) = (_mm256_set1_ps(mu), _mm256_set1_ps(a));
+        let full = n / 8 * 8;
+        let mut j = 0;
+        while j < full {
+            let gv = _mm256_loadu_ps(g.add(j));
+            let t = _mm256_mul_ps(_mm256_mul_ps(gv, _mm256_sub_ps(_mm256_loadu_ps(x.add(j)), mv)), av);
+            _mm256_storeu_ps(dw.add(j), _mm256_add_ps(_mm256_loadu_ps(dw.add(j)), t));
+            _mm256_storeu_ps(db.add(j), _mm256_add_ps(_mm256_loadu_ps(db.add(j)), gv));
+            j += 8;
+        }
+        for j in full..n {
+            *dw.add(j) += *g.add(j) * (*x.add(j) - mu) * a;
+            *db.add(j) += *g.add(j);
+        }
+    }
+
+    /// `(Σ g·w·x, Σ g·w)` with 8 lane partials added lane by lane at the end.
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) unsafe fn sums8(g: *const f32, x: *const f32, w: Option<*const f32>, n: usize) -> (f32, f32) {
+        let (mut ds, mut db) = (_mm256_setzero_ps(), _mm256_setzero_ps());
+        let full = n / 8 * 8;
+        let mut j = 0;
+        while j < full {
+            let mut dyg = _mm256_loadu_ps(g.add(j));
+            if let Some(w) = w {
+                dyg = _mm256_mul_ps(dyg, _mm256_loadu_ps(w.add(j)));
+            }
+            ds = _mm256_add_ps(ds, _mm256_mul_ps(dyg, _mm256_loadu_ps(x.add(j))));
+            db = _mm256_add_ps(db, dyg);
+            j += 8;
+        }
+        let (mut a, mut b) = ([0f32; 8], [0f32; 8]);
+        _mm256_storeu_ps(a.as_mut_ptr(), ds);
+        _mm256_storeu_ps(b.as_mut_ptr(), db);
+        for j in full..n {
+            let dyg = *g.add(j) * w.map_or(1.0, |w| *w.add(j));
+            a[0] += dyg * *x.add(j);
+            b[0] += dyg;
+        }
+        (a.iter().sum(), b.iter().sum())
+    }
+
+    /// `out = a * g * w + bb * x + c`.
+    #[target_feature(enable = "avx2,fma")]
+    #[allow(clippy::too_many_arguments)]
+    pub(super) unsafe fn gx8(a: f32, g: *const f32, w: Option<*const f32>, bb: f32, x: *const f32, c: f32, out: *mut f32, n: usize) {
+        let (av, bv, cv) = (_mm256_set1_ps(a), _mm256_set1_ps(bb), _mm256_set1_ps(c));
+        let full = n / 8 * 8;
+        let mut j = 0;
+        while j < full {
+            let mut t = _mm256_mul_ps(av, _mm256_loadu_ps(g.add(j)));
+            if let Some(w) = w {
+                t = _mm256_mul_ps(t, _mm256_loadu_ps(w.add(j)));
+            }
+            let v = _mm256_add_ps(_mm256_add_ps(t, _mm256_mul_ps(bv, _mm256_loadu_ps(x.add(j)))), cv);
+            _mm256_storeu_ps(out.add(j), v);
+            j += 8;
+        }
+        for j in full..n {
+            let mut t = a * *g.add(j);
+            if let Some(w) = w {
+                t *= *w.add(j);
+            }
+            *out.add(j) = t + bb * *x.add(j) + c;
         }
     }
 }

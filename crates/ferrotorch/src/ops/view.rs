@@ -290,8 +290,13 @@ impl Tensor {
     /// `split(sizes, dim)` with explicit sizes (one `SplitWithSizesBackward0` node).
     pub fn split_with_sizes(&self, sizes: &[i64], dim: i64) -> Result<Vec<Tensor>> {
         let d = split_dim("split", self, dim)?;
+        if sizes.iter().any(|&s| s < 0) {
+            return Err(Error::runtime(format!(
+                "split_with_sizes expects split_sizes have only non-negative entries, but got split_sizes={sizes:?}"
+            )));
+        }
         let total: i64 = sizes.iter().sum();
-        if total != self.shape()[d] as i64 || sizes.iter().any(|&s| s < 0) {
+        if total != self.shape()[d] as i64 {
             return Err(Error::runtime(format!(
                 "split_with_sizes expects split_sizes to sum exactly to {} (input tensor's size at dimension {}), but got split_sizes={:?}",
                 self.shape()[d], d, sizes
