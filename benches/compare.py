@@ -182,6 +182,26 @@ def core_workloads(quick):
     cx, cw = arr(nimg, 64, 56, 56), arr(64, 64, 3, 3)
     add(f"conv2d fwd ({nimg}x64x56x56, 3x3, pad 1) f32", "flops", 2 * nimg * 64 * 64 * 9 * 56 * 56,
         lambda T, f: (lambda x, w_: lambda: T.nn.functional.conv2d(x, w_, padding=1))(f(cx), f(cw)), None)
+
+    # layer_norm over rows of 1024 (a transformer's hidden size), with weight
+    # and bias; the backward computes all three gradients
+    lrows = 1024 if quick else 4096
+    lx, lw, lb = arr(lrows, 1024), arr(1024), arr(1024)
+
+    def layer_norm_case(backward):
+        def make(T, f):
+            x, w_, b_ = (f(v).requires_grad_(backward) for v in (lx, lw, lb))
+            F = T.nn.functional
+            if not backward:
+                return lambda: F.layer_norm(x, (1024,), w_, b_)
+
+            def step():
+                F.layer_norm(x, (1024,), w_, b_).sum().backward()
+            return step
+        return make
+
+    add(f"layer_norm ({lrows}, 1024) f32 fwd", "bandwidth", 8 * lrows * 1024, layer_norm_case(False))
+    add(f"layer_norm ({lrows}, 1024) f32 fwd+bwd", "nn", None, layer_norm_case(True))
     return w
 
 

@@ -12,6 +12,7 @@ pub mod elementwise;
 pub mod iter;
 pub mod matmul;
 pub mod nn;
+pub mod norm;
 pub mod optim;
 pub mod rnn;
 pub mod random;

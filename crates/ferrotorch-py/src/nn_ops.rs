@@ -63,6 +63,22 @@ pub fn _fused_gru_cell<'py>(
     hx: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyAny>> {
     wrap(py, tensor_of(igates)?.fused_gru_cell(&tensor_of(hgates)?, &tensor_of(hx)?).py()?)
+/// `layer_norm(input, normalized_shape, weight, bias, eps)` for float
+/// tensors (records `NativeLayerNormBackward0`); all argument checks and
+/// their messages are the op layer's.
+#[pyfunction]
+pub fn _layer_norm<'py>(
+    py: Python<'py>,
+    input: &Bound<'py, PyAny>,
+    normalized_shape: Vec<i64>,
+    weight: Option<&Bound<'py, PyAny>>,
+    bias: Option<&Bound<'py, PyAny>>,
+    eps: f64,
+) -> PyResult<Bound<'py, PyAny>> {
+    let x = tensor_of(input)?;
+    let (w, b) = (weight.map(tensor_of).transpose()?, bias.map(tensor_of).transpose()?);
+    let out = x.layer_norm(&normalized_shape, w.as_ref(), b.as_ref(), eps);
+    wrap(py, out.py()?)
 }
 
 /// Registers the functions above on `_C`.
@@ -71,5 +87,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_mse_loss, m)?)?;
     m.add_function(wrap_pyfunction!(_fused_lstm_cell, m)?)?;
     m.add_function(wrap_pyfunction!(_fused_gru_cell, m)?)?;
+    m.add_function(wrap_pyfunction!(_layer_norm, m)?)?;
     Ok(())
 }

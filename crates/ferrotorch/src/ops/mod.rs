@@ -45,6 +45,7 @@ pub mod einsum;
 pub mod indexing;
 pub mod linalg;
 pub mod loss;
+pub mod norm;
 pub mod optim;
 pub mod rnn;
 pub mod reduce;

@@ -14,6 +14,7 @@ use super::reduce::{expand_reduced, reduced_dims, structured_reduced_dims};
 use crate::autograd::{record, rule, GradModeGuard, SavedTensor};
 use crate::Tensor;
 use ferrotorch_core::error::wrap_dim;
+use ferrotorch_cpu::norm::{rowwise_moments, MomentStack};
 use ferrotorch_cpu::reduction::ReduceKind;
 use ferrotorch_core::{dispatch_dtype, DType, Element, Error, Result, Scalar};
 
@@ -1131,140 +1132,6 @@ mod tests {
     }
 }
 
-/// Float arithmetic the moments kernel needs, done in the type itself (not
-/// widened), so overflow happens exactly where PyTorch's kernel overflows.
-trait MomentFloat: Copy + std::ops::Add<Output = Self> + std::ops::Sub<Output = Self> + std::ops::Mul<Output = Self> + std::ops::Div<Output = Self> {
-    const ZERO: Self;
-    const ONE: Self;
-    fn from_usize(v: usize) -> Self;
-    /// `self * a + b` rounded once (the compiler contracts these in PyTorch's build).
-    fn fma(self, a: Self, b: Self) -> Self;
-}
-macro_rules! moment_float {
-    ($($t:ty),*) => {$(
-        impl MomentFloat for $t {
-            const ZERO: $t = 0.0;
-            const ONE: $t = 1.0;
-            fn from_usize(v: usize) -> $t {
-                v as $t
-            }
-            fn fma(self, a: $t, b: $t) -> $t {
-                self.mul_add(a, b)
-            }
-        }
-    )*};
-}
-moment_float!(f32, f64);
-
-/// `AddMoments`/`AddMomentsVec` for one lane: merges (m0_add, m1_add, m2_add)
-/// into (m0, m1, m2). Note `delta * delta * c * m0` is evaluated even when
-/// `m0 == 0`, so a mean whose square overflows turns m2 into NaN, as in PyTorch.
-fn add_moments<T: MomentFloat>(m0_add: usize, m1_add: T, m2_add: T, m0: &mut usize, m1: &mut T, m2: &mut T) {
-    let n = *m0 + m0_add;
-    let c = if n == 0 { T::ZERO } else { T::from_usize(m0_add) / T::from_usize(n) };
-    let delta = m1_add - *m1;
-    *m1 = *m1 + delta * c;
-    *m2 = *m2 + (m2_add + delta * delta * c * T::from_usize(*m0));
-    *m0 = n;
-}
-
-/// The vectorised merge (`AddMomentsVec`). Measured against PyTorch's build it
-/// never turns a finite lane into NaN when merging into an empty (m0 == 0)
-/// slot, which `delta * (delta * (c * m0))` reproduces.
-fn add_moments_vec<T: MomentFloat>(m0_add: usize, m1_add: T, m2_add: T, m0: &mut usize, m1: &mut T, m2: &mut T) {
-    let n = *m0 + m0_add;
-    let c = if n == 0 { T::ZERO } else { T::from_usize(m0_add) / T::from_usize(n) };
-    let delta = m1_add - *m1;
-    *m1 = *m1 + delta * c;
-    *m2 = *m2 + (m2_add + delta * (delta * (c * T::from_usize(*m0))));
-    *m0 = n;
-}
-
-/// PyTorch's CPU `RowwiseMomentsImpl` (ATen/native/cpu/moments_utils.h), the
-/// mean and biased variance behind `group_norm` and `layer_norm`: per-lane
-/// Welford over chunks of 16 vectors of `L` lanes, chunks merged in a binary
-/// cascade, then a scalar Welford tail merged with the lanes. Reproducing the
-/// order (not just the maths) is what gives PyTorch's results for values whose
-/// squares overflow. `L` is the AVX-512 vector width (16 floats, 8 doubles) of
-/// the reference build.
-fn rowwise_moments_impl<T: MomentFloat, const L: usize>(x: &[T], split: usize) -> (T, T) {
-    // `split` is 2 for float16/bfloat16 rows: a vector of 2L reduced values is
-    // widened to two float vectors of L lanes, accumulated one after the other.
-    const CHUNK: usize = 16;
-    let big_n = x.len();
-    let width = L * split;
-    let n = big_n / width;
-    let m = n.div_ceil(CHUNK);
-    // utils::CeilLog2: 1 for m <= 2, else ceil(log2(m)).
-    let depth = if m <= 2 { 1 } else { (usize::BITS - (m - 1).leading_zeros()) as usize };
-    let mut m0_stk = vec![0usize; depth];
-    let mut m1_stk = vec![[T::ZERO; L]; depth];
-    let mut m2_stk = vec![[T::ZERO; L]; depth];
-    let c_vecs: Vec<T> = (0..CHUNK).map(|i| T::ONE / T::from_usize(i + 1)).collect();
-    for i in 0..m {
-        let base = i * CHUNK * width;
-        let m0 = CHUNK.min(n - i * CHUNK);
-        // UpdateMomentsVec
-        for h in 0..split {
-            let (mut m1v, mut m2v) = ([T::ZERO; L], [T::ZERO; L]);
-            for (j, &c) in c_vecs.iter().enumerate().take(m0) {
-                for l in 0..L {
-                    let xv = x[base + j * width + h * L + l];
-                    let delta = xv - m1v[l];
-                    m1v[l] = delta.fma(c, m1v[l]);
-                    m2v[l] = delta.fma(xv - m1v[l], m2v[l]);
-                }
-            }
-            let mut cnt = m0_stk[0];
-            for l in 0..L {
-                cnt = m0_stk[0];
-                add_moments_vec(m0, m1v[l], m2v[l], &mut cnt, &mut m1_stk[0][l], &mut m2_stk[0][l]);
-            }
-            m0_stk[0] = cnt;
-        }
-        let mut mask = i + 1;
-        let mut j = 1;
-        while j < depth && mask & 1 == 0 {
-            let (lo, hi) = m0_stk.split_at_mut(j);
-            let (l1, h1) = m1_stk.split_at_mut(j);
-            let (l2, h2) = m2_stk.split_at_mut(j);
-            let mut cnt = hi[0];
-            for l in 0..L {
-                cnt = hi[0];
-                add_moments_vec(lo[j - 1], l1[j - 1][l], l2[j - 1][l], &mut cnt, &mut h1[0][l], &mut h2[0][l]);
-            }
-            hi[0] = cnt;
-            lo[j - 1] = 0;
-            l1[j - 1] = [T::ZERO; L];
-            l2[j - 1] = [T::ZERO; L];
-            mask >>= 1;
-            j += 1;
-        }
-    }
-    for i in 1..depth {
-        let (lo, hi) = m0_stk.split_at_mut(i);
-        let (l1, h1) = m1_stk.split_at_mut(i);
-        let (l2, h2) = m2_stk.split_at_mut(i);
-        let mut cnt = lo[0];
-        for l in 0..L {
-            cnt = lo[0];
-            add_moments_vec(hi[0], h1[0][l], h2[0][l], &mut cnt, &mut l1[0][l], &mut l2[0][l]);
-        }
-        lo[0] = cnt;
-    }
-    let (mut m0, mut m1, mut m2) = (0usize, T::ZERO, T::ZERO);
-    for &xv in &x[n * width..] {
-        let delta = xv - m1;
-        m0 += 1;
-        m1 = m1 + delta / T::from_usize(m0);
-        m2 = delta.fma(xv - m1, m2);
-    }
-    for l in 0..L {
-        add_moments(n * split, m1_stk[0][l], m2_stk[0][l], &mut m0, &mut m1, &mut m2);
-    }
-    (m1, m2 / T::from_usize(big_n))
-}
-
 impl Tensor {
     /// Mean and biased variance of each row of a 2-D float tensor, computed as
     /// PyTorch's CPU group_norm/layer_norm kernels do (`RowwiseMoments`, with
@@ -1280,12 +1147,12 @@ impl Tensor {
         let (rows, n) = (self.shape()[0], self.shape()[1]);
         if self.dtype() == DType::Float64 {
             let v = self.to_vec::<f64>()?;
-            let (m, s): (Vec<f64>, Vec<f64>) = (0..rows).map(|r| rowwise_moments_impl::<f64, 4>(&v[r * n..(r + 1) * n], 1)).unzip();
+            let (m, s): (Vec<f64>, Vec<f64>) = (0..rows).map(|r| rowwise_moments::<f64, 4>(&v[r * n..(r + 1) * n], 1, &mut MomentStack::default())).unzip();
             return Ok((Tensor::from_vec(m, &[rows])?, Tensor::from_vec(s, &[rows])?));
         }
         let split = if reduced || matches!(self.dtype(), DType::Float16 | DType::BFloat16) { 2 } else { 1 };
         let v = self.to_dtype(DType::Float32)?.to_vec::<f32>()?;
-        let (m, s): (Vec<f32>, Vec<f32>) = (0..rows).map(|r| rowwise_moments_impl::<f32, 8>(&v[r * n..(r + 1) * n], split)).unzip();
+        let (m, s): (Vec<f32>, Vec<f32>) = (0..rows).map(|r| rowwise_moments::<f32, 8>(&v[r * n..(r + 1) * n], split, &mut MomentStack::default())).unzip();
         Ok((Tensor::from_vec(m, &[rows])?, Tensor::from_vec(s, &[rows])?))
     }
 }

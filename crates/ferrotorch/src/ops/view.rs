@@ -222,53 +222,92 @@ impl Tensor {
         self.scatter_view(layout, "AsStridedBackward0", move |_| Ok(rel.clone()))
     }
 
-    /// `unbind(dim)`.
+    /// Records the one node PyTorch gives all outputs of `unbind`/`split`/
+    /// `chunk` (`name`): its backward joins the outputs' gradients back along
+    /// `d` (`stack` for unbind, `cat` for the splits), with zeros for the
+    /// outputs that got none, instead of one full-size scatter per output.
+    fn record_pieces(&self, name: &'static str, outs: &[Tensor], d: usize, stack: bool) {
+        let refs: Vec<&Tensor> = outs.iter().collect();
+        let shapes: Vec<Vec<usize>> = outs.iter().map(|o| o.shape().to_vec()).collect();
+        let (dt, dev) = (self.dtype(), self.device());
+        record(name, &[Some(self)], &refs, move || {
+            rule(move |_, grads| {
+                if grads.iter().all(Option::is_none) {
+                    return Ok(vec![None]);
+                }
+                let parts = grads
+                    .into_iter()
+                    .zip(&shapes)
+                    .map(|(g, s)| match g {
+                        Some(g) => Ok(g),
+                        None => Tensor::zeros(s, dt, dev),
+                    })
+                    .collect::<Result<Vec<_>>>()?;
+                Ok(vec![Some(if stack { Tensor::stack(&parts, d as i64)? } else { Tensor::cat(&parts, d as i64)? })])
+            })
+        });
+    }
+
+    /// Views of `(start, length)` pieces along `d`, recorded as one `name` node.
+    fn split_pieces(&self, name: &'static str, d: usize, pieces: impl Iterator<Item = (i64, i64)>) -> Result<Vec<Tensor>> {
+        let outs = pieces
+            .map(|(start, len)| self.make_view(self.layout().narrow(d as i64, start, len)?))
+            .collect::<Result<Vec<_>>>()?;
+        self.record_pieces(name, &outs, d, false);
+        Ok(outs)
+    }
+
+    /// `unbind(dim)`: views of every index along `dim`, one `UnbindBackward0` node.
     pub fn unbind(&self, dim: i64) -> Result<Vec<Tensor>> {
         let d = wrap_dim(dim, self.ndim())?;
         if self.ndim() == 0 {
             return Err(Error::index("Dimension specified as 0 but tensor has no dimensions"));
         }
-        (0..self.shape()[d] as i64).map(|i| self.select(d as i64, i)).collect()
+        let outs = (0..self.shape()[d] as i64)
+            .map(|i| self.make_view(self.layout().select(d as i64, i)?))
+            .collect::<Result<Vec<_>>>()?;
+        self.record_pieces("UnbindBackward0", &outs, d, true);
+        Ok(outs)
     }
 
-    /// `split(split_size, dim)`: equal pieces, the last possibly smaller.
+    /// `split(split_size, dim)`: equal pieces, the last possibly smaller
+    /// (one `SplitBackward0` node).
     pub fn split(&self, size: i64, dim: i64) -> Result<Vec<Tensor>> {
         let d = split_dim("split", self, dim)?;
         if size < 0 {
             return Err(Error::runtime(format!("split expects split_size be non-negative, but got split_size={size}")));
         }
         let len = self.shape()[d] as i64;
-        if size == 0 {
-            if len != 0 {
-                return Err(Error::runtime(format!(
-                    "split_size can only be 0 if dimension size is 0, but got dimension size of {len}"
-                )));
-            }
-            return Ok(vec![self.clone()]);
+        if size == 0 && len != 0 {
+            return Err(Error::runtime(format!(
+                "split_size can only be 0 if dimension size is 0, but got dimension size of {len}"
+            )));
         }
-        let n = ((len + size - 1) / size).max(1);
-        (0..n).map(|i| self.narrow(d as i64, i * size, size.min(len - i * size))).collect()
+        let n = if size == 0 { 1 } else { ((len + size - 1) / size).max(1) };
+        self.split_pieces("SplitBackward0", d, (0..n).map(|i| (i * size, size.min(len - i * size))))
     }
 
-    /// `split(sizes, dim)` with explicit sizes.
+    /// `split(sizes, dim)` with explicit sizes (one `SplitWithSizesBackward0` node).
     pub fn split_with_sizes(&self, sizes: &[i64], dim: i64) -> Result<Vec<Tensor>> {
         let d = split_dim("split", self, dim)?;
+        if sizes.iter().any(|&s| s < 0) {
+            return Err(Error::runtime(format!(
+                "split_with_sizes expects split_sizes have only non-negative entries, but got split_sizes={sizes:?}"
+            )));
+        }
         let total: i64 = sizes.iter().sum();
-        if total != self.shape()[d] as i64 || sizes.iter().any(|&s| s < 0) {
+        if total != self.shape()[d] as i64 {
             return Err(Error::runtime(format!(
                 "split_with_sizes expects split_sizes to sum exactly to {} (input tensor's size at dimension {}), but got split_sizes={:?}",
                 self.shape()[d], d, sizes
             )));
         }
-        let mut start = 0;
-        sizes
-            .iter()
-            .map(|&s| {
-                let v = self.narrow(d as i64, start, s);
-                start += s;
-                v
-            })
-            .collect()
+        let starts = sizes.iter().scan(0i64, |acc, &s| {
+            let st = *acc;
+            *acc += s;
+            Some((st, s))
+        });
+        self.split_pieces("SplitWithSizesBackward0", d, starts)
     }
 
     /// `chunk(chunks, dim)`.
@@ -280,8 +319,9 @@ impl Tensor {
         let len = self.shape()[d] as i64;
         let size = (len + chunks - 1) / chunks;
         if size == 0 {
-            // Like PyTorch: chunk of an empty dim yields `chunks` empty pieces.
-            return (0..chunks).map(|_| self.narrow(d as i64, 0, 0)).collect();
+            // Like PyTorch: chunk of an empty dim yields `chunks` empty pieces
+            // (split_with_sizes of zeros).
+            return self.split_with_sizes(&vec![0; chunks as usize], d as i64);
         }
         self.split(size, d as i64)
     }

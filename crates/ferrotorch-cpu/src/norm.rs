@@ -1,0 +1,759 @@
+//! Normalisation kernels: PyTorch's CPU `RowwiseMoments` (the mean and biased
+//! variance behind layer_norm and group_norm) and the layer_norm forward and
+//! backward over contiguous rows.
+//!
+//! Statistics and arithmetic run in the compute type `F`: f32 for
+//! f32/f16/bf16 inputs, f64 for f64 (PyTorch's opmath types); reduced inputs
+//! are widened row by row and the result rounded once.
+
+use crate::simd::{isa, Isa};
+use ferrotorch_core::{DType, Element};
+use rayon::prelude::*;
+
+/// Float arithmetic the moments kernel needs, done in the type itself (not
+/// widened), so overflow happens exactly where PyTorch's kernel overflows.
+pub trait MomentFloat:
+    Element
+    + Default
+    + std::ops::Add<Output = Self>
+    + std::ops::Sub<Output = Self>
+    + std::ops::Mul<Output = Self>
+    + std::ops::Div<Output = Self>
+    + std::ops::Neg<Output = Self>
+    + std::ops::AddAssign
+{
+    /// 0.
+    const ZERO: Self;
+    /// 1.
+    const ONE: Self;
+    /// `v` converted (rounded) to this type.
+    fn from_usize(v: usize) -> Self;
+    /// `self * a + b` rounded once (the compiler contracts these in PyTorch's build).
+    fn fma(self, a: Self, b: Self) -> Self;
+}
+macro_rules! moment_float {
+    ($($t:ty),*) => {$(
+        impl MomentFloat for $t {
+            const ZERO: $t = 0.0;
+            const ONE: $t = 1.0;
+            #[inline(always)]
+            fn from_usize(v: usize) -> $t {
+                v as $t
+            }
+            #[inline(always)]
+            fn fma(self, a: $t, b: $t) -> $t {
+                self.mul_add(a, b)
+            }
+        }
+    )*};
+}
+moment_float!(f32, f64);
+
+/// `AddMoments`/`AddMomentsVec` for one lane: merges (m0_add, m1_add, m2_add)
+/// into (m0, m1, m2). Note `delta * delta * c * m0` is evaluated even when
+/// `m0 == 0`, so a mean whose square overflows turns m2 into NaN, as in PyTorch.
+#[inline(always)]
+fn add_moments<T: MomentFloat>(m0_add: usize, m1_add: T, m2_add: T, m0: &mut usize, m1: &mut T, m2: &mut T) {
+    let n = *m0 + m0_add;
+    let c = if n == 0 { T::ZERO } else { T::from_usize(m0_add) / T::from_usize(n) };
+    let delta = m1_add - *m1;
+    *m1 = *m1 + delta * c;
+    *m2 = *m2 + (m2_add + delta * delta * c * T::from_usize(*m0));
+    *m0 = n;
+}
+
+/// The vectorised merge (`AddMomentsVec`). Measured against PyTorch's build it
+/// never turns a finite lane into NaN when merging into an empty (m0 == 0)
+/// slot, which `delta * (delta * (c * m0))` reproduces.
+#[inline(always)]
+fn add_moments_vec<T: MomentFloat>(m0_add: usize, m1_add: T, m2_add: T, m0: &mut usize, m1: &mut T, m2: &mut T) {
+    let n = *m0 + m0_add;
+    let c = if n == 0 { T::ZERO } else { T::from_usize(m0_add) / T::from_usize(n) };
+    let delta = m1_add - *m1;
+    *m1 = *m1 + delta * c;
+    *m2 = *m2 + (m2_add + delta * (delta * (c * T::from_usize(*m0))));
+    *m0 = n;
+}
+
+/// The cascade stack of [`rowwise_moments`], kept between rows so that a
+/// row costs no allocation.
+pub struct MomentStack<T, const L: usize> {
+    m0: Vec<usize>,
+    m1: Vec<[T; L]>,
+    m2: Vec<[T; L]>,
+}
+
+impl<T: MomentFloat, const L: usize> Default for MomentStack<T, L> {
+    fn default() -> Self {
+        MomentStack { m0: Vec::new(), m1: Vec::new(), m2: Vec::new() }
+    }
+}
+
+/// PyTorch's CPU `RowwiseMomentsImpl` (ATen/native/cpu/moments_utils.h):
+/// `(mean, biased variance)` of `x`, by per-lane Welford over chunks of 16
+/// vectors of `L` lanes, chunks merged in a binary cascade, then a scalar
+/// Welford tail merged with the lanes. Reproducing the order (not just the
+/// maths) is what gives PyTorch's results for values whose squares overflow.
+/// `L` is the vector width of the reference build's kernels (8 floats, 4
+/// doubles); `split` is 2 for rows that were float16/bfloat16 (a vector of
+/// 2L reduced values is widened to two float vectors, accumulated in turn).
+#[inline(always)]
+pub fn rowwise_moments<T: MomentFloat, const L: usize>(x: &[T], split: usize, stk: &mut MomentStack<T, L>) -> (T, T) {
+    const CHUNK: usize = 16;
+    let big_n = x.len();
+    let width = L * split;
+    let n = big_n / width;
+    let m = n.div_ceil(CHUNK);
+    // utils::CeilLog2: 1 for m <= 2, else ceil(log2(m)).
+    let depth = if m <= 2 { 1 } else { (usize::BITS - (m - 1).leading_zeros()) as usize };
+    stk.m0.clear();
+    stk.m0.resize(depth, 0);
+    stk.m1.clear();
+    stk.m1.resize(depth, [T::ZERO; L]);
+    stk.m2.clear();
+    stk.m2.resize(depth, [T::ZERO; L]);
+    let (m0_stk, m1_stk, m2_stk) = (&mut stk.m0[..], &mut stk.m1[..], &mut stk.m2[..]);
+    let mut c_vecs = [T::ZERO; CHUNK];
+    for (i, c) in c_vecs.iter_mut().enumerate() {
+        *c = T::ONE / T::from_usize(i + 1);
+    }
+    for i in 0..m {
+        let base = i * CHUNK * width;
+        let m0 = CHUNK.min(n - i * CHUNK);
+        // UpdateMomentsVec
+        for h in 0..split {
+            let (mut m1v, mut m2v) = ([T::ZERO; L], [T::ZERO; L]);
+            let start = base + h * L;
+            #[cfg(target_arch = "x86_64")]
+            let done = if T::DTYPE == DType::Float32 && L == 8 && fma_ok() && start + (m0.max(1) - 1) * width + L <= big_n {
+                // SAFETY: f32 lanes (checked dtype, L == 8), the m0 vectors
+                // read lie inside `x` (checked above), and the CPU has AVX2+FMA.
+                unsafe {
+                    avx::welford8(
+                        x.as_ptr().add(start) as *const f32,
+                        width,
+                        m0,
+                        c_vecs.as_ptr() as *const f32,
+                        m1v.as_mut_ptr() as *mut f32,
+                        m2v.as_mut_ptr() as *mut f32,
+                    )
+                };
+                true
+            } else {
+                false
+            };
+            #[cfg(not(target_arch = "x86_64"))]
+            let done = false;
+            if !done {
+                for (j, &c) in c_vecs.iter().enumerate().take(m0) {
+                    let v = &x[start + j * width..][..L];
+                    for l in 0..L {
+                        let xv = v[l];
+                        let delta = xv - m1v[l];
+                        m1v[l] = delta.fma(c, m1v[l]);
+                        m2v[l] = delta.fma(xv - m1v[l], m2v[l]);
+                    }
+                }
+            }
+            let mut cnt = m0_stk[0];
+            for l in 0..L {
+                cnt = m0_stk[0];
+                add_moments_vec(m0, m1v[l], m2v[l], &mut cnt, &mut m1_stk[0][l], &mut m2_stk[0][l]);
+            }
+            m0_stk[0] = cnt;
+        }
+        let mut mask = i + 1;
+        let mut j = 1;
+        while j < depth && mask & 1 == 0 {
+            let (lo, hi) = m0_stk.split_at_mut(j);
+            let (l1, h1) = m1_stk.split_at_mut(j);
+            let (l2, h2) = m2_stk.split_at_mut(j);
+            let mut cnt = hi[0];
+            for l in 0..L {
+                cnt = hi[0];
+                add_moments_vec(lo[j - 1], l1[j - 1][l], l2[j - 1][l], &mut cnt, &mut h1[0][l], &mut h2[0][l]);
+            }
+            hi[0] = cnt;
+            lo[j - 1] = 0;
+            l1[j - 1] = [T::ZERO; L];
+            l2[j - 1] = [T::ZERO; L];
+            mask >>= 1;
+            j += 1;
+        }
+    }
+    for i in 1..depth {
+        let (lo, hi) = m0_stk.split_at_mut(i);
+        let (l1, h1) = m1_stk.split_at_mut(i);
+        let (l2, h2) = m2_stk.split_at_mut(i);
+        let mut cnt = lo[0];
+        for l in 0..L {
+            cnt = lo[0];
+            add_moments_vec(hi[0], h1[0][l], h2[0][l], &mut cnt, &mut l1[0][l], &mut l2[0][l]);
+        }
+        lo[0] = cnt;
+    }
+    let (mut m0, mut m1, mut m2) = (0usize, T::ZERO, T::ZERO);
+    for &xv in &x[n * width..] {
+        let delta = xv - m1;
+        m0 += 1;
+        m1 = m1 + delta / T::from_usize(m0);
+        m2 = delta.fma(xv - m1, m2);
+    }
+    for l in 0..L {
+        add_moments(n * split, m1_stk[0][l], m2_stk[0][l], &mut m0, &mut m1, &mut m2);
+    }
+    (m1, m2 / T::from_usize(big_n))
+}
+
+/// [`rowwise_moments`] with the lane count of `T` (8 for f32, 4 for f64).
+#[inline(always)]
+fn moments<F: MomentFloat>(x: &[F], split: usize, s8: &mut MomentStack<F, 8>, s4: &mut MomentStack<F, 4>) -> (F, F) {
+    if F::DTYPE == DType::Float64 {
+        rowwise_moments::<F, 4>(x, 1, s4)
+    } else {
+        rowwise_moments::<F, 8>(x, split, s8)
+    }
+}
+
+/// `x` as a slice of `F` when `T` is `F` itself.
+#[inline(always)]
+fn same<T: Element, F: Element>(x: &[T]) -> Option<&[F]> {
+    // SAFETY: equal dtypes mean equal Rust types (one type per dtype).
+    (T::DTYPE == F::DTYPE).then(|| unsafe { std::slice::from_raw_parts(x.as_ptr() as *const F, x.len()) })
+}
+
+#[inline(always)]
+fn same_mut<T: Element, F: Element>(x: &mut [T]) -> Option<&mut [F]> {
+    // SAFETY: as in `same`.
+    (T::DTYPE == F::DTYPE).then(|| unsafe { std::slice::from_raw_parts_mut(x.as_mut_ptr() as *mut F, x.len()) })
+}
+
+#[inline(always)]
+fn widen<T: Element, F: Element>(x: &[T], buf: &mut [F]) {
+    for (b, &v) in buf.iter_mut().zip(x) {
+        *b = F::from_f64(v.to_f64());
+    }
+}
+
+#[inline(always)]
+fn narrow<T: Element, F: Element>(y: &[F], out: &mut [T]) {
+    for (o, &v) in out.iter_mut().zip(y) {
+        *o = T::from_f64(v.to_f64());
+    }
+}
+
+/// Rows per parallel task: at least a grain of elements, and at most about
+/// four tasks per thread (the backward keeps one weight-gradient partial per task).
+fn rows_per_task(rows: usize, n: usize) -> usize {
+    let by_grain = (crate::iter::GRAIN / n.max(1)).max(1);
+    let by_threads = rows.div_ceil(4 * rayon::current_num_threads().max(1)).max(1);
+    by_grain.max(by_threads)
+}
+
+/// Whether the row kernels can run their AVX2+FMA instantiation, where the
+/// moments' `mul_add` is one instruction instead of a libm call.
+fn fma_ok() -> bool {
+    cfg!(target_arch = "x86_64") && !matches!(isa(), Isa::Scalar)
+}
+
+/// Forward of one task's rows; see [`layer_norm_forward`].
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn forward_rows<T: Element, F: MomentFloat>(
+    x: &[T],
+    out: &mut [T],
+    mean: &mut [F],
+    rstd: &mut [F],
+    n: usize,
+    w: Option<&[F]>,
+    b: Option<&[F]>,
+    eps: f64,
+    split: usize,
+) {
+    let (mut s8, mut s4) = (MomentStack::<F, 8>::default(), MomentStack::<F, 4>::default());
+    let direct = T::DTYPE == F::DTYPE;
+    let (mut xb, mut yb) = if direct { (Vec::new(), Vec::new()) } else { (vec![F::ZERO; n], vec![F::ZERO; n]) };
+    for (r, (xr, yr)) in x.chunks_exact(n).zip(out.chunks_exact_mut(n)).enumerate() {
+        let xf: &[F] = match same::<T, F>(xr) {
+            Some(s) => s,
+            None => {
+                widen(xr, &mut xb);
+                &xb
+            }
+        };
+        let (mu, var) = moments(xf, split, &mut s8, &mut s4);
+        // C++'s std::max(var, 0): a NaN variance stays NaN.
+        let v = var.to_f64();
+        let rs = F::from_f64(1.0 / ((if v < 0.0 { 0.0 } else { v }) + eps).sqrt());
+        mean[r] = mu;
+        rstd[r] = rs;
+        let shift = -(mu * rs);
+        let direct_out = direct;
+        {
+            let yf: &mut [F] = if direct_out { same_mut::<T, F>(yr).unwrap_or(&mut yb[..]) } else { &mut yb };
+            #[cfg(target_arch = "x86_64")]
+            if F::DTYPE == DType::Float32 && fma_ok() {
+                // SAFETY: F is f32 (checked); every slice holds `n` elements; AVX2 present.
+                unsafe {
+                    let f = |s: &[F]| s.as_ptr() as *const f32;
+                    avx::affine8(f(xf), rs.to_f64() as f32, shift.to_f64() as f32, w.map(f), b.map(f), yf.as_mut_ptr() as *mut f32, n);
+                }
+                if !direct_out {
+                    narrow(&yb, yr);
+                }
+                continue;
+            }
+            match (w, b) {
+                (Some(w), Some(b)) => {
+                    for j in 0..n {
+                        yf[j] = (xf[j] * rs + shift) * w[j] + b[j];
+                    }
+                }
+                (Some(w), None) => {
+                    for j in 0..n {
+                        yf[j] = (xf[j] * rs + shift) * w[j];
+                    }
+                }
+                (None, Some(b)) => {
+                    for j in 0..n {
+                        yf[j] = (xf[j] * rs + shift) + b[j];
+                    }
+                }
+                (None, None) => {
+                    for j in 0..n {
+                        yf[j] = xf[j] * rs + shift;
+                    }
+                }
+            }
+        }
+        if !direct_out {
+            narrow(&yb, yr);
+        }
+    }
+}
+
+/// `layer_norm` over rows of `n` contiguous elements: `out = (x - mean) * rstd
+/// * w + b` per row, with `mean`/`rstd` (one per row, `rows = mean.len()`)
+/// written too. `rstd = 1 / sqrt(max(var, 0) + eps)` is taken in f64 and
+/// rounded to `F`, as PyTorch does. `split` is 2 when `T` is float16/bfloat16.
+/// Rows run in parallel.
+#[allow(clippy::too_many_arguments)]
+pub fn layer_norm_forward<T: Element, F: MomentFloat>(
+    x: &[T],
+    n: usize,
+    w: Option<&[F]>,
+    b: Option<&[F]>,
+    eps: f64,
+    out: &mut [T],
+    mean: &mut [F],
+    rstd: &mut [F],
+) {
+    let rows = mean.len();
+    if n == 0 || rows == 0 {
+        return;
+    }
+    let split = if matches!(T::DTYPE, DType::Float16 | DType::BFloat16) { 2 } else { 1 };
+    let per = rows_per_task(rows, n);
+    x.par_chunks(per * n)
+        .zip(out.par_chunks_mut(per * n))
+        .zip(mean.par_chunks_mut(per))
+        .zip(rstd.par_chunks_mut(per))
+        .for_each(|(((x, o), m), r)| {
+            #[cfg(target_arch = "x86_64")]
+            if fma_ok() {
+                // SAFETY: the CPU has AVX2 and FMA.
+                return unsafe { forward_rows_fma(x, o, m, r, n, w, b, eps, split) };
+            }
+            forward_rows(x, o, m, r, n, w, b, eps, split)
+        });
+}
+
+/// Backward of one task's rows; returns its (dw, db) partial sums when wanted.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn backward_rows<T: Element, F: MomentFloat>(
+    g: &[T],
+    x: &[T],
+    mean: &[F],
+    rstd: &[F],
+    n: usize,
+    w: Option<&[F]>,
+    mut gx: Option<&mut [T]>,
+    want_wb: bool,
+) -> (Vec<F>, Vec<F>) {
+    const LANES: usize = 8;
+    let direct = T::DTYPE == F::DTYPE;
+    let (mut xb, mut gb_, mut ob) = if direct { (Vec::new(), Vec::new(), Vec::new()) } else { (vec![F::ZERO; n], vec![F::ZERO; n], vec![F::ZERO; n]) };
+    let (mut dw, mut db) = if want_wb { (vec![F::ZERO; n], vec![F::ZERO; n]) } else { (Vec::new(), Vec::new()) };
+    let scale = F::ONE / F::from_usize(n);
+    for (r, (gr, xr)) in g.chunks_exact(n).zip(x.chunks_exact(n)).enumerate() {
+        let xf: &[F] = match same::<T, F>(xr) {
+            Some(s) => s,
+            None => {
+                widen(xr, &mut xb);
+                &xb
+            }
+        };
+        let gf: &[F] = match same::<T, F>(gr) {
+            Some(s) => s,
+            None => {
+                widen(gr, &mut gb_);
+                &gb_
+            }
+        };
+        let (mu, a) = (mean[r], rstd[r]);
+        #[cfg(target_arch = "x86_64")]
+        if F::DTYPE == DType::Float32 && fma_ok() {
+            let f = |s: &[F]| s.as_ptr() as *const f32;
+            // SAFETY: F is f32 (checked); all slices hold `n` elements; AVX2 present.
+            unsafe {
+                if want_wb {
+                    avx::acc_wb8(f(gf), f(xf), mu.to_f64() as f32, a.to_f64() as f32, dw.as_mut_ptr() as *mut f32, db.as_mut_ptr() as *mut f32, n);
+                }
+                let Some(gx) = gx.as_deref_mut() else { continue };
+                let (s, bsum) = avx::sums8(f(gf), f(xf), w.map(f), n);
+                let (s, bsum) = (F::from_f64(s as f64), F::from_f64(bsum as f64));
+                let scale = F::ONE / F::from_usize(n);
+                let bb = (bsum * mu - s) * a * a * a * scale;
+                let c = -bb * mu - bsum * a * scale;
+                let gxr = &mut gx[r * n..(r + 1) * n];
+                let of: &mut [F] = if direct { same_mut::<T, F>(gxr).unwrap_or(&mut ob[..]) } else { &mut ob };
+                avx::gx8(a.to_f64() as f32, f(gf), w.map(f), bb.to_f64() as f32, f(xf), c.to_f64() as f32, of.as_mut_ptr() as *mut f32, n);
+                if !direct {
+                    narrow(&ob, gxr);
+                }
+            }
+            continue;
+        }
+        if want_wb {
+            for j in 0..n {
+                dw[j] += gf[j] * (xf[j] - mu) * a;
+                db[j] += gf[j];
+            }
+        }
+        let Some(gx) = gx.as_deref_mut() else { continue };
+        // Lane-wise partial sums, so that the reductions vectorise.
+        let (mut ds, mut dbs) = ([F::ZERO; LANES], [F::ZERO; LANES]);
+        let full = n / LANES * LANES;
+        match w {
+            Some(w) => {
+                for j in (0..full).step_by(LANES) {
+                    for l in 0..LANES {
+                        let dyg = gf[j + l] * w[j + l];
+                        ds[l] += dyg * xf[j + l];
+                        dbs[l] += dyg;
+                    }
+                }
+                for j in full..n {
+                    let dyg = gf[j] * w[j];
+                    ds[0] += dyg * xf[j];
+                    dbs[0] += dyg;
+                }
+            }
+            None => {
+                for j in (0..full).step_by(LANES) {
+                    for l in 0..LANES {
+                        ds[l] += gf[j + l] * xf[j + l];
+                        dbs[l] += gf[j + l];
+                    }
+                }
+                for j in full..n {
+                    ds[0] += gf[j] * xf[j];
+                    dbs[0] += gf[j];
+                }
+            }
+        }
+        let (mut s, mut bsum) = (F::ZERO, F::ZERO);
+        for l in 0..LANES {
+            s += ds[l];
+            bsum += dbs[l];
+        }
+        let bb = (bsum * mu - s) * a * a * a * scale;
+        let c = -bb * mu - bsum * a * scale;
+        let gxr = &mut gx[r * n..(r + 1) * n];
+        let of: &mut [F] = if direct { same_mut::<T, F>(gxr).unwrap_or(&mut ob[..]) } else { &mut ob };
+        match w {
+            Some(w) => {
+                for j in 0..n {
+                    of[j] = a * gf[j] * w[j] + bb * xf[j] + c;
+                }
+            }
+            None => {
+                for j in 0..n {
+                    of[j] = a * gf[j] + bb * xf[j] + c;
+                }
+            }
+        }
+        if !direct {
+            narrow(&ob, gxr);
+        }
+    }
+    (dw, db)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+#[allow(clippy::too_many_arguments)]
+unsafe fn forward_rows_fma<T: Element, F: MomentFloat>(
+    x: &[T],
+    out: &mut [T],
+    mean: &mut [F],
+    rstd: &mut [F],
+    n: usize,
+    w: Option<&[F]>,
+    b: Option<&[F]>,
+    eps: f64,
+    split: usize,
+) {
+    forward_rows(x, out, mean, rstd, n, w, b, eps, split)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+#[allow(clippy::too_many_arguments)]
+unsafe fn backward_rows_fma<T: Element, F: MomentFloat>(
+    g: &[T],
+    x: &[T],
+    mean: &[F],
+    rstd: &[F],
+    n: usize,
+    w: Option<&[F]>,
+    gx: Option<&mut [T]>,
+    want_wb: bool,
+) -> (Vec<F>, Vec<F>) {
+    backward_rows(g, x, mean, rstd, n, w, gx, want_wb)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn backward_task<T: Element, F: MomentFloat>(
+    g: &[T],
+    x: &[T],
+    mean: &[F],
+    rstd: &[F],
+    n: usize,
+    w: Option<&[F]>,
+    gx: Option<&mut [T]>,
+    want_wb: bool,
+) -> (Vec<F>, Vec<F>) {
+    #[cfg(target_arch = "x86_64")]
+    if fma_ok() {
+        // SAFETY: the CPU has AVX2 and FMA.
+        return unsafe { backward_rows_fma(g, x, mean, rstd, n, w, gx, want_wb) };
+    }
+    backward_rows(g, x, mean, rstd, n, w, gx, want_wb)
+}
+
+/// Backward of [`layer_norm_forward`] (PyTorch's CPU formulas): with
+/// `ds = Σ g·w·x`, `db = Σ g·w` over a row, `a = rstd`,
+/// `b = (db·mean − ds)·a³/n`, `c = −b·mean − db·a/n`, the input gradient is
+/// `a·g·w + b·x + c`; the weight and bias gradients (`Σ_rows g·(x−mean)·rstd`
+/// and `Σ_rows g`) are written to `dw`/`db` when `want_wb` (each of length
+/// `n`). `gx` (when given) has the shape of `x`. Rows run in parallel; the
+/// weight/bias partials are summed in a fixed order, so results are
+/// deterministic.
+#[allow(clippy::too_many_arguments)]
+pub fn layer_norm_backward<T: Element, F: MomentFloat>(
+    g: &[T],
+    x: &[T],
+    n: usize,
+    mean: &[F],
+    rstd: &[F],
+    w: Option<&[F]>,
+    gx: Option<&mut [T]>,
+    dw: &mut [F],
+    db: &mut [F],
+    want_wb: bool,
+) {
+    let rows = mean.len();
+    if n == 0 || rows == 0 {
+        return;
+    }
+    let per = rows_per_task(rows, n);
+    let parts: Vec<(Vec<F>, Vec<F>)> = match gx {
+        Some(gx) => g
+            .par_chunks(per * n)
+            .zip(x.par_chunks(per * n))
+            .zip(mean.par_chunks(per).zip(rstd.par_chunks(per)))
+            .zip(gx.par_chunks_mut(per * n))
+            .map(|(((g, x), (m, r)), o)| backward_task(g, x, m, r, n, w, Some(o), want_wb))
+            .collect(),
+        None => g
+            .par_chunks(per * n)
+            .zip(x.par_chunks(per * n))
+            .zip(mean.par_chunks(per).zip(rstd.par_chunks(per)))
+            .map(|((g, x), (m, r))| backward_task(g, x, m, r, n, w, None, want_wb))
+            .collect(),
+    };
+    if want_wb {
+        dw.fill(F::ZERO);
+        db.fill(F::ZERO);
+        for (pw, pb) in &parts {
+            for j in 0..n {
+                dw[j] += pw[j];
+                db[j] += pb[j];
+            }
+        }
+    }
+}
+
+/// The hot loops for f32 rows with explicit AVX2 vectors (the dev profile
+/// builds at opt-level 1, which does not auto-vectorise). Each computes what
+/// the scalar loop beside its call computes, in the same order per lane.
+#[cfg(target_arch = "x86_64")]
+mod avx {
+    use std::arch::x86_64::*;
+
+    /// The per-lane Welford update of 8 lanes over `m0` vectors `width` apart.
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) unsafe fn welford8(x: *const f32, width: usize, m0: usize, c: *const f32, m1: *mut f32, m2: *mut f32) {
+        let (mut a, mut b) = (_mm256_setzero_ps(), _mm256_setzero_ps());
+        for j in 0..m0 {
+            let xv = _mm256_loadu_ps(x.add(j * width));
+            let cv = _mm256_set1_ps(*c.add(j));
+            let delta = _mm256_sub_ps(xv, a);
+            a = _mm256_fmadd_ps(delta, cv, a);
+            b = _mm256_fmadd_ps(delta, _mm256_sub_ps(xv, a), b);
+        }
+        _mm256_storeu_ps(m1, a);
+        _mm256_storeu_ps(m2, b);
+    }
+
+    /// `y = (x * rs + shift) * w + b` (w, b optional).
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) unsafe fn affine8(x: *const f32, rs: f32, shift: f32, w: Option<*const f32>, b: Option<*const f32>, y: *mut f32, n: usize) {
+        let (rv, sv) = (_mm256_set1_ps(rs), _mm256_set1_ps(shift));
+        let full = n / 8 * 8;
+        let mut j = 0;
+        while j < full {
+            let mut v = _mm256_add_ps(_mm256_mul_ps(_mm256_loadu_ps(x.add(j)), rv), sv);
+            if let Some(w) = w {
+                v = _mm256_mul_ps(v, _mm256_loadu_ps(w.add(j)));
+            }
+            if let Some(b) = b {
+                v = _mm256_add_ps(v, _mm256_loadu_ps(b.add(j)));
+            }
+            _mm256_storeu_ps(y.add(j), v);
+            j += 8;
+        }
+        for j in full..n {
+            let mut v = *x.add(j) * rs + shift;
+            if let Some(w) = w {
+                v *= *w.add(j);
+            }
+            if let Some(b) = b {
+                v += *b.add(j);
+            }
+            *y.add(j) = v;
+        }
+    }
+
+    /// `dw += g * (x - mu) * a`, `db += g`.
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) unsafe fn acc_wb8(g: *const f32, x: *const f32, mu: f32, a: f32, dw: *mut f32, db: *mut f32, n: usize) {
+        let (mv, av) = (_mm256_set1_ps(mu), _mm256_set1_ps(a));
+        let full = n / 8 * 8;
+        let mut j = 0;
+        while j < full {
+            let gv = _mm256_loadu_ps(g.add(j));
+            let t = _mm256_mul_ps(_mm256_mul_ps(gv, _mm256_sub_ps(_mm256_loadu_ps(x.add(j)), mv)), av);
+            _mm256_storeu_ps(dw.add(j), _mm256_add_ps(_mm256_loadu_ps(dw.add(j)), t));
+            _mm256_storeu_ps(db.add(j), _mm256_add_ps(_mm256_loadu_ps(db.add(j)), gv));
+            j += 8;
+        }
+        for j in full..n {
+            *dw.add(j) += *g.add(j) * (*x.add(j) - mu) * a;
+            *db.add(j) += *g.add(j);
+        }
+    }
+
+    /// `(Σ g·w·x, Σ g·w)` with 8 lane partials added lane by lane at the end.
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) unsafe fn sums8(g: *const f32, x: *const f32, w: Option<*const f32>, n: usize) -> (f32, f32) {
+        let (mut ds, mut db) = (_mm256_setzero_ps(), _mm256_setzero_ps());
+        let full = n / 8 * 8;
+        let mut j = 0;
+        while j < full {
+            let mut dyg = _mm256_loadu_ps(g.add(j));
+            if let Some(w) = w {
+                dyg = _mm256_mul_ps(dyg, _mm256_loadu_ps(w.add(j)));
+            }
+            ds = _mm256_add_ps(ds, _mm256_mul_ps(dyg, _mm256_loadu_ps(x.add(j))));
+            db = _mm256_add_ps(db, dyg);
+            j += 8;
+        }
+        let (mut a, mut b) = ([0f32; 8], [0f32; 8]);
+        _mm256_storeu_ps(a.as_mut_ptr(), ds);
+        _mm256_storeu_ps(b.as_mut_ptr(), db);
+        for j in full..n {
+            let dyg = *g.add(j) * w.map_or(1.0, |w| *w.add(j));
+            a[0] += dyg * *x.add(j);
+            b[0] += dyg;
+        }
+        (a.iter().sum(), b.iter().sum())
+    }
+
+    /// `out = a * g * w + bb * x + c`.
+    #[target_feature(enable = "avx2,fma")]
+    #[allow(clippy::too_many_arguments)]
+    pub(super) unsafe fn gx8(a: f32, g: *const f32, w: Option<*const f32>, bb: f32, x: *const f32, c: f32, out: *mut f32, n: usize) {
+        let (av, bv, cv) = (_mm256_set1_ps(a), _mm256_set1_ps(bb), _mm256_set1_ps(c));
+        let full = n / 8 * 8;
+        let mut j = 0;
+        while j < full {
+            let mut t = _mm256_mul_ps(av, _mm256_loadu_ps(g.add(j)));
+            if let Some(w) = w {
+                t = _mm256_mul_ps(t, _mm256_loadu_ps(w.add(j)));
+            }
+            let v = _mm256_add_ps(_mm256_add_ps(t, _mm256_mul_ps(bv, _mm256_loadu_ps(x.add(j)))), cv);
+            _mm256_storeu_ps(out.add(j), v);
+            j += 8;
+        }
+        for j in full..n {
+            let mut t = a * *g.add(j);
+            if let Some(w) = w {
+                t *= *w.add(j);
+            }
+            *out.add(j) = t + bb * *x.add(j) + c;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn naive(x: &[f64], n: usize, w: &[f64], b: &[f64], eps: f64) -> Vec<f64> {
+        x.chunks(n)
+            .flat_map(|r| {
+                let m = r.iter().sum::<f64>() / n as f64;
+                let v = r.iter().map(|v| (v - m) * (v - m)).sum::<f64>() / n as f64;
+                let rs = 1.0 / (v + eps).sqrt();
+                r.iter().enumerate().map(move |(j, v)| (v - m) * rs * w[j] + b[j]).collect::<Vec<_>>()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn layer_norm_matches_naive_and_its_gradient_sums_to_zero() {
+        let (rows, n) = (37, 19);
+        let x: Vec<f64> = (0..rows * n).map(|i| ((i * 7919) % 97) as f64 / 13.0 - 3.0).collect();
+        let w: Vec<f64> = (0..n).map(|j| 0.5 + j as f64 / 10.0).collect();
+        let b: Vec<f64> = (0..n).map(|j| j as f64 / 7.0 - 1.0).collect();
+        let (mut out, mut mean, mut rstd) = (vec![0.0; rows * n], vec![0.0; rows], vec![0.0; rows]);
+        layer_norm_forward(&x, n, Some(&w), Some(&b), 1e-5, &mut out, &mut mean, &mut rstd);
+        for (a, e) in out.iter().zip(naive(&x, n, &w, &b, 1e-5)) {
+            assert!((a - e).abs() < 1e-10, "{a} vs {e}");
+        }
+        let g: Vec<f64> = (0..rows * n).map(|i| ((i * 31) % 11) as f64 - 5.0).collect();
+        let (mut gx, mut dw, mut db) = (vec![0.0; rows * n], vec![0.0; n], vec![0.0; n]);
+        layer_norm_backward(&g, &x, n, &mean, &rstd, Some(&w), Some(&mut gx), &mut dw, &mut db, true);
+        // A row's input gradient is orthogonal to constants (the mean is removed).
+        for r in gx.chunks(n) {
+            assert!(r.iter().sum::<f64>().abs() < 1e-9);
+        }
+        for j in 0..n {
+            let e: f64 = (0..rows).map(|r| g[r * n + j]).sum();
+            assert!((db[j] - e).abs() < 1e-9);
+        }
+    }
+}
