@@ -63,6 +63,8 @@ pub fn _fused_gru_cell<'py>(
     hx: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyAny>> {
     wrap(py, tensor_of(igates)?.fused_gru_cell(&tensor_of(hgates)?, &tensor_of(hx)?).py()?)
+}
+
 /// `layer_norm(input, normalized_shape, weight, bias, eps)` for float
 /// tensors (records `NativeLayerNormBackward0`); all argument checks and
 /// their messages are the op layer's.
