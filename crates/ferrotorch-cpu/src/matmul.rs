@@ -123,6 +123,13 @@ impl<T: Real> Exceptional<T> {
     /// Below that bound every product and partial sum is finite whichever way
     /// they are evaluated, so `gemm`'s result differs only by rounding.
     unsafe fn find(m: usize, n: usize, k: usize, dst: Mat, lhs: Mat, rhs: Mat, accumulate: bool) -> Self {
+        let limit = T::MAX / 2.0;
+        // The bound over whole operands, read in memory order, settles the usual
+        // case (finite, moderate values) without the per-row and per-column scans.
+        let d_max = if accumulate { max_abs::<T>(dst, m, n) } else { 0.0 };
+        if d_max + k as f64 * max_abs::<T>(lhs, m, k) * max_abs::<T>(rhs, k, n) < limit {
+            return Exceptional { entries: Vec::new() };
+        }
         let row_max: Vec<f64> = (0..m as isize)
             .map(|i| (0..k as isize).map(|p| (*at::<T>(lhs.ptr, i * lhs.rs + p * lhs.cs)).f64().abs()).fold(0.0, nan_max))
             .collect();
@@ -130,7 +137,6 @@ impl<T: Real> Exceptional<T> {
             .map(|j| (0..k as isize).map(|p| (*at::<T>(rhs.ptr, p * rhs.rs + j * rhs.cs)).f64().abs()).fold(0.0, nan_max))
             .collect();
         let mut entries = Vec::new();
-        let limit = T::MAX / 2.0;
         for (i, &a) in row_max.iter().enumerate() {
             for (j, &b) in col_max.iter().enumerate() {
                 let (i, j) = (i as isize, j as isize);
@@ -153,6 +159,28 @@ impl<T: Real> Exceptional<T> {
             }
             *at_mut::<T>(dst.ptr, i * dst.rs + j * dst.cs) = acc;
         }
+    }
+}
+
+/// The largest `|x|` of a `rows × cols` operand (NaN if any is NaN), visiting
+/// it along its smaller stride.
+///
+/// # Safety
+/// As for [`matmul`]: `a` addresses `rows × cols` valid elements of `T`.
+unsafe fn max_abs<T: Real>(a: Mat, rows: usize, cols: usize) -> f64 {
+    let (outer, inner, os, is) = if a.cs.abs() <= a.rs.abs() { (rows, cols, a.rs, a.cs) } else { (cols, rows, a.cs, a.rs) };
+    let (mut m, mut nan) = (0.0f64, false);
+    for o in 0..outer as isize {
+        for i in 0..inner as isize {
+            let v = (*at::<T>(a.ptr, o * os + i * is)).f64().abs();
+            nan |= v.is_nan();
+            m = if v > m { v } else { m };
+        }
+    }
+    if nan {
+        f64::NAN
+    } else {
+        m
     }
 }
 
