@@ -155,7 +155,7 @@ def test_data_parallel_runs_the_module():
     assert ft.nn.parallel.DataParallel is ft.nn.DataParallel
 
 
-@pytest.mark.skipif(torch.cuda.is_available() or ft.cuda.is_available(), reason="CPU-only behaviour")
+@pytest.mark.skipif(torch.cuda.is_available() or ft.cuda.is_available(), reason="checks the error raised on a machine without GPUs; with one the call runs instead")
 def test_data_parallel_functional_without_devices():
     same_error(lambda l: l.nn.parallel.data_parallel(l.nn.Linear(2, 2), l.from_numpy(rnd(3, 2))))
 

@@ -6,66 +6,20 @@
 //! PyTorch's order (LSTM: input, forget, cell, output; GRU: reset, update,
 //! new); states are row-major `(batch, hidden)`.
 
+use crate::elementwise::Float;
+use ferrotorch_core::Element;
 use rayon::prelude::*;
 
 /// Rows per parallel task are chosen so a task holds at least this many
 /// elements (one LSTM step of a small batch stays on the calling thread).
 const GRAIN: usize = 1 << 15;
 
-/// Element types of the fused cells.
-pub trait CellFloat: Copy + Send + Sync + 'static {
-    /// `1 / (1 + e^-x)`.
-    fn sigmoid(self) -> Self;
-    /// `tanh(x)`.
-    fn tanh_(self) -> Self;
-    /// `0`.
-    fn zero() -> Self;
-    /// `1`.
-    fn one() -> Self;
-    /// `a + b`.
-    fn add(self, o: Self) -> Self;
-    /// `a - b`.
-    fn sub(self, o: Self) -> Self;
-    /// `a * b`.
-    fn mul(self, o: Self) -> Self;
+/// `1 / (1 + e^-x)` in the element type.
+#[inline(always)]
+fn sigmoid<T: Float>(x: T) -> T {
+    let one = <T as Element>::from_f64(1.0);
+    one.div(one.add(x.neg().exp()))
 }
-
-macro_rules! cell_float {
-    ($T:ty) => {
-        impl CellFloat for $T {
-            #[inline(always)]
-            fn sigmoid(self) -> Self {
-                1.0 / (1.0 + (-self).exp())
-            }
-            #[inline(always)]
-            fn tanh_(self) -> Self {
-                self.tanh()
-            }
-            #[inline(always)]
-            fn zero() -> Self {
-                0.0
-            }
-            #[inline(always)]
-            fn one() -> Self {
-                1.0
-            }
-            #[inline(always)]
-            fn add(self, o: Self) -> Self {
-                self + o
-            }
-            #[inline(always)]
-            fn sub(self, o: Self) -> Self {
-                self - o
-            }
-            #[inline(always)]
-            fn mul(self, o: Self) -> Self {
-                self * o
-            }
-        }
-    };
-}
-cell_float!(f32);
-cell_float!(f64);
 
 /// Runs `f(row)` for every row in `0..rows`, in parallel when the work is large.
 fn rows<F: Fn(usize) + Sync + Send>(rows: usize, per_row: usize, f: F) {
@@ -93,19 +47,19 @@ impl<T> Out<T> {
 
 /// LSTM step: `gates = igates + hgates`; `cy = f*cx + i*g`; `hy = o*tanh(cy)`.
 /// `ws` (`(batch, 4*hidden)`) receives the activated gates for the backward.
-pub fn lstm_forward<T: CellFloat>(igates: &[T], hgates: &[T], cx: &[T], hy: &mut [T], cy: &mut [T], ws: &mut [T], batch: usize, hidden: usize) {
+pub fn lstm_forward<T: Float>(igates: &[T], hgates: &[T], cx: &[T], hy: &mut [T], cy: &mut [T], ws: &mut [T], batch: usize, hidden: usize) {
     let (hy_p, cy_p, ws_p) = (Out(hy.as_mut_ptr()), Out(cy.as_mut_ptr()), Out(ws.as_mut_ptr()));
     rows(batch, 4 * hidden, |b| {
         let g0 = b * 4 * hidden;
         for j in 0..hidden {
             let gate = |k: usize| igates[g0 + k * hidden + j].add(hgates[g0 + k * hidden + j]);
-            let (i, f, g, o) = (gate(0).sigmoid(), gate(1).sigmoid(), gate(2).tanh_(), gate(3).sigmoid());
+            let (i, f, g, o) = (sigmoid(gate(0)), sigmoid(gate(1)), gate(2).tanh(), sigmoid(gate(3)));
             let c = f.mul(cx[b * hidden + j]).add(i.mul(g));
             // SAFETY: row b's elements are written by this task only; indices are in bounds
             // because every buffer has batch rows of the stated widths.
             unsafe {
                 cy_p.set(b * hidden + j, c);
-                hy_p.set(b * hidden + j, o.mul(c.tanh_()));
+                hy_p.set(b * hidden + j, o.mul(c.tanh()));
                 ws_p.set(g0 + j, i);
                 ws_p.set(g0 + hidden + j, f);
                 ws_p.set(g0 + 2 * hidden + j, g);
@@ -119,17 +73,17 @@ pub fn lstm_forward<T: CellFloat>(igates: &[T], hgates: &[T], cx: &[T], hy: &mut
 /// incoming `dhy`/`dcy` (absent: zero), the gradient of the gate
 /// pre-activations (`(batch, 4*hidden)`, shared by igates and hgates) and of `cx`.
 #[allow(clippy::too_many_arguments)]
-pub fn lstm_backward<T: CellFloat>(ws: &[T], cx: &[T], cy: &[T], dhy: Option<&[T]>, dcy: Option<&[T]>, dgates: &mut [T], dcx: &mut [T], batch: usize, hidden: usize) {
+pub fn lstm_backward<T: Float>(ws: &[T], cx: &[T], cy: &[T], dhy: Option<&[T]>, dcy: Option<&[T]>, dgates: &mut [T], dcx: &mut [T], batch: usize, hidden: usize) {
     let (dg_p, dcx_p) = (Out(dgates.as_mut_ptr()), Out(dcx.as_mut_ptr()));
-    let one = T::one();
+    let one = <T as Element>::from_f64(1.0);
     rows(batch, 4 * hidden, |b| {
         let g0 = b * 4 * hidden;
         for j in 0..hidden {
             let s = b * hidden + j;
             let (i, f, g, o) = (ws[g0 + j], ws[g0 + hidden + j], ws[g0 + 2 * hidden + j], ws[g0 + 3 * hidden + j]);
-            let tc = cy[s].tanh_();
-            let gh = dhy.map_or(T::zero(), |d| d[s]);
-            let gc = dcy.map_or(T::zero(), |d| d[s]).add(gh.mul(o).mul(one.sub(tc.mul(tc))));
+            let tc = cy[s].tanh();
+            let gh = dhy.map_or(<T as Element>::from_f64(0.0), |d| d[s]);
+            let gc = dcy.map_or(<T as Element>::from_f64(0.0), |d| d[s]).add(gh.mul(o).mul(one.sub(tc.mul(tc))));
             // SAFETY: as in `lstm_forward`.
             unsafe {
                 dg_p.set(g0 + j, gc.mul(g).mul(i).mul(one.sub(i)));
@@ -144,16 +98,16 @@ pub fn lstm_backward<T: CellFloat>(ws: &[T], cx: &[T], cy: &[T], dhy: Option<&[T
 
 /// GRU step: `r = σ(i_r + h_r)`, `z = σ(i_z + h_z)`, `n = tanh(i_n + r*h_n)`,
 /// `hy = n + z*(hx - n)`. `ws` (`(batch, 4*hidden)`) receives r, z, n and h_n.
-pub fn gru_forward<T: CellFloat>(igates: &[T], hgates: &[T], hx: &[T], hy: &mut [T], ws: &mut [T], batch: usize, hidden: usize) {
+pub fn gru_forward<T: Float>(igates: &[T], hgates: &[T], hx: &[T], hy: &mut [T], ws: &mut [T], batch: usize, hidden: usize) {
     let (hy_p, ws_p) = (Out(hy.as_mut_ptr()), Out(ws.as_mut_ptr()));
     rows(batch, 3 * hidden, |b| {
         let (g0, w0) = (b * 3 * hidden, b * 4 * hidden);
         for j in 0..hidden {
             let s = b * hidden + j;
-            let r = igates[g0 + j].add(hgates[g0 + j]).sigmoid();
-            let z = igates[g0 + hidden + j].add(hgates[g0 + hidden + j]).sigmoid();
+            let r = sigmoid(igates[g0 + j].add(hgates[g0 + j]));
+            let z = sigmoid(igates[g0 + hidden + j].add(hgates[g0 + hidden + j]));
             let hn = hgates[g0 + 2 * hidden + j];
-            let n = igates[g0 + 2 * hidden + j].add(r.mul(hn)).tanh_();
+            let n = igates[g0 + 2 * hidden + j].add(r.mul(hn)).tanh();
             // SAFETY: as in `lstm_forward`.
             unsafe {
                 hy_p.set(s, n.add(z.mul(hx[s].sub(n))));
@@ -169,9 +123,9 @@ pub fn gru_forward<T: CellFloat>(igates: &[T], hgates: &[T], hx: &[T], hy: &mut 
 /// GRU step backward: gradients of igates and hgates (`(batch, 3*hidden)`
 /// each) and of `hx`, from `ws`, `hx` and `dhy`.
 #[allow(clippy::too_many_arguments)]
-pub fn gru_backward<T: CellFloat>(ws: &[T], hx: &[T], dhy: &[T], dig: &mut [T], dhg: &mut [T], dhx: &mut [T], batch: usize, hidden: usize) {
+pub fn gru_backward<T: Float>(ws: &[T], hx: &[T], dhy: &[T], dig: &mut [T], dhg: &mut [T], dhx: &mut [T], batch: usize, hidden: usize) {
     let (di_p, dh_p, dhx_p) = (Out(dig.as_mut_ptr()), Out(dhg.as_mut_ptr()), Out(dhx.as_mut_ptr()));
-    let one = T::one();
+    let one = <T as Element>::from_f64(1.0);
     rows(batch, 3 * hidden, |b| {
         let (g0, w0) = (b * 3 * hidden, b * 4 * hidden);
         for j in 0..hidden {
