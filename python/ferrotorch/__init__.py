@@ -73,6 +73,7 @@ from . import nn  # noqa: F401
 from .nn._losses import (  # noqa: F401 - also top-level in PyTorch
     cosine_similarity, pairwise_distance, pdist, bilinear, channel_shuffle, native_channel_shuffle,
 )
+from ._nn_aliases import *  # noqa: F401,F403 - ATen's top-level forms of the nn ops
 from . import optim  # noqa: F401
 from . import amp  # noqa: F401
 from . import utils  # noqa: F401
