@@ -15,7 +15,7 @@ from ._C import Tensor
 __all__ = [
     "memory_format", "contiguous_format", "channels_last", "channels_last_3d", "preserve_format",
     "empty", "empty_like", "zeros_like", "ones_like", "full_like", "rand_like", "randn_like",
-    "empty_strided",
+    "empty_strided", "empty_permuted",
 ]
 
 
@@ -285,6 +285,38 @@ def empty_strided(size, stride, *, dtype=None, layout=None, device=None, require
     base = _C.empty(n, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
     r = base.as_strided(size, stride).detach()
     return r.requires_grad_() if requires_grad else r
+
+
+def empty_permuted(size, physical_layout, *, dtype=None, layout=None, device=None, requires_grad=False,
+                   pin_memory=False):
+    """An uninitialised tensor of shape ``size`` whose dims are laid out in memory in the order
+    ``physical_layout`` (outermost first): ``(0, 2, 3, 1)`` gives channels-last for 4-d sizes.
+    """
+    size = tuple(size)
+    physical_layout = tuple(physical_layout)
+    if len(size) != len(physical_layout):
+        raise RuntimeError(f"Number of dimensions in size does not match the length of the physical_layout; i.e. "
+                           f"len(size) = {len(size)} is not equal to len(physical_layout) = {len(physical_layout)}")
+    if sorted(physical_layout) != list(range(len(size))):
+        raise RuntimeError("Duplicate dim not allowed")
+    phys = _C.empty(*[size[d] for d in physical_layout], dtype=dtype, layout=layout, device=device,
+                    pin_memory=pin_memory)
+    inverse = [0] * len(size)
+    for i, d in enumerate(physical_layout):
+        inverse[d] = i
+    r = phys.permute(inverse).detach()
+    return r.requires_grad_() if requires_grad else r
+
+
+def _new_empty_strided(self, size, stride, *, dtype=None, layout=None, device=None, requires_grad=False,
+                       pin_memory=False):
+    """An uninitialised tensor with ``size`` and ``stride``, of ``self``'s dtype and device by default."""
+    return empty_strided(size, stride, dtype=self.dtype if dtype is None else dtype, layout=layout,
+                         device=self.device if device is None else device, requires_grad=requires_grad,
+                         pin_memory=pin_memory)
+
+
+Tensor.new_empty_strided = _new_empty_strided
 
 
 def empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False,

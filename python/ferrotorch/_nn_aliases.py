@@ -976,3 +976,17 @@ def gru(*args, **kwargs):
     A stacked GRU over a whole sequence.
     """
     return _rnn_entry("GRU", args, kwargs, "gru")
+
+
+def _hardshrink_method(self, lambd=0.5):
+    """See :func:`ferrotorch.hardshrink`."""
+    return hardshrink(self, lambd)
+
+
+def _prelu_method(self, weight):
+    """See :func:`ferrotorch.prelu`."""
+    return prelu(self, weight)
+
+
+Tensor.hardshrink = _hardshrink_method
+Tensor.prelu = _prelu_method

@@ -185,3 +185,19 @@ def test_channels_last_conv_values():
     ref = tconv(t.contiguous(memory_format=torch.channels_last))
     out = fconv(ft.tensor(t.numpy()).contiguous(memory_format=ft.channels_last))
     assert out.allclose(ft.tensor(ref.detach().numpy()), atol=1e-5)
+
+
+def test_empty_permuted_and_new_empty_strided():
+    for size, layout in (((2, 3, 5, 7), (0, 2, 3, 1)), ((2, 0, 5, 1), (0, 2, 3, 1)), ((4, 5), (1, 0)), ((3,), (0,))):
+        a = torch.empty_permuted(size, layout)
+        b = ft.empty_permuted(size, layout)
+        assert tuple(b.shape) == tuple(a.shape) and b.stride() == a.stride()
+    assert ft.empty_permuted((2, 3), (1, 0), dtype=ft.float64, requires_grad=True).requires_grad
+    with pytest.raises(RuntimeError, match="Duplicate dim not allowed"):
+        ft.empty_permuted((2, 3), (0, 0))
+    with pytest.raises(RuntimeError, match="Number of dimensions in size does not match"):
+        ft.empty_permuted((2, 3), (0,))
+    x = ft.randn(2, 3, dtype=ft.float64)
+    y = x.new_empty_strided((2, 3), (1, 2))
+    assert y.dtype == ft.float64 and y.stride() == (1, 2)
+    assert x.new_empty_strided((2, 3), (3, 1), dtype=ft.int32).dtype == ft.int32

@@ -87,6 +87,8 @@ def test_activations():
     _check(a, b)
     with pytest.raises(TypeError):
         ft.threshold(_to_ft(x), 0.1)
+    _check(x.hardshrink(0.3), _to_ft(x).hardshrink(0.3))
+    _check(x.prelu(torch.tensor([0.2])), _to_ft(x).prelu(ft.tensor([0.2])))
 
 
 def test_rrelu_training():
