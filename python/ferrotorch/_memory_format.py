@@ -214,7 +214,7 @@ def to(self, *args, memory_format=preserve_format, **kwargs):
     Returns ``self`` when nothing changes; ``memory_format`` picks the layout of a new tensor
     (and forces one when ``self`` is not laid out that way).
     """
-    r = _orig_to(self, *args, **kwargs)
+    r = _orig_to(self, *args, **kwargs) if kwargs else _orig_to(self, *args)
     if memory_format is preserve_format or memory_format is None:
         return r
     _check_type(memory_format, "to")
