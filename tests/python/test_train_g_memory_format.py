@@ -201,3 +201,20 @@ def test_empty_permuted_and_new_empty_strided():
     y = x.new_empty_strided((2, 3), (1, 2))
     assert y.dtype == ft.float64 and y.stride() == (1, 2)
     assert x.new_empty_strided((2, 3), (3, 1), dtype=ft.int32).dtype == ft.int32
+
+
+def test_pickle_keeps_dense_layouts():
+    cases = [lambda m, x: x.contiguous(memory_format=m.channels_last), lambda m, x: x.permute(0, 2, 3, 1),
+             lambda m, x: x.transpose(1, 2), lambda m, x: x]
+    t = torch.randn(2, 3, 4, 5)
+    for make in cases:
+        a = make(torch, t)
+        b = make(ft, ft.tensor(t.numpy()))
+        ra, rb = pickle.loads(pickle.dumps(a)), pickle.loads(pickle.dumps(b))
+        assert rb.stride() == ra.stride()
+        assert rb.tolist() == ra.tolist()
+    t5 = torch.randn(2, 3, 2, 2, 3).contiguous(memory_format=torch.channels_last_3d)
+    b5 = ft.tensor(t5.contiguous().numpy()).contiguous(memory_format=ft.channels_last_3d)
+    assert pickle.loads(pickle.dumps(b5)).stride() == pickle.loads(pickle.dumps(t5)).stride()
+    g = ft.randn(2, 3, 4, 5).contiguous(memory_format=ft.channels_last).requires_grad_()
+    assert pickle.loads(pickle.dumps(g)).requires_grad
