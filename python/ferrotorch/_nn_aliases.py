@@ -23,6 +23,8 @@ __all__ = [
     # normalisation
     "batch_norm", "instance_norm", "group_norm", "layer_norm", "rms_norm", "native_layer_norm",
     "native_batch_norm", "native_group_norm", "norm_except_dim",
+    "batch_norm_stats", "batch_norm_elemt", "batch_norm_gather_stats", "batch_norm_gather_stats_with_counts",
+    "batch_norm_update_stats",
     # pooling
     "max_pool1d", "max_pool2d", "max_pool3d", "max_pool1d_with_indices", "avg_pool1d",
     "adaptive_avg_pool1d", "adaptive_max_pool1d",
@@ -351,6 +353,100 @@ def native_group_norm(input, weight, bias, N, C, HxW, group, eps):
             var, mean = _var_mean(x, (2,))
             mean, rstd = mean.reshape(N, group), (var + eps).rsqrt().reshape(N, group)
     return out, mean, rstd
+
+
+def _channel_dims(input):
+    return (0,) + tuple(range(2, input.dim()))
+
+
+def _stat_input(input):
+    # Statistics accumulate in float for half inputs (the kernels' accumulate type).
+    return input.float() if input.dtype in (_C.float16, _C.bfloat16) else input
+
+
+def _channel_shape(input):
+    return (1, -1) + (1,) * (input.dim() - 2)
+
+
+def batch_norm_stats(input, eps):
+    r"""batch_norm_stats(input, eps) -> (Tensor, Tensor)
+
+    Per-channel mean and ``1/sqrt(var + eps)`` (biased variance) over every dim but 1: one
+    process's share of synchronised batch norm.
+    """
+    from .autograd.grad_mode import no_grad
+    with no_grad():
+        var, mean = _var_mean(_stat_input(input), _channel_dims(input))
+        return mean.reshape(-1), (var + eps).rsqrt().reshape(-1)
+
+
+def batch_norm_elemt(input, weight, bias, mean, invstd, eps):
+    r"""batch_norm_elemt(input, weight, bias, mean, invstd, eps) -> Tensor
+
+    Normalises ``input`` with given per-channel ``mean`` and ``invstd``, then applies
+    ``weight`` and ``bias``.
+    """
+    shape = _channel_shape(input)
+    out = (input - mean.reshape(shape).to(input.dtype)) * invstd.reshape(shape).to(input.dtype)
+    if weight is not None:
+        out = out * weight.reshape(shape)
+    if bias is not None:
+        out = out + bias.reshape(shape)
+    return out
+
+
+def batch_norm_gather_stats_with_counts(input, mean, invstd, running_mean, running_var, momentum, eps, counts):
+    r"""batch_norm_gather_stats_with_counts(input, mean, invstd, running_mean, running_var, momentum, eps, counts) -> (Tensor, Tensor)
+
+    Merges per-process statistics (rows of ``mean``/``invstd``, ``counts`` elements each) into
+    the global mean and ``invstd``, and updates the running statistics (unbiased variance) in place.
+    """
+    from .autograd.grad_mode import no_grad
+    with no_grad():
+        acc = mean.dtype
+        cnt = counts.to(acc).reshape(-1, 1)
+        n = cnt.sum()
+        gmean = (cnt * mean).sum(0) / n
+        var = invstd.reciprocal().pow(2) - eps
+        m2 = (cnt * (var + (mean - gmean).pow(2))).sum(0)
+        gvar = m2 / n
+        ginvstd = (gvar + eps).rsqrt()
+        if running_mean is not None:
+            running_mean.copy_(running_mean * (1 - momentum) + gmean.to(running_mean.dtype) * momentum)
+        if running_var is not None:
+            unbiased = m2 / (n - 1)
+            running_var.copy_(running_var * (1 - momentum) + unbiased.to(running_var.dtype) * momentum)
+    return gmean, ginvstd
+
+
+def batch_norm_gather_stats(input, mean, invstd, running_mean, running_var, momentum, eps, count):
+    r"""batch_norm_gather_stats(input, mean, invstd, running_mean, running_var, momentum, eps, count) -> (Tensor, Tensor)
+
+    :func:`batch_norm_gather_stats_with_counts` with ``count`` elements in every process.
+    """
+    counts = _C.full((mean.shape[0],), count, dtype=mean.dtype)
+    return batch_norm_gather_stats_with_counts(input, mean, invstd, running_mean, running_var, momentum, eps,
+                                               counts)
+
+
+def batch_norm_update_stats(input, running_mean, running_var, momentum):
+    r"""batch_norm_update_stats(input, running_mean, running_var, momentum) -> (Tensor, Tensor)
+
+    The per-channel mean and biased variance of ``input``; updates the running statistics
+    (unbiased variance) in place.
+    """
+    from .autograd.grad_mode import no_grad
+    with no_grad():
+        x = _stat_input(input)
+        var, mean = _var_mean(x, _channel_dims(input))
+        mean, var = mean.reshape(-1), var.reshape(-1)
+        n = input.numel() // max(input.shape[1], 1)
+        if running_mean is not None:
+            running_mean.copy_(running_mean * (1 - momentum) + mean.to(running_mean.dtype) * momentum)
+        if running_var is not None:
+            unbiased = var * (n / (n - 1)) if n > 1 else var * float("nan")
+            running_var.copy_(running_var * (1 - momentum) + unbiased.to(running_var.dtype) * momentum)
+    return mean, var
 
 
 def norm_except_dim(v, pow=2, dim=0):

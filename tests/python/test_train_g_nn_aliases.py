@@ -472,3 +472,50 @@ def test_coverage_names_present():
     for n in ["batch_norm", "layer_norm", "native_layer_norm", "embedding_bag", "grid_sampler_2d", "cdist",
               "conv_tbc", "lstm", "gru_cell", "memory_format", "channels_last", "empty_strided"]:
         assert hasattr(torch, n) and hasattr(ft, n), n
+
+
+# ----- synchronised batch-norm kernels (CUDA-only in PyTorch: checked against its CPU batch norm) ---
+
+
+def test_batch_norm_update_stats():
+    x = _r(4, 3, 5)
+    rm, rv = torch.zeros(3), torch.ones(3)
+    frm, frv = _to_ft(rm), _to_ft(rv)
+    _check(torch.batch_norm_update_stats(x, rm, rv, 0.1), ft.batch_norm_update_stats(_to_ft(x), frm, frv, 0.1))
+    _check(rm, frm)
+    _check(rv, frv)
+    _check(torch.batch_norm_update_stats(x, None, None, 0.3), ft.batch_norm_update_stats(_to_ft(x), None, None, 0.3))
+
+
+def test_sync_batch_norm_pieces_reproduce_batch_norm():
+    x = _r(8, 3, 5)
+    shards = x.chunk(2, 0)
+    eps, mom = 1e-5, 0.1
+    fstats = [ft.batch_norm_stats(_to_ft(s), eps) for s in shards]
+    mean = ft.stack([m for m, _ in fstats])
+    invstd = ft.stack([i for _, i in fstats])
+    # Each shard's statistics are the batch statistics PyTorch's CPU batch norm computes.
+    for s, (m, i) in zip(shards, fstats):
+        _, tm, ti = torch.native_batch_norm(s, None, None, None, None, True, mom, eps)
+        _check(tm, m)
+        _check(ti, i)
+    rm, rv = torch.zeros(3), torch.ones(3)
+    ref = torch.batch_norm(x, None, None, rm, rv, True, mom, eps, False)
+    frm, frv = ft.zeros(3), ft.ones(3)
+    gm, gi = ft.batch_norm_gather_stats(_to_ft(x), mean, invstd, frm, frv, mom, eps, 20)
+    _, tm, ti = torch.native_batch_norm(x, None, None, None, None, True, mom, eps)
+    _check(tm, gm, atol=1e-6)
+    _check(ti, gi, rtol=1e-5)
+    _check(rm, frm, atol=1e-6)
+    _check(rv, frv, rtol=1e-5)
+    w, b = _r(3), _r(3)
+    ref = torch.batch_norm(x, w, b, None, None, True, mom, eps, False)
+    out = ft.batch_norm_elemt(_to_ft(x), _to_ft(w), _to_ft(b), gm, gi, eps)
+    _check(ref, out, atol=1e-5)
+    # Unequal shard sizes through the counts form.
+    a, c = x[:3], x[3:]
+    sa, sc = ft.batch_norm_stats(_to_ft(a), eps), ft.batch_norm_stats(_to_ft(c), eps)
+    gm, gi = ft.batch_norm_gather_stats_with_counts(_to_ft(x), ft.stack([sa[0], sc[0]]), ft.stack([sa[1], sc[1]]),
+                                                    None, None, mom, eps, ft.tensor([15.0, 25.0]))
+    _check(tm, gm, atol=1e-6)
+    _check(ti, gi, rtol=1e-5)
