@@ -15,7 +15,7 @@ from ._C import Tensor
 __all__ = [
     "memory_format", "contiguous_format", "channels_last", "channels_last_3d", "preserve_format",
     "empty", "empty_like", "zeros_like", "ones_like", "full_like", "rand_like", "randn_like",
-    "empty_strided", "empty_permuted",
+    "empty_strided", "empty_permuted", "randint_like",
 ]
 
 
@@ -358,3 +358,18 @@ ones_like = _like(_C.ones_like)
 full_like = _like(_C.full_like)
 rand_like = _like(_C.rand_like)
 randn_like = _like(_C.randn_like)
+
+
+def randint_like(input, low=0, high=None, *, generator=None, dtype=None, layout=None, device=None,
+                 requires_grad=False, memory_format=preserve_format):
+    r"""randint_like(input, low=0, high, \*, generator=None, dtype=None, layout=torch.strided, device=None, requires_grad=False, memory_format=torch.preserve_format) -> Tensor
+
+    Random integers in ``[low, high)`` with the shape of ``input`` (and its dtype, device and
+    layout unless given).
+    """
+    if high is None:
+        low, high = 0, low
+    out = empty_like(input, dtype=dtype, layout=layout, device=device, memory_format=memory_format)
+    vals = _C.randint(low, high, tuple(input.shape), generator=generator, dtype=out.dtype, device=out.device)
+    out.copy_(vals)
+    return out.requires_grad_() if requires_grad else out

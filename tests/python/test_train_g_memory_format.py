@@ -218,3 +218,23 @@ def test_pickle_keeps_dense_layouts():
     assert pickle.loads(pickle.dumps(b5)).stride() == pickle.loads(pickle.dumps(t5)).stride()
     g = ft.randn(2, 3, 4, 5).contiguous(memory_format=ft.channels_last).requires_grad_()
     assert pickle.loads(pickle.dumps(g)).requires_grad
+
+
+def test_randint_like():
+    t = torch.randn(2, 3, 4, 5).contiguous(memory_format=torch.channels_last)
+    x = ft.tensor(t.contiguous().numpy()).contiguous(memory_format=ft.channels_last)
+    for args, kw in (((5,), {}), ((3, 5), {}), ((7,), {"dtype": "int64"}), ((2, 9), {"memory_format": "contiguous_format"})):
+        ka = {k: getattr(torch, v) for k, v in kw.items()}
+        kb = {k: getattr(ft, v) for k, v in kw.items()}
+        a = torch.randint_like(t, *args, **ka)
+        b = ft.randint_like(x, *args, **kb)
+        assert str(b.dtype) == str(a.dtype) and b.stride() == a.stride()
+        lo, hi = (0, args[0]) if len(args) == 1 else args
+        assert float(b.min()) >= lo and float(b.max()) < hi and (b == b.round()).all()
+    g = ft.Generator().manual_seed(4)
+    r1 = ft.randint_like(x, 100, generator=g)
+    g.manual_seed(4)
+    assert ft.equal(r1, ft.randint_like(x, 100, generator=g))
+    with pytest.raises(RuntimeError, match="random_ expects 'from' to be less than 'to'"):
+        ft.randint_like(x, 5, 3)
+    assert ft.randint_like(ft.randn(3), 4, requires_grad=True).requires_grad
