@@ -647,21 +647,19 @@ def embedding_bag(weight, indices, offsets, scale_grad_by_freq=False, mode=0, sp
     if pad is not None and pad < 0:
         pad = pad + weight.shape[0]
     F = _F()
+    if indices.dim() == 2:
+        # ATen's form takes the offsets as given: the 2-d batching is nn.functional's.
+        indices = indices.reshape(-1)
     out = F.embedding_bag(indices, weight, offsets, None, 2, scale_grad_by_freq, _EB_MODES[mode], sparse,
                           per_sample_weights, include_last_offset, pad)
     idt = indices.dtype
     from .autograd.grad_mode import no_grad
     with no_grad():
-        if indices.dim() == 2:
-            nb, per = indices.shape
-            flat = indices.reshape(-1)
-            offs = _C.arange(0, nb * per, max(per, 1), dtype=idt)[:nb]
-        else:
-            flat = indices
-            offs = offsets.to(idt)
-            if include_last_offset:
-                offs = offs[:-1]
-            nb = offs.shape[0]
+        flat = indices
+        offs = offsets.to(idt)
+        if include_last_offset:
+            offs = offs[:-1]
+        nb = offs.shape[0]
         n = flat.shape[0]
         # Bag of each index: the number of bag starts at or before it, less one.
         pos = _C.arange(n, dtype=idt)
@@ -669,7 +667,7 @@ def embedding_bag(weight, indices, offsets, scale_grad_by_freq=False, mode=0, sp
         keep = (flat != pad) if pad is not None else _C.ones(n, dtype=_C.bool)
         fast = mode == 0 and padding_idx is None and weight.dtype == _C.float32
         offset2bag = _C.empty(0, dtype=idt) if fast else bag_of.clone()
-        n_aux = offsets.shape[0] if (mode == 0 and indices.dim() == 1) else nb
+        n_aux = offsets.shape[0] if mode == 0 else nb
         if mode == 0:
             bag_size = _C.zeros(n_aux, dtype=idt)
             max_indices = _C.zeros(n_aux, dtype=idt)
@@ -695,9 +693,8 @@ def _embedding_bag_argmax(weight, flat, bag_of, keep, nb, idt):
     if rows.shape[0] == 0:
         return result
     vals = weight.index_select(0, rows)
-    order = bags * 1  # stable order inside each bag follows the index order
     best = _C.full((nb, d), float("-inf"), dtype=weight.dtype).scatter_reduce(
-        0, order.unsqueeze(1).expand(-1, d), vals, "amax", include_self=True)
+        0, bags.to(_C.int64).unsqueeze(1).expand(-1, d), vals, "amax", include_self=True)
     hit = vals == best.index_select(0, bags)
     # The first hit per (bag, feature): the smallest position among hits.
     n = rows.shape[0]
