@@ -260,7 +260,7 @@ def _cuda(self, device=None, non_blocking=False, memory_format=preserve_format):
     if memory_format is preserve_format or memory_format is None:
         return r
     _check_type(memory_format, "cuda")
-    return _format_copy(r, memory_format) if r.stride() != _format_strides(r.shape, memory_format) else r
+    return to(r, memory_format=memory_format)
 
 
 Tensor.cuda = _cuda
