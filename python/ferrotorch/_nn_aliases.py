@@ -368,12 +368,22 @@ def _channel_shape(input):
     return (1, -1) + (1,) * (input.dim() - 2)
 
 
+def _cuda_only(op, input):
+    # PyTorch registers the synchronised-batch-norm kernels for CUDA only.
+    if input.device.type != "cuda":
+        raise NotImplementedError(
+            f"Could not run 'aten::{op}' with arguments from the '{input.device.type.upper()}' backend. This could "
+            f"be because the operator doesn't exist for this backend, or was omitted during the selective/custom "
+            f"build process (if using custom build). 'aten::{op}' is only available for these backends: [CUDA].")
+
+
 def batch_norm_stats(input, eps):
     r"""batch_norm_stats(input, eps) -> (Tensor, Tensor)
 
     Per-channel mean and ``1/sqrt(var + eps)`` (biased variance) over every dim but 1: one
-    process's share of synchronised batch norm.
+    process's share of synchronised batch norm. CUDA only, as in PyTorch.
     """
+    _cuda_only("batch_norm_stats", input)
     from .autograd.grad_mode import no_grad
     with no_grad():
         var, mean = _var_mean(_stat_input(input), _channel_dims(input))
@@ -384,8 +394,9 @@ def batch_norm_elemt(input, weight, bias, mean, invstd, eps):
     r"""batch_norm_elemt(input, weight, bias, mean, invstd, eps) -> Tensor
 
     Normalises ``input`` with given per-channel ``mean`` and ``invstd``, then applies
-    ``weight`` and ``bias``.
+    ``weight`` and ``bias``. CUDA only, as in PyTorch.
     """
+    _cuda_only("batch_norm_elemt", input)
     shape = _channel_shape(input)
     out = (input - mean.reshape(shape).to(input.dtype)) * invstd.reshape(shape).to(input.dtype)
     if weight is not None:
@@ -400,7 +411,9 @@ def batch_norm_gather_stats_with_counts(input, mean, invstd, running_mean, runni
 
     Merges per-process statistics (rows of ``mean``/``invstd``, ``counts`` elements each) into
     the global mean and ``invstd``, and updates the running statistics (unbiased variance) in place.
+    CUDA only, as in PyTorch.
     """
+    _cuda_only("batch_norm_gather_stats_with_counts", input)
     from .autograd.grad_mode import no_grad
     with no_grad():
         acc = mean.dtype
@@ -422,8 +435,9 @@ def batch_norm_gather_stats_with_counts(input, mean, invstd, running_mean, runni
 def batch_norm_gather_stats(input, mean, invstd, running_mean, running_var, momentum, eps, count):
     r"""batch_norm_gather_stats(input, mean, invstd, running_mean, running_var, momentum, eps, count) -> (Tensor, Tensor)
 
-    :func:`batch_norm_gather_stats_with_counts` with ``count`` elements in every process.
+    :func:`batch_norm_gather_stats_with_counts` with ``count`` elements in every process. CUDA only.
     """
+    _cuda_only("batch_norm_gather_stats", input)
     counts = _C.full((mean.shape[0],), count, dtype=mean.dtype)
     return batch_norm_gather_stats_with_counts(input, mean, invstd, running_mean, running_var, momentum, eps,
                                                counts)
@@ -455,8 +469,21 @@ def norm_except_dim(v, pow=2, dim=0):
     The ``pow``-norm over every dim but ``dim`` (kept, the others size 1); ``dim=-1`` gives the
     norm of the whole tensor. This is the ``g`` of weight normalisation.
     """
+    if dim != -1:
+        # ATen sizes the output (or transposes ``dim`` to the front) before it takes the norm,
+        # so a bad dim is reported before a bad dtype.
+        if v.dim() == 0 and dim == 0:
+            raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+        lo, hi = -max(v.dim(), 1), max(v.dim(), 1) - 1
+        if not lo <= dim <= hi:
+            raise IndexError(f"Dimension out of range (expected to be in range of [{lo}, {hi}], but got {dim})")
+    if not (v.dtype.is_floating_point or v.dtype.is_complex):
+        from ._random_ops import _scalar_name
+        raise RuntimeError(f"norm(): input dtype should be either floating point or complex. "
+                           f"Got {_scalar_name(v.dtype)} instead.")
     if dim == -1:
         return v.norm(pow)
+    dim %= v.dim()
     dims = [d for d in range(v.dim()) if d != dim]
     if not dims:
         return v.abs() if pow != 0 else (v != 0).to(v.dtype)
@@ -608,7 +635,14 @@ def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=
     Rows of ``weight`` at ``indices`` (ATen argument order: the weight first). ``padding_idx``
     (``-1``: none) is a row whose gradient stays zero.
     """
-    pad = None if padding_idx is None or padding_idx < 0 else padding_idx
+    if weight.dim() != 2:
+        raise RuntimeError("'weight' must be 2-D")
+    if indices.dtype not in (_C.int64, _C.int32):
+        raise RuntimeError(f"Expected tensor for argument #1 'indices' to have one of the following scalar types: "
+                           f"Long, Int; but got {indices.type()} instead (while checking arguments for embedding)")
+    # ATen only compares indices with padding_idx in the backward: one outside the rows is no row.
+    pad = int(padding_idx)
+    pad = pad if 0 <= pad < weight.shape[0] else None
     return _F().embedding(indices, weight, pad, None, 2.0, scale_grad_by_freq, sparse)
 
 
@@ -801,7 +835,7 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     output will have shape :math:`B \times P \times R`.
     """
     modes = {"use_mm_for_euclid_dist_if_necessary": None, "use_mm_for_euclid_dist": True,
-             "donot_use_mm_for_euclid_dist": False, None: None}
+             "donot_use_mm_for_euclid_dist": False}
     if compute_mode not in modes:
         raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
     if x1.dim() < 2 or x2.dim() < 2:
@@ -812,6 +846,7 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
         raise RuntimeError(f"cdist only supports floating-point dtypes, X1 got: {x1.dtype}")
     if p < 0:
         raise RuntimeError("cdist only supports non-negative p values")
+    p = float(p.item()) if isinstance(p, Tensor) else p
     use_mm = modes[compute_mode]
     P, R = x1.shape[-2], x2.shape[-2]
     if use_mm is None:
@@ -1071,15 +1106,109 @@ def gru(*args, **kwargs):
     return _rnn_entry("GRU", args, kwargs, "gru")
 
 
-def _hardshrink_method(self, lambd=0.5):
-    """See :func:`ferrotorch.hardshrink`."""
-    return hardshrink(self, lambd)
+# ----- argument schemas ------------------------------------------------------------------
+# PyTorch's Python signatures of these ops (``self`` is ``input`` at the top level): calls are
+# checked against them before the bodies run, so a wrong argument kind raises the TypeError
+# PyTorch's argument parser does. Several strings are overloads.
 
+_CONV = "Tensor input, Tensor weight, Tensor? bias=None, SymInt[{n}] stride=1, {pad} padding=0, " \
+        "SymInt[{n}] dilation=1, SymInt groups=1"
+_CONV_T = "Tensor input, Tensor weight, Tensor? bias=None, SymInt[{n}] stride=1, SymInt[{n}] padding=0, " \
+          "SymInt[{n}] output_padding=0, SymInt groups=1, SymInt[{n}] dilation=1"
+_MAX_POOL = "Tensor input, int[{n}] kernel_size, int[{n}] stride=[], int[{n}] padding=0, int[{n}] dilation=1, " \
+            "bool ceil_mode=False"
+_CELL = "Tensor input, {hx} hx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=None, Tensor? b_hh=None"
+_RNN = ("Tensor input, {hx} hx, Tensor[] params, bool has_biases, int num_layers, float dropout, bool train, "
+        "bool bidirectional, bool batch_first",
+        "Tensor data, Tensor batch_sizes, {hx} hx, Tensor[] params, bool has_biases, int num_layers, "
+        "float dropout, bool train, bool bidirectional")
+_DROPOUT = "Tensor input, float p, bool train"
+_BN = ("Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool {training}, "
+       "float momentum, float eps")
+_GATHER = ("Tensor input, Tensor mean, Tensor invstd, Tensor? running_mean, Tensor? running_var, float momentum, "
+           "float eps, {count}")
+_GRID = "Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners"
 
-def _prelu_method(self, weight):
-    """See :func:`ferrotorch.prelu`."""
-    return prelu(self, weight)
+_SCHEMAS = {
+    "hardshrink": "Tensor input, Scalar lambd=0.5",
+    "threshold": "Tensor input, Scalar threshold, Scalar value",
+    "threshold_": "Tensor input, Scalar threshold, Scalar value",
+    "rrelu": "Tensor input, Scalar lower=0.125, Scalar upper=0.3333333333333333, bool training=False, "
+             "Generator? generator=None",
+    "rrelu_": "Tensor input, Scalar lower=0.125, Scalar upper=0.3333333333333333, bool training=False, "
+              "Generator? generator=None",
+    "prelu": "Tensor input, Tensor weight",
+    "dropout": _DROPOUT, "dropout_": _DROPOUT, "alpha_dropout": _DROPOUT, "alpha_dropout_": _DROPOUT,
+    "feature_dropout": _DROPOUT, "feature_dropout_": _DROPOUT, "feature_alpha_dropout": _DROPOUT,
+    "feature_alpha_dropout_": _DROPOUT,
+    "native_dropout": "Tensor input, float p, bool? train",
+    "batch_norm": _BN.format(training="training") + ", bool cudnn_enabled",
+    "instance_norm": _BN.format(training="use_input_stats") + ", bool cudnn_enabled",
+    "native_batch_norm": _BN.format(training="training"),
+    "group_norm": "Tensor input, int num_groups, Tensor? weight=None, Tensor? bias=None, float eps=1e-05, "
+                  "bool cudnn_enabled=True",
+    "layer_norm": "Tensor input, SymInt[] normalized_shape, Tensor? weight=None, Tensor? bias=None, "
+                  "float eps=1e-05, bool cudnn_enable=True",
+    "rms_norm": "Tensor input, SymInt[] normalized_shape, Tensor? weight=None, float? eps=None",
+    "native_layer_norm": "Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps",
+    "native_group_norm": "Tensor input, Tensor? weight, Tensor? bias, SymInt N, SymInt C, SymInt HxW, int group, "
+                         "float eps",
+    "norm_except_dim": "Tensor v, int pow=2, int dim=0",
+    "batch_norm_stats": "Tensor input, float eps",
+    "batch_norm_elemt": "Tensor input, Tensor? weight, Tensor? bias, Tensor mean, Tensor invstd, float eps",
+    "batch_norm_gather_stats": _GATHER.format(count="int count"),
+    "batch_norm_gather_stats_with_counts": _GATHER.format(count="Tensor counts"),
+    "batch_norm_update_stats": "Tensor input, Tensor? running_mean, Tensor? running_var, float momentum",
+    "max_pool1d": _MAX_POOL.format(n=1), "max_pool2d": _MAX_POOL.format(n=2), "max_pool3d": _MAX_POOL.format(n=3),
+    "max_pool1d_with_indices": _MAX_POOL.format(n=1),
+    "avg_pool1d": "Tensor input, int[1] kernel_size, int[1] stride=[], int[1] padding=0, bool ceil_mode=False, "
+                  "bool count_include_pad=True",
+    "adaptive_avg_pool1d": "Tensor input, int[1] output_size",
+    "adaptive_max_pool1d": "Tensor input, int[1] output_size",
+    "conv1d": (_CONV.format(n=1, pad="SymInt[1]"), _CONV.format(n=1, pad="str")),
+    "conv2d": (_CONV.format(n=2, pad="SymInt[2]"), _CONV.format(n=2, pad="str")),
+    "conv3d": (_CONV.format(n=3, pad="SymInt[3]"), _CONV.format(n=3, pad="str")),
+    "conv_transpose1d": _CONV_T.format(n=1), "conv_transpose2d": _CONV_T.format(n=2),
+    "conv_transpose3d": _CONV_T.format(n=3),
+    "convolution": "Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, "
+                   "SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups",
+    "conv_tbc": "Tensor input, Tensor weight, Tensor bias, int pad=0",
+    "embedding": "Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, "
+                 "bool sparse=False",
+    "embedding_bag": ("Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq=False, int mode=0, "
+                      "bool sparse=False, Tensor? per_sample_weights=None, bool include_last_offset=False",
+                      "Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq, int mode, "
+                      "bool sparse, Tensor? per_sample_weights, bool include_last_offset, int? padding_idx"),
+    "embedding_renorm_": "Tensor input, Tensor indices, float max_norm, float norm_type",
+    "grid_sampler": _GRID, "grid_sampler_2d": _GRID, "grid_sampler_3d": _GRID,
+    "affine_grid_generator": "Tensor theta, SymInt[] size, bool align_corners",
+    "constant_pad_nd": "Tensor input, SymInt[] pad, Scalar value=0",
+    "pixel_shuffle": "Tensor input, int upscale_factor",
+    "pixel_unshuffle": "Tensor input, int downscale_factor",
+    # torch.cdist is Python: any compute_mode but its three names is a ValueError of the body.
+    "cdist": "Tensor x1, Tensor x2, float p=2.0, Any compute_mode='use_mm_for_euclid_dist_if_necessary'",
+    "binary_cross_entropy_with_logits": "Tensor input, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, "
+                                        "int reduction=1",
+    "cosine_embedding_loss": "Tensor input1, Tensor input2, Tensor target, float margin=0.0, int reduction=1",
+    "ctc_loss": ("Tensor log_probs, Tensor targets, int[] input_lengths, int[] target_lengths, int blank=0, "
+                 "int reduction=1, bool zero_infinity=False",
+                 "Tensor log_probs, Tensor targets, Tensor input_lengths, Tensor target_lengths, int blank=0, "
+                 "int reduction=1, bool zero_infinity=False"),
+    "hinge_embedding_loss": "Tensor input, Tensor target, float margin=1.0, int reduction=1",
+    "kl_div": "Tensor input, Tensor target, int reduction=1, *, bool log_target=False",
+    "margin_ranking_loss": "Tensor input1, Tensor input2, Tensor target, float margin=0.0, int reduction=1",
+    "poisson_nll_loss": "Tensor input, Tensor target, bool log_input, bool full, float eps, int reduction",
+    "triplet_margin_loss": "Tensor anchor, Tensor positive, Tensor negative, float margin=1.0, float p=2.0, "
+                           "float eps=1e-06, bool swap=False, int reduction=1",
+    "rnn_tanh_cell": _CELL.format(hx="Tensor"), "rnn_relu_cell": _CELL.format(hx="Tensor"),
+    "lstm_cell": _CELL.format(hx="Tensor[]"), "gru_cell": _CELL.format(hx="Tensor"),
+    "rnn_tanh": tuple(s.format(hx="Tensor") for s in _RNN), "rnn_relu": tuple(s.format(hx="Tensor") for s in _RNN),
+    "lstm": tuple(s.format(hx="Tensor[]") for s in _RNN), "gru": tuple(s.format(hx="Tensor") for s in _RNN),
+}
 
+for _name, _schema in _SCHEMAS.items():
+    globals()[_name] = _args.signature(*((_schema,) if isinstance(_schema, str) else _schema))(globals()[_name])
+del _name, _schema
 
-Tensor.hardshrink = _hardshrink_method
-Tensor.prelu = _prelu_method
+Tensor.hardshrink = _args.method_signature(hardshrink)
+Tensor.prelu = _args.method_signature(prelu)

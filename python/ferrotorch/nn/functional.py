@@ -139,6 +139,9 @@ def softshrink(input, lambd=0.5):
 def hardshrink(input, lambd=0.5):
     """``x`` where ``|x| > lambd``, else zero."""
     lambd = _args.number(lambd, "hardshrink", "lambd", 2)
+    if not input.dtype.is_floating_point:
+        from .._random_ops import _not_impl
+        raise _not_impl("hardshrink_cpu", input.dtype)
     if input.dtype.is_floating_point and not isinstance(lambd, bool):
         # lambd in the input's dtype, as PyTorch's kernel compares
         return _m._act("hardshrink", input, _C.full((), lambd, dtype=input.dtype).item())
@@ -1899,9 +1902,19 @@ def upsample_bilinear(input, size=None, scale_factor=None):
     return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
 
 
+def _pixel_shuffle_check(input, r, op, name):
+    r = _args.integer(r, op, name, 2)
+    if input.dim() < 3:
+        raise RuntimeError(f"{op} expects input to have at least 3 dimensions, but got input with {input.dim()} "
+                           f"dimension(s)")
+    if r <= 0:
+        raise RuntimeError(f"{op} expects a positive {name}, but got {r}")
+    return r
+
+
 def pixel_shuffle(input, upscale_factor):
     r"""``(*, C*r*r, H, W) -> (*, C, H*r, W*r)``."""
-    r = upscale_factor
+    r = _pixel_shuffle_check(input, upscale_factor, "pixel_shuffle", "upscale_factor")
     *lead, c, h, w = input.shape
     if c % (r * r):
         raise RuntimeError(
@@ -1916,7 +1929,7 @@ def pixel_shuffle(input, upscale_factor):
 
 def pixel_unshuffle(input, downscale_factor):
     r"""``(*, C, H*r, W*r) -> (*, C*r*r, H, W)``."""
-    r = downscale_factor
+    r = _pixel_shuffle_check(input, downscale_factor, "pixel_unshuffle", "downscale_factor")
     *lead, c, h, w = input.shape
     if h % r or w % r:
         raise RuntimeError(
