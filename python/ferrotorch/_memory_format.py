@@ -383,13 +383,17 @@ def randint_like(input, low=0, high=None, *, generator=None, dtype=None, layout=
         low, high = 0, low
     if isinstance(high, Tensor):
         # The ``Tensor high`` overload: any one-element CPU tensor, its value truncated.
-        if high.numel() != 1 or high.device.type != "cpu":
+        if high.dim() != 0 or high.device.type != "cpu":
             raise RuntimeError("high must be a scalar tensor and on CPU")
         high = int(high.item())
     low, high = int(low), int(high)
-    if low >= high:
-        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
     out = empty_like(input, dtype=dtype, layout=layout, device=device, memory_format=memory_format)
-    vals = _C.randint(low, high, tuple(input.shape), generator=generator, dtype=out.dtype, device=out.device)
-    out.copy_(vals)
+    if out.dtype == _C.bool and low < high:
+        # random_'s range check for bool, which random_ itself (unbounded form) skips.
+        from ._random_ops import _int_bound_error
+        if not 0 <= low <= 1:
+            raise _int_bound_error("from", out.dtype)
+        if not 0 <= high - 1 <= 1:
+            raise _int_bound_error("to - 1", out.dtype)
+    out.random_(low, high, generator=generator)
     return out.requires_grad_() if requires_grad else out

@@ -57,6 +57,13 @@ def _reduction(r):
     return _REDUCTIONS[r]
 
 
+def _shape_errors_first(fn, input, *args, **kwargs):
+    # PyTorch checks shapes and arguments before it dispatches on the dtype: an input of a dtype
+    # the kernel lacks gets those errors first, so the float op runs on a zero-memory stand-in.
+    if not input.dtype.is_floating_point:
+        fn(_C.zeros((), dtype=_C.float32).expand(tuple(input.shape)), *args, **kwargs)
+
+
 def _stride_arg(stride):
     # ATen's ``int[] stride=[]`` means "same as kernel_size".
     if stride is None or (isinstance(stride, (list, tuple)) and len(stride) == 0):
@@ -269,6 +276,23 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05, cudnn_enabl
 
     Group normalisation; see :func:`torch.nn.functional.group_norm`.
     """
+    if input.dim() == 0:
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+    if input.dim() == 1:
+        raise IndexError("Dimension out of range (expected to be in range of [-1, 0], but got 1)")
+    C = input.shape[1]
+    if num_groups <= 0:
+        raise RuntimeError(f"Expected num groups to be greater than 0, got {num_groups}")
+    if C % num_groups:
+        raise RuntimeError(f"Expected number of channels in input to be divisible by num_groups, but got input of "
+                           f"shape {list(input.shape)} and num_groups={num_groups}")
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and (t.dim() != 1 or t.numel() != C):
+            raise RuntimeError(f"Expected {name} to be a vector of size equal to the number of channels in input, "
+                               f"but got {name} of shape {list(t.shape)} and input of shape {list(input.shape)}")
+    if not input.dtype.is_floating_point:
+        from ._random_ops import _not_impl
+        raise _not_impl("GroupNormKernelImpl", input.dtype)
     return _F().group_norm(input, num_groups, weight, bias, eps)
 
 
@@ -481,13 +505,26 @@ def norm_except_dim(v, pow=2, dim=0):
         from ._random_ops import _scalar_name
         raise RuntimeError(f"norm(): input dtype should be either floating point or complex. "
                            f"Got {_scalar_name(v.dtype)} instead.")
+    return _norm_except_dim(v, pow, dim)
+
+
+def _norm_except_dim(v, pow, dim):
+    # As ATen: a 2-d view with ``dim`` as rows (the first) or columns (the last), else ``dim``
+    # transposed to the front; views of empty tensors fail as PyTorch's do.
     if dim == -1:
         return v.norm(pow)
-    dim %= v.dim()
-    dims = [d for d in range(v.dim()) if d != dim]
-    if not dims:
-        return v.abs() if pow != 0 else (v != 0).to(v.dtype)
-    return v.norm(pow, dim=dims, keepdim=True)
+    if dim == 0 or dim == v.dim() - 1:
+        first = dim == 0
+        n = v.shape[dim]
+        if v.numel() == 0 and n == 0 and v.dim() > 1:
+            shape = [0, -1] if first else [-1, 0]
+            raise RuntimeError(f"cannot reshape tensor of 0 elements into shape {shape} because the unspecified "
+                               f"dimension size -1 can be any value and is ambiguous")
+        out = [1] * v.dim()
+        out[dim] = n
+        flat = v.contiguous().reshape((n, -1) if first else (-1, n))
+        return flat.norm(pow, dim=1 if first else 0).reshape(out)
+    return _norm_except_dim(v.transpose(0, dim), pow, 0).transpose(0, dim)
 
 
 # ----- pooling ---------------------------------------------------------------------------
@@ -498,6 +535,7 @@ def max_pool1d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=F
 
     1-d max pooling; an empty ``stride`` means ``kernel_size``.
     """
+    _shape_errors_first(_F().max_pool1d, input, kernel_size, _stride_arg(stride), padding, dilation, ceil_mode)
     return _F().max_pool1d(input, kernel_size, _stride_arg(stride), padding, dilation, ceil_mode)
 
 
@@ -506,6 +544,7 @@ def max_pool1d_with_indices(input, kernel_size, stride=(), padding=0, dilation=1
 
     :func:`max_pool1d` that also returns the argmax positions.
     """
+    _shape_errors_first(_F().max_pool1d, input, kernel_size, _stride_arg(stride), padding, dilation, ceil_mode)
     return _F().max_pool1d(input, kernel_size, _stride_arg(stride), padding, dilation, ceil_mode,
                            return_indices=True)
 
@@ -515,6 +554,7 @@ def max_pool2d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=F
 
     2-d max pooling; an empty ``stride`` means ``kernel_size``.
     """
+    _shape_errors_first(_F().max_pool2d, input, kernel_size, _stride_arg(stride), padding, dilation, ceil_mode)
     return _F().max_pool2d(input, kernel_size, _stride_arg(stride), padding, dilation, ceil_mode)
 
 
@@ -523,6 +563,7 @@ def max_pool3d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=F
 
     3-d max pooling; an empty ``stride`` means ``kernel_size``.
     """
+    _shape_errors_first(_F().max_pool3d, input, kernel_size, _stride_arg(stride), padding, dilation, ceil_mode)
     return _F().max_pool3d(input, kernel_size, _stride_arg(stride), padding, dilation, ceil_mode)
 
 
@@ -531,7 +572,9 @@ def avg_pool1d(input, kernel_size, stride=(), padding=0, ceil_mode=False, count_
 
     1-d average pooling; an empty ``stride`` means ``kernel_size``.
     """
-    return _F().avg_pool1d(input, kernel_size, _stride_arg(stride), padding, ceil_mode, count_include_pad)
+    args = (kernel_size, _stride_arg(stride), padding, ceil_mode, count_include_pad)
+    _shape_errors_first(_F().avg_pool1d, input, *args)
+    return _F().avg_pool1d(input, *args)
 
 
 def adaptive_avg_pool1d(input, output_size):
@@ -539,7 +582,19 @@ def adaptive_avg_pool1d(input, output_size):
 
     1-d average pooling to ``output_size`` positions.
     """
-    return _F().adaptive_avg_pool1d(input, output_size)
+    size = _check_adaptive_1d(input, output_size, "adaptive_avg_pool1d")
+    if size < 0:
+        raise RuntimeError(f"adaptive_avg_pool2d: elements of output_size must be greater than or equal to 0 but "
+                           f"received {{1, {size}}}")
+    if size == 1:
+        # ATen takes a mean for a 1x1 output (which has no kernel-dtype check of its own).
+        return input.mean(-1, keepdim=True)
+    if input.shape[-1] == 0:
+        raise RuntimeError(f"adaptive_avg_pool2d(): Expected input to have non-zero size for non-batch dimensions, "
+                           f"but input has sizes {list(input.shape[:-1]) + [1, 0]} with dimension {input.dim()} "
+                           f"being empty")
+    _shape_errors_first(_F().adaptive_avg_pool1d, input, size)
+    return _F().adaptive_avg_pool1d(input, size)
 
 
 def adaptive_max_pool1d(input, output_size):
@@ -547,10 +602,42 @@ def adaptive_max_pool1d(input, output_size):
 
     1-d max pooling to ``output_size`` positions; returns the values and their indices.
     """
-    return _F().adaptive_max_pool1d(input, output_size, return_indices=True)
+    size = _check_adaptive_1d(input, output_size, "adaptive_max_pool1d")
+    for i in range(1, input.dim()):
+        if input.shape[i] == 0:
+            raise RuntimeError(f"adaptive_max_pool1d(): Expected input to have non-zero size for non-batch "
+                               f"dimensions, but input has sizes {list(input.shape)} with dimension {i} being empty")
+    if size < 0:
+        shape = list(input.shape[:-1]) + [1, size]
+        raise RuntimeError(f"Trying to create tensor with negative dimension {size}: {shape}")
+    _shape_errors_first(_F().adaptive_max_pool1d, input, size)
+    return _F().adaptive_max_pool1d(input, size, return_indices=True)
+
+
+def _check_adaptive_1d(input, output_size, op):
+    if input.dim() not in (2, 3):
+        raise RuntimeError(f"Expected 2 to 3 dimensions, but got {input.dim()}-dimensional tensor for argument #1 "
+                           f"'self' (while checking arguments for {op})")
+    sizes = [output_size] if not isinstance(output_size, (list, tuple)) else list(output_size)
+    if len(sizes) != 1:
+        raise RuntimeError(f"{op}() argument 'output_size' should contain one int (got {len(sizes)})")
+    return int(sizes[0])
 
 
 # ----- convolution -----------------------------------------------------------------------
+
+
+def _conv_checks(n, input, weight, stride, op):
+    if input.dim() not in (n + 1, n + 2):
+        raise RuntimeError(f"Expected {n + 1}D (unbatched) or {n + 2}D (batched) input to {op}, but got input of "
+                           f"size: {list(input.shape)}")
+    if weight.dim() < 3:
+        raise RuntimeError("weight should have at least three dimensions")
+    k = weight.dim() - 2
+    if k != n:
+        st = [int(stride)] * n if not isinstance(stride, (list, tuple)) else [int(x) for x in stride]
+        raise RuntimeError(f"expected stride to be a single integer value or a list of {k} values to match the "
+                           f"convolution dimensions, but got stride={st}")
 
 
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
@@ -558,6 +645,7 @@ def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
 
     See :func:`torch.nn.functional.conv1d`.
     """
+    _conv_checks(1, input, weight, stride, "conv1d")
     return _F().conv1d(input, weight, bias, stride, padding, dilation, groups)
 
 
@@ -566,6 +654,7 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
 
     See :func:`torch.nn.functional.conv2d`.
     """
+    _conv_checks(2, input, weight, stride, "conv2d")
     return _F().conv2d(input, weight, bias, stride, padding, dilation, groups)
 
 
@@ -574,6 +663,7 @@ def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
 
     See :func:`torch.nn.functional.conv3d`.
     """
+    _conv_checks(3, input, weight, stride, "conv3d")
     return _F().conv3d(input, weight, bias, stride, padding, dilation, groups)
 
 
@@ -582,6 +672,7 @@ def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_paddi
 
     See :func:`torch.nn.functional.conv_transpose1d`.
     """
+    _conv_checks(1, input, weight, stride, "conv_transpose1d")
     return _F().conv_transpose1d(input, weight, bias, stride, padding, output_padding, groups, dilation)
 
 
@@ -590,6 +681,7 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
 
     See :func:`torch.nn.functional.conv_transpose2d`.
     """
+    _conv_checks(2, input, weight, stride, "conv_transpose2d")
     return _F().conv_transpose2d(input, weight, bias, stride, padding, output_padding, groups, dilation)
 
 
@@ -598,6 +690,7 @@ def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_paddi
 
     See :func:`torch.nn.functional.conv_transpose3d`.
     """
+    _conv_checks(3, input, weight, stride, "conv_transpose3d")
     return _F().conv_transpose3d(input, weight, bias, stride, padding, output_padding, groups, dilation)
 
 
@@ -878,17 +971,30 @@ def _cat(ts, dim):
 # ----- losses ----------------------------------------------------------------------------
 
 
-def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None, reduction=1):
+def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None, reduction=0):
     r"""binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None, reduction=1) -> Tensor
 
     See :func:`torch.nn.functional.binary_cross_entropy_with_logits`; ``reduction`` is 0 none,
-    1 mean, 2 sum.
+    1 mean, 2 sum. Unlike the functional form, ``input`` broadcasts to ``target``'s shape.
+
+    .. note:: As in PyTorch, the losses at the top level take ``reduction=0`` (none) when it is
+       not given, whatever their documented default.
     """
+    if not input.dtype.is_floating_point:
+        from ._random_ops import _not_impl
+        raise _not_impl("log_sigmoid_cpu", input.dtype)
+    if tuple(input.shape) != tuple(target.shape):
+        from . import broadcast_shapes
+        shape = tuple(broadcast_shapes(input.shape, target.shape))
+        if shape != tuple(target.shape):
+            raise RuntimeError(f"output with shape {list(target.shape)} doesn't match the broadcast shape "
+                               f"{list(shape)}")
+        input = input.expand(shape)
     return _F().binary_cross_entropy_with_logits(input, target, weight, reduction=_reduction(reduction),
                                                  pos_weight=pos_weight)
 
 
-def cosine_embedding_loss(input1, input2, target, margin=0.0, reduction=1):
+def cosine_embedding_loss(input1, input2, target, margin=0.0, reduction=0):
     r"""cosine_embedding_loss(input1, input2, target, margin=0., reduction=1) -> Tensor
 
     See :func:`torch.nn.functional.cosine_embedding_loss`.
@@ -896,7 +1002,7 @@ def cosine_embedding_loss(input1, input2, target, margin=0.0, reduction=1):
     return _F().cosine_embedding_loss(input1, input2, target, margin, reduction=_reduction(reduction))
 
 
-def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction=1, zero_infinity=False):
+def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction=0, zero_infinity=False):
     r"""ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction=1, zero_infinity=False) -> Tensor
 
     See :func:`torch.nn.functional.ctc_loss`.
@@ -905,7 +1011,7 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
                          zero_infinity)
 
 
-def hinge_embedding_loss(input, target, margin=1.0, reduction=1):
+def hinge_embedding_loss(input, target, margin=1.0, reduction=0):
     r"""hinge_embedding_loss(input, target, margin=1., reduction=1) -> Tensor
 
     See :func:`torch.nn.functional.hinge_embedding_loss`.
@@ -913,19 +1019,22 @@ def hinge_embedding_loss(input, target, margin=1.0, reduction=1):
     return _F().hinge_embedding_loss(input, target, margin, reduction=_reduction(reduction))
 
 
-def kl_div(input, target, reduction=1, *, log_target=False):
+def kl_div(input, target, reduction=0, *, log_target=False):
     r"""kl_div(input, target, reduction=1, *, log_target=False) -> Tensor
 
     Pointwise KL divergence ``target * (log(target) - input)``; ``reduction=1`` averages over all
     elements (PyTorch's ATen op; ``F.kl_div``'s ``'batchmean'`` has no integer code).
     """
+    if not (input.dtype.is_floating_point or input.dtype.is_complex) or not (
+            target.dtype.is_floating_point or target.dtype.is_complex):
+        raise RuntimeError("kl_div: Integral inputs not supported.")
     with warnings.catch_warnings():
         # The functional form warns that 'mean' is not the true KL divergence; ATen's does not.
         warnings.simplefilter("ignore")
         return _F().kl_div(input, target, reduction=_reduction(reduction), log_target=log_target)
 
 
-def margin_ranking_loss(input1, input2, target, margin=0.0, reduction=1):
+def margin_ranking_loss(input1, input2, target, margin=0.0, reduction=0):
     r"""margin_ranking_loss(input1, input2, target, margin=0., reduction=1) -> Tensor
 
     See :func:`torch.nn.functional.margin_ranking_loss`.
@@ -941,7 +1050,7 @@ def poisson_nll_loss(input, target, log_input, full, eps, reduction):
     return _F().poisson_nll_loss(input, target, log_input, full, eps=eps, reduction=_reduction(reduction))
 
 
-def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2.0, eps=1e-06, swap=False, reduction=1):
+def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2.0, eps=1e-06, swap=False, reduction=0):
     r"""triplet_margin_loss(anchor, positive, negative, margin=1., p=2., eps=1e-06, swap=False, reduction=1) -> Tensor
 
     See :func:`torch.nn.functional.triplet_margin_loss`.
@@ -1188,18 +1297,18 @@ _SCHEMAS = {
     # torch.cdist is Python: any compute_mode but its three names is a ValueError of the body.
     "cdist": "Tensor x1, Tensor x2, float p=2.0, Any compute_mode='use_mm_for_euclid_dist_if_necessary'",
     "binary_cross_entropy_with_logits": "Tensor input, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, "
-                                        "int reduction=1",
-    "cosine_embedding_loss": "Tensor input1, Tensor input2, Tensor target, float margin=0.0, int reduction=1",
+                                        "int reduction=0",
+    "cosine_embedding_loss": "Tensor input1, Tensor input2, Tensor target, float margin=0.0, int reduction=0",
     "ctc_loss": ("Tensor log_probs, Tensor targets, int[] input_lengths, int[] target_lengths, int blank=0, "
-                 "int reduction=1, bool zero_infinity=False",
+                 "int reduction=0, bool zero_infinity=False",
                  "Tensor log_probs, Tensor targets, Tensor input_lengths, Tensor target_lengths, int blank=0, "
-                 "int reduction=1, bool zero_infinity=False"),
-    "hinge_embedding_loss": "Tensor input, Tensor target, float margin=1.0, int reduction=1",
-    "kl_div": "Tensor input, Tensor target, int reduction=1, *, bool log_target=False",
-    "margin_ranking_loss": "Tensor input1, Tensor input2, Tensor target, float margin=0.0, int reduction=1",
+                 "int reduction=0, bool zero_infinity=False"),
+    "hinge_embedding_loss": "Tensor input, Tensor target, float margin=1.0, int reduction=0",
+    "kl_div": "Tensor input, Tensor target, int reduction=0, *, bool log_target=False",
+    "margin_ranking_loss": "Tensor input1, Tensor input2, Tensor target, float margin=0.0, int reduction=0",
     "poisson_nll_loss": "Tensor input, Tensor target, bool log_input, bool full, float eps, int reduction",
     "triplet_margin_loss": "Tensor anchor, Tensor positive, Tensor negative, float margin=1.0, float p=2.0, "
-                           "float eps=1e-06, bool swap=False, int reduction=1",
+                           "float eps=1e-06, bool swap=False, int reduction=0",
     "rnn_tanh_cell": _CELL.format(hx="Tensor"), "rnn_relu_cell": _CELL.format(hx="Tensor"),
     "lstm_cell": _CELL.format(hx="Tensor[]"), "gru_cell": _CELL.format(hx="Tensor"),
     "rnn_tanh": tuple(s.format(hx="Tensor") for s in _RNN), "rnn_relu": tuple(s.format(hx="Tensor") for s in _RNN),

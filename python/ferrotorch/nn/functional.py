@@ -166,6 +166,10 @@ def glu(input, dim=-1):
 
 def prelu(input, weight):
     """``max(0, x) + weight * min(0, x)``, one weight per channel (dim 1) or shared."""
+    if input.dtype != weight.dtype:
+        from .._random_ops import _scalar_name
+        raise RuntimeError(f"prelu: Type promoting not supported. Got {_scalar_name(input.dtype)} and "
+                           f"{_scalar_name(weight.dtype)}")
     w = weight
     if weight.numel() != 1:
         if input.dim() < 2 and input.dim() != 1:
@@ -180,6 +184,9 @@ def prelu(input, weight):
             w = weight.reshape([ch] + [1] * (input.dim() - 2))
     # where, not clamp(min=0) + w * clamp(max=0): at x == 0 both clamps pass the
     # gradient; PyTorch's derivative there is w.
+    if not input.dtype.is_floating_point:
+        from .._random_ops import _not_impl
+        raise _not_impl("prelu_cpu", input.dtype)
     return _s.where(input > 0, input, w * input)
 
 
