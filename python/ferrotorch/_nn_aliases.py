@@ -104,6 +104,7 @@ def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, generator=None):
     Randomised leaky ReLU: negative inputs are scaled by a slope drawn from ``U(lower, upper)``
     in training, by ``(lower + upper) / 2`` otherwise.
     """
+    _check_rrelu(lower, upper)
     if generator is None or not training:
         return _F().rrelu(input, lower, upper, training)
     return _rrelu_gen(input, lower, upper, generator, False)
@@ -114,9 +115,19 @@ def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False, generator=None):
 
     In-place :func:`rrelu`.
     """
+    _check_rrelu(lower, upper)
     if generator is None or not training:
         return _F().rrelu_(input, lower, upper, training)
     return _rrelu_gen(input, lower, upper, generator, True)
+
+
+def _check_rrelu(lower, upper):
+    lo, hi = float(lower), float(upper)
+    for name, v in (("lower", lo), ("upper", hi)):
+        if not math.isfinite(v):
+            raise RuntimeError(f"rrelu: {name} bound must be finite, got {v}")
+    if lo > hi:
+        raise RuntimeError("Lower bound should be less than or equal to the upper bound")
 
 
 def _rrelu_gen(input, lower, upper, generator, inplace):
@@ -293,6 +304,8 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05, cudnn_enabl
     if not input.dtype.is_floating_point:
         from ._random_ops import _not_impl
         raise _not_impl("GroupNormKernelImpl", input.dtype)
+    if input.numel() == 0:
+        return _empty_result(input, tuple(input.shape))
     return _F().group_norm(input, num_groups, weight, bias, eps)
 
 
@@ -535,8 +548,7 @@ def max_pool1d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=F
 
     1-d max pooling; an empty ``stride`` means ``kernel_size``.
     """
-    _shape_errors_first(_F().max_pool1d, input, kernel_size, _stride_arg(stride), padding, dilation, ceil_mode)
-    return _F().max_pool1d(input, kernel_size, _stride_arg(stride), padding, dilation, ceil_mode)
+    return _max_pool1d(input, kernel_size, _stride_arg(stride), padding, dilation, ceil_mode, False)
 
 
 def max_pool1d_with_indices(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
@@ -544,9 +556,19 @@ def max_pool1d_with_indices(input, kernel_size, stride=(), padding=0, dilation=1
 
     :func:`max_pool1d` that also returns the argmax positions.
     """
-    _shape_errors_first(_F().max_pool1d, input, kernel_size, _stride_arg(stride), padding, dilation, ceil_mode)
-    return _F().max_pool1d(input, kernel_size, _stride_arg(stride), padding, dilation, ceil_mode,
-                           return_indices=True)
+    return _max_pool1d(input, kernel_size, _stride_arg(stride), padding, dilation, ceil_mode, True)
+
+
+def _max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode, indices):
+    F = _F()
+    _shape_errors_first(F.max_pool1d, input, kernel_size, stride, padding, dilation, ceil_mode)
+    if input.dim() == 3 and input.shape[0] == 0:
+        # An empty batch: the output length of one sample, no elements.
+        proxy = _C.zeros((), dtype=_C.float32).expand((1,) + tuple(input.shape[1:]))
+        shape = (0,) + tuple(F.max_pool1d(proxy, kernel_size, stride, padding, dilation, ceil_mode).shape[1:])
+        out = _empty_result(input, shape)
+        return (out, _C.zeros(shape, dtype=_C.int64, device=input.device)) if indices else out
+    return F.max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices=indices)
 
 
 def max_pool2d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
@@ -573,6 +595,11 @@ def avg_pool1d(input, kernel_size, stride=(), padding=0, ceil_mode=False, count_
     1-d average pooling; an empty ``stride`` means ``kernel_size``.
     """
     args = (kernel_size, _stride_arg(stride), padding, ceil_mode, count_include_pad)
+    if input.dim() in (2, 3):
+        shape = list(input.shape[:-1]) + [1, input.shape[-1]]
+        if 0 in shape[-3:]:
+            raise RuntimeError(f"Expected 3D or 4D (batch mode) tensor with optional 0 dim batch size for input, "
+                               f"but got:{shape}")
     _shape_errors_first(_F().avg_pool1d, input, *args)
     return _F().avg_pool1d(input, *args)
 
@@ -593,6 +620,8 @@ def adaptive_avg_pool1d(input, output_size):
         raise RuntimeError(f"adaptive_avg_pool2d(): Expected input to have non-zero size for non-batch dimensions, "
                            f"but input has sizes {list(input.shape[:-1]) + [1, 0]} with dimension {input.dim()} "
                            f"being empty")
+    if size == 0 or input.numel() == 0:
+        return _empty_result(input, tuple(input.shape[:-1]) + (size,))
     _shape_errors_first(_F().adaptive_avg_pool1d, input, size)
     return _F().adaptive_avg_pool1d(input, size)
 
@@ -611,7 +640,15 @@ def adaptive_max_pool1d(input, output_size):
         shape = list(input.shape[:-1]) + [1, size]
         raise RuntimeError(f"Trying to create tensor with negative dimension {size}: {shape}")
     _shape_errors_first(_F().adaptive_max_pool1d, input, size)
+    if size == 0 or input.numel() == 0:
+        shape = tuple(input.shape[:-1]) + (size,)
+        return _empty_result(input, shape), _C.zeros(shape, dtype=_C.int64, device=input.device)
     return _F().adaptive_max_pool1d(input, size, return_indices=True)
+
+
+def _empty_result(input, shape):
+    # An output without elements, still in input's graph.
+    return input.reshape(-1).narrow(0, 0, 0).reshape(shape)
 
 
 def _check_adaptive_1d(input, output_size, op):
@@ -728,6 +765,9 @@ def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=
     Rows of ``weight`` at ``indices`` (ATen argument order: the weight first). ``padding_idx``
     (``-1``: none) is a row whose gradient stays zero.
     """
+    if weight.dim() == 0 and weight.requires_grad and _C.is_grad_enabled():
+        # PyTorch's autograd wrapper records weight.size(0) before the op checks anything.
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
     if weight.dim() != 2:
         raise RuntimeError("'weight' must be 2-D")
     if indices.dtype not in (_C.int64, _C.int32):
@@ -939,6 +979,12 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
         raise RuntimeError(f"cdist only supports floating-point dtypes, X1 got: {x1.dtype}")
     if p < 0:
         raise RuntimeError("cdist only supports non-negative p values")
+    if x1.dtype != x2.dtype:
+        from ._random_ops import _scalar_name
+        raise RuntimeError(f"expected scalar type {_scalar_name(x1.dtype)} but found {_scalar_name(x2.dtype)}")
+    if x1.dtype in (_C.float16, _C.bfloat16):
+        from ._random_ops import _not_impl
+        raise _not_impl("cdist", x1.dtype)
     p = float(p.item()) if isinstance(p, Tensor) else p
     use_mm = modes[compute_mode]
     P, R = x1.shape[-2], x2.shape[-2]
@@ -1016,7 +1062,14 @@ def hinge_embedding_loss(input, target, margin=1.0, reduction=0):
 
     See :func:`torch.nn.functional.hinge_embedding_loss`.
     """
-    return _F().hinge_embedding_loss(input, target, margin, reduction=_reduction(reduction))
+    red = _reduction(reduction)
+    if input.dtype.is_floating_point:
+        return _F().hinge_embedding_loss(input, target, margin, reduction=red)
+    # ATen computes ``margin - input`` as full_like(input, margin) - input: integers stay integers.
+    zeros = _C.zeros_like(input)
+    margin_clamp = (_C.full_like(input, margin) - input).clamp_min(0)
+    out = margin_clamp.where(target != 1, zeros) + input.where(target != -1, zeros)
+    return out if red == "none" else out.mean() if red == "mean" else out.sum()
 
 
 def kl_div(input, target, reduction=0, *, log_target=False):

@@ -174,7 +174,7 @@ def prelu(input, weight):
     if weight.numel() != 1:
         if input.dim() < 2 and input.dim() != 1:
             raise RuntimeError("Not allow zero-dim input tensor.")
-        ch = input.shape[1] if input.dim() >= 2 else input.shape[0]
+        ch = input.shape[1] if input.dim() >= 2 else 1
         if weight.numel() != ch:
             raise RuntimeError(
                 f"Mismatch of parameter numbers and input channel size. Found parameter numbers = {weight.numel()} "
