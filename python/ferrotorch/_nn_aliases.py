@@ -639,10 +639,13 @@ def adaptive_max_pool1d(input, output_size):
     if size < 0:
         shape = list(input.shape[:-1]) + [1, size]
         raise RuntimeError(f"Trying to create tensor with negative dimension {size}: {shape}")
-    _shape_errors_first(_F().adaptive_max_pool1d, input, size)
     if size == 0 or input.numel() == 0:
+        if not input.dtype.is_floating_point:
+            from ._random_ops import _not_impl
+            raise _not_impl("adaptive_max_pool2d", input.dtype)
         shape = tuple(input.shape[:-1]) + (size,)
         return _empty_result(input, shape), _C.zeros(shape, dtype=_C.int64, device=input.device)
+    _shape_errors_first(_F().adaptive_max_pool1d, input, size)
     return _F().adaptive_max_pool1d(input, size, return_indices=True)
 
 
@@ -979,12 +982,12 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
         raise RuntimeError(f"cdist only supports floating-point dtypes, X1 got: {x1.dtype}")
     if p < 0:
         raise RuntimeError("cdist only supports non-negative p values")
-    if x1.dtype != x2.dtype:
-        from ._random_ops import _scalar_name
-        raise RuntimeError(f"expected scalar type {_scalar_name(x1.dtype)} but found {_scalar_name(x2.dtype)}")
     if x1.dtype in (_C.float16, _C.bfloat16):
         from ._random_ops import _not_impl
         raise _not_impl("cdist", x1.dtype)
+    if x1.dtype != x2.dtype:
+        from ._random_ops import _scalar_name
+        raise RuntimeError(f"expected scalar type {_scalar_name(x1.dtype)} but found {_scalar_name(x2.dtype)}")
     p = float(p.item()) if isinstance(p, Tensor) else p
     use_mm = modes[compute_mode]
     P, R = x1.shape[-2], x2.shape[-2]
