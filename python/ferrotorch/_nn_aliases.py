@@ -64,6 +64,35 @@ def _shape_errors_first(fn, input, *args, **kwargs):
         fn(_C.zeros((), dtype=_C.float32).expand(tuple(input.shape)), *args, **kwargs)
 
 
+_WORDS = {2: "two", 3: "three"}
+
+
+def _pool_lists(op, n, **lists):
+    # The length checks the ops make of their int[] arguments (a single int always passes).
+    for name, v in lists.items():
+        if not isinstance(v, (list, tuple)):
+            continue
+        k = len(v)
+        if name == "stride" and k == 0:
+            continue
+        if n == 1:
+            if op != "max_pool1d":
+                ok = k == 1
+                msg = f"{op.replace('_with_indices', '')}() argument '{name}' should contain one int (got {k})"
+            else:
+                ok = k == 1
+                what = {"kernel_size": "an int, list of ints or", "stride": "None, an int, list of ints, or",
+                        "padding": "an int, list of ints, or", "dilation": "an int, list of ints or"}[name]
+                msg = f"max_pool1d() {name} must be {what} tuple of ints of size 1 but got size {k}"
+        else:
+            ok = k in (1, n)
+            lead = {"kernel_size": "either be", "stride": "either be omitted,", "padding": "either be",
+                    "dilation": "be either"}[name]
+            msg = f"{op}: {name} must {lead} a single int, or a tuple of {_WORDS[n]} ints"
+        if not ok:
+            raise RuntimeError(msg)
+
+
 def _stride_arg(stride):
     # ATen's ``int[] stride=[]`` means "same as kernel_size".
     if stride is None or (isinstance(stride, (list, tuple)) and len(stride) == 0):
@@ -548,6 +577,7 @@ def max_pool1d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=F
 
     1-d max pooling; an empty ``stride`` means ``kernel_size``.
     """
+    _pool_lists("max_pool1d", 1, kernel_size=kernel_size, stride=stride, padding=padding, dilation=dilation)
     return _max_pool1d(input, kernel_size, _stride_arg(stride), padding, dilation, ceil_mode, False)
 
 
@@ -556,6 +586,8 @@ def max_pool1d_with_indices(input, kernel_size, stride=(), padding=0, dilation=1
 
     :func:`max_pool1d` that also returns the argmax positions.
     """
+    _pool_lists("max_pool1d_with_indices", 1, kernel_size=kernel_size, stride=stride, padding=padding,
+                dilation=dilation)
     return _max_pool1d(input, kernel_size, _stride_arg(stride), padding, dilation, ceil_mode, True)
 
 
@@ -576,6 +608,7 @@ def max_pool2d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=F
 
     2-d max pooling; an empty ``stride`` means ``kernel_size``.
     """
+    _pool_lists("max_pool2d", 2, kernel_size=kernel_size, stride=stride, padding=padding, dilation=dilation)
     _shape_errors_first(_F().max_pool2d, input, kernel_size, _stride_arg(stride), padding, dilation, ceil_mode)
     return _F().max_pool2d(input, kernel_size, _stride_arg(stride), padding, dilation, ceil_mode)
 
@@ -585,6 +618,7 @@ def max_pool3d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=F
 
     3-d max pooling; an empty ``stride`` means ``kernel_size``.
     """
+    _pool_lists("max_pool3d", 3, kernel_size=kernel_size, stride=stride, padding=padding, dilation=dilation)
     _shape_errors_first(_F().max_pool3d, input, kernel_size, _stride_arg(stride), padding, dilation, ceil_mode)
     return _F().max_pool3d(input, kernel_size, _stride_arg(stride), padding, dilation, ceil_mode)
 
@@ -594,6 +628,7 @@ def avg_pool1d(input, kernel_size, stride=(), padding=0, ceil_mode=False, count_
 
     1-d average pooling; an empty ``stride`` means ``kernel_size``.
     """
+    _pool_lists("avg_pool1d", 1, kernel_size=kernel_size, stride=stride, padding=padding)
     args = (kernel_size, _stride_arg(stride), padding, ceil_mode, count_include_pad)
     if input.dim() in (2, 3):
         shape = list(input.shape[:-1]) + [1, input.shape[-1]]
