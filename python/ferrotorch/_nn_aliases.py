@@ -713,6 +713,12 @@ def _conv_checks(n, input, weight, stride, op):
         st = [int(stride)] * n if not isinstance(stride, (list, tuple)) else [int(x) for x in stride]
         raise RuntimeError(f"expected stride to be a single integer value or a list of {k} values to match the "
                            f"convolution dimensions, but got stride={st}")
+    # The CPU kernels PyTorch picks lack these input dtypes (checked before the dtypes are compared).
+    transposed = op.startswith("conv_transpose")
+    if input.dtype == _C.bool or (transposed and input.dtype in (_C.int8, _C.uint8)):
+        from ._random_ops import _not_impl
+        d = "3d" if n == 3 else "2d"
+        raise _not_impl(f"slow_conv_transpose{d}_out_cpu" if transposed else f"slow_conv{d}_cpu", input.dtype)
 
 
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):

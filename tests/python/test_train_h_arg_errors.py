@@ -198,3 +198,23 @@ def test_pool_list_lengths(code):
     kf, vf = _run(ft, code)
     assert kt == kf == "raise"
     assert type(vf) is type(vt) and str(vf) == str(vt)
+
+
+@pytest.mark.parametrize("a", ["int8", "int64", "float32", "bool", "uint8", "float16"])
+@pytest.mark.parametrize("b", ["int8", "float32", "bool", "float64"])
+@pytest.mark.parametrize("op,n", [("conv1d", 1), ("conv_transpose1d", 1), ("conv2d", 2), ("conv_transpose3d", 3)])
+def test_conv_dtype_errors(op, n, a, b):
+    code = f"torch.{op}(torch.ones((1, 1) + (2,) * {n}, dtype=torch.{a}), torch.ones((1, 1) + (1,) * {n}, dtype=torch.{b}))"
+    kt, vt = _run(torch, code)
+    if kt != "raise":
+        pytest.skip("PyTorch computes this one")
+    kf, vf = _run(ft, code)
+    assert kf == "raise" and type(vf) is type(vt), (code, vf, vt)
+
+
+@pytest.mark.parametrize("code", [
+    "torch.pixel_unshuffle(torch.zeros(1, 1, 2, 0), 2)", "torch.pixel_unshuffle(torch.zeros(0, 1, 2, 2), 2)",
+    "torch.pixel_shuffle(torch.zeros(1, 4, 2, 0), 2)", "torch.pixel_shuffle(torch.zeros(0, 4, 2, 2), 2)",
+])
+def test_pixel_shuffle_empty(code):
+    assert tuple(eval(code, _env(ft)).shape) == tuple(eval(code, _env(torch)).shape)

@@ -1945,6 +1945,9 @@ def pixel_unshuffle(input, downscale_factor):
             f"pixel_unshuffle expects width to be divisible by downscale_factor, but input.size(-1)={w} is not "
             f"divisible by {r}"
         )
+    if input.numel() == 0:
+        # PyTorch returns a copy of an empty input as it is (unlike pixel_shuffle).
+        return input.clone()
     n = len(lead)
     x = input.reshape(*lead, c, h // r, r, w // r, r)
     x = x.permute(*range(n), n, n + 2, n + 4, n + 1, n + 3)
