@@ -198,7 +198,7 @@ _KINDS = {
 
 
 class _Param:
-    __slots__ = ("kind", "name", "optional", "size", "required", "kwonly", "text")
+    __slots__ = ("kind", "name", "optional", "size", "required", "kwonly", "text", "_pred")
 
     def __init__(self, text, kwonly):
         self.text = text.strip()
@@ -215,13 +215,14 @@ class _Param:
             self.size = int(n) if n else 0
             kind = base + "[]"
         self.kind = kind
+        self.optional = self.optional or kind == "Any"
+        size = self.size
+        self._pred = (lambda v: _ok_int_list(v, size)) if size is not None else _KINDS[kind][0]
 
     def accepts(self, v):
-        if v is None and self.optional:
-            return True
-        if self.size is not None:
-            return _ok_int_list(v, self.size)
-        return _KINDS[self.kind][0](v)
+        if v is None:
+            return self.optional
+        return self._pred(v)
 
     def kind_name(self):
         return "tuple of ints" if self.size is not None else _KINDS[self.kind][1]
@@ -329,11 +330,13 @@ def _convert(sig, args, kwargs, offset):
 
 
 def _check(fn, sigs, args, kwargs, offset):
-    errors = [s.bind(fn, args, kwargs, offset) for s in sigs]
-    for s, e in zip(sigs, errors):
+    errors = []
+    for s in sigs:
+        e = s.bind(fn, args, kwargs, offset)
         if e is None:
             _convert(s, args, kwargs, offset)
             return
+        errors.append(e)
     if len(sigs) == 1:
         raise TypeError(errors[0])
     got = ", ".join([_type_name(a) for a in args] + [f"{k}={_type_name(v)}" for k, v in kwargs.items()])

@@ -133,7 +133,7 @@ def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, generator=None):
     Randomised leaky ReLU: negative inputs are scaled by a slope drawn from ``U(lower, upper)``
     in training, by ``(lower + upper) / 2`` otherwise.
     """
-    _check_rrelu(lower, upper)
+    lower, upper = _check_rrelu(lower, upper)
     if generator is None or not training:
         return _F().rrelu(input, lower, upper, training)
     return _rrelu_gen(input, lower, upper, generator, False)
@@ -144,19 +144,21 @@ def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False, generator=None):
 
     In-place :func:`rrelu`.
     """
-    _check_rrelu(lower, upper)
+    lower, upper = _check_rrelu(lower, upper)
     if generator is None or not training:
         return _F().rrelu_(input, lower, upper, training)
     return _rrelu_gen(input, lower, upper, generator, True)
 
 
 def _check_rrelu(lower, upper):
-    lo, hi = float(lower), float(upper)
+    # Scalars: a 0-d tensor bound is its value as a Python number (no arithmetic in its dtype).
+    lo, hi = float(_args.number(lower, "rrelu", "lower", 2)), float(_args.number(upper, "rrelu", "upper", 3))
     for name, v in (("lower", lo), ("upper", hi)):
         if not math.isfinite(v):
             raise RuntimeError(f"rrelu: {name} bound must be finite, got {v}")
     if lo > hi:
         raise RuntimeError("Lower bound should be less than or equal to the upper bound")
+    return lo, hi
 
 
 def _rrelu_gen(input, lower, upper, generator, inplace):
