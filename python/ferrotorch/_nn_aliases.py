@@ -704,7 +704,7 @@ def _check_adaptive_1d(input, output_size, op):
 # ----- convolution -----------------------------------------------------------------------
 
 
-def _conv_checks(n, input, weight, stride, op):
+def _conv_checks(n, input, weight, bias, stride, op, probe):
     if input.dim() not in (n + 1, n + 2):
         raise RuntimeError(f"Expected {n + 1}D (unbatched) or {n + 2}D (batched) input to {op}, but got input of "
                            f"size: {list(input.shape)}")
@@ -715,10 +715,15 @@ def _conv_checks(n, input, weight, stride, op):
         st = [int(stride)] * n if not isinstance(stride, (list, tuple)) else [int(x) for x in stride]
         raise RuntimeError(f"expected stride to be a single integer value or a list of {k} values to match the "
                            f"convolution dimensions, but got stride={st}")
-    # The CPU kernels PyTorch picks lack these input dtypes (checked before the dtypes are compared).
+    # The CPU kernels PyTorch picks lack these input dtypes; it finds out after the shape checks
+    # (which ``probe`` makes on float stand-ins) and before it compares the dtypes.
     transposed = op.startswith("conv_transpose")
-    if input.dtype == _C.bool or (transposed and input.dtype in (_C.int8, _C.uint8)):
+    lacking = (_C.bool, _C.int8, _C.uint8, _C.int16, _C.int32) if transposed else (_C.bool,)
+    if input.dtype in lacking:
         from ._random_ops import _not_impl
+        z = _C.zeros((), dtype=_C.float32)
+        probe(z.expand(tuple(input.shape)), z.expand(tuple(weight.shape)),
+              None if bias is None else z.expand(tuple(bias.shape)))
         d = "3d" if n == 3 else "2d"
         raise _not_impl(f"slow_conv_transpose{d}_out_cpu" if transposed else f"slow_conv{d}_cpu", input.dtype)
 
@@ -728,7 +733,8 @@ def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
 
     See :func:`torch.nn.functional.conv1d`.
     """
-    _conv_checks(1, input, weight, stride, "conv1d")
+    _conv_checks(1, input, weight, bias, stride, "conv1d",
+                 lambda i, w, b: _F().conv1d(i, w, b, stride, padding, dilation, groups))
     return _F().conv1d(input, weight, bias, stride, padding, dilation, groups)
 
 
@@ -737,7 +743,8 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
 
     See :func:`torch.nn.functional.conv2d`.
     """
-    _conv_checks(2, input, weight, stride, "conv2d")
+    _conv_checks(2, input, weight, bias, stride, "conv2d",
+                 lambda i, w, b: _F().conv2d(i, w, b, stride, padding, dilation, groups))
     return _F().conv2d(input, weight, bias, stride, padding, dilation, groups)
 
 
@@ -746,7 +753,8 @@ def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
 
     See :func:`torch.nn.functional.conv3d`.
     """
-    _conv_checks(3, input, weight, stride, "conv3d")
+    _conv_checks(3, input, weight, bias, stride, "conv3d",
+                 lambda i, w, b: _F().conv3d(i, w, b, stride, padding, dilation, groups))
     return _F().conv3d(input, weight, bias, stride, padding, dilation, groups)
 
 
@@ -755,7 +763,8 @@ def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_paddi
 
     See :func:`torch.nn.functional.conv_transpose1d`.
     """
-    _conv_checks(1, input, weight, stride, "conv_transpose1d")
+    _conv_checks(1, input, weight, bias, stride, "conv_transpose1d",
+                 lambda i, w, b: _F().conv_transpose1d(i, w, b, stride, padding, output_padding, groups, dilation))
     return _F().conv_transpose1d(input, weight, bias, stride, padding, output_padding, groups, dilation)
 
 
@@ -764,7 +773,8 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
 
     See :func:`torch.nn.functional.conv_transpose2d`.
     """
-    _conv_checks(2, input, weight, stride, "conv_transpose2d")
+    _conv_checks(2, input, weight, bias, stride, "conv_transpose2d",
+                 lambda i, w, b: _F().conv_transpose2d(i, w, b, stride, padding, output_padding, groups, dilation))
     return _F().conv_transpose2d(input, weight, bias, stride, padding, output_padding, groups, dilation)
 
 
@@ -773,7 +783,8 @@ def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_paddi
 
     See :func:`torch.nn.functional.conv_transpose3d`.
     """
-    _conv_checks(3, input, weight, stride, "conv_transpose3d")
+    _conv_checks(3, input, weight, bias, stride, "conv_transpose3d",
+                 lambda i, w, b: _F().conv_transpose3d(i, w, b, stride, padding, output_padding, groups, dilation))
     return _F().conv_transpose3d(input, weight, bias, stride, padding, output_padding, groups, dilation)
 
 
@@ -1017,12 +1028,15 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
              "donot_use_mm_for_euclid_dist": False}
     if compute_mode not in modes:
         raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
-    if x1.dim() < 2 or x2.dim() < 2:
-        raise RuntimeError(f"cdist only supports at least 2D tensors, X1 got: {x1.dim()}D")
+    for name, x in (("X1", x1), ("X2", x2)):
+        if x.dim() < 2:
+            raise RuntimeError(f"cdist only supports at least 2D tensors, {name} got: {x.dim()}D")
     if x1.shape[-1] != x2.shape[-1]:
         raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: {x1.shape[-1]} X2: {x2.shape[-1]}")
-    if not x1.dtype.is_floating_point:
-        raise RuntimeError(f"cdist only supports floating-point dtypes, X1 got: {x1.dtype}")
+    for name, x in (("X1", x1), ("X2", x2)):
+        if not x.dtype.is_floating_point:
+            from ._random_ops import _scalar_name
+            raise RuntimeError(f"cdist only supports floating-point dtypes, {name} got: {_scalar_name(x.dtype)}")
     if p < 0:
         raise RuntimeError("cdist only supports non-negative p values")
     if x1.dtype in (_C.float16, _C.bfloat16):

@@ -218,3 +218,20 @@ def test_conv_dtype_errors(op, n, a, b):
 ])
 def test_pixel_shuffle_empty(code):
     assert tuple(eval(code, _env(ft)).shape) == tuple(eval(code, _env(torch)).shape)
+
+
+@pytest.mark.parametrize("code", [
+    "torch.conv2d(torch.ones(1, 3, 4, dtype=torch.bool), torch.zeros(0, 2, 3, 4))",
+    "torch.conv_transpose1d(torch.ones(3, 1, 0, dtype=torch.bool), torch.zeros(3, 1, 0, dtype=torch.int16))",
+    "torch.conv_transpose1d(torch.ones(5, 1, 3, dtype=torch.int32), torch.ones(1, 1, 1, dtype=torch.int8))",
+    "torch.conv_transpose1d(torch.ones(1, 1, 3, dtype=torch.int16), torch.ones(1, 1, 1, dtype=torch.int16))",
+    "torch.conv1d(torch.ones(1, 2, 3, dtype=torch.bool), torch.ones(1, 1, 1))",
+    "torch.cdist(torch.ones(2, 3, 1, dtype=torch.bfloat16), torch.ones(2, 3, 1, dtype=torch.int32))",
+    "torch.cdist(torch.ones(3, 1, dtype=torch.int32), torch.ones(3, 1))",
+    "torch.cdist(torch.ones(3, 1), torch.ones(3))",
+])
+def test_shape_errors_before_dtype_errors(code):
+    kt, vt = _run(torch, code)
+    kf, vf = _run(ft, code)
+    assert kt == kf == "raise"
+    assert type(vf) is type(vt), (vf, vt)
