@@ -235,3 +235,22 @@ def test_shape_errors_before_dtype_errors(code):
     kf, vf = _run(ft, code)
     assert kt == kf == "raise"
     assert type(vf) is type(vt), (vf, vt)
+
+
+@pytest.mark.parametrize("call", ["torch.rrelu_(x, -2)", "torch.nn.functional.leaky_relu_(x, -0.5)",
+                                  "torch.rrelu_(x, 0.1)", "torch.nn.functional.leaky_relu_(x, 0.2)"])
+def test_inplace_negative_slope_backward(call):
+    def go(lib):
+        leaf = lib.tensor([1.5, -0.5, 2.0], requires_grad=True)
+        env = {"torch": lib, "x": leaf.clone()}
+        if lib is ft:
+            import ferrotorch.nn.functional  # noqa: F401
+        try:
+            eval(call, env).sum().backward()
+            return None, leaf.grad.tolist()
+        except RuntimeError as e:
+            return type(e), None
+    (et, gt), (ef, gf) = go(torch), go(ft)
+    assert ef is et
+    if gt is not None:
+        np.testing.assert_allclose(gf, gt, rtol=1e-6)
