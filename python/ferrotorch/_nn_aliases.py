@@ -658,7 +658,7 @@ def adaptive_avg_pool1d(input, output_size):
                            f"but input has sizes {list(input.shape[:-1]) + [1, 0]} with dimension {input.dim()} "
                            f"being empty")
     if size == 0 or input.numel() == 0:
-        return _empty_result(input, tuple(input.shape[:-1]) + (size,))
+        return _empty_result(input, tuple(input.shape[:-1]) + (size,), "adaptive_avg_pool2d_backward")
     _shape_errors_first(_F().adaptive_avg_pool1d, input, size)
     return _F().adaptive_avg_pool1d(input, size)
 
@@ -681,14 +681,29 @@ def adaptive_max_pool1d(input, output_size):
             from ._random_ops import _not_impl
             raise _not_impl("adaptive_max_pool2d", input.dtype)
         shape = tuple(input.shape[:-1]) + (size,)
-        return _empty_result(input, shape), _C.zeros(shape, dtype=_C.int64, device=input.device)
+        return (_empty_result(input, shape, "adaptive_max_pool2d_backward"),
+                _C.zeros(shape, dtype=_C.int64, device=input.device))
     _shape_errors_first(_F().adaptive_max_pool1d, input, size)
     return _F().adaptive_max_pool1d(input, size, return_indices=True)
 
 
-def _empty_result(input, shape):
-    # An output without elements, still in input's graph.
-    return input.reshape(-1).narrow(0, 0, 0).reshape(shape)
+def _empty_result(input, shape, backward_op=None):
+    # An output without elements, still in input's graph; ``backward_op``: PyTorch's backward
+    # refuses a gradient with an empty non-batch dim.
+    out = input.reshape(-1).narrow(0, 0, 0).reshape(shape)
+    sizes = list(shape[:-1]) + [1, shape[-1]]  # the 2-d op's view of a 1-d pooling
+    if backward_op and out.requires_grad and 0 in sizes[1:]:
+        dim = sizes.index(0, 1)
+        out.register_hook(_fail_backward(f"{backward_op}(): Expected grad_output to have non-zero size for "
+                                         f"non-batch dimensions, but grad_output has sizes {sizes} with dimension "
+                                         f"{dim} being empty"))
+    return out
+
+
+def _fail_backward(msg):
+    def hook(grad):
+        raise RuntimeError(msg)
+    return hook
 
 
 def _check_adaptive_1d(input, output_size, op):
@@ -715,6 +730,14 @@ def _conv_checks(n, input, weight, bias, stride, op, probe):
         st = [int(stride)] * n if not isinstance(stride, (list, tuple)) else [int(x) for x in stride]
         raise RuntimeError(f"expected stride to be a single integer value or a list of {k} values to match the "
                            f"convolution dimensions, but got stride={st}")
+    ks = list(weight.shape[2:])
+    if 0 in ks:
+        # (The functional forms' native shape code does not take a zero-size kernel yet.)
+        if n == 3:
+            raise RuntimeError(f"kernel size should be greater than zero, but got kT: {ks[0]} kH: {ks[1]} kW: {ks[2]}")
+        ks = [1] * (2 - n) + ks
+        raise RuntimeError(f"kernel size should be greater than zero, but got kernel_height: {ks[0]} "
+                           f"kernel_width: {ks[1]}")
     # The CPU kernels PyTorch picks lack these input dtypes; it finds out after the shape checks
     # (which ``probe`` makes on float stand-ins) and before it compares the dtypes.
     transposed = op.startswith("conv_transpose")
@@ -1095,7 +1118,12 @@ def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None
         if shape != tuple(target.shape):
             raise RuntimeError(f"output with shape {list(target.shape)} doesn't match the broadcast shape "
                                f"{list(shape)}")
+        orig = list(input.shape)
         input = input.expand(shape)
+        if input.requires_grad:
+            # PyTorch's backward writes the input's gradient in place into the input's shape.
+            input.register_hook(_fail_backward(f"output with shape {orig} doesn't match the broadcast shape "
+                                               f"{list(shape)}"))
     return _F().binary_cross_entropy_with_logits(input, target, weight, reduction=_reduction(reduction),
                                                  pos_weight=pos_weight)
 

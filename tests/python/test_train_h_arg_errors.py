@@ -254,3 +254,23 @@ def test_inplace_negative_slope_backward(call):
     assert ef is et
     if gt is not None:
         np.testing.assert_allclose(gf, gt, rtol=1e-6)
+
+
+@pytest.mark.parametrize("code", [
+    "torch.conv1d(torch.zeros(1, 3, 0), torch.zeros(1, 3, 0))", "torch.conv1d(torch.zeros(1, 3, 2), torch.zeros(1, 3, 0))",
+    "torch.conv2d(torch.zeros(1, 3, 2, 2), torch.zeros(1, 3, 0, 1))",
+    "torch.conv_transpose1d(torch.zeros(1, 3, 2), torch.zeros(3, 1, 0))",
+    "torch.conv3d(torch.zeros(1, 1, 2, 2, 2), torch.zeros(1, 1, 1, 0, 1))",
+    "torch.prelu(torch.zeros(0, 0, 4, 3), torch.zeros(1, 4, 1)[1:])", "torch.prelu(torch.zeros(2, 1, 3), torch.ones(1, 1))",
+    "torch.binary_cross_entropy_with_logits(torch.zeros(2, requires_grad=True), torch.ones(3, 2)).sum().backward()",
+    "torch.binary_cross_entropy_with_logits(torch.zeros(3, 2, requires_grad=True), torch.ones(3, 2)).sum().backward()",
+    "torch.adaptive_avg_pool1d(torch.ones(3, 4, requires_grad=True), 0).sum().backward()",
+    "torch.adaptive_max_pool1d(torch.ones(2, 3, 4, requires_grad=True), 0)[0].sum().backward()",
+    "torch.adaptive_avg_pool1d(torch.ones(0, 3, 4, requires_grad=True), 2).sum().backward()",
+])
+def test_more_error_classes(code):
+    kt, vt = _run(torch, code)
+    kf, vf = _run(ft, code)
+    assert kt == kf, (code, vt, vf)
+    if kt == "raise":
+        assert type(vf) is type(vt), (vf, vt)

@@ -180,13 +180,16 @@ def prelu(input, weight):
                 f"Mismatch of parameter numbers and input channel size. Found parameter numbers = {weight.numel()} "
                 f"and channel size = {ch}."
             )
+    if weight.dim() > 1:
+        raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = {weight.dim()}")
+    if weight.numel() != 1:
         if input.dim() >= 2:
             w = weight.reshape([ch] + [1] * (input.dim() - 2))
-    # where, not clamp(min=0) + w * clamp(max=0): at x == 0 both clamps pass the
-    # gradient; PyTorch's derivative there is w.
     if not input.dtype.is_floating_point:
         from .._random_ops import _not_impl
         raise _not_impl("prelu_cpu", input.dtype)
+    # where, not clamp(min=0) + w * clamp(max=0): at x == 0 both clamps pass the
+    # gradient; PyTorch's derivative there is w.
     return _s.where(input > 0, input, w * input)
 
 
