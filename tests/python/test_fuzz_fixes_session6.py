@@ -155,3 +155,21 @@ def test_var_grad_keeps_float32_order_near_max():
         out.sum().backward()
         res.append(_np(leaf.grad))
     np.testing.assert_allclose(res[0], res[1], rtol=1e-5)
+
+
+@pytest.mark.parametrize("fn,x,w", [
+    ("conv2d", (1, 2, 4, 4), (3, 2, 0, 2)),
+    ("conv2d", (1, 2, 4, 4), (3, 2, 2, 0)),
+    ("conv1d", (1, 2, 4), (3, 2, 0)),
+    ("conv3d", (1, 2, 4, 4, 4), (3, 2, 2, 0, 2)),
+    ("conv_transpose2d", (1, 2, 4, 4), (2, 3, 0, 2)),
+    ("conv_transpose1d", (1, 2, 4), (2, 3, 0)),
+])
+def test_conv_with_an_empty_kernel_dim_raises_like_pytorch(fn, x, w):
+    # Used to reach an integer underflow (a Rust panic) in the output-size rule.
+    with pytest.raises(RuntimeError) as want:
+        getattr(torch.nn.functional, fn)(torch.randn(*x), torch.randn(*w))
+    with pytest.raises(RuntimeError) as got:
+        getattr(ft.nn.functional, fn)(ft.randn(*x), ft.randn(*w))
+    assert "internal error" not in str(got.value)
+    assert str(got.value).split(",")[0] == str(want.value).split(",")[0]

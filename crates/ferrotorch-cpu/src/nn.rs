@@ -28,7 +28,8 @@ impl Default for Window2d {
 
 /// Output extent of a window sweep (PyTorch's `pooling_output_shape` when `ceil`).
 fn out_extent(size: usize, k: usize, s: usize, p: usize, d: usize, ceil: bool) -> Option<usize> {
-    let span = d * (k - 1) + 1;
+    // An empty window has no extent: the callers raise their own error first.
+    let span = d * k.checked_sub(1)? + 1;
     let padded = size + 2 * p;
     if padded < span || s == 0 {
         return None;

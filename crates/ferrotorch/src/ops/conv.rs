@@ -61,6 +61,12 @@ impl Tensor {
         if p.stride.0 == 0 || p.stride.1 == 0 || p.dilation.0 == 0 || p.dilation.1 == 0 {
             return Err(Error::runtime("non-positive stride or dilation is not supported"));
         }
+        if ws[2] == 0 || ws[3] == 0 {
+            return Err(Error::runtime(format!(
+                "kernel size should be greater than zero, but got kernel_height: {} kernel_width: {}",
+                ws[2], ws[3]
+            )));
+        }
         let win = Window2d { stride: p.stride, padding: p.padding, dilation: p.dilation };
         let os = conv2d_out_shape(xs, ws, &win, p.groups)?;
         let out = {

@@ -16,6 +16,34 @@ fn mat(t: &Tensor, batch_off: isize) -> Mat {
     Mat { ptr, rs: t.strides()[n - 2], cs: t.strides()[n - 1] }
 }
 
+/// Is `t` a column-major matrix (a transposed contiguous one, as the weight
+/// `linear` multiplies by)? PyTorch's `mm_mat1_backward`/`mm_mat2_backward`
+/// test exactly this.
+fn col_major(t: &Tensor) -> bool {
+    t.ndim() == 2 && t.strides()[0] == 1 && t.strides()[1] == t.shape()[0] as isize
+}
+
+/// The gradient of `mat1` in `mat1 @ mat2`: `g @ mat2ᵀ`, computed as
+/// `(mat2 @ gᵀ)ᵀ` when `mat1` is column-major so it comes out in that layout
+/// (accumulating it into a transposed weight's grad then reads memory in order).
+fn mm_mat1_grad(g: &Tensor, mat2: &Tensor, mat1_col_major: bool) -> Result<Tensor> {
+    if mat1_col_major {
+        mat2.mm(&g.t()?)?.t()
+    } else {
+        g.mm(&mat2.t()?)
+    }
+}
+
+/// The gradient of `mat2` in `mat1 @ mat2`: `mat1ᵀ @ g`, or `(gᵀ @ mat1)ᵀ`
+/// when `mat2` is column-major (see [`mm_mat1_grad`]).
+fn mm_mat2_grad(g: &Tensor, mat1: &Tensor, mat2_col_major: bool) -> Result<Tensor> {
+    if mat2_col_major {
+        g.t()?.mm(mat1)?.t()
+    } else {
+        mat1.t()?.mm(g)
+    }
+}
+
 impl Tensor {
     /// `mm(self, other)` for two 2-D tensors of one dtype (records `MmBackward0`).
     pub fn mm(&self, other: &Tensor) -> Result<Tensor> {
@@ -29,11 +57,12 @@ impl Tensor {
         let out = self.bmm_impl(other, "mm")?;
         let (sa, sb) = (SavedTensor::input(self), SavedTensor::input(other));
         let (wa, wb) = (self.requires_grad(), other.requires_grad());
+        let (a_cm, b_cm) = (col_major(self), col_major(other));
         record("MmBackward0", &[Some(self), Some(other)], &[&out], move || {
             rule(move |node, g| {
                 let Some(g) = g0(g) else { return Ok(vec![None, None]) };
-                let ga = if wa { Some(g.mm(&sb.unpack(node)?.t()?)?) } else { None };
-                let gb = if wb { Some(sa.unpack(node)?.t()?.mm(&g)?) } else { None };
+                let ga = if wa { Some(mm_mat1_grad(&g, &sb.unpack(node)?, a_cm)?) } else { None };
+                let gb = if wb { Some(mm_mat2_grad(&g, &sa.unpack(node)?, b_cm)?) } else { None };
                 Ok(vec![ga, gb])
             })
         });
@@ -542,14 +571,15 @@ fn add_product(kind: AddProd, input: &Tensor, a: &Tensor, b: &Tensor, beta: Scal
     let (da, db) = (a.dtype(), b.dtype());
     let (s1, s2) = (SavedTensor::input(a), SavedTensor::input(b));
     let (wi, w1, w2) = (input.requires_grad(), a.requires_grad(), b.requires_grad());
+    let (a_cm, b_cm) = (col_major(a), col_major(b));
     let node = if kind == AddProd::Addmm { "AddmmBackward0" } else { "BaddbmmBackward0" };
     record(node, &[Some(input), Some(a), Some(b)], &[&out], move || {
         rule(move |node, g| {
             let Some(g) = g0(g) else { return Ok(vec![None, None, None]) };
             let gi = if wi { Some(reduce_grad(&maybe_multiply(&g, beta)?, &in_shape, in_dtype)?) } else { None };
             let (ga, gb) = if kind == AddProd::Addmm {
-                let ga = if w1 { Some(maybe_multiply(&g.mm(&s2.unpack(node)?.t()?)?, alpha)?) } else { None };
-                let gb = if w2 { Some(maybe_multiply(&s1.unpack(node)?.t()?.mm(&g)?, alpha)?) } else { None };
+                let ga = if w1 { Some(maybe_multiply(&mm_mat1_grad(&g, &s2.unpack(node)?, a_cm)?, alpha)?) } else { None };
+                let gb = if w2 { Some(maybe_multiply(&mm_mat2_grad(&g, &s1.unpack(node)?, b_cm)?, alpha)?) } else { None };
                 (ga, gb)
             } else {
                 let ga = if w1 { Some(maybe_multiply(&g.bmm(&s2.unpack(node)?.transpose(1, 2)?)?, alpha)?) } else { None };
