@@ -751,64 +751,34 @@ def _conv_checks(n, input, weight, bias, stride, op, probe):
         raise _not_impl(f"slow_conv_transpose{d}_out_cpu" if transposed else f"slow_conv{d}_cpu", input.dtype)
 
 
-def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
-    r"""conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) -> Tensor
+def _conv_alias(name, n, transposed):
+    """The top-level ``torch.<name>``: PyTorch's argument and shape checks, then ``F.<name>``."""
+    if transposed:
+        def fn(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+            _conv_checks(n, input, weight, bias, stride, name,
+                         lambda i, w, b: getattr(_F(), name)(i, w, b, stride, padding, output_padding, groups, dilation))
+            return getattr(_F(), name)(input, weight, bias, stride, padding, output_padding, groups, dilation)
+        sig = "input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1"
+    else:
+        def fn(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+            _conv_checks(n, input, weight, bias, stride, name,
+                         lambda i, w, b: getattr(_F(), name)(i, w, b, stride, padding, dilation, groups))
+            return getattr(_F(), name)(input, weight, bias, stride, padding, dilation, groups)
+        sig = "input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1"
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"""{name}({sig}) -> Tensor
 
-    See :func:`torch.nn.functional.conv1d`.
+    See :func:`torch.nn.functional.{name}`.
     """
-    _conv_checks(1, input, weight, bias, stride, "conv1d",
-                 lambda i, w, b: _F().conv1d(i, w, b, stride, padding, dilation, groups))
-    return _F().conv1d(input, weight, bias, stride, padding, dilation, groups)
+    return fn
 
 
-def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
-    r"""conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) -> Tensor
-
-    See :func:`torch.nn.functional.conv2d`.
-    """
-    _conv_checks(2, input, weight, bias, stride, "conv2d",
-                 lambda i, w, b: _F().conv2d(i, w, b, stride, padding, dilation, groups))
-    return _F().conv2d(input, weight, bias, stride, padding, dilation, groups)
-
-
-def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
-    r"""conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) -> Tensor
-
-    See :func:`torch.nn.functional.conv3d`.
-    """
-    _conv_checks(3, input, weight, bias, stride, "conv3d",
-                 lambda i, w, b: _F().conv3d(i, w, b, stride, padding, dilation, groups))
-    return _F().conv3d(input, weight, bias, stride, padding, dilation, groups)
-
-
-def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
-    r"""conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1) -> Tensor
-
-    See :func:`torch.nn.functional.conv_transpose1d`.
-    """
-    _conv_checks(1, input, weight, bias, stride, "conv_transpose1d",
-                 lambda i, w, b: _F().conv_transpose1d(i, w, b, stride, padding, output_padding, groups, dilation))
-    return _F().conv_transpose1d(input, weight, bias, stride, padding, output_padding, groups, dilation)
-
-
-def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
-    r"""conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1) -> Tensor
-
-    See :func:`torch.nn.functional.conv_transpose2d`.
-    """
-    _conv_checks(2, input, weight, bias, stride, "conv_transpose2d",
-                 lambda i, w, b: _F().conv_transpose2d(i, w, b, stride, padding, output_padding, groups, dilation))
-    return _F().conv_transpose2d(input, weight, bias, stride, padding, output_padding, groups, dilation)
-
-
-def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
-    r"""conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1) -> Tensor
-
-    See :func:`torch.nn.functional.conv_transpose3d`.
-    """
-    _conv_checks(3, input, weight, bias, stride, "conv_transpose3d",
-                 lambda i, w, b: _F().conv_transpose3d(i, w, b, stride, padding, output_padding, groups, dilation))
-    return _F().conv_transpose3d(input, weight, bias, stride, padding, output_padding, groups, dilation)
+conv1d = _conv_alias("conv1d", 1, False)
+conv2d = _conv_alias("conv2d", 2, False)
+conv3d = _conv_alias("conv3d", 3, False)
+conv_transpose1d = _conv_alias("conv_transpose1d", 1, True)
+conv_transpose2d = _conv_alias("conv_transpose2d", 2, True)
+conv_transpose3d = _conv_alias("conv_transpose3d", 3, True)
 
 
 def convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups):

@@ -16,10 +16,8 @@ inf, nan = math.inf, math.nan
 
 
 def _np(t):
-    t = t.detach()
-    if "bfloat16" in str(t.dtype) or "float16" in str(t.dtype):
-        t = t.float()
-    return np.asarray(t.tolist(), dtype=float)
+    """Values of a tensor of either library as a float64 array."""
+    return np.asarray(t.detach().double().tolist(), dtype=float)
 
 
 def _mirror(t):

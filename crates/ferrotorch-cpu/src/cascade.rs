@@ -32,26 +32,21 @@ trait Acc: Copy + Send + Sync {
     fn zero() -> Self;
     fn add(self, o: Self) -> Self;
 }
-impl Acc for f32 {
-    #[inline(always)]
-    fn zero() -> Self {
-        0.0
-    }
-    #[inline(always)]
-    fn add(self, o: Self) -> Self {
-        self + o
-    }
+macro_rules! float_acc {
+    ($($t:ty),*) => {$(
+        impl Acc for $t {
+            #[inline(always)]
+            fn zero() -> Self {
+                0.0
+            }
+            #[inline(always)]
+            fn add(self, o: Self) -> Self {
+                self + o
+            }
+        }
+    )*};
 }
-impl Acc for f64 {
-    #[inline(always)]
-    fn zero() -> Self {
-        0.0
-    }
-    #[inline(always)]
-    fn add(self, o: Self) -> Self {
-        self + o
-    }
-}
+float_acc!(f32, f64);
 
 /// `Vectorized<acc_t>`: `W` lanes, each its own running sum.
 #[derive(Clone, Copy)]
