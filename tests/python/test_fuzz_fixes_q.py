@@ -231,3 +231,16 @@ def test_scatter_reduce_inplace_bool_mean_before_index():
 
     ours, theirs = _outcome(f, ft), _outcome(f, torch)
     assert ours == theirs
+
+
+def test_linear_adds_bias_after_the_sum():
+    # F.linear is addmm(bias, x, weight.t()): a column-major mat2, so MKL sums
+    # the products first and adds beta * bias after (1 + (3e38 - 3e38 + 0.5)).
+    def f(lib):
+        x = lib.tensor([[1.0, -1.0, 0.5], [2.0, 2.0, 2.0]])
+        w = lib.tensor([[BIG, BIG, 0.0], [BIG, BIG, 1.0]])
+        return lib.nn.functional.linear(x, w, lib.tensor([BIG, 1.0]))
+
+    theirs = f(torch)
+    assert theirs[0].tolist() == [pytest.approx(BIG), 1.5]
+    _same_values(f(ft), theirs)
