@@ -62,6 +62,7 @@ from ._math_ops import *  # noqa: F401,F403
 from ._math_ops import return_types  # noqa: F401
 from ._shape_ops import *  # noqa: F401,F403
 from ._random_ops import *  # noqa: F401,F403
+from ._memory_format import *  # noqa: F401,F403
 from . import linalg  # noqa: F401
 from .autograd.grad_mode import no_grad, enable_grad, set_grad_enabled, inference_mode  # noqa: F401
 from .autograd.grad_mode import is_inference_mode_enabled  # noqa: F401
@@ -72,6 +73,7 @@ from . import nn  # noqa: F401
 from .nn._losses import (  # noqa: F401 - also top-level in PyTorch
     cosine_similarity, pairwise_distance, pdist, bilinear, channel_shuffle, native_channel_shuffle,
 )
+from ._nn_aliases import *  # noqa: F401,F403 - ATen's top-level forms of the nn ops
 from . import optim  # noqa: F401
 from . import amp  # noqa: F401
 from . import utils  # noqa: F401

@@ -280,8 +280,8 @@ def broadcast_to(input, size):
 
 
 def clone(input, *, memory_format=None):
-    """A copy with its own storage."""
-    return input.clone()
+    """A copy with its own storage, laid out in ``memory_format`` (default: the input's layout)."""
+    return input.clone(memory_format=memory_format)
 
 
 def equal(input, other):

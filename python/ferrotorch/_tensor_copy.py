@@ -57,14 +57,22 @@ def _deepcopy(self, memo):
     return new
 
 
-def _rebuild_pickled(data, dtype_name, shape, requires_grad):
+def _rebuild_pickled(data, dtype_name, shape, requires_grad, dim_order=None):
     import numpy as np
     from .serialization import _NP_BY_DTYPE
     dtype = getattr(_C, dtype_name)
+    if dim_order is not None:
+        shape = tuple(shape[d] for d in dim_order)
     arr = np.frombuffer(bytearray(data), dtype=_NP_BY_DTYPE[dtype]).reshape(shape)
     t = _C.from_numpy(arr)
     if dtype == _C.bfloat16:
         t = t.view(_C.bfloat16)
+    if dim_order is not None:
+        # The bytes are in memory order; permuting back restores the sender's layout.
+        inverse = [0] * len(dim_order)
+        for i, d in enumerate(dim_order):
+            inverse[d] = i
+        t = t.permute(inverse)
     if requires_grad:
         t.requires_grad_(True)
     return t
@@ -74,10 +82,23 @@ def _reduce_ex(self, proto):
     d = self.detach()
     if d.device.type != "cpu":
         d = d.cpu()
-    d = d.contiguous()
+    dim_order = None
+    if not d.is_contiguous():
+        # Keep the memory layout (channels-last and other permuted layouts), as PyTorch does: a
+        # preserve-format copy is dense, and its dims sorted by stride read it in memory order.
+        d = d.clone()
+        order = sorted(range(d.dim()), key=lambda i: (-d.stride()[i], i))
+        p = d.permute(order)
+        if p.is_contiguous() and order != list(range(d.dim())):
+            d, dim_order = p, tuple(order)
+        else:
+            d = d.contiguous()
     name = str(d.dtype).rsplit(".", 1)[-1]
     raw = (d.view(_C.int16) if name == "bfloat16" else d).numpy().tobytes()
-    return (_rebuild_pickled, (raw, name, tuple(d.shape), self.requires_grad))
+    shape = tuple(self.shape)
+    if dim_order is None:
+        return (_rebuild_pickled, (raw, name, shape, self.requires_grad))
+    return (_rebuild_pickled, (raw, name, shape, self.requires_grad, dim_order))
 
 
 _C.Tensor.__deepcopy__ = _deepcopy

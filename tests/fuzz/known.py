@@ -95,11 +95,6 @@ KNOWN = [
      "(requires_grad=True on int8); its copy_ and basic __setitem__ of the same value into the same integer "
      "tensor keep it out of the graph, and integer tensors cannot require grad anywhere else; ours keeps them "
      "out of the graph (float targets get FillBackward3 as in PyTorch)"),
-    (r"(sum|mean)(_dims|_dtype)?", r"wrong:value",
-     "float32 rounding in PyTorch: its CPU sum/mean of float32 (also sum(int, dtype=float32)) accumulates "
-     "in float32 in its cascade order, so a partial sum overflows (3e38 + 3e38 = inf, then + -inf = NaN) "
-     "or rounds (2147483647 - 1 as float32 is 2^31) where the exact sum is -inf or 0; ours accumulates "
-     "in float64 and gives the exact value, as PyTorch's float64 does"),
     (r"add_alpha", r"wrong:value",
      "PyTorch's float16/bfloat16 add/sub with alpha depends on its loop path: whole vectors (runs of 32+ "
      "contiguous float16 elements here) compute fmadd(other, alpha, self) in float32 and round once, while its "

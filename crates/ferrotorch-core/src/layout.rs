@@ -30,12 +30,58 @@ pub struct Layout {
 /// outside. Layouts, kernels that follow PyTorch's visiting order, and
 /// `preserve_format` strides all take their order from here.
 pub fn iteration_order(shape: &[usize], operands: &[&[isize]]) -> Vec<usize> {
+    sort_dims(shape, None, operands)
+}
+
+/// [`iteration_order`] for a reduction: the output's strides (0 on reduced
+/// dims) come first and put the reduced dims innermost, then the inputs decide
+/// as in [`iteration_order`] (TensorIterator with `is_reduction`).
+pub fn reduction_order(shape: &[usize], out: &[isize], inputs: &[&[isize]]) -> Vec<usize> {
+    sort_dims(shape, Some(out), inputs)
+}
+
+/// PyTorch's `coalesce_dimensions`: merges neighbouring dims (innermost
+/// first, as [`iteration_order`] leaves them) wherever every operand steps
+/// through both as through one, or either has size 1. Returns the merged
+/// shape; `strides` (one list per operand, in the same dim order) are merged
+/// in place.
+pub fn coalesce_dims(shape: &[usize], strides: &mut [Vec<isize>]) -> Vec<usize> {
+    let mut shape = shape.to_vec();
+    if shape.len() <= 1 {
+        return shape;
+    }
+    let mut prev = 0;
+    for d in 1..shape.len() {
+        let (s0, s1) = (shape[prev], shape[d]);
+        let merge = s0 == 1 || s1 == 1 || strides.iter().all(|st| s0 as isize * st[prev] == st[d]);
+        if merge {
+            if shape[prev] == 1 {
+                strides.iter_mut().for_each(|st| st[prev] = st[d]);
+            }
+            shape[prev] *= shape[d];
+        } else {
+            prev += 1;
+            if prev != d {
+                strides.iter_mut().for_each(|st| st[prev] = st[d]);
+                shape[prev] = shape[d];
+            }
+        }
+    }
+    shape.truncate(prev + 1);
+    strides.iter_mut().for_each(|st| st.truncate(prev + 1));
+    shape
+}
+
+fn sort_dims(shape: &[usize], reduced_out: Option<&[isize]>, operands: &[&[isize]]) -> Vec<usize> {
     let nd = shape.len();
     let mut perm: Vec<usize> = (0..nd).rev().collect();
     // 1: d0 goes outside d1, -1: inside, 0: undecided.
     let should_swap = |d0: usize, d1: usize| -> i32 {
-        for st in operands {
+        for (k, st) in reduced_out.iter().chain(operands).enumerate() {
             let (s0, s1) = (st[d0], st[d1]);
+            if k == 0 && reduced_out.is_some() && (s0 == 0) != (s1 == 0) {
+                return if s1 == 0 { 1 } else { -1 };
+            }
             if s0 == 0 || s1 == 0 {
                 continue;
             }

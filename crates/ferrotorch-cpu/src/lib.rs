@@ -7,6 +7,7 @@
 //! inner loops runs of `(offsets, length, strides)`.
 
 pub mod binary;
+pub mod cascade;
 pub mod copy;
 pub mod elementwise;
 pub mod iter;
@@ -16,7 +17,6 @@ pub mod norm;
 pub mod optim;
 pub mod rnn;
 pub mod random;
-pub mod reduce;
 pub mod reduction;
 pub mod simd;
 pub mod unary;

@@ -689,7 +689,10 @@ class Module:
                 r = r.to(dev)
             if dtype is not None and r.is_floating_point():
                 r = r.to(dtype)
+            if mf is not None and r.dim() in (4, 5):
+                r = r.to(memory_format=mf)
             return r
+        mf = kwargs.get("memory_format")
         return self._apply_tensors(conv)
 
     def _apply(self, fn, recurse=True):

@@ -20,7 +20,12 @@ pub(crate) fn run(op: BinaryOp, o: Dst, sa: Src, sb: Src, compute: DType, b: &Te
                 return Err(super::math::not_impl(op.name(), compute));
             }
             if compute.is_floating_point() {
-                real_dispatch!(compute, op.name(), T => float_div_like::<T>(op, o, sa, sb));
+                // PyTorch's trunc division rounds the quotient to the dtype before
+                // truncating (float16/bfloat16 `a / b` is a reduced-float op),
+                // except when the divisor is one broadcast value: that path
+                // divides in float32 (`div_trunc_cpu_reduced_float`).
+                let round_quotient = !is_broadcast_scalar(b);
+                real_dispatch!(compute, op.name(), T => float_div_like::<T>(op, o, sa, sb, round_quotient));
             } else {
                 // PyTorch checks each divisor as its loop reads it: an empty
                 // result reads none.
@@ -85,6 +90,11 @@ pub(crate) fn run_logical(op: BinaryOp, o: Dst, sa: Src, sb: Src, compute: DType
     }))
 }
 
+/// PyTorch's `TensorIterator::is_scalar`: one value read at every position.
+fn is_broadcast_scalar(b: &Tensor) -> bool {
+    b.shape().iter().zip(b.strides()).all(|(&n, &st)| n == 1 || st == 0)
+}
+
 fn has_zero(b: &Tensor) -> Result<bool> {
     let v = b.to_dtype(DType::Int64)?.contiguous()?;
     Ok(v.to_vec::<i64>()?.contains(&0))
@@ -132,10 +142,11 @@ pub(crate) fn floor_div<C: Real>(a: C, b: C) -> C {
     }
 }
 
-fn float_div_like<T: Compute>(op: BinaryOp, o: Dst, sa: Src, sb: Src) {
+fn float_div_like<T: Compute>(op: BinaryOp, o: Dst, sa: Src, sb: Src, round_quotient: bool) {
     bin_kernel::<T, T, T>(o, sa, sb, move |x: T, y: T| {
         let (a, b) = (x.up(), y.up());
         T::down(match op {
+            BinaryOp::DivTrunc if round_quotient => T::down(a / b).up().trunc(),
             BinaryOp::DivTrunc => (a / b).trunc(),
             BinaryOp::DivFloor => floor_div(a, b),
             BinaryOp::Remainder => {

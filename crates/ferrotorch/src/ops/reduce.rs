@@ -3,8 +3,7 @@
 use super::check_cpu;
 use crate::Tensor;
 use ferrotorch_core::error::wrap_dims;
-use ferrotorch_core::{dispatch_dtype, DType, Error, Result};
-use ferrotorch_cpu::reduce::sum_contiguous_f64;
+use ferrotorch_core::{DType, Error, Result};
 use ferrotorch_cpu::reduction::ReduceKind;
 use super::arith::{binary, BinaryOp, Operand};
 use super::arith_grad::g0;
@@ -42,16 +41,6 @@ pub fn structured_reduced_dims(dims: Option<&[i64]>, ndim: usize) -> Result<Vec<
     }
     reduced_dims(dims, ndim)
 }
-
-/// Output shape of a reduction, with or without the reduced dims kept as 1.
-fn out_shape(shape: &[usize], mask: &[bool], keepdim: bool) -> Vec<usize> {
-    shape
-        .iter()
-        .zip(mask)
-        .filter_map(|(&s, &m)| if m { keepdim.then_some(1) } else { Some(s) })
-        .collect()
-}
-
 
 /// PyTorch's `set_history` check: an op that would record autograd history
 /// (an input requires grad) cannot produce an integer or bool result, as
@@ -108,22 +97,16 @@ impl Tensor {
     pub fn sum_dims_raw(&self, dims: Option<&[i64]>, keepdim: bool, dtype: Option<DType>) -> Result<Tensor> {
         check_cpu("sum", &[self])?;
         let _no_grad = GradModeGuard::new(false);
+        // PyTorch converts with `self.to(dtype)`: preserve_format strides,
+        // which decide the order the float sum below visits elements in.
         let x = match dtype {
-            Some(d) => self.to_dtype(d)?,
+            Some(d) => self.to_dtype_preserve(d)?,
             None => self.clone(),
         };
         let out_dtype = if x.dtype().is_floating_point() { x.dtype() } else { dtype.unwrap_or(DType::Int64) };
         let mask = structured_reduced_dims(dims, x.ndim())?;
-        let shape = out_shape(x.shape(), &mask, keepdim);
         if x.dtype().is_floating_point() {
-            if mask.iter().all(|&m| m) && x.is_contiguous() {
-                let total = dispatch_dtype!(x.dtype(), T => {
-                    // SAFETY: x is contiguous with numel elements of T.
-                    let s = unsafe { std::slice::from_raw_parts(x.data_ptr() as *const T, x.numel()) };
-                    sum_contiguous_f64(s)
-                });
-                return Tensor::from_vec(vec![total], &[])?.to_dtype(out_dtype)?.reshape(&to_i64(&shape));
-            }
+            return cascade_sum(&x, &mask, keepdim);
         }
         super::reduction::reduce_engine(&x, &mask, ReduceKind::Sum, out_dtype, keepdim)
     }
@@ -172,6 +155,26 @@ impl Tensor {
         let s = unsafe { std::slice::from_raw_parts(v.data_ptr() as *const bool, v.numel()) };
         Ok(s.iter().all(|&b| b))
     }
+}
+
+/// A float sum in PyTorch's order and rounding (`ferrotorch_cpu::cascade`).
+/// float16/bfloat16 inputs that PyTorch sums in a float32 buffer are
+/// converted (preserve_format) and the float32 sum rounded once.
+fn cascade_sum(x: &Tensor, mask: &[bool], keepdim: bool) -> Result<Tensor> {
+    use ferrotorch_cpu::cascade;
+    let half = matches!(x.dtype(), DType::Float16 | DType::BFloat16);
+    if half && cascade::needs_f32_buffer(x.shape(), x.strides(), mask, keepdim) {
+        let s = cascade_sum(&x.to_dtype_preserve(DType::Float32)?, mask, keepdim)?;
+        return s.to_dtype(x.dtype());
+    }
+    let keep: Vec<usize> = (0..x.ndim()).map(|d| if mask[d] { 1 } else { x.shape()[d] }).collect();
+    let out = Tensor::empty(&keep, x.dtype(), x.device())?;
+    cascade::sum(x.src(), x.dtype(), mask, keepdim, out.dst())?;
+    if keepdim {
+        return Ok(out);
+    }
+    let drop: Vec<i64> = (0..x.ndim()).filter(|&d| !mask[d]).map(|d| x.shape()[d] as i64).collect();
+    out.reshape(&drop)
 }
 
 /// Broadcasts a reduction's gradient back over the reduced dims.

@@ -446,7 +446,7 @@ impl Tensor {
 
     /// `var(dim, correction, keepdim)` (floats only). Records `VarBackward0`.
     pub fn var_dims(&self, dims: Option<&[i64]>, correction: f64, keepdim: bool) -> Result<Tensor> {
-        let (v, _) = self.var_mean_raw(dims, correction, keepdim, false)?;
+        let v = self.var_std_raw(dims, correction, keepdim, false)?;
         let mask = reduced_dims(dims, self.ndim())?;
         let n = reduced_count(self, &mask);
         let dof = Dof::new(dims, self.ndim(), n, correction);
@@ -463,7 +463,7 @@ impl Tensor {
 
     /// `std(dim, correction, keepdim)`. Records `StdBackward0`.
     pub fn std_dims(&self, dims: Option<&[i64]>, correction: f64, keepdim: bool) -> Result<Tensor> {
-        let (s, _) = self.var_mean_raw(dims, correction, keepdim, true)?;
+        let s = self.var_std_raw(dims, correction, keepdim, true)?;
         let mask = reduced_dims(dims, self.ndim())?;
         let n = reduced_count(self, &mask);
         let dof = Dof::new(dims, self.ndim(), n, correction);
@@ -512,6 +512,35 @@ impl Tensor {
             })
         });
         Ok((v, m))
+    }
+
+    /// `var`/`std` without autograd. PyTorch's CPU kernel for one output
+    /// element of float32/float64 (`std_var_all_cpu`) is two passes: the mean
+    /// by `mean()` (a float32 sum for float32, so it overflows where that sum
+    /// does), then the squared deviations from it summed in float64. Every
+    /// other case is [`Tensor::var_mean_raw`]'s Welford recurrence.
+    fn var_std_raw(&self, dims: Option<&[i64]>, correction: f64, keepdim: bool, std: bool) -> Result<Tensor> {
+        let mask = reduced_dims(dims, self.ndim())?;
+        let outputs: usize = self.shape().iter().zip(&mask).filter(|(_, &m)| !m).map(|(&s, _)| s).product();
+        let wide = matches!(self.dtype(), DType::Float32 | DType::Float64);
+        if !(wide && outputs == 1 && self.numel() > 0) {
+            return Ok(self.var_mean_raw(dims, correction, keepdim, std)?.0);
+        }
+        let _no_grad = GradModeGuard::new(false);
+        let mean = self.mean_dims(None, false, None)?.to_f64_vec()?[0];
+        let x = self.contiguous()?;
+        let sum_dx2: f64 = dispatch_dtype!(x.dtype(), T => {
+            // SAFETY: x is contiguous with numel elements of T.
+            let v = unsafe { std::slice::from_raw_parts(x.data_ptr() as *const T, x.numel()) };
+            v.iter().fold(0.0, |acc, e| {
+                let dx = e.to_f64() - mean;
+                acc + dx * dx
+            })
+        });
+        let var = sum_dx2 / (self.numel() as f64 - correction).max(0.0);
+        let r = if std { var.sqrt() } else { var };
+        let shape: Vec<usize> = if keepdim { vec![1; self.ndim()] } else { (0..self.ndim()).filter(|&d| !mask[d]).map(|d| self.shape()[d]).collect() };
+        Tensor::from_vec(vec![r], &shape)?.to_dtype(self.dtype())
     }
 
     /// Variance and mean without autograd, by Welford's recurrence in `f64`.
