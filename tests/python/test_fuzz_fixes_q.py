@@ -244,3 +244,15 @@ def test_linear_adds_bias_after_the_sum():
     theirs = f(torch)
     assert theirs[0].tolist() == [pytest.approx(BIG), 1.5]
     _same_values(f(ft), theirs)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16", "float64"])
+def test_glu_sigmoid_underflows_like_pytorch(dtype):
+    # glu's kernel is a * (1 / (1 + exp(-b))): exp(101.375) overflows float32,
+    # so the gate is 0 and inf * 0 is NaN (float64 keeps the denormal gate).
+    def f(lib):
+        x = lib.tensor([[math.inf] * 20, [-101.375] * 20], dtype=getattr(lib, dtype))
+        return lib.nn.functional.glu(x, 0), lib.nn.functional.glu(x[:, 0], 0)
+
+    for ours, theirs in zip(f(ft), f(torch)):
+        _same_values(ours, theirs)

@@ -35,8 +35,7 @@ impl Tensor {
         let out = {
             let _no_grad = GradModeGuard::new(false);
             let (a, b) = (self.narrow(d as i64, 0, h)?.to_dtype(work)?, self.narrow(d as i64, h, h)?.to_dtype(work)?);
-            let s = unary(&b, UnaryOp::Sigmoid)?;
-            binary(Operand::T(&a), Operand::T(&s), BinaryOp::Mul)?.to_dtype(dt)?
+            binary(Operand::T(&a), Operand::T(&sigmoid_by_exp(&b)?), BinaryOp::Mul)?.to_dtype(dt)?
         };
         let sx = SavedTensor::input(self);
         record("GluBackward0", &[Some(self)], &[&out], move || {
@@ -44,7 +43,7 @@ impl Tensor {
                 let Some(g) = g0(grads) else { return Ok(vec![None]) };
                 let x = sx.unpack(node)?;
                 let (a, b) = (x.narrow(d as i64, 0, h)?, x.narrow(d as i64, h, h)?);
-                let s = unary(&b, UnaryOp::Sigmoid)?;
+                let s = sigmoid_by_exp(&b.to_dtype(work)?)?.to_dtype(x.dtype())?;
                 let ga = binary(Operand::T(&s), Operand::T(&g), BinaryOp::Mul)?;
                 let mul = |p: &Tensor, q: &Tensor| binary(Operand::T(p), Operand::T(q), BinaryOp::Mul);
                 let (sw, aw, gw) = (s.to_dtype(work)?, a.to_dtype(work)?, g.to_dtype(work)?);
@@ -55,4 +54,14 @@ impl Tensor {
         });
         Ok(out)
     }
+}
+
+/// `1 / (1 + exp(-x))` as PyTorch's float kernels evaluate it (glu's, and its
+/// sigmoid's): `exp(-x)` overflows for x below about -88.7 in float32, so the
+/// result is 0 there rather than the exact denormal, and `inf * sigmoid(-100)`
+/// is NaN as in PyTorch.
+fn sigmoid_by_exp(x: &Tensor) -> Result<Tensor> {
+    let e = unary(&unary(x, UnaryOp::Neg)?, UnaryOp::Exp)?;
+    let d = binary(Operand::S(Scalar::Int(1)), Operand::T(&e), BinaryOp::Add)?;
+    binary(Operand::S(Scalar::Int(1)), Operand::T(&d), BinaryOp::Div)
 }
