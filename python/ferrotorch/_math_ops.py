@@ -316,8 +316,21 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
 
 def leaky_relu(input, negative_slope=0.01, inplace=False):
     """``x if x > 0 else negative_slope * x``."""
-    return _act("leaky_relu", input, float(_args.number(negative_slope, "leaky_relu", "negative_slope", 2)),
-                inplace=inplace)
+    slope = float(_args.number(negative_slope, "leaky_relu", "negative_slope", 2))
+    out = _act("leaky_relu", input, slope, inplace=inplace)
+    if inplace and slope < 0 and out.requires_grad:
+        # PyTorch's in-place backward recovers the input from the output, which a negative
+        # slope makes ambiguous: it refuses when the gradient arrives.
+        out.register_hook(_negative_slope_backward)
+    return out
+
+
+def _negative_slope_backward(grad):
+    raise RuntimeError("In-place leakyReLu backward calculation is triggered with a negative slope which is not "
+                       "supported. This is caused by calling in-place forward function with a negative slope, "
+                       "please call out-of-place version instead. File an issue at "
+                       "https://github.com/pytorch/pytorch if you do require supporting in-place leakRelu backward "
+                       "calculation with negative slope")
 
 
 def elu(input, alpha=1.0, inplace=False):

@@ -9,7 +9,7 @@ The core's ``clone``/``to``/``*_like`` already follow PyTorch's ``preserve_forma
 the wrappers below only step in when another format is asked for.
 """
 
-from . import _C
+from . import _C, _args
 from ._C import Tensor
 
 __all__ = [
@@ -269,13 +269,18 @@ Tensor.cuda = _cuda
 # ----- factories ------------------------------------------------------------------
 
 
+_FACTORY_KW = ("*, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? requires_grad=False, "
+               "bool? pin_memory=False")
+
+
+@_args.signature("SymInt[] size, SymInt[] stride, " + _FACTORY_KW)
 def empty_strided(size, stride, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
     """An uninitialised tensor with the given ``size`` and ``stride``.
 
     The storage holds exactly the elements the strides reach.
     """
-    size = tuple(size)
-    stride = tuple(stride)
+    size = tuple(int(s) for s in size)
+    stride = tuple(int(s) for s in stride)
     if len(size) != len(stride):
         raise RuntimeError("mismatch in length of strides and shape")
     for s in size:
@@ -287,13 +292,14 @@ def empty_strided(size, stride, *, dtype=None, layout=None, device=None, require
     return r.requires_grad_() if requires_grad else r
 
 
+@_args.signature("SymInt[] size, int[] physical_layout, " + _FACTORY_KW)
 def empty_permuted(size, physical_layout, *, dtype=None, layout=None, device=None, requires_grad=False,
                    pin_memory=False):
     """An uninitialised tensor of shape ``size`` whose dims are laid out in memory in the order
     ``physical_layout`` (outermost first): ``(0, 2, 3, 1)`` gives channels-last for 4-d sizes.
     """
-    size = tuple(size)
-    physical_layout = tuple(physical_layout)
+    size = tuple(int(s) for s in size)
+    physical_layout = tuple(int(d) for d in physical_layout)
     if len(size) != len(physical_layout):
         raise RuntimeError(f"Number of dimensions in size does not match the length of the physical_layout; i.e. "
                            f"len(size) = {len(size)} is not equal to len(physical_layout) = {len(physical_layout)}")
@@ -360,6 +366,12 @@ rand_like = _like(_C.rand_like)
 randn_like = _like(_C.randn_like)
 
 
+_RANDINT_KW = ("*, Generator? generator=None, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
+               "bool? requires_grad=False, MemoryFormat? memory_format=None")
+
+
+@_args.signature("Tensor input, Tensor high, " + _RANDINT_KW, "Tensor input, SymInt high, " + _RANDINT_KW,
+                 "Tensor input, SymInt low, SymInt high, " + _RANDINT_KW)
 def randint_like(input, low=0, high=None, *, generator=None, dtype=None, layout=None, device=None,
                  requires_grad=False, memory_format=preserve_format):
     r"""randint_like(input, low=0, high, \*, generator=None, dtype=None, layout=torch.strided, device=None, requires_grad=False, memory_format=torch.preserve_format) -> Tensor
@@ -369,7 +381,19 @@ def randint_like(input, low=0, high=None, *, generator=None, dtype=None, layout=
     """
     if high is None:
         low, high = 0, low
+    if isinstance(high, Tensor):
+        # The ``Tensor high`` overload: any one-element CPU tensor, its value truncated.
+        if high.dim() != 0 or high.device.type != "cpu":
+            raise RuntimeError("high must be a scalar tensor and on CPU")
+        high = int(high.item())
+    low, high = int(low), int(high)
     out = empty_like(input, dtype=dtype, layout=layout, device=device, memory_format=memory_format)
-    vals = _C.randint(low, high, tuple(input.shape), generator=generator, dtype=out.dtype, device=out.device)
-    out.copy_(vals)
+    if out.dtype == _C.bool and low < high:
+        # random_'s range check for bool, which random_ itself (unbounded form) skips.
+        from ._random_ops import _int_bound_error
+        if not 0 <= low <= 1:
+            raise _int_bound_error("from", out.dtype)
+        if not 0 <= high - 1 <= 1:
+            raise _int_bound_error("to - 1", out.dtype)
+    out.random_(low, high, generator=generator)
     return out.requires_grad_() if requires_grad else out

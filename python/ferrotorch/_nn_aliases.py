@@ -57,6 +57,42 @@ def _reduction(r):
     return _REDUCTIONS[r]
 
 
+def _shape_errors_first(fn, input, *args, **kwargs):
+    # PyTorch checks shapes and arguments before it dispatches on the dtype: an input of a dtype
+    # the kernel lacks gets those errors first, so the float op runs on a zero-memory stand-in.
+    if not input.dtype.is_floating_point:
+        fn(_C.zeros((), dtype=_C.float32).expand(tuple(input.shape)), *args, **kwargs)
+
+
+_WORDS = {2: "two", 3: "three"}
+
+
+def _pool_lists(op, n, **lists):
+    # The length checks the ops make of their int[] arguments (a single int always passes).
+    for name, v in lists.items():
+        if not isinstance(v, (list, tuple)):
+            continue
+        k = len(v)
+        if name == "stride" and k == 0:
+            continue
+        if n == 1:
+            if op != "max_pool1d":
+                ok = k == 1
+                msg = f"{op.replace('_with_indices', '')}() argument '{name}' should contain one int (got {k})"
+            else:
+                ok = k == 1
+                what = {"kernel_size": "an int, list of ints or", "stride": "None, an int, list of ints, or",
+                        "padding": "an int, list of ints, or", "dilation": "an int, list of ints or"}[name]
+                msg = f"max_pool1d() {name} must be {what} tuple of ints of size 1 but got size {k}"
+        else:
+            ok = k in (1, n)
+            lead = {"kernel_size": "either be", "stride": "either be omitted,", "padding": "either be",
+                    "dilation": "be either"}[name]
+            msg = f"{op}: {name} must {lead} a single int, or a tuple of {_WORDS[n]} ints"
+        if not ok:
+            raise RuntimeError(msg)
+
+
 def _stride_arg(stride):
     # ATen's ``int[] stride=[]`` means "same as kernel_size".
     if stride is None or (isinstance(stride, (list, tuple)) and len(stride) == 0):
@@ -97,6 +133,7 @@ def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, generator=None):
     Randomised leaky ReLU: negative inputs are scaled by a slope drawn from ``U(lower, upper)``
     in training, by ``(lower + upper) / 2`` otherwise.
     """
+    lower, upper = _check_rrelu(lower, upper)
     if generator is None or not training:
         return _F().rrelu(input, lower, upper, training)
     return _rrelu_gen(input, lower, upper, generator, False)
@@ -107,9 +144,21 @@ def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False, generator=None):
 
     In-place :func:`rrelu`.
     """
+    lower, upper = _check_rrelu(lower, upper)
     if generator is None or not training:
         return _F().rrelu_(input, lower, upper, training)
     return _rrelu_gen(input, lower, upper, generator, True)
+
+
+def _check_rrelu(lower, upper):
+    # Scalars: a 0-d tensor bound is its value as a Python number (no arithmetic in its dtype).
+    lo, hi = float(_args.number(lower, "rrelu", "lower", 2)), float(_args.number(upper, "rrelu", "upper", 3))
+    for name, v in (("lower", lo), ("upper", hi)):
+        if not math.isfinite(v):
+            raise RuntimeError(f"rrelu: {name} bound must be finite, got {v}")
+    if lo > hi:
+        raise RuntimeError("Lower bound should be less than or equal to the upper bound")
+    return lo, hi
 
 
 def _rrelu_gen(input, lower, upper, generator, inplace):
@@ -269,6 +318,25 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05, cudnn_enabl
 
     Group normalisation; see :func:`torch.nn.functional.group_norm`.
     """
+    if input.dim() == 0:
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+    if input.dim() == 1:
+        raise IndexError("Dimension out of range (expected to be in range of [-1, 0], but got 1)")
+    C = input.shape[1]
+    if num_groups <= 0:
+        raise RuntimeError(f"Expected num groups to be greater than 0, got {num_groups}")
+    if C % num_groups:
+        raise RuntimeError(f"Expected number of channels in input to be divisible by num_groups, but got input of "
+                           f"shape {list(input.shape)} and num_groups={num_groups}")
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and (t.dim() != 1 or t.numel() != C):
+            raise RuntimeError(f"Expected {name} to be a vector of size equal to the number of channels in input, "
+                               f"but got {name} of shape {list(t.shape)} and input of shape {list(input.shape)}")
+    if not input.dtype.is_floating_point:
+        from ._random_ops import _not_impl
+        raise _not_impl("GroupNormKernelImpl", input.dtype)
+    if input.numel() == 0:
+        return _empty_result(input, tuple(input.shape))
     return _F().group_norm(input, num_groups, weight, bias, eps)
 
 
@@ -368,12 +436,22 @@ def _channel_shape(input):
     return (1, -1) + (1,) * (input.dim() - 2)
 
 
+def _cuda_only(op, input):
+    # PyTorch registers the synchronised-batch-norm kernels for CUDA only.
+    if input.device.type != "cuda":
+        raise NotImplementedError(
+            f"Could not run 'aten::{op}' with arguments from the '{input.device.type.upper()}' backend. This could "
+            f"be because the operator doesn't exist for this backend, or was omitted during the selective/custom "
+            f"build process (if using custom build). 'aten::{op}' is only available for these backends: [CUDA].")
+
+
 def batch_norm_stats(input, eps):
     r"""batch_norm_stats(input, eps) -> (Tensor, Tensor)
 
     Per-channel mean and ``1/sqrt(var + eps)`` (biased variance) over every dim but 1: one
-    process's share of synchronised batch norm.
+    process's share of synchronised batch norm. CUDA only, as in PyTorch.
     """
+    _cuda_only("batch_norm_stats", input)
     from .autograd.grad_mode import no_grad
     with no_grad():
         var, mean = _var_mean(_stat_input(input), _channel_dims(input))
@@ -384,8 +462,9 @@ def batch_norm_elemt(input, weight, bias, mean, invstd, eps):
     r"""batch_norm_elemt(input, weight, bias, mean, invstd, eps) -> Tensor
 
     Normalises ``input`` with given per-channel ``mean`` and ``invstd``, then applies
-    ``weight`` and ``bias``.
+    ``weight`` and ``bias``. CUDA only, as in PyTorch.
     """
+    _cuda_only("batch_norm_elemt", input)
     shape = _channel_shape(input)
     out = (input - mean.reshape(shape).to(input.dtype)) * invstd.reshape(shape).to(input.dtype)
     if weight is not None:
@@ -400,7 +479,9 @@ def batch_norm_gather_stats_with_counts(input, mean, invstd, running_mean, runni
 
     Merges per-process statistics (rows of ``mean``/``invstd``, ``counts`` elements each) into
     the global mean and ``invstd``, and updates the running statistics (unbiased variance) in place.
+    CUDA only, as in PyTorch.
     """
+    _cuda_only("batch_norm_gather_stats_with_counts", input)
     from .autograd.grad_mode import no_grad
     with no_grad():
         acc = mean.dtype
@@ -422,8 +503,9 @@ def batch_norm_gather_stats_with_counts(input, mean, invstd, running_mean, runni
 def batch_norm_gather_stats(input, mean, invstd, running_mean, running_var, momentum, eps, count):
     r"""batch_norm_gather_stats(input, mean, invstd, running_mean, running_var, momentum, eps, count) -> (Tensor, Tensor)
 
-    :func:`batch_norm_gather_stats_with_counts` with ``count`` elements in every process.
+    :func:`batch_norm_gather_stats_with_counts` with ``count`` elements in every process. CUDA only.
     """
+    _cuda_only("batch_norm_gather_stats", input)
     counts = _C.full((mean.shape[0],), count, dtype=mean.dtype)
     return batch_norm_gather_stats_with_counts(input, mean, invstd, running_mean, running_var, momentum, eps,
                                                counts)
@@ -455,12 +537,38 @@ def norm_except_dim(v, pow=2, dim=0):
     The ``pow``-norm over every dim but ``dim`` (kept, the others size 1); ``dim=-1`` gives the
     norm of the whole tensor. This is the ``g`` of weight normalisation.
     """
+    if dim != -1:
+        # ATen sizes the output (or transposes ``dim`` to the front) before it takes the norm,
+        # so a bad dim is reported before a bad dtype.
+        if v.dim() == 0 and dim == 0:
+            raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+        lo, hi = -max(v.dim(), 1), max(v.dim(), 1) - 1
+        if not lo <= dim <= hi:
+            raise IndexError(f"Dimension out of range (expected to be in range of [{lo}, {hi}], but got {dim})")
+    if not (v.dtype.is_floating_point or v.dtype.is_complex):
+        from ._random_ops import _scalar_name
+        raise RuntimeError(f"norm(): input dtype should be either floating point or complex. "
+                           f"Got {_scalar_name(v.dtype)} instead.")
+    return _norm_except_dim(v, pow, dim)
+
+
+def _norm_except_dim(v, pow, dim):
+    # As ATen: a 2-d view with ``dim`` as rows (the first) or columns (the last), else ``dim``
+    # transposed to the front; views of empty tensors fail as PyTorch's do.
     if dim == -1:
         return v.norm(pow)
-    dims = [d for d in range(v.dim()) if d != dim]
-    if not dims:
-        return v.abs() if pow != 0 else (v != 0).to(v.dtype)
-    return v.norm(pow, dim=dims, keepdim=True)
+    if dim == 0 or dim == v.dim() - 1:
+        first = dim == 0
+        n = v.shape[dim]
+        if v.numel() == 0 and n == 0 and v.dim() > 1:
+            shape = [0, -1] if first else [-1, 0]
+            raise RuntimeError(f"cannot reshape tensor of 0 elements into shape {shape} because the unspecified "
+                               f"dimension size -1 can be any value and is ambiguous")
+        out = [1] * v.dim()
+        out[dim] = n
+        flat = v.contiguous().reshape((n, -1) if first else (-1, n))
+        return flat.norm(pow, dim=1 if first else 0).reshape(out)
+    return _norm_except_dim(v.transpose(0, dim), pow, 0).transpose(0, dim)
 
 
 # ----- pooling ---------------------------------------------------------------------------
@@ -471,7 +579,8 @@ def max_pool1d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=F
 
     1-d max pooling; an empty ``stride`` means ``kernel_size``.
     """
-    return _F().max_pool1d(input, kernel_size, _stride_arg(stride), padding, dilation, ceil_mode)
+    _pool_lists("max_pool1d", 1, kernel_size=kernel_size, stride=stride, padding=padding, dilation=dilation)
+    return _max_pool1d(input, kernel_size, _stride_arg(stride), padding, dilation, ceil_mode, False)
 
 
 def max_pool1d_with_indices(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
@@ -479,8 +588,21 @@ def max_pool1d_with_indices(input, kernel_size, stride=(), padding=0, dilation=1
 
     :func:`max_pool1d` that also returns the argmax positions.
     """
-    return _F().max_pool1d(input, kernel_size, _stride_arg(stride), padding, dilation, ceil_mode,
-                           return_indices=True)
+    _pool_lists("max_pool1d_with_indices", 1, kernel_size=kernel_size, stride=stride, padding=padding,
+                dilation=dilation)
+    return _max_pool1d(input, kernel_size, _stride_arg(stride), padding, dilation, ceil_mode, True)
+
+
+def _max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode, indices):
+    F = _F()
+    _shape_errors_first(F.max_pool1d, input, kernel_size, stride, padding, dilation, ceil_mode)
+    if input.dim() == 3 and input.shape[0] == 0:
+        # An empty batch: the output length of one sample, no elements.
+        proxy = _C.zeros((), dtype=_C.float32).expand((1,) + tuple(input.shape[1:]))
+        shape = (0,) + tuple(F.max_pool1d(proxy, kernel_size, stride, padding, dilation, ceil_mode).shape[1:])
+        out = _empty_result(input, shape)
+        return (out, _C.zeros(shape, dtype=_C.int64, device=input.device)) if indices else out
+    return F.max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices=indices)
 
 
 def max_pool2d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
@@ -488,6 +610,8 @@ def max_pool2d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=F
 
     2-d max pooling; an empty ``stride`` means ``kernel_size``.
     """
+    _pool_lists("max_pool2d", 2, kernel_size=kernel_size, stride=stride, padding=padding, dilation=dilation)
+    _shape_errors_first(_F().max_pool2d, input, kernel_size, _stride_arg(stride), padding, dilation, ceil_mode)
     return _F().max_pool2d(input, kernel_size, _stride_arg(stride), padding, dilation, ceil_mode)
 
 
@@ -496,6 +620,8 @@ def max_pool3d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=F
 
     3-d max pooling; an empty ``stride`` means ``kernel_size``.
     """
+    _pool_lists("max_pool3d", 3, kernel_size=kernel_size, stride=stride, padding=padding, dilation=dilation)
+    _shape_errors_first(_F().max_pool3d, input, kernel_size, _stride_arg(stride), padding, dilation, ceil_mode)
     return _F().max_pool3d(input, kernel_size, _stride_arg(stride), padding, dilation, ceil_mode)
 
 
@@ -504,7 +630,15 @@ def avg_pool1d(input, kernel_size, stride=(), padding=0, ceil_mode=False, count_
 
     1-d average pooling; an empty ``stride`` means ``kernel_size``.
     """
-    return _F().avg_pool1d(input, kernel_size, _stride_arg(stride), padding, ceil_mode, count_include_pad)
+    _pool_lists("avg_pool1d", 1, kernel_size=kernel_size, stride=stride, padding=padding)
+    args = (kernel_size, _stride_arg(stride), padding, ceil_mode, count_include_pad)
+    if input.dim() in (2, 3):
+        shape = list(input.shape[:-1]) + [1, input.shape[-1]]
+        if 0 in shape[-3:]:
+            raise RuntimeError(f"Expected 3D or 4D (batch mode) tensor with optional 0 dim batch size for input, "
+                               f"but got:{shape}")
+    _shape_errors_first(_F().avg_pool1d, input, *args)
+    return _F().avg_pool1d(input, *args)
 
 
 def adaptive_avg_pool1d(input, output_size):
@@ -512,7 +646,21 @@ def adaptive_avg_pool1d(input, output_size):
 
     1-d average pooling to ``output_size`` positions.
     """
-    return _F().adaptive_avg_pool1d(input, output_size)
+    size = _check_adaptive_1d(input, output_size, "adaptive_avg_pool1d")
+    if size < 0:
+        raise RuntimeError(f"adaptive_avg_pool2d: elements of output_size must be greater than or equal to 0 but "
+                           f"received {{1, {size}}}")
+    if size == 1:
+        # ATen takes a mean for a 1x1 output (which has no kernel-dtype check of its own).
+        return input.mean(-1, keepdim=True)
+    if input.shape[-1] == 0:
+        raise RuntimeError(f"adaptive_avg_pool2d(): Expected input to have non-zero size for non-batch dimensions, "
+                           f"but input has sizes {list(input.shape[:-1]) + [1, 0]} with dimension {input.dim()} "
+                           f"being empty")
+    if size == 0 or input.numel() == 0:
+        return _empty_result(input, tuple(input.shape[:-1]) + (size,), "adaptive_avg_pool2d_backward")
+    _shape_errors_first(_F().adaptive_avg_pool1d, input, size)
+    return _F().adaptive_avg_pool1d(input, size)
 
 
 def adaptive_max_pool1d(input, output_size):
@@ -520,10 +668,87 @@ def adaptive_max_pool1d(input, output_size):
 
     1-d max pooling to ``output_size`` positions; returns the values and their indices.
     """
-    return _F().adaptive_max_pool1d(input, output_size, return_indices=True)
+    size = _check_adaptive_1d(input, output_size, "adaptive_max_pool1d")
+    for i in range(1, input.dim()):
+        if input.shape[i] == 0:
+            raise RuntimeError(f"adaptive_max_pool1d(): Expected input to have non-zero size for non-batch "
+                               f"dimensions, but input has sizes {list(input.shape)} with dimension {i} being empty")
+    if size < 0:
+        shape = list(input.shape[:-1]) + [1, size]
+        raise RuntimeError(f"Trying to create tensor with negative dimension {size}: {shape}")
+    if size == 0 or input.numel() == 0:
+        if not input.dtype.is_floating_point:
+            from ._random_ops import _not_impl
+            raise _not_impl("adaptive_max_pool2d", input.dtype)
+        shape = tuple(input.shape[:-1]) + (size,)
+        return (_empty_result(input, shape, "adaptive_max_pool2d_backward"),
+                _C.zeros(shape, dtype=_C.int64, device=input.device))
+    _shape_errors_first(_F().adaptive_max_pool1d, input, size)
+    return _F().adaptive_max_pool1d(input, size, return_indices=True)
+
+
+def _empty_result(input, shape, backward_op=None):
+    # An output without elements, still in input's graph; ``backward_op``: PyTorch's backward
+    # refuses a gradient with an empty non-batch dim.
+    out = input.reshape(-1).narrow(0, 0, 0).reshape(shape)
+    sizes = list(shape[:-1]) + [1, shape[-1]]  # the 2-d op's view of a 1-d pooling
+    if backward_op and out.requires_grad and 0 in sizes[1:]:
+        dim = sizes.index(0, 1)
+        out.register_hook(_fail_backward(f"{backward_op}(): Expected grad_output to have non-zero size for "
+                                         f"non-batch dimensions, but grad_output has sizes {sizes} with dimension "
+                                         f"{dim} being empty"))
+    return out
+
+
+def _fail_backward(msg):
+    def hook(grad):
+        raise RuntimeError(msg)
+    return hook
+
+
+def _check_adaptive_1d(input, output_size, op):
+    if input.dim() not in (2, 3):
+        raise RuntimeError(f"Expected 2 to 3 dimensions, but got {input.dim()}-dimensional tensor for argument #1 "
+                           f"'self' (while checking arguments for {op})")
+    sizes = [output_size] if not isinstance(output_size, (list, tuple)) else list(output_size)
+    if len(sizes) != 1:
+        raise RuntimeError(f"{op}() argument 'output_size' should contain one int (got {len(sizes)})")
+    return int(sizes[0])
 
 
 # ----- convolution -----------------------------------------------------------------------
+
+
+def _conv_checks(n, input, weight, bias, stride, op, probe):
+    if input.dim() not in (n + 1, n + 2):
+        raise RuntimeError(f"Expected {n + 1}D (unbatched) or {n + 2}D (batched) input to {op}, but got input of "
+                           f"size: {list(input.shape)}")
+    if weight.dim() < 3:
+        raise RuntimeError("weight should have at least three dimensions")
+    k = weight.dim() - 2
+    if k != n:
+        st = [int(stride)] * n if not isinstance(stride, (list, tuple)) else [int(x) for x in stride]
+        raise RuntimeError(f"expected stride to be a single integer value or a list of {k} values to match the "
+                           f"convolution dimensions, but got stride={st}")
+    ks = list(weight.shape[2:])
+    if 0 in ks:
+        # (The functional forms' native shape code does not take a zero-size kernel yet.)
+        if n == 3:
+            raise RuntimeError(f"kernel size should be greater than zero, but got kT: {ks[0]} kH: {ks[1]} kW: {ks[2]}")
+        ks = [1] * (2 - n) + ks
+        raise RuntimeError(f"kernel size should be greater than zero, but got kernel_height: {ks[0]} "
+                           f"kernel_width: {ks[1]}")
+    # The CPU kernels PyTorch picks lack these input dtypes; it finds out after the shape checks
+    # (which ``probe`` makes on float stand-ins) and before it compares the dtypes.
+    transposed = op.startswith("conv_transpose")
+    lacking = (_C.bool, _C.int8, _C.uint8, _C.int16, _C.int32) if transposed else (_C.bool,)
+    if input.dtype in lacking:
+        from ._random_ops import _not_impl
+        z = _C.zeros((), dtype=_C.float32)
+        probe(z.expand(tuple(input.shape)), z.expand(tuple(weight.shape)),
+              None if bias is None else z.expand(tuple(bias.shape)))
+        d = "3d" if n == 3 else "2d"
+        raise _not_impl(f"slow_conv_transpose{d}_out_cpu" if transposed else f"slow_conv{d}_cpu", input.dtype)
 
 
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
@@ -531,6 +756,8 @@ def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
 
     See :func:`torch.nn.functional.conv1d`.
     """
+    _conv_checks(1, input, weight, bias, stride, "conv1d",
+                 lambda i, w, b: _F().conv1d(i, w, b, stride, padding, dilation, groups))
     return _F().conv1d(input, weight, bias, stride, padding, dilation, groups)
 
 
@@ -539,6 +766,8 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
 
     See :func:`torch.nn.functional.conv2d`.
     """
+    _conv_checks(2, input, weight, bias, stride, "conv2d",
+                 lambda i, w, b: _F().conv2d(i, w, b, stride, padding, dilation, groups))
     return _F().conv2d(input, weight, bias, stride, padding, dilation, groups)
 
 
@@ -547,6 +776,8 @@ def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
 
     See :func:`torch.nn.functional.conv3d`.
     """
+    _conv_checks(3, input, weight, bias, stride, "conv3d",
+                 lambda i, w, b: _F().conv3d(i, w, b, stride, padding, dilation, groups))
     return _F().conv3d(input, weight, bias, stride, padding, dilation, groups)
 
 
@@ -555,6 +786,8 @@ def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_paddi
 
     See :func:`torch.nn.functional.conv_transpose1d`.
     """
+    _conv_checks(1, input, weight, bias, stride, "conv_transpose1d",
+                 lambda i, w, b: _F().conv_transpose1d(i, w, b, stride, padding, output_padding, groups, dilation))
     return _F().conv_transpose1d(input, weight, bias, stride, padding, output_padding, groups, dilation)
 
 
@@ -563,6 +796,8 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
 
     See :func:`torch.nn.functional.conv_transpose2d`.
     """
+    _conv_checks(2, input, weight, bias, stride, "conv_transpose2d",
+                 lambda i, w, b: _F().conv_transpose2d(i, w, b, stride, padding, output_padding, groups, dilation))
     return _F().conv_transpose2d(input, weight, bias, stride, padding, output_padding, groups, dilation)
 
 
@@ -571,6 +806,8 @@ def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_paddi
 
     See :func:`torch.nn.functional.conv_transpose3d`.
     """
+    _conv_checks(3, input, weight, bias, stride, "conv_transpose3d",
+                 lambda i, w, b: _F().conv_transpose3d(i, w, b, stride, padding, output_padding, groups, dilation))
     return _F().conv_transpose3d(input, weight, bias, stride, padding, output_padding, groups, dilation)
 
 
@@ -608,7 +845,17 @@ def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=
     Rows of ``weight`` at ``indices`` (ATen argument order: the weight first). ``padding_idx``
     (``-1``: none) is a row whose gradient stays zero.
     """
-    pad = None if padding_idx is None or padding_idx < 0 else padding_idx
+    if weight.dim() == 0 and weight.requires_grad and _C.is_grad_enabled():
+        # PyTorch's autograd wrapper records weight.size(0) before the op checks anything.
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+    if weight.dim() != 2:
+        raise RuntimeError("'weight' must be 2-D")
+    if indices.dtype not in (_C.int64, _C.int32):
+        raise RuntimeError(f"Expected tensor for argument #1 'indices' to have one of the following scalar types: "
+                           f"Long, Int; but got {indices.type()} instead (while checking arguments for embedding)")
+    # ATen only compares indices with padding_idx in the backward: one outside the rows is no row.
+    pad = int(padding_idx)
+    pad = pad if 0 <= pad < weight.shape[0] else None
     return _F().embedding(indices, weight, pad, None, 2.0, scale_grad_by_freq, sparse)
 
 
@@ -801,17 +1048,27 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     output will have shape :math:`B \times P \times R`.
     """
     modes = {"use_mm_for_euclid_dist_if_necessary": None, "use_mm_for_euclid_dist": True,
-             "donot_use_mm_for_euclid_dist": False, None: None}
+             "donot_use_mm_for_euclid_dist": False}
     if compute_mode not in modes:
         raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
-    if x1.dim() < 2 or x2.dim() < 2:
-        raise RuntimeError(f"cdist only supports at least 2D tensors, X1 got: {x1.dim()}D")
+    for name, x in (("X1", x1), ("X2", x2)):
+        if x.dim() < 2:
+            raise RuntimeError(f"cdist only supports at least 2D tensors, {name} got: {x.dim()}D")
     if x1.shape[-1] != x2.shape[-1]:
         raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: {x1.shape[-1]} X2: {x2.shape[-1]}")
-    if not x1.dtype.is_floating_point:
-        raise RuntimeError(f"cdist only supports floating-point dtypes, X1 got: {x1.dtype}")
+    for name, x in (("X1", x1), ("X2", x2)):
+        if not x.dtype.is_floating_point:
+            from ._random_ops import _scalar_name
+            raise RuntimeError(f"cdist only supports floating-point dtypes, {name} got: {_scalar_name(x.dtype)}")
     if p < 0:
         raise RuntimeError("cdist only supports non-negative p values")
+    if x1.dtype in (_C.float16, _C.bfloat16):
+        from ._random_ops import _not_impl
+        raise _not_impl("cdist", x1.dtype)
+    if x1.dtype != x2.dtype:
+        from ._random_ops import _scalar_name
+        raise RuntimeError(f"expected scalar type {_scalar_name(x1.dtype)} but found {_scalar_name(x2.dtype)}")
+    p = float(p.item()) if isinstance(p, Tensor) else p
     use_mm = modes[compute_mode]
     P, R = x1.shape[-2], x2.shape[-2]
     if use_mm is None:
@@ -843,17 +1100,35 @@ def _cat(ts, dim):
 # ----- losses ----------------------------------------------------------------------------
 
 
-def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None, reduction=1):
+def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None, reduction=0):
     r"""binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None, reduction=1) -> Tensor
 
     See :func:`torch.nn.functional.binary_cross_entropy_with_logits`; ``reduction`` is 0 none,
-    1 mean, 2 sum.
+    1 mean, 2 sum. Unlike the functional form, ``input`` broadcasts to ``target``'s shape.
+
+    .. note:: As in PyTorch, the losses at the top level take ``reduction=0`` (none) when it is
+       not given, whatever their documented default.
     """
+    if not input.dtype.is_floating_point:
+        from ._random_ops import _not_impl
+        raise _not_impl("log_sigmoid_cpu", input.dtype)
+    if tuple(input.shape) != tuple(target.shape):
+        from . import broadcast_shapes
+        shape = tuple(broadcast_shapes(input.shape, target.shape))
+        if shape != tuple(target.shape):
+            raise RuntimeError(f"output with shape {list(target.shape)} doesn't match the broadcast shape "
+                               f"{list(shape)}")
+        orig = list(input.shape)
+        input = input.expand(shape)
+        if input.requires_grad:
+            # PyTorch's backward writes the input's gradient in place into the input's shape.
+            input.register_hook(_fail_backward(f"output with shape {orig} doesn't match the broadcast shape "
+                                               f"{list(shape)}"))
     return _F().binary_cross_entropy_with_logits(input, target, weight, reduction=_reduction(reduction),
                                                  pos_weight=pos_weight)
 
 
-def cosine_embedding_loss(input1, input2, target, margin=0.0, reduction=1):
+def cosine_embedding_loss(input1, input2, target, margin=0.0, reduction=0):
     r"""cosine_embedding_loss(input1, input2, target, margin=0., reduction=1) -> Tensor
 
     See :func:`torch.nn.functional.cosine_embedding_loss`.
@@ -861,7 +1136,7 @@ def cosine_embedding_loss(input1, input2, target, margin=0.0, reduction=1):
     return _F().cosine_embedding_loss(input1, input2, target, margin, reduction=_reduction(reduction))
 
 
-def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction=1, zero_infinity=False):
+def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction=0, zero_infinity=False):
     r"""ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction=1, zero_infinity=False) -> Tensor
 
     See :func:`torch.nn.functional.ctc_loss`.
@@ -870,27 +1145,37 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
                          zero_infinity)
 
 
-def hinge_embedding_loss(input, target, margin=1.0, reduction=1):
+def hinge_embedding_loss(input, target, margin=1.0, reduction=0):
     r"""hinge_embedding_loss(input, target, margin=1., reduction=1) -> Tensor
 
     See :func:`torch.nn.functional.hinge_embedding_loss`.
     """
-    return _F().hinge_embedding_loss(input, target, margin, reduction=_reduction(reduction))
+    red = _reduction(reduction)
+    if input.dtype.is_floating_point:
+        return _F().hinge_embedding_loss(input, target, margin, reduction=red)
+    # ATen computes ``margin - input`` as full_like(input, margin) - input: integers stay integers.
+    zeros = _C.zeros_like(input)
+    margin_clamp = (_C.full_like(input, margin) - input).clamp_min(0)
+    out = margin_clamp.where(target != 1, zeros) + input.where(target != -1, zeros)
+    return out if red == "none" else out.mean() if red == "mean" else out.sum()
 
 
-def kl_div(input, target, reduction=1, *, log_target=False):
+def kl_div(input, target, reduction=0, *, log_target=False):
     r"""kl_div(input, target, reduction=1, *, log_target=False) -> Tensor
 
     Pointwise KL divergence ``target * (log(target) - input)``; ``reduction=1`` averages over all
     elements (PyTorch's ATen op; ``F.kl_div``'s ``'batchmean'`` has no integer code).
     """
+    if not (input.dtype.is_floating_point or input.dtype.is_complex) or not (
+            target.dtype.is_floating_point or target.dtype.is_complex):
+        raise RuntimeError("kl_div: Integral inputs not supported.")
     with warnings.catch_warnings():
         # The functional form warns that 'mean' is not the true KL divergence; ATen's does not.
         warnings.simplefilter("ignore")
         return _F().kl_div(input, target, reduction=_reduction(reduction), log_target=log_target)
 
 
-def margin_ranking_loss(input1, input2, target, margin=0.0, reduction=1):
+def margin_ranking_loss(input1, input2, target, margin=0.0, reduction=0):
     r"""margin_ranking_loss(input1, input2, target, margin=0., reduction=1) -> Tensor
 
     See :func:`torch.nn.functional.margin_ranking_loss`.
@@ -906,7 +1191,7 @@ def poisson_nll_loss(input, target, log_input, full, eps, reduction):
     return _F().poisson_nll_loss(input, target, log_input, full, eps=eps, reduction=_reduction(reduction))
 
 
-def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2.0, eps=1e-06, swap=False, reduction=1):
+def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2.0, eps=1e-06, swap=False, reduction=0):
     r"""triplet_margin_loss(anchor, positive, negative, margin=1., p=2., eps=1e-06, swap=False, reduction=1) -> Tensor
 
     See :func:`torch.nn.functional.triplet_margin_loss`.
@@ -1071,15 +1356,109 @@ def gru(*args, **kwargs):
     return _rnn_entry("GRU", args, kwargs, "gru")
 
 
-def _hardshrink_method(self, lambd=0.5):
-    """See :func:`ferrotorch.hardshrink`."""
-    return hardshrink(self, lambd)
+# ----- argument schemas ------------------------------------------------------------------
+# PyTorch's Python signatures of these ops (``self`` is ``input`` at the top level): calls are
+# checked against them before the bodies run, so a wrong argument kind raises the TypeError
+# PyTorch's argument parser does. Several strings are overloads.
 
+_CONV = "Tensor input, Tensor weight, Tensor? bias=None, SymInt[{n}] stride=1, {pad} padding=0, " \
+        "SymInt[{n}] dilation=1, SymInt groups=1"
+_CONV_T = "Tensor input, Tensor weight, Tensor? bias=None, SymInt[{n}] stride=1, SymInt[{n}] padding=0, " \
+          "SymInt[{n}] output_padding=0, SymInt groups=1, SymInt[{n}] dilation=1"
+_MAX_POOL = "Tensor input, int[{n}] kernel_size, int[{n}] stride=[], int[{n}] padding=0, int[{n}] dilation=1, " \
+            "bool ceil_mode=False"
+_CELL = "Tensor input, {hx} hx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=None, Tensor? b_hh=None"
+_RNN = ("Tensor input, {hx} hx, Tensor[] params, bool has_biases, int num_layers, float dropout, bool train, "
+        "bool bidirectional, bool batch_first",
+        "Tensor data, Tensor batch_sizes, {hx} hx, Tensor[] params, bool has_biases, int num_layers, "
+        "float dropout, bool train, bool bidirectional")
+_DROPOUT = "Tensor input, float p, bool train"
+_BN = ("Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool {training}, "
+       "float momentum, float eps")
+_GATHER = ("Tensor input, Tensor mean, Tensor invstd, Tensor? running_mean, Tensor? running_var, float momentum, "
+           "float eps, {count}")
+_GRID = "Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners"
 
-def _prelu_method(self, weight):
-    """See :func:`ferrotorch.prelu`."""
-    return prelu(self, weight)
+_SCHEMAS = {
+    "hardshrink": "Tensor input, Scalar lambd=0.5",
+    "threshold": "Tensor input, Scalar threshold, Scalar value",
+    "threshold_": "Tensor input, Scalar threshold, Scalar value",
+    "rrelu": "Tensor input, Scalar lower=0.125, Scalar upper=0.3333333333333333, bool training=False, "
+             "Generator? generator=None",
+    "rrelu_": "Tensor input, Scalar lower=0.125, Scalar upper=0.3333333333333333, bool training=False, "
+              "Generator? generator=None",
+    "prelu": "Tensor input, Tensor weight",
+    "dropout": _DROPOUT, "dropout_": _DROPOUT, "alpha_dropout": _DROPOUT, "alpha_dropout_": _DROPOUT,
+    "feature_dropout": _DROPOUT, "feature_dropout_": _DROPOUT, "feature_alpha_dropout": _DROPOUT,
+    "feature_alpha_dropout_": _DROPOUT,
+    "native_dropout": "Tensor input, float p, bool? train",
+    "batch_norm": _BN.format(training="training") + ", bool cudnn_enabled",
+    "instance_norm": _BN.format(training="use_input_stats") + ", bool cudnn_enabled",
+    "native_batch_norm": _BN.format(training="training"),
+    "group_norm": "Tensor input, int num_groups, Tensor? weight=None, Tensor? bias=None, float eps=1e-05, "
+                  "bool cudnn_enabled=True",
+    "layer_norm": "Tensor input, SymInt[] normalized_shape, Tensor? weight=None, Tensor? bias=None, "
+                  "float eps=1e-05, bool cudnn_enable=True",
+    "rms_norm": "Tensor input, SymInt[] normalized_shape, Tensor? weight=None, float? eps=None",
+    "native_layer_norm": "Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps",
+    "native_group_norm": "Tensor input, Tensor? weight, Tensor? bias, SymInt N, SymInt C, SymInt HxW, int group, "
+                         "float eps",
+    "norm_except_dim": "Tensor v, int pow=2, int dim=0",
+    "batch_norm_stats": "Tensor input, float eps",
+    "batch_norm_elemt": "Tensor input, Tensor? weight, Tensor? bias, Tensor mean, Tensor invstd, float eps",
+    "batch_norm_gather_stats": _GATHER.format(count="int count"),
+    "batch_norm_gather_stats_with_counts": _GATHER.format(count="Tensor counts"),
+    "batch_norm_update_stats": "Tensor input, Tensor? running_mean, Tensor? running_var, float momentum",
+    "max_pool1d": _MAX_POOL.format(n=1), "max_pool2d": _MAX_POOL.format(n=2), "max_pool3d": _MAX_POOL.format(n=3),
+    "max_pool1d_with_indices": _MAX_POOL.format(n=1),
+    "avg_pool1d": "Tensor input, int[1] kernel_size, int[1] stride=[], int[1] padding=0, bool ceil_mode=False, "
+                  "bool count_include_pad=True",
+    "adaptive_avg_pool1d": "Tensor input, int[1] output_size",
+    "adaptive_max_pool1d": "Tensor input, int[1] output_size",
+    "conv1d": (_CONV.format(n=1, pad="SymInt[1]"), _CONV.format(n=1, pad="str")),
+    "conv2d": (_CONV.format(n=2, pad="SymInt[2]"), _CONV.format(n=2, pad="str")),
+    "conv3d": (_CONV.format(n=3, pad="SymInt[3]"), _CONV.format(n=3, pad="str")),
+    "conv_transpose1d": _CONV_T.format(n=1), "conv_transpose2d": _CONV_T.format(n=2),
+    "conv_transpose3d": _CONV_T.format(n=3),
+    "convolution": "Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, "
+                   "SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups",
+    "conv_tbc": "Tensor input, Tensor weight, Tensor bias, int pad=0",
+    "embedding": "Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, "
+                 "bool sparse=False",
+    "embedding_bag": ("Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq=False, int mode=0, "
+                      "bool sparse=False, Tensor? per_sample_weights=None, bool include_last_offset=False",
+                      "Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq, int mode, "
+                      "bool sparse, Tensor? per_sample_weights, bool include_last_offset, int? padding_idx"),
+    "embedding_renorm_": "Tensor input, Tensor indices, float max_norm, float norm_type",
+    "grid_sampler": _GRID, "grid_sampler_2d": _GRID, "grid_sampler_3d": _GRID,
+    "affine_grid_generator": "Tensor theta, SymInt[] size, bool align_corners",
+    "constant_pad_nd": "Tensor input, SymInt[] pad, Scalar value=0",
+    "pixel_shuffle": "Tensor input, int upscale_factor",
+    "pixel_unshuffle": "Tensor input, int downscale_factor",
+    # torch.cdist is Python: any compute_mode but its three names is a ValueError of the body.
+    "cdist": "Tensor x1, Tensor x2, float p=2.0, Any compute_mode='use_mm_for_euclid_dist_if_necessary'",
+    "binary_cross_entropy_with_logits": "Tensor input, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, "
+                                        "int reduction=0",
+    "cosine_embedding_loss": "Tensor input1, Tensor input2, Tensor target, float margin=0.0, int reduction=0",
+    "ctc_loss": ("Tensor log_probs, Tensor targets, int[] input_lengths, int[] target_lengths, int blank=0, "
+                 "int reduction=0, bool zero_infinity=False",
+                 "Tensor log_probs, Tensor targets, Tensor input_lengths, Tensor target_lengths, int blank=0, "
+                 "int reduction=0, bool zero_infinity=False"),
+    "hinge_embedding_loss": "Tensor input, Tensor target, float margin=1.0, int reduction=0",
+    "kl_div": "Tensor input, Tensor target, int reduction=0, *, bool log_target=False",
+    "margin_ranking_loss": "Tensor input1, Tensor input2, Tensor target, float margin=0.0, int reduction=0",
+    "poisson_nll_loss": "Tensor input, Tensor target, bool log_input, bool full, float eps, int reduction",
+    "triplet_margin_loss": "Tensor anchor, Tensor positive, Tensor negative, float margin=1.0, float p=2.0, "
+                           "float eps=1e-06, bool swap=False, int reduction=0",
+    "rnn_tanh_cell": _CELL.format(hx="Tensor"), "rnn_relu_cell": _CELL.format(hx="Tensor"),
+    "lstm_cell": _CELL.format(hx="Tensor[]"), "gru_cell": _CELL.format(hx="Tensor"),
+    "rnn_tanh": tuple(s.format(hx="Tensor") for s in _RNN), "rnn_relu": tuple(s.format(hx="Tensor") for s in _RNN),
+    "lstm": tuple(s.format(hx="Tensor[]") for s in _RNN), "gru": tuple(s.format(hx="Tensor") for s in _RNN),
+}
 
+for _name, _schema in _SCHEMAS.items():
+    globals()[_name] = _args.signature(*((_schema,) if isinstance(_schema, str) else _schema))(globals()[_name])
+del _name, _schema
 
-Tensor.hardshrink = _hardshrink_method
-Tensor.prelu = _prelu_method
+Tensor.hardshrink = _args.method_signature(hardshrink)
+Tensor.prelu = _args.method_signature(prelu)

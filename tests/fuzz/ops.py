@@ -798,7 +798,8 @@ def unavailable(lib):
 # Random, uninitialised, global-state, file-touching (save, load) or identity-revealing entry points: their
 # outputs are not comparable between libraries by design.
 NOT_COMPARABLE = set("""bernoulli bernoulli_ multinomial normal normal_ poisson rand rand_like randint randn randn_like
-randperm cauchy_ exponential_ geometric_ log_normal_ random_ uniform_ empty empty_like manual_seed seed initial_seed
+randperm randint_like cauchy_ exponential_ geometric_ log_normal_ random_ uniform_ empty empty_like empty_strided
+empty_permuted manual_seed seed initial_seed
 set_default_dtype set_printoptions set_rng_state get_rng_state data_ptr storage untyped_storage cuda backward save load
 register_hook register_post_accumulate_grad_hook retain_grad from_dlpack from_numpy is_shared get_device svd numpy
 as_strided""".split())

@@ -487,8 +487,14 @@ def test_batch_norm_update_stats():
     _check(torch.batch_norm_update_stats(x, None, None, 0.3), ft.batch_norm_update_stats(_to_ft(x), None, None, 0.3))
 
 
-def test_sync_batch_norm_pieces_reproduce_batch_norm():
+def test_sync_batch_norm_pieces_reproduce_batch_norm(monkeypatch):
     x = _r(8, 3, 5)
+    # PyTorch registers these kernels for CUDA only; the math is checked here on CPU tensors.
+    with pytest.raises(NotImplementedError):
+        torch.batch_norm_stats(x, 1e-5)
+    with pytest.raises(NotImplementedError):
+        ft.batch_norm_stats(_to_ft(x), 1e-5)
+    monkeypatch.setattr(ft._nn_aliases, "_cuda_only", lambda op, input: None)
     shards = x.chunk(2, 0)
     eps, mom = 1e-5, 0.1
     fstats = [ft.batch_norm_stats(_to_ft(s), eps) for s in shards]

@@ -7,19 +7,14 @@
 //! new); states are row-major `(batch, hidden)`.
 
 use crate::elementwise::Float;
+use crate::simd::isa;
+use crate::unary::{FastFloat, UnaryKind};
 use ferrotorch_core::Element;
 use rayon::prelude::*;
 
 /// Rows per parallel task are chosen so a task holds at least this many
 /// elements (one LSTM step of a small batch stays on the calling thread).
 const GRAIN: usize = 1 << 15;
-
-/// `1 / (1 + e^-x)` in the element type.
-#[inline(always)]
-fn sigmoid<T: Float>(x: T) -> T {
-    let one = <T as Element>::from_f64(1.0);
-    one.div(one.add(x.neg().exp()))
-}
 
 /// Runs `f(row)` for every row in `0..rows`, in parallel when the work is large.
 fn rows<F: Fn(usize) + Sync + Send>(rows: usize, per_row: usize, f: F) {
@@ -45,25 +40,43 @@ impl<T> Out<T> {
     }
 }
 
+/// `x[..n] = op(x[..n])` in place with the vectorised unary kernels.
+///
+/// # Safety
+/// `x` must be valid for `n` elements that no other task touches.
+#[inline(always)]
+unsafe fn activate<T: FastFloat>(op: UnaryKind, x: *mut T, n: usize) {
+    T::contiguous_unary(isa(), op, x, x, n)
+}
+
 /// LSTM step: `gates = igates + hgates`; `cy = f*cx + i*g`; `hy = o*tanh(cy)`.
 /// `ws` (`(batch, 4*hidden)`) receives the activated gates for the backward.
-pub fn lstm_forward<T: Float>(igates: &[T], hgates: &[T], cx: &[T], hy: &mut [T], cy: &mut [T], ws: &mut [T], batch: usize, hidden: usize) {
+/// The sigmoids and tanhs run as vectorised passes over each gate's run.
+#[allow(private_bounds)]
+pub fn lstm_forward<T: Float + FastFloat>(igates: &[T], hgates: &[T], cx: &[T], hy: &mut [T], cy: &mut [T], ws: &mut [T], batch: usize, hidden: usize) {
     let (hy_p, cy_p, ws_p) = (Out(hy.as_mut_ptr()), Out(cy.as_mut_ptr()), Out(ws.as_mut_ptr()));
     rows(batch, 4 * hidden, |b| {
-        let g0 = b * 4 * hidden;
-        for j in 0..hidden {
-            let gate = |k: usize| igates[g0 + k * hidden + j].add(hgates[g0 + k * hidden + j]);
-            let (i, f, g, o) = (sigmoid(gate(0)), sigmoid(gate(1)), gate(2).tanh(), sigmoid(gate(3)));
-            let c = f.mul(cx[b * hidden + j]).add(i.mul(g));
-            // SAFETY: row b's elements are written by this task only; indices are in bounds
-            // because every buffer has batch rows of the stated widths.
-            unsafe {
-                cy_p.set(b * hidden + j, c);
-                hy_p.set(b * hidden + j, o.mul(c.tanh()));
-                ws_p.set(g0 + j, i);
-                ws_p.set(g0 + hidden + j, f);
-                ws_p.set(g0 + 2 * hidden + j, g);
-                ws_p.set(g0 + 3 * hidden + j, o);
+        let (g0, s0) = (b * 4 * hidden, b * hidden);
+        // SAFETY: row b of ws/hy/cy is written by this task only; every buffer
+        // has `batch` rows of the stated widths, so the indices are in bounds.
+        unsafe {
+            for k in 0..4 * hidden {
+                ws_p.set(g0 + k, igates[g0 + k].add(hgates[g0 + k]));
+            }
+            let w = ws_p.0.add(g0);
+            activate(UnaryKind::Sigmoid, w, 2 * hidden);
+            activate(UnaryKind::Tanh, w.add(2 * hidden), hidden);
+            activate(UnaryKind::Sigmoid, w.add(3 * hidden), hidden);
+            for j in 0..hidden {
+                let (i, f, g) = (*w.add(j), *w.add(hidden + j), *w.add(2 * hidden + j));
+                let c = f.mul(cx[s0 + j]).add(i.mul(g));
+                cy_p.set(s0 + j, c);
+                hy_p.set(s0 + j, c);
+            }
+            activate(UnaryKind::Tanh, hy_p.0.add(s0), hidden);
+            for j in 0..hidden {
+                let o = *w.add(3 * hidden + j);
+                hy_p.set(s0 + j, o.mul(*hy_p.0.add(s0 + j)));
             }
         }
     });
@@ -73,19 +86,25 @@ pub fn lstm_forward<T: Float>(igates: &[T], hgates: &[T], cx: &[T], hy: &mut [T]
 /// incoming `dhy`/`dcy` (absent: zero), the gradient of the gate
 /// pre-activations (`(batch, 4*hidden)`, shared by igates and hgates) and of `cx`.
 #[allow(clippy::too_many_arguments)]
-pub fn lstm_backward<T: Float>(ws: &[T], cx: &[T], cy: &[T], dhy: Option<&[T]>, dcy: Option<&[T]>, dgates: &mut [T], dcx: &mut [T], batch: usize, hidden: usize) {
+#[allow(private_bounds)]
+pub fn lstm_backward<T: Float + FastFloat>(ws: &[T], cx: &[T], cy: &[T], dhy: Option<&[T]>, dcy: Option<&[T]>, dgates: &mut [T], dcx: &mut [T], batch: usize, hidden: usize) {
     let (dg_p, dcx_p) = (Out(dgates.as_mut_ptr()), Out(dcx.as_mut_ptr()));
     let one = <T as Element>::from_f64(1.0);
     rows(batch, 4 * hidden, |b| {
-        let g0 = b * 4 * hidden;
-        for j in 0..hidden {
-            let s = b * hidden + j;
-            let (i, f, g, o) = (ws[g0 + j], ws[g0 + hidden + j], ws[g0 + 2 * hidden + j], ws[g0 + 3 * hidden + j]);
-            let tc = cy[s].tanh();
-            let gh = dhy.map_or(<T as Element>::from_f64(0.0), |d| d[s]);
-            let gc = dcy.map_or(<T as Element>::from_f64(0.0), |d| d[s]).add(gh.mul(o).mul(one.sub(tc.mul(tc))));
-            // SAFETY: as in `lstm_forward`.
-            unsafe {
+        let (g0, s0) = (b * 4 * hidden, b * hidden);
+        // SAFETY: as in `lstm_forward`. Row b of dcx holds tanh(cy) until its
+        // element is overwritten with the gradient in the same iteration.
+        unsafe {
+            for j in 0..hidden {
+                dcx_p.set(s0 + j, cy[s0 + j]);
+            }
+            activate(UnaryKind::Tanh, dcx_p.0.add(s0), hidden);
+            for j in 0..hidden {
+                let s = s0 + j;
+                let (i, f, g, o) = (ws[g0 + j], ws[g0 + hidden + j], ws[g0 + 2 * hidden + j], ws[g0 + 3 * hidden + j]);
+                let tc = *dcx_p.0.add(s);
+                let gh = dhy.map_or(<T as Element>::from_f64(0.0), |d| d[s]);
+                let gc = dcy.map_or(<T as Element>::from_f64(0.0), |d| d[s]).add(gh.mul(o).mul(one.sub(tc.mul(tc))));
                 dg_p.set(g0 + j, gc.mul(g).mul(i).mul(one.sub(i)));
                 dg_p.set(g0 + hidden + j, gc.mul(cx[s]).mul(f).mul(one.sub(f)));
                 dg_p.set(g0 + 2 * hidden + j, gc.mul(i).mul(one.sub(g.mul(g))));
@@ -98,23 +117,27 @@ pub fn lstm_backward<T: Float>(ws: &[T], cx: &[T], cy: &[T], dhy: Option<&[T]>, 
 
 /// GRU step: `r = σ(i_r + h_r)`, `z = σ(i_z + h_z)`, `n = tanh(i_n + r*h_n)`,
 /// `hy = n + z*(hx - n)`. `ws` (`(batch, 4*hidden)`) receives r, z, n and h_n.
-pub fn gru_forward<T: Float>(igates: &[T], hgates: &[T], hx: &[T], hy: &mut [T], ws: &mut [T], batch: usize, hidden: usize) {
+#[allow(private_bounds)]
+pub fn gru_forward<T: Float + FastFloat>(igates: &[T], hgates: &[T], hx: &[T], hy: &mut [T], ws: &mut [T], batch: usize, hidden: usize) {
     let (hy_p, ws_p) = (Out(hy.as_mut_ptr()), Out(ws.as_mut_ptr()));
     rows(batch, 3 * hidden, |b| {
-        let (g0, w0) = (b * 3 * hidden, b * 4 * hidden);
-        for j in 0..hidden {
-            let s = b * hidden + j;
-            let r = sigmoid(igates[g0 + j].add(hgates[g0 + j]));
-            let z = sigmoid(igates[g0 + hidden + j].add(hgates[g0 + hidden + j]));
-            let hn = hgates[g0 + 2 * hidden + j];
-            let n = igates[g0 + 2 * hidden + j].add(r.mul(hn)).tanh();
-            // SAFETY: as in `lstm_forward`.
-            unsafe {
-                hy_p.set(s, n.add(z.mul(hx[s].sub(n))));
-                ws_p.set(w0 + j, r);
-                ws_p.set(w0 + hidden + j, z);
-                ws_p.set(w0 + 2 * hidden + j, n);
+        let (g0, w0, s0) = (b * 3 * hidden, b * 4 * hidden, b * hidden);
+        // SAFETY: as in `lstm_forward`.
+        unsafe {
+            let w = ws_p.0.add(w0);
+            for k in 0..2 * hidden {
+                ws_p.set(w0 + k, igates[g0 + k].add(hgates[g0 + k]));
+            }
+            activate(UnaryKind::Sigmoid, w, 2 * hidden);
+            for j in 0..hidden {
+                let hn = hgates[g0 + 2 * hidden + j];
                 ws_p.set(w0 + 3 * hidden + j, hn);
+                ws_p.set(w0 + 2 * hidden + j, igates[g0 + 2 * hidden + j].add((*w.add(j)).mul(hn)));
+            }
+            activate(UnaryKind::Tanh, w.add(2 * hidden), hidden);
+            for j in 0..hidden {
+                let (z, n) = (*w.add(hidden + j), *w.add(2 * hidden + j));
+                hy_p.set(s0 + j, n.add(z.mul(hx[s0 + j].sub(n))));
             }
         }
     });

@@ -139,6 +139,9 @@ def softshrink(input, lambd=0.5):
 def hardshrink(input, lambd=0.5):
     """``x`` where ``|x| > lambd``, else zero."""
     lambd = _args.number(lambd, "hardshrink", "lambd", 2)
+    if not input.dtype.is_floating_point:
+        from .._random_ops import _not_impl
+        raise _not_impl("hardshrink_cpu", input.dtype)
     if input.dtype.is_floating_point and not isinstance(lambd, bool):
         # lambd in the input's dtype, as PyTorch's kernel compares
         return _m._act("hardshrink", input, _C.full((), lambd, dtype=input.dtype).item())
@@ -152,18 +155,28 @@ def glu(input, dim=-1):
 
 def prelu(input, weight):
     """``max(0, x) + weight * min(0, x)``, one weight per channel (dim 1) or shared."""
+    if input.dtype != weight.dtype:
+        from .._random_ops import _scalar_name
+        raise RuntimeError(f"prelu: Type promoting not supported. Got {_scalar_name(input.dtype)} and "
+                           f"{_scalar_name(weight.dtype)}")
     w = weight
     if weight.numel() != 1:
         if input.dim() < 2 and input.dim() != 1:
             raise RuntimeError("Not allow zero-dim input tensor.")
-        ch = input.shape[1] if input.dim() >= 2 else input.shape[0]
+        ch = input.shape[1] if input.dim() >= 2 else 1
         if weight.numel() != ch:
             raise RuntimeError(
                 f"Mismatch of parameter numbers and input channel size. Found parameter numbers = {weight.numel()} "
                 f"and channel size = {ch}."
             )
+    if weight.dim() > 1:
+        raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = {weight.dim()}")
+    if weight.numel() != 1:
         if input.dim() >= 2:
             w = weight.reshape([ch] + [1] * (input.dim() - 2))
+    if not input.dtype.is_floating_point:
+        from .._random_ops import _not_impl
+        raise _not_impl("prelu_cpu", input.dtype)
     # where, not clamp(min=0) + w * clamp(max=0): at x == 0 both clamps pass the
     # gradient; PyTorch's derivative there is w.
     return _s.where(input > 0, input, w * input)
@@ -1888,9 +1901,19 @@ def upsample_bilinear(input, size=None, scale_factor=None):
     return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
 
 
+def _pixel_shuffle_check(input, r, op, name):
+    r = _args.integer(r, op, name, 2)
+    if input.dim() < 3:
+        raise RuntimeError(f"{op} expects input to have at least 3 dimensions, but got input with {input.dim()} "
+                           f"dimension(s)")
+    if r <= 0:
+        raise RuntimeError(f"{op} expects a positive {name}, but got {r}")
+    return r
+
+
 def pixel_shuffle(input, upscale_factor):
     r"""``(*, C*r*r, H, W) -> (*, C, H*r, W*r)``."""
-    r = upscale_factor
+    r = _pixel_shuffle_check(input, upscale_factor, "pixel_shuffle", "upscale_factor")
     *lead, c, h, w = input.shape
     if c % (r * r):
         raise RuntimeError(
@@ -1905,7 +1928,7 @@ def pixel_shuffle(input, upscale_factor):
 
 def pixel_unshuffle(input, downscale_factor):
     r"""``(*, C, H*r, W*r) -> (*, C*r*r, H, W)``."""
-    r = downscale_factor
+    r = _pixel_shuffle_check(input, downscale_factor, "pixel_unshuffle", "downscale_factor")
     *lead, c, h, w = input.shape
     if h % r or w % r:
         raise RuntimeError(
@@ -1914,6 +1937,9 @@ def pixel_unshuffle(input, downscale_factor):
             f"pixel_unshuffle expects width to be divisible by downscale_factor, but input.size(-1)={w} is not "
             f"divisible by {r}"
         )
+    if input.numel() == 0:
+        # PyTorch returns a copy of an empty input as it is (unlike pixel_shuffle).
+        return input.clone()
     n = len(lead)
     x = input.reshape(*lead, c, h // r, r, w // r, r)
     x = x.permute(*range(n), n, n + 2, n + 4, n + 1, n + 3)
