@@ -95,6 +95,18 @@ KNOWN = [
      "(requires_grad=True on int8); its copy_ and basic __setitem__ of the same value into the same integer "
      "tensor keep it out of the graph, and integer tensors cannot require grad anywhere else; ours keeps them "
      "out of the graph (float targets get FillBackward3 as in PyTorch)"),
+    (r"add_alpha", r"wrong:value",
+     "PyTorch's float16/bfloat16 add/sub with alpha depends on its loop path: whole vectors (runs of 32+ "
+     "contiguous float16 elements here) compute fmadd(other, alpha, self) in float32 and round once, while its "
+     "scalar loop (shorter, strided or tail elements) rounds alpha*other to the dtype first: add(-24768, 36704, "
+     "alpha=2.058) in float16 is 50784 in a 32-element tensor and inf (2.059 * 36704 overflows float16) in a "
+     "1-element one; ours gives the vector path's value (the exact value rounded once) for every size"),
+    (r"tensordot/tt", r"wrong:value",
+     "PyTorch's float32 tensordot contracting every dim (a 0-d result) is a dot product whose summation order "
+     "depends on the operands' strides: MKL's sdot (unit strides) sums in 4-wide lanes, a stride-0 operand goes "
+     "through mul + its float32 cascade sum; with terms near 1e30 that cancel, a small term is absorbed or not "
+     "(tensordot gives 0 where the exact sum is 1.6). PyTorch's own mm of the same reshaped operands (1 x k @ "
+     "k x 1) adds the products in order and gives ours"),
 ]
 
 

@@ -213,7 +213,7 @@ pub fn full_like<'py>(py: Python<'py>, input: &Bound<'py, PyAny>, fill_value: &B
     let t = tensor_of(input)?;
     cpu_device(device)?;
     let d = like_dtype(&t, dtype)?;
-    let r = t.new_like_from(&Tensor::full(&[], fill_value_of(fill_value, "full_like")?, d, Device::CPU).py()?, d).py()?;
+    let r = t.full_like(fill_value_of(fill_value, "full_like")?, d).py()?;
     finish(py, r, requires_grad)
 }
 

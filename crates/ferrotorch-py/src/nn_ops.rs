@@ -40,6 +40,12 @@ pub fn _mse_loss<'py>(py: Python<'py>, input: &Bound<'py, PyAny>, target: &Bound
     wrap(py, tensor_of(input)?.mse_loss(&tensor_of(target)?, r).py()?)
 }
 
+/// `glu(input, dim)` (records `GluBackward0`).
+#[pyfunction]
+pub fn _glu<'py>(py: Python<'py>, input: &Bound<'py, PyAny>, dim: i64) -> PyResult<Bound<'py, PyAny>> {
+    wrap(py, tensor_of(input)?.glu(dim).py()?)
+}
+
 /// `_fused_lstm_cell(igates, hgates, cx) -> (hy, cy)`: one LSTM step's gates
 /// and state update (records `ThnnFusedLstmCellBackward0`).
 #[pyfunction]
@@ -87,6 +93,7 @@ pub fn _layer_norm<'py>(
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_conv2d, m)?)?;
     m.add_function(wrap_pyfunction!(_mse_loss, m)?)?;
+    m.add_function(wrap_pyfunction!(_glu, m)?)?;
     m.add_function(wrap_pyfunction!(_fused_lstm_cell, m)?)?;
     m.add_function(wrap_pyfunction!(_fused_gru_cell, m)?)?;
     m.add_function(wrap_pyfunction!(_layer_norm, m)?)?;

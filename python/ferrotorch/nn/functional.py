@@ -150,18 +150,7 @@ def hardshrink(input, lambd=0.5):
 
 def glu(input, dim=-1):
     """Gated linear unit: ``a * sigmoid(b)`` for the two halves of ``dim``."""
-    if input.dim() == 0:
-        raise RuntimeError("glu does not support scalars because halving size must be even")
-    n = input.shape[dim]
-    if n % 2:
-        raise RuntimeError(f"Halving dimension must be even, but dimension {dim % input.dim()} is size {n}")
-    a = input.narrow(dim, 0, n // 2)
-    b = input.narrow(dim, n // 2, n // 2)
-    if input.dtype in (_C.float16, _C.bfloat16):
-        # PyTorch's kernel works in float32: sigmoid(-88) is a float32 denormal,
-        # not the half 0 that would make inf * 0 a NaN.
-        return (a.float() * b.float().sigmoid()).to(input.dtype)
-    return a * b.sigmoid()
+    return _C._glu(input, dim)
 
 
 def prelu(input, weight):

@@ -13,6 +13,16 @@ impl Tensor {
         Ok(t)
     }
 
+    /// `torch.full_like(self, value, dtype=dtype)`: the value is checked
+    /// against the result's element count, as `full` checks it (a
+    /// one-element template would let `float16` overflow pass unchecked).
+    pub fn full_like(&self, value: Scalar, dtype: DType) -> Result<Tensor> {
+        ferrotorch_core::dtype::check_scalar_fits(value, dtype, self.numel())?;
+        let out = self.empty_like(dtype)?;
+        out.fill_init(value);
+        Ok(out)
+    }
+
     /// `torch.zeros`.
     pub fn zeros(shape: &[usize], dtype: DType, device: Device) -> Result<Tensor> {
         Tensor::full(shape, Scalar::Int(0), dtype, device)

@@ -412,6 +412,53 @@ fn mm_accumulate(acc: &Tensor, lhs: &Tensor, rhs: &Tensor) -> Result<()> {
     Ok(())
 }
 
+/// Which operand MKL's float32/float64 gemm scales by `alpha` before it adds
+/// the products one at a time onto `beta * input`, for PyTorch's CPU `addmm`
+/// of `mat1 (m×k) @ mat2 (k×n)`; `None` where the gemm (or the gemv it
+/// becomes for one column) computes `beta * input + alpha * (mat1 @ mat2)`.
+///
+/// PyTorch hands BLAS the column-major problem: for `n > 1` the transposed
+/// one, whose first operand is `mat2`, for `n == 1` the direct one, whose
+/// first operand is `mat1`. That operand goes in untransposed ('N') when its
+/// strides are column-major in BLAS's sense (or when it is not BLAS-compatible
+/// and PyTorch copies it: to row-major `mat2` / to `mat1` as 'T'), and MKL
+/// then scales the second operand (`mat1` / `mat2`) and accumulates onto
+/// `beta * input`; with 'T' it forms the sum first and scales it. A single
+/// inner term (`k == 1`) and a 1×1 result follow the accumulating form,
+/// except a one-column `k == 1` product, which scales after (unless it is
+/// 1×1×1 with a `mat2` BLAS sees transposed).
+fn blas_alpha_operand(mat1: &Tensor, mat2: &Tensor) -> Option<AlphaOn> {
+    let (m, k, n) = (mat1.shape()[0], mat1.shape()[1], mat2.shape()[1]);
+    if n == 1 {
+        if k == 1 {
+            // A 1×1×1 product whose `mat2` goes in as 'T' (strides other than
+            // BLAS's column-major ones) is scaled up front.
+            let s = mat2.strides();
+            return (m == 1 && !(s[0] == 1 && s[1] >= 1)).then_some(AlphaOn::Mat1);
+        }
+        if m == 1 {
+            return Some(AlphaOn::Mat1);
+        }
+        let s = mat1.strides();
+        let untransposed = s[0] == 1 && s[1] >= m.max(1) as isize;
+        return untransposed.then_some(AlphaOn::Mat2);
+    }
+    if k == 1 {
+        return Some(AlphaOn::Mat1);
+    }
+    let s = mat2.strides();
+    let row_major = s[1] == 1 && s[0] >= n.max(1) as isize;
+    let col_major = s[0] == 1 && s[1] >= k.max(1) as isize;
+    (row_major || !col_major).then_some(AlphaOn::Mat1)
+}
+
+/// The operand [`blas_alpha_operand`] finds MKL scaling by `alpha`.
+#[derive(Clone, Copy)]
+enum AlphaOn {
+    Mat1,
+    Mat2,
+}
+
 /// `addmm` / `baddbmm`: `beta * input + alpha * product(a, b)`, with PyTorch's
 /// checks in its order (shapes, `input` expanding to the result, dtypes), its
 /// early returns (an empty result; an empty inner dim gives `beta * input`,
@@ -420,8 +467,9 @@ fn mm_accumulate(acc: &Tensor, lhs: &Tensor, rhs: &Tensor) -> Result<()> {
 /// * `beta == 0` ignores `input` (NaN included); `alpha == 0` skips the product
 ///   in `addmm` (BLAS returns early), not in `baddbmm` (its loop multiplies).
 /// * float32/float64 `addmm` starts each sum from `beta * input` and adds the
-///   products `(alpha * a) * b` in order (MKL's gemm), except for a
-///   one-column result (MKL's gemv: `beta * input + alpha * (a @ b)`);
+///   products `(alpha * a) * b` or `a * (alpha * b)` in order, or computes
+///   `beta * input + alpha * (a @ b)`, as MKL does for the operands' layouts
+///   ([`blas_alpha_operand`]);
 ///   `baddbmm` and float16/bfloat16 compute `beta * input + alpha * (a @ b)`
 ///   in float32 (or the dtype) and round once.
 ///
@@ -527,7 +575,6 @@ fn add_product(kind: AddProd, input: &Tensor, a: &Tensor, b: &Tensor, beta: Scal
                 }
                 Ok(Some(binary(Operand::T(&input.to_dtype(work)?.expand(&shape_i64)?), Operand::S(be), BinaryOp::Mul)?))
             };
-            let (m, n) = (out_shape[out_shape.len() - 2], out_shape[out_shape.len() - 1]);
             // BLAS (float32/float64) returns `beta * input` for alpha == 0; the
             // float16/bfloat16 kernels multiply the product by 0 (NaN stays NaN).
             let r = if kind == AddProd::Addmm && work == dt && al.to_f64() == 0.0 {
@@ -535,12 +582,15 @@ fn add_product(kind: AddProd, input: &Tensor, a: &Tensor, b: &Tensor, beta: Scal
                     Some(t) => t,
                     None => Tensor::zeros(&out_shape, work, Device::CPU)?,
                 }
-            } else if kind == AddProd::Addmm && work == dt && !(n == 1 && (m > 1 || k == 1)) {
+            } else if let Some(scale) = (kind == AddProd::Addmm && work == dt).then(|| blas_alpha_operand(a, b)).flatten() {
                 let acc = Tensor::zeros(&out_shape, work, Device::CPU)?;
                 if let Some(t) = scaled_input()? {
                     acc.copy_(&t)?;
                 }
-                mm_accumulate(&acc, &maybe_multiply(&aw, al)?, &bw)?;
+                match scale {
+                    AlphaOn::Mat1 => mm_accumulate(&acc, &maybe_multiply(&aw, al)?, &bw)?,
+                    AlphaOn::Mat2 => mm_accumulate(&acc, &aw, &maybe_multiply(&bw, al)?)?,
+                }
                 acc
             } else {
                 let p = if kind == AddProd::Addmm { aw.bmm_impl(&bw, "mm")? } else { aw.bmm_impl(&bw, "bmm")? };

@@ -33,6 +33,7 @@ macro_rules! float_dispatch {
     };
 }
 
+pub mod activation;
 pub mod arith;
 mod arith_grad;
 mod binary_ext;

@@ -298,8 +298,16 @@ impl Tensor {
                 return Err(Error::not_implemented(format!("\"{k}\" not implemented for 'Bool'")));
             }
             let q = binary(Operand::T(&w1), Operand::S(v), BinaryOp::Mul)?;
-            let q = binary(Operand::T(&q), Operand::T(&w2), op)?;
-            let r = binary(Operand::T(&wide(self)?), Operand::T(&q), BinaryOp::Add)?;
+            let r = if !div && matches!(work, DType::Float32 | DType::Float64) {
+                // PyTorch's float kernels compile `self + value * t1 * t2` to a
+                // fused multiply-add of `(value * t1) * t2` onto `self`: a
+                // product beyond the dtype's range does not become inf first
+                // (-inf + 2 * 8 * 3e38 is -inf, not NaN; -3e38 + 2 * 3e38 is 3e38).
+                fma_raw(&q, &w2, &wide(self)?, work)?
+            } else {
+                let q = binary(Operand::T(&q), Operand::T(&w2), op)?;
+                binary(Operand::T(&wide(self)?), Operand::T(&q), BinaryOp::Add)?
+            };
             if r.dtype() != common { r.to_dtype(common)? } else { r }
         };
         if !out.dtype().is_floating_point() {

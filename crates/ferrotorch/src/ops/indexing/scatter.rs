@@ -229,11 +229,10 @@ impl Tensor {
         Ok(out)
     }
 
-    /// `scatter_` without autograd: writes `src` (a tensor's leading corner or
-    /// a scalar) at the positions `index` names along `dim`, combining by `mode`.
-    pub fn scatter_raw_(&self, dim: i64, index: &Tensor, src: Operand, mode: Reduce) -> Result<()> {
-        // A direct kernel write (not a `copy_raw_` write-back): PyTorch refuses
-        // targets whose elements share memory here too.
+    /// The checks PyTorch's scatter kernels make before their dtype dispatch:
+    /// the target's memory, the index dtype, `src`'s dtype and the shapes.
+    /// Returns `dim` wrapped.
+    fn check_scatter_args(&self, dim: i64, index: &Tensor, src: Operand) -> Result<usize> {
         self.layout().check_no_internal_overlap()?;
         check_long("scatter", index)?;
         let d = wrap_dim(dim, self.ndim())?;
@@ -248,6 +247,15 @@ impl Tensor {
             }
         }
         check_scatter_shapes(self, d, index, st)?;
+        Ok(d)
+    }
+
+    /// `scatter_` without autograd: writes `src` (a tensor's leading corner or
+    /// a scalar) at the positions `index` names along `dim`, combining by `mode`.
+    pub fn scatter_raw_(&self, dim: i64, index: &Tensor, src: Operand, mode: Reduce) -> Result<()> {
+        // A direct kernel write (not a `copy_raw_` write-back): PyTorch refuses
+        // targets whose elements share memory here too.
+        let d = self.check_scatter_args(dim, index, src)?;
         if index.numel() == 0 {
             // PyTorch's kernel returns before converting a scalar value.
             return Ok(());
@@ -408,14 +416,21 @@ impl Tensor {
         if !include_self {
             out.scatter_raw_(d as i64, index, Operand::S(identity(reduce, self.dtype())), Reduce::Assign)?;
         }
+        if reduce == ScatterReduce::Mean && self.dtype() == DType::Bool {
+            // PyTorch has no bool instance of its mean kernel, and its dtype
+            // dispatch comes before the kernel reads an index (so before an
+            // out-of-bounds index is found); an empty index skips the kernel
+            // and fails in the floor division that ends the mean.
+            out.check_scatter_args(d as i64, index, Operand::T(src))?;
+            return Err(Error::not_implemented(if index.numel() == 0 {
+                "\"div_floor_cpu\" not implemented for 'Bool'"
+            } else {
+                "\"scatter_gather_tensor_cpu_reduce_mean\" not implemented for 'Bool'"
+            }));
+        }
         out.scatter_raw_(d as i64, index, Operand::T(src), reduce.kernel())?;
         if reduce != ScatterReduce::Mean {
             return Ok((out, None));
-        }
-        if self.dtype() == DType::Bool {
-            // PyTorch has no bool instance of its mean kernel (nor of the floor
-            // division it ends with on empty inputs).
-            return Err(Error::not_implemented("\"scatter_gather_tensor_cpu_reduce_mean\" not implemented for 'Bool'"));
         }
         let ones = Tensor::ones(index.shape(), DType::Float64, self.device())?;
         let counts = Tensor::full(self.shape(), Scalar::Int(include_self as i64), DType::Float64, self.device())?;
