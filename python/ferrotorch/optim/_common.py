@@ -77,6 +77,9 @@ def _lerp_(self, end, weight):
     currently runs ~25x slower than ``sub``/``add_`` on large tensors, which dominated the
     Adam-family steps. Switch back to ``Tensor.lerp_`` once that kernel is vectorised.
     """
+    # A 0-d tensor weight (tensor betas) is taken as the number it holds, as
+    # PyTorch's argument parser takes a 0-d tensor for a Scalar.
+    weight = _to_scalar(weight)
     diff = end - self
     if abs(weight) < 0.5:
         return self.add_(diff, alpha=weight)

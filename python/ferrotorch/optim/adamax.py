@@ -71,5 +71,5 @@ def adamax(params, grads, exp_avgs, exp_infs, state_steps, *, eps, beta1, beta2,
             grad = grad.add(param, alpha=weight_decay)
         _lerp_(exp_avg, grad, 1 - beta1)
         _ft.maximum(exp_inf.mul_(beta2), grad.abs().add_(eps), out=exp_inf)
-        clr = lr / (1 - beta1 ** _get_value(step_t))
+        clr = _to_scalar(lr / (1 - beta1 ** _get_value(step_t)))
         param.addcdiv_(exp_avg, exp_inf, value=-clr)
