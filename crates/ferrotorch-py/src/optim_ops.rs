@@ -4,7 +4,9 @@
 
 use crate::errors::IntoPyResult;
 use crate::tensor::tensor_of;
-use ferrotorch::ops::optim::{adam_step_, sgd_step_, AdamConfig, SgdConfig};
+use ferrotorch::ops::optim::{adam_step_, fused_step_, sgd_step_, AdamConfig, Fused, SgdConfig};
+use pyo3::exceptions::PyValueError;
+use pyo3::types::PyDict;
 use ferrotorch::Tensor;
 use pyo3::prelude::*;
 
@@ -67,9 +69,109 @@ pub fn _fused_sgd_(
     sgd_step_(&tensors(&params)?, &tensors(&grads)?, &tensors(&momentum_buffers)?, &fresh, &cfg).py()
 }
 
+/// `_fused_step_(name, params, grads, states, hyper)`: one step of the
+/// optimizer `name` ("adagrad", "adadelta", "adamax", "nadam", "radam",
+/// "rmsprop", "rprop", "asgd") over a group. `states` are its per-parameter
+/// state lists in the order `ferrotorch::ops::optim::fused_step_` documents;
+/// `hyper` maps the group's hyper-parameter names to Python numbers. `False`
+/// when the group cannot run fused (nothing written).
+#[pyfunction]
+pub fn _fused_step_(
+    name: &str,
+    params: Vec<Bound<'_, PyAny>>,
+    grads: Vec<Bound<'_, PyAny>>,
+    states: Vec<Vec<Bound<'_, PyAny>>>,
+    hyper: &Bound<'_, PyDict>,
+) -> PyResult<bool> {
+    let f = |key: &str| -> PyResult<f64> {
+        match hyper.get_item(key)? {
+            Some(v) => v.extract::<f64>(),
+            None => Err(PyValueError::new_err(format!("_fused_step_: {name} needs hyper-parameter '{key}'"))),
+        }
+    };
+    let b = |key: &str| -> PyResult<bool> {
+        match hyper.get_item(key)? {
+            Some(v) => v.is_truthy(),
+            None => Ok(false),
+        }
+    };
+    let opt = match name {
+        "adagrad" => Fused::Adagrad {
+            lr: f("lr")?,
+            lr_decay: f("lr_decay")?,
+            weight_decay: f("weight_decay")?,
+            eps: f("eps")?,
+            maximize: b("maximize")?,
+        },
+        "adadelta" => Fused::Adadelta {
+            lr: f("lr")?,
+            rho: f("rho")?,
+            eps: f("eps")?,
+            weight_decay: f("weight_decay")?,
+            maximize: b("maximize")?,
+        },
+        "adamax" => Fused::Adamax {
+            lr: f("lr")?,
+            beta1: f("beta1")?,
+            beta2: f("beta2")?,
+            eps: f("eps")?,
+            weight_decay: f("weight_decay")?,
+            maximize: b("maximize")?,
+        },
+        "nadam" => Fused::Nadam {
+            lr: f("lr")?,
+            beta1: f("beta1")?,
+            beta2: f("beta2")?,
+            eps: f("eps")?,
+            weight_decay: f("weight_decay")?,
+            momentum_decay: f("momentum_decay")?,
+            decoupled: b("decoupled_weight_decay")?,
+            maximize: b("maximize")?,
+        },
+        "radam" => Fused::Radam {
+            lr: f("lr")?,
+            beta1: f("beta1")?,
+            beta2: f("beta2")?,
+            eps: f("eps")?,
+            weight_decay: f("weight_decay")?,
+            decoupled: b("decoupled_weight_decay")?,
+            maximize: b("maximize")?,
+        },
+        "rmsprop" => Fused::Rmsprop {
+            lr: f("lr")?,
+            alpha: f("alpha")?,
+            eps: f("eps")?,
+            weight_decay: f("weight_decay")?,
+            momentum: f("momentum")?,
+            centered: b("centered")?,
+            maximize: b("maximize")?,
+        },
+        "rprop" => Fused::Rprop {
+            etaminus: f("etaminus")?,
+            etaplus: f("etaplus")?,
+            step_size_min: f("step_size_min")?,
+            step_size_max: f("step_size_max")?,
+            maximize: b("maximize")?,
+        },
+        "asgd" => Fused::Asgd {
+            lr: f("lr")?,
+            lambd: f("lambd")?,
+            alpha: f("alpha")?,
+            t0: f("t0")?,
+            weight_decay: f("weight_decay")?,
+            maximize: b("maximize")?,
+            default_f32: b("default_f32")?,
+        },
+        other => return Err(PyValueError::new_err(format!("_fused_step_: unknown optimizer '{other}'"))),
+    };
+    let states = states.iter().map(|s| tensors(s)).collect::<PyResult<Vec<_>>>()?;
+    fused_step_(&opt, &tensors(&params)?, &tensors(&grads)?, &states).py()
+}
+
 /// Registers the functions above on `_C`.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_fused_adam_, m)?)?;
     m.add_function(wrap_pyfunction!(_fused_sgd_, m)?)?;
+    m.add_function(wrap_pyfunction!(_fused_step_, m)?)?;
     Ok(())
 }

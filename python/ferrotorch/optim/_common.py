@@ -77,7 +77,27 @@ def _lerp_(self, end, weight):
     currently runs ~25x slower than ``sub``/``add_`` on large tensors, which dominated the
     Adam-family steps. Switch back to ``Tensor.lerp_`` once that kernel is vectorised.
     """
+    # A 0-d tensor weight (tensor betas) is taken as the number it holds, as
+    # PyTorch's argument parser takes a 0-d tensor for a Scalar.
+    weight = _to_scalar(weight)
     diff = end - self
     if abs(weight) < 0.5:
         return self.add_(diff, alpha=weight)
     return self.copy_(end).sub_(diff, alpha=1 - weight)
+
+
+def _fused_step(name, params, grads, states, **hyper):
+    """One step of optimizer ``name`` over a group in Rust (one multi-tensor call).
+
+    ``states`` are the per-parameter state lists in the kernel's order (see
+    ``ferrotorch::ops::optim::fused_step_``). Returns False, having written nothing,
+    when the group needs the op-by-op form: a hyper-parameter that is not a Python
+    number (a tensor ``lr`` or betas), or tensors the kernel does not cover (autograd
+    through the step with ``differentiable=True``, views, half types, complex, other
+    devices); the caller then runs PyTorch's single-tensor algorithm op by op.
+    """
+    if not params:
+        return True
+    if not all(isinstance(v, (bool, int, float)) for v in hyper.values()):
+        return False
+    return _C._fused_step_(name, params, grads, states, hyper)

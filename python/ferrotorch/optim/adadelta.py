@@ -1,7 +1,7 @@
 """Adadelta."""
 
 from .optimizer import Optimizer, _check_lr, _check_non_negative
-from ._common import _gather_group, _eval_closure, _scalar_tensor, _to_scalar, _use_grad_for_differentiable, _zeros_like
+from ._common import _fused_step, _gather_group, _eval_closure, _scalar_tensor, _to_scalar, _use_grad_for_differentiable, _zeros_like
 
 __all__ = ["Adadelta", "adadelta"]
 
@@ -56,6 +56,9 @@ def adadelta(params, grads, square_avgs, acc_deltas, state_steps, *, lr, rho, ep
              **_unused):
     r"""Functional API that performs the Adadelta computation (see :class:`~ferrotorch.optim.Adadelta`)."""
     lr = _to_scalar(lr)
+    if _fused_step("adadelta", params, grads, [square_avgs, acc_deltas, state_steps], lr=lr, rho=rho, eps=eps,
+                   weight_decay=weight_decay, maximize=maximize):
+        return
     for param, grad, square_avg, acc_delta, step in zip(params, grads, square_avgs, acc_deltas, state_steps):
         step.add_(1)
         grad = grad if not maximize else -grad

@@ -2,7 +2,7 @@
 
 import ferrotorch as _ft
 from .optimizer import Optimizer, _check_fused_foreach, _check_lr, _check_non_negative
-from ._common import _eval_closure, _get_value, _scalar_tensor, _to_scalar, _use_grad_for_differentiable
+from ._common import _fused_step, _eval_closure, _get_value, _scalar_tensor, _to_scalar, _use_grad_for_differentiable
 
 __all__ = ["Adagrad", "adagrad"]
 
@@ -80,6 +80,9 @@ def adagrad(params, grads, state_sums, state_steps, *, lr, weight_decay, lr_deca
             **_unused):
     r"""Functional API that performs the Adagrad computation (see :class:`~ferrotorch.optim.Adagrad`)."""
     lr = _to_scalar(lr)
+    if _fused_step("adagrad", params, grads, [state_sums, state_steps], lr=lr, lr_decay=lr_decay,
+                   weight_decay=weight_decay, eps=eps, maximize=maximize):
+        return
     for param, grad, state_sum, step_t in zip(params, grads, state_sums, state_steps):
         step_t.add_(1)
         step = _get_value(step_t)

@@ -2,7 +2,7 @@
 
 import ferrotorch as _ft
 from .optimizer import Optimizer, _check_lr, _check_non_negative
-from ._common import (_gather_group, _lerp_, _eval_closure, _get_value, _scalar_tensor, _to_scalar,
+from ._common import (_fused_step, _gather_group, _lerp_, _eval_closure, _get_value, _scalar_tensor, _to_scalar,
                       _use_grad_for_differentiable, _zeros_like)
 
 __all__ = ["Adamax", "adamax"]
@@ -60,6 +60,9 @@ def adamax(params, grads, exp_avgs, exp_infs, state_steps, *, eps, beta1, beta2,
            maximize=False, **_unused):
     r"""Functional API that performs the Adamax computation (see :class:`~ferrotorch.optim.Adamax`)."""
     lr = _to_scalar(lr)
+    if _fused_step("adamax", params, grads, [exp_avgs, exp_infs, state_steps], lr=lr, beta1=beta1, beta2=beta2,
+                   eps=eps, weight_decay=weight_decay, maximize=maximize):
+        return
     for i, param in enumerate(params):
         grad = grads[i] if not maximize else -grads[i]
         exp_avg, exp_inf, step_t = exp_avgs[i], exp_infs[i], state_steps[i]
@@ -68,5 +71,5 @@ def adamax(params, grads, exp_avgs, exp_infs, state_steps, *, eps, beta1, beta2,
             grad = grad.add(param, alpha=weight_decay)
         _lerp_(exp_avg, grad, 1 - beta1)
         _ft.maximum(exp_inf.mul_(beta2), grad.abs().add_(eps), out=exp_inf)
-        clr = lr / (1 - beta1 ** _get_value(step_t))
+        clr = _to_scalar(lr / (1 - beta1 ** _get_value(step_t)))
         param.addcdiv_(exp_avg, exp_inf, value=-clr)

@@ -2,7 +2,7 @@
 
 import ferrotorch as _ft
 from .optimizer import Optimizer, _check_lr, _check_non_negative
-from ._common import (_gather_group, _eval_closure, _get_value, _scalar_tensor, _to_scalar,
+from ._common import (_fused_step, _gather_group, _eval_closure, _get_value, _scalar_tensor, _to_scalar,
                       _use_grad_for_differentiable, _zeros_like)
 
 __all__ = ["ASGD", "asgd"]
@@ -53,6 +53,13 @@ def asgd(params, grads, axs, mus, etas, state_steps, *, lambd, lr, t0, alpha, we
          **_unused):
     r"""Functional API that performs the ASGD computation (see :class:`~ferrotorch.optim.ASGD`)."""
     lr = _to_scalar(lr)
+    default = _ft.get_default_dtype()
+    # The kernel rounds the new eta/mu through the default dtype as torch.as_tensor does;
+    # it knows float32 and float64 defaults only.
+    if default in (_ft.float32, _ft.float64) and _fused_step(
+            "asgd", params, grads, [axs, etas, mus, state_steps], lr=lr, lambd=lambd, alpha=alpha, t0=t0,
+            weight_decay=weight_decay, maximize=maximize, default_f32=default == _ft.float32):
+        return
     for i, param in enumerate(params):
         grad = grads[i] if not maximize else -grads[i]
         mu, ax, eta, step_t = mus[i], axs[i], etas[i], state_steps[i]

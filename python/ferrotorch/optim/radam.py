@@ -1,7 +1,7 @@
 """RAdam (rectified Adam)."""
 
 from .optimizer import Optimizer, _check_lr, _check_non_negative
-from ._common import (_gather_group, _lerp_, _eval_closure, _get_value, _scalar_tensor, _to_scalar,
+from ._common import (_fused_step, _gather_group, _lerp_, _eval_closure, _get_value, _scalar_tensor, _to_scalar,
                       _use_grad_for_differentiable, _zeros_like)
 
 __all__ = ["RAdam", "radam"]
@@ -64,6 +64,10 @@ def radam(params, grads, exp_avgs, exp_avg_sqs, state_steps, *, beta1, beta2, lr
           decoupled_weight_decay=False, maximize=False, **_unused):
     r"""Functional API that performs the RAdam computation (see :class:`~ferrotorch.optim.RAdam`)."""
     lr = _to_scalar(lr)
+    if _fused_step("radam", params, grads, [exp_avgs, exp_avg_sqs, state_steps], lr=lr, beta1=beta1, beta2=beta2,
+                   eps=eps, weight_decay=weight_decay, decoupled_weight_decay=decoupled_weight_decay,
+                   maximize=maximize):
+        return
     for i, param in enumerate(params):
         grad = grads[i] if not maximize else -grads[i]
         exp_avg, exp_avg_sq, step_t = exp_avgs[i], exp_avg_sqs[i], state_steps[i]

@@ -1,7 +1,7 @@
 """RMSprop."""
 
 from .optimizer import Optimizer, _check_lr, _check_non_negative
-from ._common import _gather_group, _lerp_, _eval_closure, _scalar_tensor, _to_scalar, _use_grad_for_differentiable, _zeros_like
+from ._common import _fused_step, _gather_group, _lerp_, _eval_closure, _scalar_tensor, _to_scalar, _use_grad_for_differentiable, _zeros_like
 
 __all__ = ["RMSprop", "rmsprop"]
 
@@ -67,6 +67,12 @@ def rmsprop(params, grads, square_avgs, grad_avgs, momentum_buffer_list, state_s
             weight_decay, momentum, centered, maximize=False, **_unused):
     r"""Functional API that performs the RMSprop computation (see :class:`~ferrotorch.optim.RMSprop`)."""
     lr = _to_scalar(lr)
+    if _fused_step("rmsprop", params, grads,
+                   [square_avgs, grad_avgs if centered else [], momentum_buffer_list if momentum > 0 else [],
+                    state_steps],
+                   lr=lr, alpha=alpha, eps=eps, weight_decay=weight_decay, momentum=momentum, centered=centered,
+                   maximize=maximize):
+        return
     for i, param in enumerate(params):
         step = state_steps[i]
         grad = grads[i] if not maximize else -grads[i]

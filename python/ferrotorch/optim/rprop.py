@@ -2,7 +2,7 @@
 
 import ferrotorch as _ft
 from .optimizer import Optimizer, _check_lr
-from ._common import _check_sparse, _eval_closure, _scalar_tensor, _to_scalar, _use_grad_for_differentiable, _zeros_like
+from ._common import _fused_step, _check_sparse, _eval_closure, _scalar_tensor, _to_scalar, _use_grad_for_differentiable, _zeros_like
 
 __all__ = ["Rprop", "rprop"]
 
@@ -67,6 +67,9 @@ class Rprop(Optimizer):
 def rprop(params, grads, prevs, step_sizes, state_steps, *, step_size_min, step_size_max, etaminus, etaplus,
           maximize=False, **_unused):
     r"""Functional API that performs the Rprop computation (see :class:`~ferrotorch.optim.Rprop`)."""
+    if _fused_step("rprop", params, grads, [prevs, step_sizes, state_steps], etaminus=etaminus, etaplus=etaplus,
+                   step_size_min=step_size_min, step_size_max=step_size_max, maximize=maximize):
+        return
     for i, param in enumerate(params):
         grad = grads[i] if not maximize else -grads[i]
         prev, step_size, step = prevs[i], step_sizes[i], state_steps[i]

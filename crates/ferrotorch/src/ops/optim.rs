@@ -1,18 +1,26 @@
-//! Fused optimizer steps over a parameter group: the update math of
-//! `optim.Adam`/`AdamW` and `optim.SGD` in one pass per parameter, instead of
-//! a handful of elementwise ops each.
+//! Fused optimizer steps over a parameter group: the update math of the
+//! `optim` optimizers in one multi-tensor call per group
+//! ([`ferrotorch_cpu::optim::multi_tensor_apply`]) instead of a handful of
+//! elementwise ops per parameter.
+//!
+//! Every step here takes the group's parameters, gradients and per-parameter
+//! state lists, works out each parameter's hyper-parameters in double
+//! precision exactly as PyTorch's `_single_tensor_<name>` does in Python
+//! (bumping the 0-d `step` counters and other scalar state on the way), and
+//! hands the element math to the optimizer's kernel.
 //!
 //! A step returns `Ok(false)` without writing anything when some tensor is
 //! not a dense CPU float32/float64 tensor of its parameter's dtype and size,
-//! when two operands of a parameter share storage, or when autograd would
-//! have to see the update (grad mode on and a parameter requiring grad); the
-//! caller then runs the op-by-op form, which handles (or rejects) those cases
-//! exactly as PyTorch does.
+//! when two written operands share storage, when a scalar state is not a
+//! one-element CPU float tensor, or when autograd would have to see the
+//! update (grad mode on and a parameter requiring grad); the caller then runs
+//! the op-by-op form, which handles (or rejects) those cases as PyTorch does.
 
 use crate::autograd::is_grad_enabled;
 use crate::Tensor;
 use ferrotorch_core::{DType, Error, Result, Scalar};
 use ferrotorch_cpu::optim as k;
+use std::collections::HashSet;
 use std::sync::Arc;
 
 /// Adam/AdamW hyper-parameters of a parameter group.
@@ -53,6 +61,38 @@ pub struct SgdConfig {
     pub maximize: bool,
 }
 
+/// The other optimizers' hyper-parameters of a parameter group, one variant
+/// per optimizer; [`fused_step_`] documents the state lists each takes.
+#[derive(Clone, Copy, Debug)]
+pub enum Fused {
+    /// `optim.Adagrad`.
+    Adagrad { lr: f64, lr_decay: f64, weight_decay: f64, eps: f64, maximize: bool },
+    /// `optim.Adadelta`.
+    Adadelta { lr: f64, rho: f64, eps: f64, weight_decay: f64, maximize: bool },
+    /// `optim.Adamax`.
+    Adamax { lr: f64, beta1: f64, beta2: f64, eps: f64, weight_decay: f64, maximize: bool },
+    /// `optim.NAdam`.
+    Nadam {
+        lr: f64,
+        beta1: f64,
+        beta2: f64,
+        eps: f64,
+        weight_decay: f64,
+        momentum_decay: f64,
+        decoupled: bool,
+        maximize: bool,
+    },
+    /// `optim.RAdam`.
+    Radam { lr: f64, beta1: f64, beta2: f64, eps: f64, weight_decay: f64, decoupled: bool, maximize: bool },
+    /// `optim.RMSprop`.
+    Rmsprop { lr: f64, alpha: f64, eps: f64, weight_decay: f64, momentum: f64, centered: bool, maximize: bool },
+    /// `optim.Rprop`.
+    Rprop { etaminus: f64, etaplus: f64, step_size_min: f64, step_size_max: f64, maximize: bool },
+    /// `optim.ASGD`; `default_f32` says the default dtype is float32, through
+    /// which PyTorch rounds the new `eta` and `mu` (`torch.as_tensor`).
+    Asgd { lr: f64, lambd: f64, alpha: f64, t0: f64, weight_decay: f64, maximize: bool, default_f32: bool },
+}
+
 fn check_lengths(what: &[(&str, usize)]) -> Result<()> {
     let n = what[0].1;
     if let Some((name, len)) = what.iter().find(|(_, l)| *l != n) {
@@ -63,32 +103,137 @@ fn check_lengths(what: &[(&str, usize)]) -> Result<()> {
     Ok(())
 }
 
-/// Can the kernels write `p` and its per-parameter operands `others` directly?
-fn fusable(p: &Tensor, others: &[&Tensor]) -> bool {
-    let dense = |t: &Tensor| t.device().is_cpu() && t.is_contiguous() && t.dtype() == p.dtype() && t.numel() == p.numel();
-    if !matches!(p.dtype(), DType::Float32 | DType::Float64) || !dense(p) || !others.iter().all(|t| dense(t)) {
-        return false;
-    }
-    let all: Vec<&Tensor> = std::iter::once(p).chain(others.iter().copied()).collect();
-    all.iter()
-        .enumerate()
-        .all(|(i, a)| all[i + 1..].iter().all(|b| !Arc::ptr_eq(a.storage(), b.storage())))
+fn storage_id(t: &Tensor) -> usize {
+    Arc::as_ptr(t.storage()) as *const u8 as usize
 }
 
-/// The value of a 0-d step counter, bumped by one (PyTorch's `state_steps[i] += 1`).
+/// Can the kernels run over the group? `states[k]` is the k-th state list
+/// (empty: the slot is absent), `scalars` the lists of 0-d state tensors.
+fn fusable_group(params: &[Tensor], grads: &[Tensor], states: &[&[Tensor]], scalars: &[&[Tensor]]) -> bool {
+    if is_grad_enabled() && params.iter().any(|p| p.requires_grad()) {
+        return false;
+    }
+    let mut written = HashSet::new();
+    for (i, p) in params.iter().enumerate() {
+        if !matches!(p.dtype(), DType::Float32 | DType::Float64) {
+            return false;
+        }
+        let dense =
+            |t: &Tensor| t.device().is_cpu() && t.is_contiguous() && t.dtype() == p.dtype() && t.numel() == p.numel();
+        if !dense(p) || !dense(&grads[i]) {
+            return false;
+        }
+        for s in states.iter().filter(|s| !s.is_empty()) {
+            if !dense(&s[i]) || !written.insert(storage_id(&s[i])) {
+                return false;
+            }
+        }
+        if !written.insert(storage_id(p)) {
+            return false;
+        }
+        let scalar_ok =
+            |t: &Tensor| t.numel() == 1 && t.device().is_cpu() && matches!(t.dtype(), DType::Float32 | DType::Float64);
+        if !scalars.iter().all(|s| scalar_ok(&s[i])) {
+            return false;
+        }
+    }
+    grads.iter().all(|g| !written.contains(&storage_id(g)))
+}
+
+/// The value of a 0-d counter, bumped by one (PyTorch's `state_steps[i] += 1`).
 fn bump_step(step: &Tensor) -> Result<f64> {
     let next = step.item()?.to_f64() + 1.0;
     step.fill_raw_(Scalar::Float(next))?;
+    Ok(step.item()?.to_f64())
+}
+
+/// `t *= by` for a 0-d float tensor, rounded in its dtype; returns the new value.
+fn scale_scalar(t: &Tensor, by: f64) -> Result<f64> {
+    let v = t.item()?.to_f64();
+    let next = if t.dtype() == DType::Float32 { ((v as f32) * (by as f32)) as f64 } else { v * by };
+    t.fill_raw_(Scalar::Float(next))?;
     Ok(next)
 }
 
 /// A dense tensor's elements.
 ///
 /// # Safety
-/// `t` is contiguous with dtype `T`, and no other live slice covers its storage.
+/// `t` is contiguous with dtype `T`, and no other live slice covers its storage
+/// (shared slices of read-only operands excepted).
 #[allow(clippy::mut_from_ref)]
-unsafe fn elems<T>(t: &Tensor) -> &mut [T] {
+unsafe fn elems<'a, T>(t: &'a Tensor) -> &'a mut [T] {
     std::slice::from_raw_parts_mut(t.data_ptr_mut() as *mut T, t.numel())
+}
+
+/// One parameter's hyper-parameters in double precision, turned into the
+/// element kernel for either float type.
+trait Hyper<const S: usize>: Copy {
+    type At<T: k::OptimFloat>: k::Update<T, S>;
+    fn at<T: k::OptimFloat>(&self) -> Self::At<T>;
+}
+
+macro_rules! hyper {
+    ($step:ty, $kernel:ident, $($s:literal),+) => {
+        $(impl Hyper<$s> for $step {
+            type At<T: k::OptimFloat> = k::$kernel<T>;
+            fn at<T: k::OptimFloat>(&self) -> k::$kernel<T> {
+                k::$kernel::new(self)
+            }
+        })+
+    };
+}
+hyper!(k::AdamStep, Adam, 2, 3);
+hyper!(k::SgdStep, Sgd, 1);
+hyper!(k::AdagradStep, Adagrad, 1);
+hyper!(k::AdadeltaStep, Adadelta, 2);
+hyper!(k::AdamaxStep, Adamax, 2);
+hyper!(k::NadamStep, Nadam, 2);
+hyper!(k::RadamStep, Radam, 2);
+hyper!(k::RmspropStep, Rmsprop, 3);
+hyper!(k::RpropStep, Rprop, 2);
+hyper!(k::AsgdStep, Asgd, 1);
+
+/// # Safety
+/// As [`elems`] for every operand of parameter `i`.
+unsafe fn job<'a, T: k::OptimFloat, H: Hyper<S>, const S: usize>(
+    p: &'a Tensor,
+    g: &'a Tensor,
+    states: &[&'a [Tensor]; S],
+    i: usize,
+    h: &H,
+) -> k::Job<'a, T, H::At<T>, S> {
+    k::Job {
+        kernel: h.at::<T>(),
+        param: elems(p),
+        grad: std::slice::from_raw_parts(g.data_ptr_mut() as *const T, g.numel()),
+        state: std::array::from_fn(|s| if states[s].is_empty() { None } else { Some(elems::<T>(&states[s][i])) }),
+    }
+}
+
+/// Runs the group's kernels (float32 and float64 parameters as two
+/// multi-tensor calls) once [`fusable_group`] accepted it.
+fn run_group<H: Hyper<S>, const S: usize>(params: &[Tensor], grads: &[Tensor], states: [&[Tensor]; S], hypers: &[H]) {
+    let (mut j32, mut j64) = (Vec::new(), Vec::new());
+    for i in 0..params.len() {
+        // SAFETY: `fusable_group` checked every operand is a contiguous tensor of
+        // its parameter's dtype and size and that no written operand shares
+        // storage with any other operand of the group.
+        unsafe {
+            if params[i].dtype() == DType::Float32 {
+                j32.push(job::<f32, H, S>(&params[i], &grads[i], &states, i, &hypers[i]));
+            } else {
+                j64.push(job::<f64, H, S>(&params[i], &grads[i], &states, i, &hypers[i]));
+            }
+        }
+    }
+    k::multi_tensor_apply(j32);
+    k::multi_tensor_apply(j64);
+    for (i, p) in params.iter().enumerate() {
+        p.bump_version();
+        for s in states.iter().filter(|s| !s.is_empty()) {
+            s[i].bump_version();
+        }
+    }
 }
 
 /// One Adam/AdamW step over a parameter group (`max_exp_avg_sqs` empty unless
@@ -112,61 +257,30 @@ pub fn adam_step_(
         ("state_steps", steps.len()),
         ("max_exp_avg_sqs", if cfg.amsgrad { max_exp_avg_sqs.len() } else { n }),
     ])?;
-    if is_grad_enabled() && params.iter().any(|p| p.requires_grad()) {
+    let vmax: &[Tensor] = if cfg.amsgrad { max_exp_avg_sqs } else { &[] };
+    if !fusable_group(params, grads, &[exp_avgs, exp_avg_sqs, vmax], &[steps]) {
         return Ok(false);
     }
-    for i in 0..n {
-        let mut others = vec![&grads[i], &exp_avgs[i], &exp_avg_sqs[i]];
-        if cfg.amsgrad {
-            others.push(&max_exp_avg_sqs[i]);
-        }
-        if !fusable(&params[i], &others) || steps[i].numel() != 1 || !steps[i].device().is_cpu() {
-            return Ok(false);
-        }
-    }
-    for i in 0..n {
-        let t = bump_step(&steps[i])?;
-        let bc1 = 1.0 - cfg.beta1.powf(t);
-        let h = k::AdamStep {
+    let mut hypers = Vec::with_capacity(n);
+    for step in steps {
+        let t = bump_step(step)?;
+        hypers.push(k::AdamStep {
             decay_factor: 1.0 - cfg.lr * cfg.weight_decay,
             l2: cfg.weight_decay,
             one_minus_beta1: 1.0 - cfg.beta1,
             beta2: cfg.beta2,
             one_minus_beta2: 1.0 - cfg.beta2,
-            bias_correction2_sqrt: (1.0 - cfg.beta2.powf(t)).sqrt(),
+            bias_correction2_sqrt: (1.0 - cfg.beta2.powf(t)).powf(0.5),
             eps: cfg.eps,
-            neg_step_size: -(cfg.lr / bc1),
+            neg_step_size: -(cfg.lr / (1.0 - cfg.beta1.powf(t))),
             maximize: cfg.maximize,
             decoupled: cfg.decoupled && cfg.weight_decay != 0.0,
-        };
-        macro_rules! run {
-            ($T:ty) => {{
-                // SAFETY: `fusable` checked every operand is a contiguous tensor of
-                // this dtype and size, and that no two of them share storage.
-                unsafe {
-                    let vmax = if cfg.amsgrad { Some(elems::<$T>(&max_exp_avg_sqs[i])) } else { None };
-                    k::adam(
-                        elems::<$T>(&params[i]),
-                        elems::<$T>(&grads[i]),
-                        elems::<$T>(&exp_avgs[i]),
-                        elems::<$T>(&exp_avg_sqs[i]),
-                        vmax,
-                        &k::AdamScalars::new(&h),
-                    )
-                }
-            }};
-        }
-        if params[i].dtype() == DType::Float32 {
-            run!(f32)
-        } else {
-            run!(f64)
-        }
-        params[i].bump_version();
-        exp_avgs[i].bump_version();
-        exp_avg_sqs[i].bump_version();
-        if cfg.amsgrad {
-            max_exp_avg_sqs[i].bump_version();
-        }
+        });
+    }
+    if cfg.amsgrad {
+        run_group::<_, 3>(params, grads, [exp_avgs, exp_avg_sqs, max_exp_avg_sqs], &hypers);
+    } else {
+        run_group::<_, 2>(params, grads, [exp_avgs, exp_avg_sqs], &hypers);
     }
     Ok(true)
 }
@@ -185,45 +299,222 @@ pub fn sgd_step_(params: &[Tensor], grads: &[Tensor], momentum_buffers: &[Tensor
         ("momentum_buffers", momentum_buffers.len() + n - nb),
         ("fresh flags", fresh.len() + n - nb),
     ])?;
-    if is_grad_enabled() && params.iter().any(|p| p.requires_grad()) {
+    let bufs: &[Tensor] = if with_buf { momentum_buffers } else { &[] };
+    if !fusable_group(params, grads, &[bufs], &[]) {
         return Ok(false);
     }
-    for i in 0..n {
-        let mut others = vec![&grads[i]];
-        if with_buf {
-            others.push(&momentum_buffers[i]);
-        }
-        if !fusable(&params[i], &others) {
-            return Ok(false);
-        }
-    }
-    let h = k::SgdStep {
-        weight_decay: cfg.weight_decay,
-        momentum: cfg.momentum,
-        one_minus_dampening: 1.0 - cfg.dampening,
-        nesterov: cfg.nesterov,
-        neg_lr: -cfg.lr,
-        maximize: cfg.maximize,
+    let hypers: Vec<k::SgdStep> = (0..n)
+        .map(|i| k::SgdStep {
+            weight_decay: cfg.weight_decay,
+            momentum: cfg.momentum,
+            one_minus_dampening: 1.0 - cfg.dampening,
+            nesterov: cfg.nesterov,
+            neg_lr: -cfg.lr,
+            maximize: cfg.maximize,
+            fresh: with_buf && fresh[i],
+        })
+        .collect();
+    run_group::<_, 1>(params, grads, [bufs], &hypers);
+    Ok(true)
+}
+
+/// One step of the optimizer `opt` over a parameter group. `states` are the
+/// per-parameter state lists, in this order (all one per parameter; a list
+/// the group does not keep is empty):
+///
+/// | optimizer | `states` |
+/// |---|---|
+/// | Adagrad | `sum`, `step` |
+/// | Adadelta | `square_avg`, `acc_delta`, `step` |
+/// | Adamax | `exp_avg`, `exp_inf`, `step` |
+/// | NAdam | `exp_avg`, `exp_avg_sq`, `mu_product`, `step` |
+/// | RAdam | `exp_avg`, `exp_avg_sq`, `step` |
+/// | RMSprop | `square_avg`, `grad_avg` (centered), `momentum_buffer` (momentum > 0), `step` |
+/// | Rprop | `prev`, `step_size`, `step` |
+/// | ASGD | `ax`, `eta`, `mu`, `step` |
+///
+/// The 0-d tensors (`step`, `mu_product`, `eta`, `mu`) are updated here as
+/// PyTorch updates them. Returns `Ok(false)`, having written nothing, when
+/// the group cannot run fused.
+pub fn fused_step_(opt: &Fused, params: &[Tensor], grads: &[Tensor], states: &[Vec<Tensor>]) -> Result<bool> {
+    let (names, optional): (&[&str], &[&str]) = match opt {
+        Fused::Adagrad { .. } => (&["sum", "step"], &[]),
+        Fused::Adadelta { .. } => (&["square_avg", "acc_delta", "step"], &[]),
+        Fused::Adamax { .. } => (&["exp_avg", "exp_inf", "step"], &[]),
+        Fused::Nadam { .. } => (&["exp_avg", "exp_avg_sq", "mu_product", "step"], &[]),
+        Fused::Radam { .. } => (&["exp_avg", "exp_avg_sq", "step"], &[]),
+        Fused::Rmsprop { .. } => (&["square_avg", "grad_avg", "momentum_buffer", "step"], &["grad_avg", "momentum_buffer"]),
+        Fused::Rprop { .. } => (&["prev", "step_size", "step"], &[]),
+        Fused::Asgd { .. } => (&["ax", "eta", "mu", "step"], &[]),
     };
-    for i in 0..n {
-        let is_fresh = with_buf && fresh[i];
-        macro_rules! run {
-            ($T:ty) => {{
-                // SAFETY: as in `adam_step_`: dense, same dtype and size, no shared storage.
-                unsafe {
-                    let buf = if with_buf { Some(elems::<$T>(&momentum_buffers[i])) } else { None };
-                    k::sgd(elems::<$T>(&params[i]), elems::<$T>(&grads[i]), buf, is_fresh, &k::SgdScalars::new(&h))
-                }
-            }};
+    if states.len() != names.len() {
+        return Err(Error::value(format!(
+            "fused optimizer step: expected {} state lists ({}), got {}",
+            names.len(),
+            names.join(", "),
+            states.len()
+        )));
+    }
+    let n = params.len();
+    let mut lens = vec![("params", n), ("grads", grads.len())];
+    for (name, s) in names.iter().zip(states) {
+        lens.push((*name, if s.is_empty() && optional.contains(name) { n } else { s.len() }));
+    }
+    check_lengths(&lens)?;
+    let st = |i: usize| states[i].as_slice();
+    match *opt {
+        Fused::Adagrad { lr, lr_decay, weight_decay, eps, maximize } => {
+            if !fusable_group(params, grads, &[st(0)], &[st(1)]) {
+                return Ok(false);
+            }
+            let mut hypers = Vec::with_capacity(n);
+            for step in st(1) {
+                let t = bump_step(step)?;
+                let clr = lr / (1.0 + (t - 1.0) * lr_decay);
+                hypers.push(k::AdagradStep { weight_decay, neg_clr: -clr, eps, maximize });
+            }
+            run_group::<_, 1>(params, grads, [st(0)], &hypers);
         }
-        if params[i].dtype() == DType::Float32 {
-            run!(f32)
-        } else {
-            run!(f64)
+        Fused::Adadelta { lr, rho, eps, weight_decay, maximize } => {
+            if !fusable_group(params, grads, &[st(0), st(1)], &[st(2)]) {
+                return Ok(false);
+            }
+            for step in st(2) {
+                bump_step(step)?;
+            }
+            let h = k::AdadeltaStep { weight_decay, rho, one_minus_rho: 1.0 - rho, eps, neg_lr: -lr, maximize };
+            run_group::<_, 2>(params, grads, [st(0), st(1)], &vec![h; n]);
         }
-        params[i].bump_version();
-        if with_buf {
-            momentum_buffers[i].bump_version();
+        Fused::Adamax { lr, beta1, beta2, eps, weight_decay, maximize } => {
+            if !fusable_group(params, grads, &[st(0), st(1)], &[st(2)]) {
+                return Ok(false);
+            }
+            let mut hypers = Vec::with_capacity(n);
+            for step in st(2) {
+                let t = bump_step(step)?;
+                let clr = lr / (1.0 - beta1.powf(t));
+                hypers.push(k::AdamaxStep { weight_decay, one_minus_beta1: 1.0 - beta1, beta2, eps, neg_clr: -clr, maximize });
+            }
+            run_group::<_, 2>(params, grads, [st(0), st(1)], &hypers);
+        }
+        Fused::Nadam { lr, beta1, beta2, eps, weight_decay, momentum_decay, decoupled, maximize } => {
+            if !fusable_group(params, grads, &[st(0), st(1)], &[st(2), st(3)]) {
+                return Ok(false);
+            }
+            let mut hypers = Vec::with_capacity(n);
+            for i in 0..n {
+                let t = bump_step(&st(3)[i])?;
+                // Dozat's momentum schedule; its running product lives in the state.
+                let mu = beta1 * (1.0 - 0.5 * 0.96f64.powf(t * momentum_decay));
+                let mu_next = beta1 * (1.0 - 0.5 * 0.96f64.powf((t + 1.0) * momentum_decay));
+                let mu_product = scale_scalar(&st(2)[i], mu)?;
+                let mu_product_next = mu_product * mu_next;
+                hypers.push(k::NadamStep {
+                    decay_factor: 1.0 - lr * weight_decay,
+                    weight_decay,
+                    decoupled,
+                    one_minus_beta1: 1.0 - beta1,
+                    beta2,
+                    one_minus_beta2: 1.0 - beta2,
+                    bias_correction2: 1.0 - beta2.powf(t),
+                    eps,
+                    grad_coeff: -lr * (1.0 - mu) / (1.0 - mu_product),
+                    avg_coeff: (-lr * mu_next) / (1.0 - mu_product_next),
+                    maximize,
+                });
+            }
+            run_group::<_, 2>(params, grads, [st(0), st(1)], &hypers);
+        }
+        Fused::Radam { lr, beta1, beta2, eps, weight_decay, decoupled, maximize } => {
+            if !fusable_group(params, grads, &[st(0), st(1)], &[st(2)]) {
+                return Ok(false);
+            }
+            let mut hypers = Vec::with_capacity(n);
+            for step in st(2) {
+                let t = bump_step(step)?;
+                let bias_correction2 = 1.0 - beta2.powf(t);
+                // The length of the approximated SMA; the variance is tractable above 5.
+                let rho_inf = 2.0 / (1.0 - beta2) - 1.0;
+                let rho_t = rho_inf - 2.0 * t * beta2.powf(t) / bias_correction2;
+                let rect = (rho_t > 5.0).then(|| {
+                    ((rho_t - 4.0) * (rho_t - 2.0) * rho_inf / ((rho_inf - 4.0) * (rho_inf - 2.0) * rho_t)).powf(0.5)
+                });
+                hypers.push(k::RadamStep {
+                    decay_factor: 1.0 - lr * weight_decay,
+                    weight_decay,
+                    decoupled,
+                    one_minus_beta1: 1.0 - beta1,
+                    beta2,
+                    one_minus_beta2: 1.0 - beta2,
+                    bias_correction1: 1.0 - beta1.powf(t),
+                    bias_correction2_sqrt: bias_correction2.powf(0.5),
+                    lr,
+                    eps,
+                    rect,
+                    maximize,
+                });
+            }
+            run_group::<_, 2>(params, grads, [st(0), st(1)], &hypers);
+        }
+        Fused::Rmsprop { lr, alpha, eps, weight_decay, momentum, centered, maximize } => {
+            // The optional lists must be there exactly when the options ask for them.
+            if st(1).is_empty() == centered && n > 0 || st(2).is_empty() == (momentum > 0.0) && n > 0 {
+                return Err(Error::value(
+                    "fused optimizer step: RMSprop needs grad_avgs exactly when centered and momentum_buffers exactly when momentum > 0",
+                ));
+            }
+            if !fusable_group(params, grads, &[st(0), st(1), st(2)], &[st(3)]) {
+                return Ok(false);
+            }
+            for step in st(3) {
+                bump_step(step)?;
+            }
+            let h = k::RmspropStep {
+                weight_decay,
+                alpha,
+                one_minus_alpha: 1.0 - alpha,
+                eps,
+                momentum,
+                centered,
+                neg_lr: -lr,
+                maximize,
+            };
+            run_group::<_, 3>(params, grads, [st(0), st(1), st(2)], &vec![h; n]);
+        }
+        Fused::Rprop { etaminus, etaplus, step_size_min, step_size_max, maximize } => {
+            if !fusable_group(params, grads, &[st(0), st(1)], &[st(2)]) {
+                return Ok(false);
+            }
+            for step in st(2) {
+                bump_step(step)?;
+            }
+            let h = k::RpropStep { etaminus, etaplus, step_size_min, step_size_max, maximize };
+            run_group::<_, 2>(params, grads, [st(0), st(1)], &vec![h; n]);
+        }
+        Fused::Asgd { lr, lambd, alpha, t0, weight_decay, maximize, default_f32 } => {
+            if !fusable_group(params, grads, &[st(0)], &[st(1), st(2), st(3)]) {
+                return Ok(false);
+            }
+            // PyTorch makes the new eta and mu with `torch.as_tensor`, in the default dtype.
+            let through_default = |x: f64| if default_f32 { x as f32 as f64 } else { x };
+            let mut hypers = Vec::with_capacity(n);
+            for i in 0..n {
+                let (eta, mu) = (&st(1)[i], &st(2)[i]);
+                let t = bump_step(&st(3)[i])?;
+                let eta_value = eta.item()?.to_f64();
+                hypers.push(k::AsgdStep {
+                    weight_decay,
+                    decay_factor: 1.0 - lambd * eta_value,
+                    eta: eta_value,
+                    mu: mu.item()?.to_f64(),
+                    maximize,
+                });
+                eta.fill_raw_(Scalar::Float(through_default(lr / (1.0 + lambd * lr * t).powf(alpha))))?;
+                // Python's max(1, x) keeps the 1 unless x is larger (NaN included).
+                let d = if t - t0 > 1.0 { t - t0 } else { 1.0 };
+                mu.fill_raw_(Scalar::Float(through_default(1.0 / d)))?;
+            }
+            run_group::<_, 1>(params, grads, [st(0)], &hypers);
         }
     }
     Ok(true)
