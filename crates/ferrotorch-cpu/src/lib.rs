@@ -14,6 +14,7 @@ pub mod matmul;
 pub mod nn;
 pub mod norm;
 pub mod optim;
+pub mod pool;
 pub mod rnn;
 pub mod random;
 pub mod reduce;
