@@ -175,24 +175,30 @@ impl PoolGeom {
     }
 }
 
-/// Output extent of a window sweep, PyTorch's `pooling_output_shape`:
-/// `None` when it is not positive. With `ceil_mode` the last window must
-/// still start inside the input or the left padding.
-pub fn pool_out_size(size: usize, kernel: usize, stride: usize, pad: usize, dilation: usize, ceil_mode: bool) -> Option<usize> {
+/// Output extent of a window sweep, PyTorch's `pooling_output_shape`
+/// (which may be zero or negative: the caller reports it). With
+/// `ceil_mode` the last window must still start inside the input or the
+/// left padding. `stride` must not be zero.
+pub fn pool_out_len(size: i64, kernel: i64, stride: i64, pad: i64, dilation: i64, ceil_mode: bool) -> i64 {
     let (size, k, s, p, d) = (size as i128, kernel as i128, stride as i128, pad as i128, dilation as i128);
     if s == 0 {
-        return None;
+        return 0;
     }
     let num = size + 2 * p - d * (k - 1) - 1 + if ceil_mode { s - 1 } else { 0 };
     let mut o = num.div_euclid(s) + 1;
     if ceil_mode && (o - 1) * s >= size + p {
         o -= 1;
     }
-    if o > 0 {
-        usize::try_from(o).ok()
-    } else {
-        None
+    o.clamp(i64::MIN as i128, i64::MAX as i128) as i64
+}
+
+/// [`pool_out_len`] when positive.
+pub fn pool_out_size(size: usize, kernel: usize, stride: usize, pad: usize, dilation: usize, ceil_mode: bool) -> Option<usize> {
+    if stride == 0 {
+        return None;
     }
+    let o = pool_out_len(size as i64, kernel as i64, stride as i64, pad as i64, dilation as i64, ceil_mode);
+    usize::try_from(o).ok().filter(|&o| o > 0)
 }
 
 /// Runs `f(plane_index, out_chunk)` over `out` cut into `chunk`-long planes,
@@ -404,10 +410,24 @@ pub fn adaptive_span(o: usize, out: usize, size: usize) -> (usize, usize) {
     (o * size / out, ((o + 1) * size).div_ceil(out))
 }
 
+/// `a` rounded to the element type and widened again when `each` (PyTorch's
+/// 3-d adaptive average kernel computes in the element type itself).
+#[inline(always)]
+fn step<T: PoolElem>(a: T::Acc, each: bool) -> T::Acc {
+    if each {
+        T::narrow(a).widen()
+    } else {
+        a
+    }
+}
+
 /// Adaptive average pooling of `x` (`planes × input`) into `out` (`planes ×
 /// output`): each output is its window's sum divided by the window's
-/// extent along each dim in turn.
-pub fn adaptive_avg_forward<T: PoolElem>(x: &[T], input: [usize; 3], output: [usize; 3], out: &mut [T]) {
+/// extent along each dim in turn. With `round_each`, every addition and
+/// division rounds to the element type (PyTorch's 3-d kernel, which has no
+/// float32 accumulation for float16/bfloat16); otherwise they run in the
+/// compute type and round once (its 2-d kernel).
+pub fn adaptive_avg_forward<T: PoolElem>(x: &[T], input: [usize; 3], output: [usize; 3], round_each: bool, out: &mut [T]) {
     let ip: usize = input.iter().product();
     let op: usize = output.iter().product();
     let [_, h, w] = input;
@@ -426,11 +446,13 @@ pub fn adaptive_avg_forward<T: PoolElem>(x: &[T], input: [usize; 3], output: [us
                         for hh in h0..h1 {
                             let row = (d * h + hh) * w;
                             for v in &xp[row + w0..row + w1] {
-                                sum = sum.add(v.widen());
+                                sum = step::<T>(sum.add(v.widen()), round_each);
                             }
                         }
                     }
-                    y[i] = T::narrow(sum.div((d1 - d0) as i64).div((h1 - h0) as i64).div((w1 - w0) as i64));
+                    let e = round_each;
+                    let q = step::<T>(step::<T>(sum.div((d1 - d0) as i64), e).div((h1 - h0) as i64), e);
+                    y[i] = T::narrow(q.div((w1 - w0) as i64));
                     i += 1;
                 }
             }
@@ -439,8 +461,9 @@ pub fn adaptive_avg_forward<T: PoolElem>(x: &[T], input: [usize; 3], output: [us
 }
 
 /// Backward of [`adaptive_avg_forward`]: `gx` (overwritten) receives each
-/// output gradient divided by its window extents, added over the window.
-pub fn adaptive_avg_backward<T: PoolElem>(g: &[T], input: [usize; 3], output: [usize; 3], gx: &mut [T]) {
+/// output gradient divided by its window extents (rounding after each
+/// division when `round_each`), added over the window.
+pub fn adaptive_avg_backward<T: PoolElem>(g: &[T], input: [usize; 3], output: [usize; 3], round_each: bool, gx: &mut [T]) {
     let ip: usize = input.iter().product();
     let op: usize = output.iter().product();
     let [_, h, w] = input;
@@ -455,7 +478,9 @@ pub fn adaptive_avg_backward<T: PoolElem>(g: &[T], input: [usize; 3], output: [u
                 let (h0, h1) = adaptive_span(oh, oh_n, h);
                 for ow in 0..ow_n {
                     let (w0, w1) = adaptive_span(ow, ow_n, w);
-                    let delta = T::narrow(gp[i].widen().div((d1 - d0) as i64).div((h1 - h0) as i64).div((w1 - w0) as i64));
+                    let e = round_each;
+                    let q = step::<T>(step::<T>(gp[i].widen().div((d1 - d0) as i64), e).div((h1 - h0) as i64), e);
+                    let delta = T::narrow(q.div((w1 - w0) as i64));
                     i += 1;
                     for d in d0..d1 {
                         for hh in h0..h1 {
@@ -564,10 +589,10 @@ mod tests {
         let (mut y, mut i) = ([0f32; 3], [0i64; 3]);
         adaptive_max_forward(&x, [1, 1, 5], [1, 1, 3], &mut y, &mut i);
         assert_eq!((y, i), ([5.0, 5.0, 4.0], [1, 1, 3]));
-        adaptive_avg_forward(&x, [1, 1, 5], [1, 1, 3], &mut y);
+        adaptive_avg_forward(&x, [1, 1, 5], [1, 1, 3], false, &mut y);
         assert_eq!(y, [3.0, 11.0 / 3.0, 3.5]);
         let mut gx = [0f32; 5];
-        adaptive_avg_backward(&[2.0, 3.0, 4.0], [1, 1, 5], [1, 1, 3], &mut gx);
+        adaptive_avg_backward(&[2.0, 3.0, 4.0], [1, 1, 5], [1, 1, 3], false, &mut gx);
         assert_eq!(gx, [1.0, 2.0, 1.0, 3.0, 2.0]);
     }
 }
