@@ -320,11 +320,11 @@ class TestRustOpLayerErrors:
         C = ft._C
         x = ft.zeros(2, 3, 4, 4)
         cases = [
-            (lambda: C._max_pool(x, 2, [2, 2], [0, 1], [0], [1], False), "stride should not be zero"),
-            (lambda: C._max_pool(x, 2, [0, 2], [1, 1], [0], [1], False), "kernel size should be greater than zero, but got kH: 0 kW: 2"),
-            (lambda: C._max_pool(x, 2, [2, 2], [-1, 1], [0], [1], False), "stride should be greater than zero, but got dH: -1 dW: 1"),
-            (lambda: C._max_pool(x, 2, [2, 2, 2], [], [0], [1], False), "max_pool2d: kernel_size must either be a single int, or a tuple of two ints"),
-            (lambda: C._max_pool(x, 3, [2], [], [0], [0], False), "dilation should be greater than zero, but got dilationT: 0 dilationH: 0 dilationW: 0"),
+            (lambda: C._max_pool(x, 2, [2, 2], [0, 1], [0], [1], False, True), "stride should not be zero"),
+            (lambda: C._max_pool(x, 2, [0, 2], [1, 1], [0], [1], False, False), "kernel size should be greater than zero, but got kH: 0 kW: 2"),
+            (lambda: C._max_pool(x, 2, [2, 2], [-1, 1], [0], [1], False, True), "stride should be greater than zero, but got dH: -1 dW: 1"),
+            (lambda: C._max_pool(x, 2, [2, 2, 2], [], [0], [1], False, False), "max_pool2d: kernel_size must either be a single int, or a tuple of two ints"),
+            (lambda: C._max_pool(x, 3, [2], [], [0], [0], False, True), "dilation should be greater than zero, but got dilationT: 0 dilationH: 0 dilationW: 0"),
             (lambda: C._avg_pool(x, 2, [2], [], [0], False, True, 0), "divisor must be not zero"),
             (lambda: C._adaptive_max_pool(x, 2, [-1, 2]), "Trying to create tensor with negative dimension -1: [2, 3, -1, 2]"),
             (lambda: C._adaptive_avg_pool(x, 2, [1, 2, 3]), "adaptive_avg_pool2d: output_size must be 2"),

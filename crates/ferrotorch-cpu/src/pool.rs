@@ -245,16 +245,17 @@ fn max_span(o: usize, g: &PoolGeom, dim: usize) -> (isize, isize) {
     (lo, hi)
 }
 
-/// Max pooling of `x` (`planes × in_plane`, contiguous) into `out` and
-/// `indices` (`planes × out_plane`). A window's index starts at its first
-/// tap, so a window of -inf (or of the integer minimum) points there.
-pub fn max_pool_forward<T: PoolElem>(x: &[T], g: &PoolGeom, out: &mut [T], indices: &mut [i64]) {
+/// Max pooling of `x` (`planes × in_plane`, contiguous) into `out` and,
+/// when given, `indices` (`planes × out_plane`; a forward that needs no
+/// backward skips them). A window's index starts at its first tap, so a
+/// window of -inf (or of the integer minimum) points there.
+pub fn max_pool_forward<T: PoolElem>(x: &[T], g: &PoolGeom, out: &mut [T], indices: Option<&mut [i64]>) {
     let (ip, op) = (g.in_plane(), g.out_plane());
     let [h, w] = [g.input[1], g.input[2]];
     let [od_n, oh_n, ow_n] = g.output;
     let [dd, dh, dw] = g.dilation.map(|v| v as isize);
     let taps: usize = g.kernel.iter().product();
-    for_planes2(out, indices, op, op * taps, |pl, y, ind| {
+    let plane = |pl: usize, y: &mut [T], mut ind: Option<&mut [i64]>| {
         let xp = &x[pl * ip..(pl + 1) * ip];
         let mut i = 0;
         for od in 0..od_n {
@@ -270,26 +271,34 @@ pub fn max_pool_forward<T: PoolElem>(x: &[T], g: &PoolGeom, out: &mut [T], indic
                         let mut hh = h0;
                         while hh < h1 {
                             let row = (d * h as isize + hh) * w as isize;
-                            let mut ww = w0;
-                            while ww < w1 {
-                                let v = xp[(row + ww) as usize].widen();
-                                if v > best || v.is_nan() {
-                                    best = v;
-                                    at = row + ww;
+                            if w0 < w1 {
+                                // One bounds check per row; the taps step by the dilation.
+                                let taps = &xp[(row + w0) as usize..(row + w1) as usize];
+                                for (j, v) in taps.iter().enumerate().step_by(dw as usize) {
+                                    let v = v.widen();
+                                    if v > best || v.is_nan() {
+                                        best = v;
+                                        at = row + w0 + j as isize;
+                                    }
                                 }
-                                ww += dw;
                             }
                             hh += dh;
                         }
                         d += dd;
                     }
                     y[i] = T::narrow(best);
-                    ind[i] = at as i64;
+                    if let Some(ind) = ind.as_deref_mut() {
+                        ind[i] = at as i64;
+                    }
                     i += 1;
                 }
             }
         }
-    });
+    };
+    match indices {
+        Some(ind) => for_planes2(out, ind, op, op * taps, |pl, y, i| plane(pl, y, Some(i))),
+        None => for_planes(out, op, op * taps, |pl, y| plane(pl, y, None)),
+    }
 }
 
 /// Backward of a max pooling (plain or adaptive): `gx` (`planes ×
@@ -553,7 +562,7 @@ mod tests {
         let g = PoolGeom::new(&[4], &[2], &[2], &[2], &[0], &[1]);
         let x = [1.0f32, 1.0, f32::NAN, 3.0];
         let (mut y, mut i) = ([0f32; 2], [0i64; 2]);
-        max_pool_forward(&x, &g, &mut y, &mut i);
+        max_pool_forward(&x, &g, &mut y, Some(&mut i));
         assert_eq!(y[0], 1.0);
         assert!(y[1].is_nan());
         assert_eq!(i, [0, 2]);

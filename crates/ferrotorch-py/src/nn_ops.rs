@@ -83,9 +83,9 @@ pub fn _layer_norm<'py>(
     wrap(py, out.py()?)
 }
 
-/// `_max_pool(input, nd, kernel_size, stride, padding, dilation, ceil_mode)
-/// -> (values, indices)` for `nd` 1, 2 or 3 spatial dims (records
-/// `MaxPool{2,3}DWithIndicesBackward0`; 1-d through the 2-d op).
+/// `_max_pool(input, nd, kernel_size, stride, padding, dilation, ceil_mode,
+/// return_indices) -> (values, indices or None)` for `nd` 1, 2 or 3 spatial
+/// dims (records `MaxPool{2,3}DWithIndicesBackward0`; 1-d through the 2-d op).
 #[pyfunction]
 #[allow(clippy::too_many_arguments)]
 pub fn _max_pool<'py>(
@@ -97,16 +97,28 @@ pub fn _max_pool<'py>(
     padding: Vec<i64>,
     dilation: Vec<i64>,
     ceil_mode: bool,
-) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
+    return_indices: bool,
+) -> PyResult<(Bound<'py, PyAny>, Option<Bound<'py, PyAny>>)> {
     let x = tensor_of(input)?;
     let (k, s, p, d) = (&kernel_size[..], &stride[..], &padding[..], &dilation[..]);
-    let (y, i) = match nd {
-        1 => x.max_pool1d_with_indices(k, s, p, d, ceil_mode),
-        2 => x.max_pool2d_with_indices(k, s, p, d, ceil_mode),
-        _ => x.max_pool3d_with_indices(k, s, p, d, ceil_mode),
-    }
-    .py()?;
-    Ok((wrap(py, y)?, wrap(py, i)?))
+    let (y, i) = if return_indices {
+        let (y, i) = match nd {
+            1 => x.max_pool1d_with_indices(k, s, p, d, ceil_mode),
+            2 => x.max_pool2d_with_indices(k, s, p, d, ceil_mode),
+            _ => x.max_pool3d_with_indices(k, s, p, d, ceil_mode),
+        }
+        .py()?;
+        (y, Some(i))
+    } else {
+        let y = match nd {
+            1 => x.max_pool1d(k, s, p, d, ceil_mode),
+            2 => x.max_pool2d(k, s, p, d, ceil_mode),
+            _ => x.max_pool3d(k, s, p, d, ceil_mode),
+        }
+        .py()?;
+        (y, None)
+    };
+    Ok((wrap(py, y)?, i.map(|i| wrap(py, i)).transpose()?))
 }
 
 /// `_avg_pool(input, nd, kernel_size, stride, padding, ceil_mode,

@@ -1102,7 +1102,7 @@ def _max_pool(input, nd, kernel_size, stride, padding, dilation, ceil_mode, retu
         _check_max_pool1d(input, k, s, p, d, ceil_mode)
         if not (input.requires_grad and _C.is_grad_enabled()):
             _pool_kernel_check(input, "max_pool1d_impl", ints=False)
-    vals, idx = _C._max_pool(input, nd, k, s, p, d, bool(ceil_mode))
+    vals, idx = _C._max_pool(input, nd, k, s, p, d, bool(ceil_mode), bool(return_indices))
     return (vals, idx) if return_indices else vals
 
 

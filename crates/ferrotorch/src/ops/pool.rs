@@ -14,7 +14,7 @@
 use super::arith_grad::g0;
 use super::check_cpu;
 use super::creation::pretty;
-use crate::autograd::{record, rule, GradModeGuard, SavedTensor};
+use crate::autograd::{is_grad_enabled, record, rule, GradModeGuard, SavedTensor};
 use crate::Tensor;
 use ferrotorch_core::{DType, Error, Result};
 use ferrotorch_cpu::pool::{self as k, PoolGeom};
@@ -336,9 +336,9 @@ enum Ints {
 }
 
 /// Runs the forward kernel of `spec` on contiguous `x` into fresh tensors.
-fn forward_kernel(spec: &Spec, x: &Tensor, out_shape: &[usize]) -> Result<(Tensor, Option<Tensor>)> {
+fn forward_kernel(spec: &Spec, x: &Tensor, out_shape: &[usize], want_indices: bool) -> Result<(Tensor, Option<Tensor>)> {
     let out = Tensor::empty(out_shape, x.dtype(), x.device())?;
-    let idx = if spec.has_indices() { Some(Tensor::empty(out_shape, DType::Int64, x.device())?) } else { None };
+    let idx = if spec.has_indices() && want_indices { Some(Tensor::empty(out_shape, DType::Int64, x.device())?) } else { None };
     if out.numel() == 0 || x.numel() == 0 {
         return Ok((out, idx));
     }
@@ -347,7 +347,7 @@ fn forward_kernel(spec: &Spec, x: &Tensor, out_shape: &[usize]) -> Result<(Tenso
         // are fresh, contiguous, of dtypes T and int64.
         let (xd, od) = unsafe { (elems::<T>(x), elems_mut::<T>(&out)) };
         match (spec, &idx) {
-            (Spec::Max(g), Some(i)) => k::max_pool_forward::<T>(xd, g, od, unsafe { elems_mut::<i64>(i) }),
+            (Spec::Max(g), i) => k::max_pool_forward::<T>(xd, g, od, i.as_ref().map(|i| unsafe { elems_mut::<i64>(i) })),
             (Spec::AdaptiveMax { input, output }, Some(i)) => {
                 k::adaptive_max_forward::<T>(xd, *input, *output, od, unsafe { elems_mut::<i64>(i) })
             }
@@ -390,12 +390,15 @@ fn backward_kernel(spec: &Spec, g: &Tensor, idx: Option<&Tensor>, in_shape: &[us
 }
 
 /// The recorded forward: runs the kernel on a contiguous copy of `x` and
-/// records `spec`'s node, whose backward is [`pool_backward`].
-fn pooled(x: &Tensor, nd: usize, spec: Spec, out_shape: &[usize]) -> Result<(Tensor, Option<Tensor>)> {
+/// records `spec`'s node, whose backward is [`pool_backward`]. A plain max
+/// pooling computes its indices only when they are returned or needed for
+/// a backward (`want_indices`, or `x` requiring grad).
+fn pooled(x: &Tensor, nd: usize, spec: Spec, out_shape: &[usize], want_indices: bool) -> Result<(Tensor, Option<Tensor>)> {
     check_cpu("pooling", &[x])?;
+    let need = want_indices || !matches!(spec, Spec::Max(_)) || (x.requires_grad() && is_grad_enabled());
     let (out, idx) = {
         let _no_grad = GradModeGuard::new(false);
-        forward_kernel(&spec, &x.contiguous()?, out_shape)?
+        forward_kernel(&spec, &x.contiguous()?, out_shape, need)?
     };
     let sx = SavedTensor::input(x);
     let saved_idx = idx.clone();
@@ -432,7 +435,7 @@ fn pool_backward(g: &Tensor, x: &Tensor, nd: usize, spec: Spec, idx: Option<Tens
                     flat.gather(1, &fi)?.reshape(&shape)?
                 }
                 // Average poolings are linear: their backward's adjoint is the pooling itself.
-                _ => pooled(&gg, nd, spec, &out_shape)?.0,
+                _ => pooled(&gg, nd, spec, &out_shape, false)?.0,
             };
             Ok(vec![Some(back), None])
         })
@@ -474,12 +477,31 @@ fn check_1d(x: &Tensor, op: &str, nargs: &[(&str, &[i64])]) -> Result<()> {
 
 impl Tensor {
     #[allow(clippy::too_many_arguments)]
-    fn max_pool_nd(&self, nd: usize, op: &str, kernel_size: &[i64], stride: &[i64], padding: &[i64], dilation: &[i64], ceil_mode: bool) -> Result<(Tensor, Tensor)> {
+    fn max_pool_nd(
+        &self,
+        nd: usize,
+        op: &str,
+        kernel_size: &[i64],
+        stride: &[i64],
+        padding: &[i64],
+        dilation: &[i64],
+        ceil_mode: bool,
+        want_indices: bool,
+    ) -> Result<(Tensor, Option<Tensor>)> {
         let (geom, shape) = window_geometry(self, nd, op, kernel_size, stride, padding, Some(dilation), ceil_mode)?;
         check_dtype(self, op, Ints::All)?;
-        let (out, idx) = pooled(self, nd, Spec::Max(geom), &shape)?;
-        let idx = idx.ok_or_else(|| Error::runtime("max pooling: no indices"))?;
-        Ok((out, idx))
+        pooled(self, nd, Spec::Max(geom), &shape, want_indices)
+    }
+
+    /// As [`Tensor::max_pool2d_with_indices`], the values only (the indices
+    /// are computed only when a backward needs them).
+    pub fn max_pool2d(&self, kernel_size: &[i64], stride: &[i64], padding: &[i64], dilation: &[i64], ceil_mode: bool) -> Result<Tensor> {
+        Ok(self.max_pool_nd(2, "max_pool2d", kernel_size, stride, padding, dilation, ceil_mode, false)?.0)
+    }
+
+    /// As [`Tensor::max_pool3d_with_indices`], the values only.
+    pub fn max_pool3d(&self, kernel_size: &[i64], stride: &[i64], padding: &[i64], dilation: &[i64], ceil_mode: bool) -> Result<Tensor> {
+        Ok(self.max_pool_nd(3, "max_pool3d", kernel_size, stride, padding, dilation, ceil_mode, false)?.0)
     }
 
     /// `max_pool2d_with_indices(kernel_size, stride, padding, dilation,
@@ -497,14 +519,16 @@ impl Tensor {
     /// assert_eq!(i.to_vec::<i64>().unwrap(), vec![5, 7, 13, 15]);
     /// ```
     pub fn max_pool2d_with_indices(&self, kernel_size: &[i64], stride: &[i64], padding: &[i64], dilation: &[i64], ceil_mode: bool) -> Result<(Tensor, Tensor)> {
-        self.max_pool_nd(2, "max_pool2d", kernel_size, stride, padding, dilation, ceil_mode)
+        let (y, i) = self.max_pool_nd(2, "max_pool2d", kernel_size, stride, padding, dilation, ceil_mode, true)?;
+        Ok((y, i.ok_or_else(|| Error::runtime("max_pool2d: no indices"))?))
     }
 
     /// As [`Tensor::max_pool2d_with_indices`] over `(N, C, D, H, W)` or
     /// `(C, D, H, W)` (indices `d·H·W + h·W + w`); records
     /// `MaxPool3DWithIndicesBackward0`.
     pub fn max_pool3d_with_indices(&self, kernel_size: &[i64], stride: &[i64], padding: &[i64], dilation: &[i64], ceil_mode: bool) -> Result<(Tensor, Tensor)> {
-        self.max_pool_nd(3, "max_pool3d", kernel_size, stride, padding, dilation, ceil_mode)
+        let (y, i) = self.max_pool_nd(3, "max_pool3d", kernel_size, stride, padding, dilation, ceil_mode, true)?;
+        Ok((y, i.ok_or_else(|| Error::runtime("max_pool3d: no indices"))?))
     }
 
     /// As [`Tensor::max_pool2d_with_indices`] over `(N, C, L)` or `(C, L)`,
@@ -514,6 +538,12 @@ impl Tensor {
         check_1d(self, "max_pool1d", &[("kernel_size", kernel_size), ("stride", stride), ("padding", padding), ("dilation", dilation)])?;
         let (y, i) = unsq(self)?.max_pool2d_with_indices(&op1d(kernel_size, 1), &op1d(stride, 1), &op1d(padding, 0), &op1d(dilation, 1), ceil_mode)?;
         Ok((sq(y)?, sq(i)?))
+    }
+
+    /// As [`Tensor::max_pool1d_with_indices`], the values only.
+    pub fn max_pool1d(&self, kernel_size: &[i64], stride: &[i64], padding: &[i64], dilation: &[i64], ceil_mode: bool) -> Result<Tensor> {
+        check_1d(self, "max_pool1d", &[("kernel_size", kernel_size), ("stride", stride), ("padding", padding), ("dilation", dilation)])?;
+        sq(unsq(self)?.max_pool2d(&op1d(kernel_size, 1), &op1d(stride, 1), &op1d(padding, 0), &op1d(dilation, 1), ceil_mode)?)
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -537,7 +567,7 @@ impl Tensor {
             // PyTorch's CPU avg_pool3d has no reduced-float kernel.
             return Err(Error::not_implemented(format!("\"avg_pool3d_out_frame\" not implemented for '{}'", pretty(self.dtype()))));
         }
-        Ok(pooled(self, nd, Spec::Avg { geom, count_include_pad, divisor_override }, &shape)?.0)
+        Ok(pooled(self, nd, Spec::Avg { geom, count_include_pad, divisor_override }, &shape, false)?.0)
     }
 
     /// `avg_pool2d(kernel_size, stride, padding, ceil_mode,
@@ -587,7 +617,7 @@ impl Tensor {
         }
         let (input, output, shape) = adaptive_geometry(self, nd, op, output_size, false)?;
         check_dtype(self, if nd == 3 { "adaptive_avg_pool3d_cpu" } else { "adaptive_avg_pool2d" }, Ints::None)?;
-        Ok(pooled(self, nd, Spec::AdaptiveAvg { input, output, round_each: nd == 3 }, &shape)?.0)
+        Ok(pooled(self, nd, Spec::AdaptiveAvg { input, output, round_each: nd == 3 }, &shape, false)?.0)
     }
 
     /// `adaptive_avg_pool2d(output_size)` over `(N, C, H, W)` or `(C, H,
@@ -623,7 +653,7 @@ impl Tensor {
         let op = if nd == 3 { "adaptive_max_pool3d" } else { "adaptive_max_pool2d" };
         let (input, output, shape) = adaptive_geometry(self, nd, op, output_size, true)?;
         check_dtype(self, if nd == 3 { "adaptive_max_pool3d_cpu" } else { "adaptive_max_pool2d" }, Ints::None)?;
-        let (out, idx) = pooled(self, nd, Spec::AdaptiveMax { input, output }, &shape)?;
+        let (out, idx) = pooled(self, nd, Spec::AdaptiveMax { input, output }, &shape, true)?;
         Ok((out, idx.ok_or_else(|| Error::runtime("adaptive max pooling: no indices"))?))
     }
 
