@@ -202,7 +202,7 @@ pub fn pool_out_size(size: usize, kernel: usize, stride: usize, pad: usize, dila
 }
 
 /// Runs `f(plane_index, out_chunk)` over `out` cut into `chunk`-long planes,
-/// in parallel when the work is large enough.
+/// in parallel when the work (`work` per plane) is large enough.
 fn for_planes<T: Send, F>(out: &mut [T], chunk: usize, work: usize, f: F)
 where
     F: Fn(usize, &mut [T]) + Sync + Send,
@@ -210,7 +210,7 @@ where
     if chunk == 0 {
         return;
     }
-    if work < SERIAL_WORK || rayon::current_num_threads() <= 1 {
+    if work.saturating_mul(out.len() / chunk) < SERIAL_WORK || rayon::current_num_threads() <= 1 {
         out.chunks_mut(chunk).enumerate().for_each(|(p, o)| f(p, o));
     } else {
         out.par_chunks_mut(chunk).enumerate().for_each(|(p, o)| f(p, o));
@@ -225,7 +225,7 @@ where
     if chunk == 0 {
         return;
     }
-    if work < SERIAL_WORK || rayon::current_num_threads() <= 1 {
+    if work.saturating_mul(a.len() / chunk) < SERIAL_WORK || rayon::current_num_threads() <= 1 {
         a.chunks_mut(chunk).zip(b.chunks_mut(chunk)).enumerate().for_each(|(p, (x, y))| f(p, x, y));
     } else {
         a.par_chunks_mut(chunk).zip(b.par_chunks_mut(chunk)).enumerate().for_each(|(p, (x, y))| f(p, x, y));
@@ -305,8 +305,9 @@ pub fn max_pool_forward<T: PoolElem>(x: &[T], g: &PoolGeom, out: &mut [T], indic
 /// in_plane`, overwritten) receives each output gradient at its index;
 /// indices outside the plane are skipped.
 pub fn max_pool_backward<T: PoolElem>(g: &[T], indices: &[i64], in_plane: usize, out_plane: usize, gx: &mut [T]) {
-    gx.iter_mut().for_each(|v| *v = T::zero());
-    for_planes(gx, in_plane, out_plane, |pl, gxp| {
+    for_planes(gx, in_plane, out_plane.max(in_plane), |pl, gxp| {
+        // Zeroed plane by plane, in parallel with the rest of the work.
+        gxp.fill(T::zero());
         let (gp, ip) = (&g[pl * out_plane..(pl + 1) * out_plane], &indices[pl * out_plane..(pl + 1) * out_plane]);
         for (&gv, &at) in gp.iter().zip(ip) {
             if at >= 0 && (at as usize) < in_plane {
@@ -385,8 +386,8 @@ pub fn avg_pool_backward<T: PoolElem>(g: &[T], geom: &PoolGeom, count_include_pa
     let [h, w] = [geom.input[1], geom.input[2]];
     let [od_n, oh_n, ow_n] = geom.output;
     let taps: usize = geom.kernel.iter().product();
-    gx.iter_mut().for_each(|v| *v = T::zero());
-    for_planes(gx, ip, op * taps, |pl, gxp| {
+    for_planes(gx, ip, (op * taps).max(ip), |pl, gxp| {
+        gxp.fill(T::zero());
         let gp = &g[pl * op..(pl + 1) * op];
         let mut i = 0;
         for od in 0..od_n {
@@ -477,8 +478,8 @@ pub fn adaptive_avg_backward<T: PoolElem>(g: &[T], input: [usize; 3], output: [u
     let op: usize = output.iter().product();
     let [_, h, w] = input;
     let [od_n, oh_n, ow_n] = output;
-    gx.iter_mut().for_each(|v| *v = T::zero());
     for_planes(gx, ip, op.max(ip), |pl, gxp| {
+        gxp.fill(T::zero());
         let gp = &g[pl * op..(pl + 1) * op];
         let mut i = 0;
         for od in 0..od_n {
