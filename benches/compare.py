@@ -202,6 +202,29 @@ def core_workloads(quick):
 
     add(f"layer_norm ({lrows}, 1024) f32 fwd", "bandwidth", 8 * lrows * 1024, layer_norm_case(False))
     add(f"layer_norm ({lrows}, 1024) f32 fwd+bwd", "nn", None, layer_norm_case(True))
+
+    # pooling over a ResNet-stem-sized activation: max 3x3 stride 2 pad 1 (as
+    # ResNet's stem) and avg 2x2 stride 2; the backward scatters the gradient
+    pimg = 8 if quick else 32
+    px = arr(pimg, 64, 56, 56)
+
+    def pool_case(kind, backward):
+        def make(T, f):
+            x = f(px).requires_grad_(backward)
+            F = T.nn.functional
+            pool = (lambda: F.max_pool2d(x, 3, 2, 1)) if kind == "max" else (lambda: F.avg_pool2d(x, 2))
+            if not backward:
+                return pool
+
+            def step():
+                pool().sum().backward()
+            return step
+        return make
+
+    # bytes: the input read, the quarter-size output written (plus int64 indices for max)
+    for kind, label, nbytes in (("max", "max_pool2d 3x3/2 pad 1", 7 * px.size), ("avg", "avg_pool2d 2x2/2", 5 * px.size)):
+        add(f"{label} ({pimg}, 64, 56, 56) f32 fwd", "bandwidth", nbytes, pool_case(kind, False))
+        add(f"{label} ({pimg}, 64, 56, 56) f32 fwd+bwd", "nn", None, pool_case(kind, True))
     return w
 
 

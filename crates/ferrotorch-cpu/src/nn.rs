@@ -1,6 +1,6 @@
 //! Neural-network kernels on contiguous NCHW data: conv2d forward (im2col
-//! feeding the GEMM adapter; stride, padding, dilation, groups, bias) and
-//! max/avg 2-d pooling.
+//! feeding the GEMM adapter; stride, padding, dilation, groups, bias).
+//! Pooling lives in [`crate::pool`].
 //!
 //! The op layer passes contiguous operands as slices with their shapes; the
 //! kernels check sizes and return PyTorch's messages for bad shapes.
@@ -26,23 +26,6 @@ impl Default for Window2d {
     }
 }
 
-/// Output extent of a window sweep (PyTorch's `pooling_output_shape` when `ceil`).
-fn out_extent(size: usize, k: usize, s: usize, p: usize, d: usize, ceil: bool) -> Option<usize> {
-    // An empty window has no extent: the callers raise their own error first.
-    let span = d * k.checked_sub(1)? + 1;
-    let padded = size + 2 * p;
-    if padded < span || s == 0 {
-        return None;
-    }
-    let num = padded - span;
-    let mut o = if ceil { num.div_ceil(s) } else { num / s } + 1;
-    // The last window must start inside the input or the left padding.
-    if ceil && (o - 1) * s >= size + p {
-        o -= 1;
-    }
-    Some(o)
-}
-
 /// Output shape `(N, O, OH, OW)` of [`conv2d`].
 pub fn conv2d_out_shape(x: [usize; 4], w: [usize; 4], win: &Window2d, groups: usize) -> Result<[usize; 4]> {
     let [n, c, h, wd] = x;
@@ -53,8 +36,8 @@ pub fn conv2d_out_shape(x: [usize; 4], w: [usize; 4], win: &Window2d, groups: us
             cg * groups
         )));
     }
-    let oh = out_extent(h, kh, win.stride.0, win.padding.0, win.dilation.0, false);
-    let ow = out_extent(wd, kw, win.stride.1, win.padding.1, win.dilation.1, false);
+    let oh = crate::pool::pool_out_size(h, kh, win.stride.0, win.padding.0, win.dilation.0, false);
+    let ow = crate::pool::pool_out_size(wd, kw, win.stride.1, win.padding.1, win.dilation.1, false);
     match (oh, ow) {
         (Some(oh), Some(ow)) if kh > 0 && kw > 0 => Ok([n, o, oh, ow]),
         _ => Err(Error::runtime(format!(
@@ -293,162 +276,6 @@ pub fn conv2d_input_grad<T: GemmFloat + std::ops::AddAssign>(
     Ok(())
 }
 
-/// Pooling options beyond the window.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Pool2d {
-    /// Window size (height, width).
-    pub kernel: (usize, usize),
-    /// Stride, padding and dilation (dilation is ignored by average pooling).
-    pub win: Window2d,
-    /// Round the output size up (PyTorch's `ceil_mode`).
-    pub ceil_mode: bool,
-}
-
-/// Output shape of a pooling of an `(N, C, H, W)` input.
-pub fn pool2d_out_shape(xs: [usize; 4], p: &Pool2d) -> Result<[usize; 4]> {
-    let [n, c, h, w] = xs;
-    let (kh, kw) = p.kernel;
-    let (ph, pw) = p.win.padding;
-    if kh == 0 || kw == 0 || p.win.stride.0 == 0 || p.win.stride.1 == 0 {
-        return Err(Error::runtime("pooling: kernel size and stride must be greater than zero"));
-    }
-    if ph * 2 > kh || pw * 2 > kw {
-        return Err(Error::runtime(format!(
-            "pad should be at most half of effective kernel size, but got pad={}, kernel_size={} and dilation={}",
-            ph.max(pw),
-            kh.max(kw),
-            p.win.dilation.0
-        )));
-    }
-    let oh = out_extent(h, kh, p.win.stride.0, ph, p.win.dilation.0, p.ceil_mode);
-    let ow = out_extent(w, kw, p.win.stride.1, pw, p.win.dilation.1, p.ceil_mode);
-    match (oh, ow) {
-        (Some(oh), Some(ow)) if oh > 0 && ow > 0 => Ok([n, c, oh, ow]),
-        _ => Err(Error::runtime(format!("Given input size: ({c}x{h}x{w}). Calculated output size is too small"))),
-    }
-}
-
-/// Max pooling over contiguous NCHW `x`, writing `out` and, when given, the
-/// flat index `h·W + w` of each maximum within its plane (int64, as PyTorch).
-/// NaN wins over any number; the first maximum wins ties.
-pub fn max_pool2d<T: Element>(x: &[T], xs: [usize; 4], p: &Pool2d, out: &mut [T], mut indices: Option<&mut [i64]>) -> Result<[usize; 4]> {
-    let os = pool2d_out_shape(xs, p)?;
-    let [n, c, h, w] = xs;
-    let [_, _, oh, ow] = os;
-    if x.len() != n * c * h * w || out.len() != n * c * oh * ow || indices.as_ref().is_some_and(|i| i.len() != out.len()) {
-        return Err(Error::runtime("max_pool2d: operand lengths do not match their shapes"));
-    }
-    let plane_out = oh * ow;
-    if plane_out == 0 || h * w == 0 {
-        return Ok(os);
-    }
-    let (kh, kw) = p.kernel;
-    let (sh, sw) = p.win.stride;
-    let (ph, pw) = p.win.padding;
-    let (dh, dw) = p.win.dilation;
-    let plane = |pl: usize, y: &mut [T], idx: Option<&mut [i64]>| {
-        let xp = &x[pl * h * w..(pl + 1) * h * w];
-        let mut idx = idx;
-        for oy in 0..oh {
-            for ox in 0..ow {
-                let mut best: Option<(T, usize)> = None;
-                for ki in 0..kh {
-                    let ih = (oy * sh + ki * dh) as isize - ph as isize;
-                    if ih < 0 || ih >= h as isize {
-                        continue;
-                    }
-                    for kj in 0..kw {
-                        let iw = (ox * sw + kj * dw) as isize - pw as isize;
-                        if iw < 0 || iw >= w as isize {
-                            continue;
-                        }
-                        let at = ih as usize * w + iw as usize;
-                        let v = xp[at];
-                        #[allow(clippy::eq_op)]
-                        let take = match best {
-                            None => true,
-                            Some((b, _)) => b == b && (v > b || v != v),
-                        };
-                        if take {
-                            best = Some((v, at));
-                        }
-                    }
-                }
-                let (v, at) = best.expect("window overlaps the input");
-                y[oy * ow + ox] = v;
-                if let Some(i) = idx.as_deref_mut() {
-                    i[oy * ow + ox] = at as i64;
-                }
-            }
-        }
-    };
-    match indices.as_deref_mut() {
-        Some(ind) => out
-            .par_chunks_mut(plane_out)
-            .zip(ind.par_chunks_mut(plane_out))
-            .enumerate()
-            .for_each(|(pl, (y, i))| plane(pl, y, Some(i))),
-        None => out.par_chunks_mut(plane_out).enumerate().for_each(|(pl, y)| plane(pl, y, None)),
-    }
-    Ok(os)
-}
-
-/// Average pooling over contiguous NCHW `x` (PyTorch's `count_include_pad`
-/// and `divisor_override` rules; dilation must be 1).
-pub fn avg_pool2d<T: Element>(
-    x: &[T],
-    xs: [usize; 4],
-    p: &Pool2d,
-    count_include_pad: bool,
-    divisor_override: Option<usize>,
-    out: &mut [T],
-) -> Result<[usize; 4]> {
-    let os = pool2d_out_shape(xs, p)?;
-    let [n, c, h, w] = xs;
-    let [_, _, oh, ow] = os;
-    if x.len() != n * c * h * w || out.len() != n * c * oh * ow {
-        return Err(Error::runtime("avg_pool2d: operand lengths do not match their shapes"));
-    }
-    if divisor_override == Some(0) {
-        return Err(Error::runtime("divisor must be not zero"));
-    }
-    let plane_out = oh * ow;
-    if plane_out == 0 || h * w == 0 {
-        return Ok(os);
-    }
-    let (kh, kw) = p.kernel;
-    let (sh, sw) = p.win.stride;
-    let (ph, pw) = p.win.padding;
-    out.par_chunks_mut(plane_out).enumerate().for_each(|(pl, y)| {
-        let xp = &x[pl * h * w..(pl + 1) * h * w];
-        for oy in 0..oh {
-            let hs = (oy * sh) as isize - ph as isize;
-            let he = (hs + kh as isize).min((h + ph) as isize);
-            let pool_h = he - hs;
-            let (hs, he) = (hs.max(0) as usize, he.min(h as isize) as usize);
-            for ox in 0..ow {
-                let ws = (ox * sw) as isize - pw as isize;
-                let we = (ws + kw as isize).min((w + pw) as isize);
-                let pool = pool_h * (we - ws);
-                let (ws, we) = (ws.max(0) as usize, we.min(w as isize) as usize);
-                let mut s = 0f64;
-                for ih in hs..he {
-                    for iw in ws..we {
-                        s += xp[ih * w + iw].to_f64();
-                    }
-                }
-                let div = match divisor_override {
-                    Some(d) => d as f64,
-                    None if count_include_pad => pool as f64,
-                    None => ((he - hs) * (we - ws)) as f64,
-                };
-                y[oy * ow + ox] = T::from_f64(s / div);
-            }
-        }
-    });
-    Ok(os)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -530,87 +357,5 @@ mod tests {
         // bad shapes
         assert!(conv2d_out_shape([1, 3, 4, 4], [2, 2, 3, 3], &Window2d::default(), 1).is_err());
         assert!(conv2d_out_shape([1, 3, 2, 2], [2, 3, 3, 3], &Window2d::default(), 1).is_err());
-    }
-
-    #[test]
-    fn pooling_matches_naive_loops() {
-        let xs = [2, 3, 9, 10];
-        let x = data(xs.iter().product(), 5);
-        for (kernel, stride, padding, dilation, ceil) in [
-            ((2, 2), (2, 2), (0, 0), (1, 1), false),
-            ((3, 3), (2, 2), (1, 1), (1, 1), true),
-            ((3, 2), (1, 2), (1, 0), (2, 1), false),
-            ((2, 3), (3, 2), (0, 1), (1, 1), true),
-        ] {
-            let p = Pool2d { kernel, win: Window2d { stride, padding, dilation }, ceil_mode: ceil };
-            let os = pool2d_out_shape(xs, &p).unwrap();
-            let mut out = vec![0f64; os.iter().product()];
-            let mut idx = vec![0i64; out.len()];
-            max_pool2d(&x, xs, &p, &mut out, Some(&mut idx)).unwrap();
-            let [_, _, h, w] = xs;
-            let [n, c, oh, ow] = os;
-            for pl in 0..n * c {
-                for oy in 0..oh {
-                    for ox in 0..ow {
-                        let mut best = (f64::NEG_INFINITY, usize::MAX);
-                        for ki in 0..kernel.0 {
-                            for kj in 0..kernel.1 {
-                                let ih = (oy * stride.0 + ki * dilation.0) as isize - padding.0 as isize;
-                                let iw = (ox * stride.1 + kj * dilation.1) as isize - padding.1 as isize;
-                                if ih >= 0 && iw >= 0 && (ih as usize) < h && (iw as usize) < w {
-                                    let at = ih as usize * w + iw as usize;
-                                    if x[pl * h * w + at] > best.0 {
-                                        best = (x[pl * h * w + at], at);
-                                    }
-                                }
-                            }
-                        }
-                        let k = (pl * oh + oy) * ow + ox;
-                        assert_eq!((out[k], idx[k] as usize), best, "max {p:?}");
-                    }
-                }
-            }
-            if dilation != (1, 1) {
-                continue;
-            }
-            for (cip, div) in [(true, None), (false, None), (true, Some(5))] {
-                let mut avg = vec![0f64; out.len()];
-                avg_pool2d(&x, xs, &p, cip, div, &mut avg).unwrap();
-                for pl in 0..n * c {
-                    for oy in 0..oh {
-                        for ox in 0..ow {
-                            let (mut s, mut cnt, mut padded) = (0.0, 0, 0);
-                            for ki in 0..kernel.0 {
-                                for kj in 0..kernel.1 {
-                                    let ih = (oy * stride.0 + ki) as isize - padding.0 as isize;
-                                    let iw = (ox * stride.1 + kj) as isize - padding.1 as isize;
-                                    if ih < (h + padding.0) as isize && iw < (w + padding.1) as isize {
-                                        padded += 1;
-                                    }
-                                    if ih >= 0 && iw >= 0 && (ih as usize) < h && (iw as usize) < w {
-                                        s += x[pl * h * w + ih as usize * w + iw as usize];
-                                        cnt += 1;
-                                    }
-                                }
-                            }
-                            let d = div.map(|d| d as f64).unwrap_or(if cip { padded as f64 } else { cnt as f64 });
-                            let k = (pl * oh + oy) * ow + ox;
-                            assert!((avg[k] - s / d).abs() < 1e-12, "avg {p:?} cip {cip} div {div:?}");
-                        }
-                    }
-                }
-            }
-        }
-        // NaN wins, first max on ties
-        let t = [1.0f32, f32::NAN, 2.0, 2.0];
-        let mut o = [0f32; 1];
-        let mut i = [0i64; 1];
-        let p = Pool2d { kernel: (2, 2), win: Window2d { stride: (2, 2), ..Window2d::default() }, ceil_mode: false };
-        max_pool2d(&t, [1, 1, 2, 2], &p, &mut o, Some(&mut i)).unwrap();
-        assert!(o[0].is_nan() && i[0] == 1);
-        let t = [1.0f32, 2.0, 2.0, 0.0];
-        max_pool2d(&t, [1, 1, 2, 2], &p, &mut o, Some(&mut i)).unwrap();
-        assert_eq!((o[0], i[0]), (2.0, 1));
-        assert!(pool2d_out_shape([1, 1, 4, 4], &Pool2d { kernel: (2, 2), win: Window2d { padding: (2, 2), ..Window2d::default() }, ceil_mode: false }).is_err());
     }
 }

@@ -89,6 +89,103 @@ pub fn _layer_norm<'py>(
     wrap(py, out.py()?)
 }
 
+/// `_max_pool(input, nd, kernel_size, stride, padding, dilation, ceil_mode,
+/// return_indices) -> (values, indices or None)` for `nd` 1, 2 or 3 spatial
+/// dims (records `MaxPool{2,3}DWithIndicesBackward0`; 1-d through the 2-d op).
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+pub fn _max_pool<'py>(
+    py: Python<'py>,
+    input: &Bound<'py, PyAny>,
+    nd: usize,
+    kernel_size: Vec<i64>,
+    stride: Vec<i64>,
+    padding: Vec<i64>,
+    dilation: Vec<i64>,
+    ceil_mode: bool,
+    return_indices: bool,
+) -> PyResult<(Bound<'py, PyAny>, Option<Bound<'py, PyAny>>)> {
+    let x = tensor_of(input)?;
+    let (k, s, p, d) = (&kernel_size[..], &stride[..], &padding[..], &dilation[..]);
+    let (y, i) = if return_indices {
+        let (y, i) = match nd {
+            1 => x.max_pool1d_with_indices(k, s, p, d, ceil_mode),
+            2 => x.max_pool2d_with_indices(k, s, p, d, ceil_mode),
+            _ => x.max_pool3d_with_indices(k, s, p, d, ceil_mode),
+        }
+        .py()?;
+        (y, Some(i))
+    } else {
+        let y = match nd {
+            1 => x.max_pool1d(k, s, p, d, ceil_mode),
+            2 => x.max_pool2d(k, s, p, d, ceil_mode),
+            _ => x.max_pool3d(k, s, p, d, ceil_mode),
+        }
+        .py()?;
+        (y, None)
+    };
+    Ok((wrap(py, y)?, i.map(|i| wrap(py, i)).transpose()?))
+}
+
+/// `_avg_pool(input, nd, kernel_size, stride, padding, ceil_mode,
+/// count_include_pad, divisor_override)` for 1, 2 or 3 spatial dims
+/// (records `AvgPool{2,3}DBackward0`).
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+pub fn _avg_pool<'py>(
+    py: Python<'py>,
+    input: &Bound<'py, PyAny>,
+    nd: usize,
+    kernel_size: Vec<i64>,
+    stride: Vec<i64>,
+    padding: Vec<i64>,
+    ceil_mode: bool,
+    count_include_pad: bool,
+    divisor_override: Option<i64>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let x = tensor_of(input)?;
+    let (k, s, p) = (&kernel_size[..], &stride[..], &padding[..]);
+    let y = match nd {
+        1 => x.avg_pool1d(k, s, p, ceil_mode, count_include_pad),
+        2 => x.avg_pool2d(k, s, p, ceil_mode, count_include_pad, divisor_override),
+        _ => x.avg_pool3d(k, s, p, ceil_mode, count_include_pad, divisor_override),
+    };
+    wrap(py, y.py()?)
+}
+
+/// `_adaptive_avg_pool(input, nd, output_size)` for 1, 2 or 3 spatial dims
+/// (records `AdaptiveAvgPool{2,3}DBackward0`, or `MeanBackward1` for an
+/// output of ones).
+#[pyfunction]
+pub fn _adaptive_avg_pool<'py>(py: Python<'py>, input: &Bound<'py, PyAny>, nd: usize, output_size: Vec<i64>) -> PyResult<Bound<'py, PyAny>> {
+    let x = tensor_of(input)?;
+    let y = match nd {
+        1 => x.adaptive_avg_pool1d(&output_size),
+        2 => x.adaptive_avg_pool2d(&output_size),
+        _ => x.adaptive_avg_pool3d(&output_size),
+    };
+    wrap(py, y.py()?)
+}
+
+/// `_adaptive_max_pool(input, nd, output_size) -> (values, indices)` for 1,
+/// 2 or 3 spatial dims (records `AdaptiveMaxPool{2,3}DBackward0`).
+#[pyfunction]
+pub fn _adaptive_max_pool<'py>(
+    py: Python<'py>,
+    input: &Bound<'py, PyAny>,
+    nd: usize,
+    output_size: Vec<i64>,
+) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
+    let x = tensor_of(input)?;
+    let (y, i) = match nd {
+        1 => x.adaptive_max_pool1d(&output_size),
+        2 => x.adaptive_max_pool2d(&output_size),
+        _ => x.adaptive_max_pool3d(&output_size),
+    }
+    .py()?;
+    Ok((wrap(py, y)?, wrap(py, i)?))
+}
+
 /// Registers the functions above on `_C`.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_conv2d, m)?)?;
@@ -97,5 +194,9 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_fused_lstm_cell, m)?)?;
     m.add_function(wrap_pyfunction!(_fused_gru_cell, m)?)?;
     m.add_function(wrap_pyfunction!(_layer_norm, m)?)?;
+    m.add_function(wrap_pyfunction!(_max_pool, m)?)?;
+    m.add_function(wrap_pyfunction!(_avg_pool, m)?)?;
+    m.add_function(wrap_pyfunction!(_adaptive_avg_pool, m)?)?;
+    m.add_function(wrap_pyfunction!(_adaptive_max_pool, m)?)?;
     Ok(())
 }

@@ -1012,46 +1012,41 @@ def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_paddi
 # -- pooling --------------------------------------------------------------------------------------
 
 
-def _pool_params(nd, kernel_size, stride, padding, dilation):
-    k = _ntuple(kernel_size, nd)
+def _pool_args(nd, kernel_size, stride, padding, dilation):
+    """Pooling arguments as int lists (an empty stride means the kernel);
+    the native op checks them, with PyTorch's messages and order."""
     empty = stride is None or (isinstance(stride, (list, tuple)) and len(stride) == 0)
-    s = k if empty else _ntuple(stride, nd)
-    p, d = _ntuple(padding, nd), _ntuple(dilation, nd)
-    if any(v == 0 for v in s):
-        raise RuntimeError("stride should not be zero")
-    if any(v <= 0 for v in k):
-        raise RuntimeError(f"kernel_size should be greater than zero, but got kernel_size={list(k)}")
-    if any(v <= 0 for v in d):
-        raise RuntimeError(f"dilation should be greater than zero, but got dilation={list(d)}")
-    for pi, ki, di in zip(p, k, d):
-        if pi < 0:
-            raise RuntimeError(f"pad must be non-negative, but got pad: {pi}")
-        if pi > (di * (ki - 1) + 1) // 2:
-            raise RuntimeError(
-                f"pad should be at most half of effective kernel size, but got pad={pi}, kernel_size={ki} and dilation={di}"
-            )
-    return k, s, p, d
+    s = [] if empty else [int(v) for v in _ntuple(stride, nd)]
+    return ([int(v) for v in _ntuple(kernel_size, nd)], s, [int(v) for v in _ntuple(padding, nd)],
+            [int(v) for v in _ntuple(dilation, nd)])
 
 
-def _pool_out(size, k, s, p, d, ceil_mode):
-    num = size + 2 * p - d * (k - 1) - 1 + (s - 1 if ceil_mode else 0)
-    out = num // s + 1
-    # A last window may not start inside the right padding.
+def _check_max_pool1d(input, k, s, p, d, ceil_mode):
+    """The checks of PyTorch's ``max_pool1d`` (its value-only kernel)."""
+    for name, v, how in (("kernel_size", k, "an int, list of ints or tuple of ints"),
+                         ("stride", s, "None, an int, list of ints, or tuple of ints"),
+                         ("padding", p, "an int, list of ints, or tuple of ints"),
+                         ("dilation", d, "an int, list of ints or tuple of ints")):
+        if len(v) != 1 and not (name == "stride" and not v):
+            raise RuntimeError(f"max_pool1d() {name} must be {how} of size 1 but got size {len(v)}")
+    (k,), (p,), (d,) = k, p, d
+    s = s[0] if s else k
+    if k <= 0:
+        raise RuntimeError(f"max_pool1d() kernel_size must be greater than zero, but got {k}")
+    if s <= 0:
+        raise RuntimeError(f"max_pool1d() stride must be greater than zero, but got {s}")
+    if p < 0:
+        raise RuntimeError(f"max_pool1d() padding must be non-negative, but got {p}")
+    if p > k // 2:
+        raise RuntimeError(f"max_pool1d() padding should be at most half of kernel size, but got padding={p} and kernel_size={k}")
+    if d <= 0:
+        raise RuntimeError(f"max_pool1d() dilation must be greater than zero, but got {d}")
+    size = input.shape[-1]
+    out = (size + 2 * p - d * (k - 1) - 1 + (s - 1 if ceil_mode else 0)) // s + 1
     if ceil_mode and (out - 1) * s >= size + p:
         out -= 1
-    return out
-
-
-def _pool_shapes(input, nd, k, s, p, d, ceil_mode):
-    sizes = tuple(input.shape[-nd:])
-    outs = tuple(_pool_out(sizes[i], k[i], s[i], p[i], d[i], ceil_mode) for i in range(nd))
-    if any(o < 1 for o in outs):
-        lead = input.shape[-nd - 1] if input.dim() > nd else 1
-        raise RuntimeError(
-            f"Given input size: ({'x'.join(str(v) for v in (lead,) + sizes)}). Calculated output size: "
-            f"({'x'.join(str(v) for v in (lead,) + outs)}). Output size is too small"
-        )
-    return sizes, outs
+    if out <= 0:
+        raise RuntimeError(f"max_pool1d() Invalid computed output size: {out}")
 
 
 def _windows(x, nd, k, s, p, d, outs, fill):
@@ -1097,26 +1092,20 @@ def _window_argmax(flat):
 
 
 def _max_pool(input, nd, kernel_size, stride, padding, dilation, ceil_mode, return_indices):
+    k, s, p, d = _pool_args(nd, kernel_size, stride, padding, dilation)
     if nd == 1 and not return_indices:
-        _pool_kernel_check(input, "max_pool1d_impl", ints=False)
-    _pool_kernel_check(input, f"max_pool{max(nd, 2)}d")
-    k, s, p, d = _pool_params(nd, kernel_size, stride, padding, dilation)
-    sizes, outs = _pool_shapes(input, nd, k, s, p, d, ceil_mode)
-    # Padding never wins: -inf, or the integer dtype's lowest value (-inf does not fit it).
-    from .._finfo import iinfo
-    fill = float("-inf") if input.dtype.is_floating_point else iinfo(input.dtype).min
-    win = _windows(input, nd, k, s, p, d, outs, fill)
-    flat = win.reshape(*win.shape[:win.dim() - nd], -1)
-    # Gather the arg-max (not amax) so the gradient goes to one element, the
-    # one PyTorch's index points at.
-    arg = _window_argmax(flat).unsqueeze(-1)
-    vals = flat.gather(-1, arg).squeeze(-1)
-    if not return_indices:
-        return vals
-    plane = _C.arange(math.prod(sizes), dtype=_C.int64, device=input.device).reshape(*sizes)
-    iwin = _windows(plane, nd, k, s, p, d, outs, -1)
-    iflat = iwin.reshape(*outs, -1).expand(*flat.shape)
-    return vals, iflat.gather(-1, arg).squeeze(-1)
+        # PyTorch's max_pool1d checks on its own; without a gradient to
+        # track it runs a value-only kernel, floating dtypes only.
+        if input.dim() not in (2, 3) or 0 in input.shape[1:] or (input.dim() == 2 and input.shape[0] == 0):
+            raise RuntimeError(
+                "max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 dim batch size for input, but got:"
+                f"{list(input.shape)}"
+            )
+        _check_max_pool1d(input, k, s, p, d, ceil_mode)
+        if not (input.requires_grad and _C.is_grad_enabled()):
+            _pool_kernel_check(input, "max_pool1d_impl", ints=False)
+    vals, idx = _C._max_pool(input, nd, k, s, p, d, bool(ceil_mode), bool(return_indices))
+    return (vals, idx) if return_indices else vals
 
 
 def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
@@ -1124,11 +1113,6 @@ def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
 
     With ``return_indices=True`` also returns int64 positions of the maxima within each ``L``-long row.
     """
-    if input.dim() not in (2, 3):
-        raise RuntimeError(
-            "max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 dim batch size for input, but got:"
-            f"{list(input.shape)}"
-        )
     return _max_pool(input, 1, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
 
 
@@ -1137,15 +1121,11 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
 
     With ``return_indices=True`` also returns int64 flat indices ``h * W + w`` into each input plane.
     """
-    if input.dim() not in (3, 4):
-        raise RuntimeError("non-empty 3D or 4D (batch mode) tensor expected for input")
     return _max_pool(input, 2, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
 
 
 def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
     r"""3-D max pooling over ``(N, C, D, H, W)`` or ``(C, D, H, W)``."""
-    if input.dim() not in (4, 5):
-        raise RuntimeError("non-empty 4D or 5D (batch mode) tensor expected for input")
     return _max_pool(input, 3, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
 
 
@@ -1159,48 +1139,10 @@ def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation
     return max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
 
 
-def _avg_divisors(size, out, k, s, p, count_include_pad):
-    # PyTorch's rule: the window is clipped to the padded extent first (that is
-    # the count_include_pad divisor), then to the input for the other count.
-    res = []
-    for o in range(out):
-        start = o * s - p
-        end = min(start + k, size + p)
-        n = end - start
-        res.append(n if count_include_pad else min(end, size) - max(start, 0))
-    return res
-
-
 def _avg_pool(input, nd, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
-    _pool_kernel_check(input, "avg_pool3d_out_frame" if nd == 3 else "avg_pool2d", ints="int64")
-    k, s, p, d = _pool_params(nd, kernel_size, stride, padding, 1)
-    sizes, outs = _pool_shapes(input, nd, k, s, p, d, ceil_mode)
-    win = _windows(input, nd, k, s, p, d, outs, 0)
-    # PyTorch's kernel sums a float16/bfloat16 window in float32 and divides
-    # there: a window sum beyond the half range still averages to a finite value.
-    reduced = input.dtype in (_C.float16, _C.bfloat16)
-    if reduced:
-        win = win.float()
-    total = win.sum(tuple(range(-nd, 0)))
-    if divisor_override is not None:
-        if divisor_override == 0:
-            raise RuntimeError("divisor must be not zero")
-        out = _avg_divide(total, divisor_override)
-        return out.to(input.dtype) if reduced else out
-    div = None
-    for i in range(nd):
-        v = _C.tensor(_avg_divisors(sizes[i], outs[i], k[i], s[i], p[i], count_include_pad),
-                      dtype=total.dtype, device=input.device).reshape([outs[i]] + [1] * (nd - 1 - i))
-        div = v if div is None else div * v
-    out = _avg_divide(total, div)
-    return out.to(input.dtype) if reduced else out
-
-
-def _avg_divide(total, div):
-    # int64 pooling keeps its dtype, dividing as C++ integers do (toward zero).
-    if total.dtype.is_floating_point:
-        return total / div
-    return total.div(div, rounding_mode="trunc")
+    k, s, p, _ = _pool_args(nd, kernel_size, stride, padding, 1)
+    return _C._avg_pool(input, nd, k, s, p, bool(ceil_mode), bool(count_include_pad),
+                        None if divisor_override is None else int(divisor_override))
 
 
 def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
@@ -1221,66 +1163,27 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
         count_include_pad: count zero padding in the divisor.
         divisor_override: if given, the divisor for every window.
     """
-    if input.dim() not in (3, 4):
-        raise RuntimeError("non-empty 3D or 4D (batch mode) tensor expected for input")
     return _avg_pool(input, 2, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
 
 
 def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True, divisor_override=None):
     r"""3-D average pooling over ``(N, C, D, H, W)`` or ``(C, D, H, W)``."""
-    if input.dim() not in (4, 5):
-        raise RuntimeError("non-empty 4D or 5D (batch mode) tensor expected for input")
     return _avg_pool(input, 3, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
 
 
-def _adaptive_ranges(size, out):
-    return [((i * size) // out, -(-((i + 1) * size) // out)) for i in range(out)]
+def _adaptive_out(input, output_size, nd):
+    """``output_size`` as ``nd`` ints, ``None`` keeping the input's size
+    (PyTorch's ``_list_with_default``); the native op checks the rest."""
+    if not isinstance(output_size, (list, tuple)):
+        return [int(output_size)] * nd
+    if nd > 1 and input.dim() <= len(output_size):
+        raise ValueError(f"Input dimension should be at least {len(output_size) + 1}")
+    lead = input.dim() - len(output_size)
+    return [int(input.shape[lead + i]) if o is None else int(o) for i, o in enumerate(output_size)]
 
 
-def _adaptive_sizes(input, output_size, nd, name):
-    if input.dim() not in (nd + 1, nd + 2):
-        raise RuntimeError(f"{name}(): Expected {nd + 1}D or {nd + 2}D tensor, but got {list(input.shape)}")
-    outs = _ntuple(output_size, nd)
-    if len(outs) != nd:
-        raise RuntimeError(f"{name}: output_size must be {nd}")
-    sizes = tuple(input.shape[-nd:])
-    if any(v == 0 for v in sizes):
-        raise RuntimeError(f"{name}(): Expected input to have non-zero size for non-batch dimensions, but input has sizes {list(input.shape)}")
-    return sizes, tuple(sizes[i] if o is None else o for i, o in enumerate(outs))
-
-
-def _adaptive_avg(input, output_size, nd, name):
-    sizes, outs = _adaptive_sizes(input, output_size, nd, name)
-    if not input.dtype.is_floating_point:
-        if all(o == 1 for o in outs):  # PyTorch takes the global case as a mean
-            raise RuntimeError(
-                "mean(): could not infer output dtype. Input dtype must be either a floating point or complex dtype. "
-                f"Got: {_m._pretty(input.dtype)}")
-        _pool_kernel_check(input, "adaptive_avg_pool3d_cpu" if nd == 3 else "adaptive_avg_pool2d", ints=False)
-    # Each output is the plain mean of its own window, as PyTorch's kernel:
-    # sum the window (float32 accumulation for float16/bfloat16), then divide
-    # by each dim's window length in turn. Windows are gathered per dim (padded
-    # to the longest window, padding selected away with `where`, never
-    # multiplied by 0) so an inf/huge value cannot leak into other windows.
-    reduced = input.dtype in (_C.float16, _C.bfloat16)
-    x = input.float() if reduced else input
-    lead = input.dim() - nd
-    ranges = [_adaptive_ranges(sizes[i], outs[i]) for i in range(nd)]
-    for i in reversed(range(nd)):  # last dim first: earlier dims keep their positions
-        p = lead + i
-        k = max(hi - lo for lo, hi in ranges[i])
-        idx = [min(lo + j, hi - 1) for lo, hi in ranges[i] for j in range(k)]
-        keep = [lo + j < hi for lo, hi in ranges[i] for j in range(k)]
-        shape = list(x.shape)
-        x = x.index_select(p, _C.tensor(idx, dtype=_C.int64, device=x.device))
-        x = x.reshape(shape[:p] + [outs[i], k] + shape[p + 1:])
-        mask = _C.tensor(keep, dtype=_C.bool, device=x.device).reshape([outs[i], k] + [1] * (x.dim() - p - 2))
-        x = _C._where(mask, x, 0)
-    x = x.sum(tuple(lead + 2 * i + 1 for i in range(nd)))
-    for i in range(nd):
-        counts = [float(hi - lo) for lo, hi in ranges[i]]
-        x = x / _C.tensor(counts, dtype=x.dtype, device=x.device).reshape([outs[i]] + [1] * (nd - 1 - i))
-    return x.to(input.dtype) if reduced else x
+def _adaptive_avg(input, output_size, nd, name=None):
+    return _C._adaptive_avg_pool(input, nd, _adaptive_out(input, output_size, nd))
 
 
 def adaptive_avg_pool1d(input, output_size):
@@ -1298,40 +1201,9 @@ def adaptive_avg_pool3d(input, output_size):
     return _adaptive_avg(input, output_size, 3, "adaptive_avg_pool3d")
 
 
-def _adaptive_max(input, output_size, return_indices, nd, name):
-    import itertools
-
-    _pool_kernel_check(input, "adaptive_max_pool3d_cpu" if nd == 3 else "adaptive_max_pool2d", ints=False)
-
-    sizes, outs = _adaptive_sizes(input, output_size, nd, name)
-    lead = tuple(input.shape[:-nd])
-    vals, idxs = [], []
-    ranges = [_adaptive_ranges(sizes[i], outs[i]) for i in range(nd)]
-    for pos in itertools.product(*ranges):
-        region = input[(Ellipsis,) + tuple(slice(lo, hi) for lo, hi in pos)].reshape(*lead, -1)
-        # PyTorch's kernel keeps the first maximum but moves to every NaN it
-        # meets (`val > max || isnan(val)`): the last NaN of the window wins,
-        # and takes the gradient.
-        a = _window_argmax(region)
-        v = region.gather(-1, a.unsqueeze(-1)).squeeze(-1)
-        vals.append(v)
-        if return_indices:
-            # Unravel the in-window arg-max and re-ravel it in the full plane.
-            flat, rem, stride = None, a, 1
-            for i in reversed(range(nd)):
-                lo, hi = pos[i]
-                coord = rem % (hi - lo) + lo
-                rem = rem // (hi - lo)
-                flat = coord * stride if flat is None else flat + coord * stride
-                stride *= sizes[i]
-            idxs.append(flat)
-    if not vals:
-        out = _C.zeros(*lead, *outs, dtype=input.dtype, device=input.device)
-        return (out, _C.zeros(*lead, *outs, dtype=_C.int64)) if return_indices else out
-    out = _s.stack(vals, -1).reshape(*lead, *outs)
-    if return_indices:
-        return out, _s.stack(idxs, -1).reshape(*lead, *outs)
-    return out
+def _adaptive_max(input, output_size, return_indices, nd, name=None):
+    out, idx = _C._adaptive_max_pool(input, nd, _adaptive_out(input, output_size, nd))
+    return (out, idx) if return_indices else out
 
 
 def adaptive_max_pool1d(input, output_size, return_indices=False):

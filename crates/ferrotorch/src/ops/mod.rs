@@ -48,6 +48,7 @@ pub mod linalg;
 pub mod loss;
 pub mod norm;
 pub mod optim;
+pub mod pool;
 pub mod rnn;
 pub mod reduce;
 pub mod shape;

@@ -1,0 +1,608 @@
+//! Pooling kernels over contiguous `(planes, *spatial)` buffers: max pooling
+//! with indices, average pooling, adaptive average and adaptive max pooling,
+//! and their backwards, for 1, 2 and 3 spatial dims.
+//!
+//! Every kernel works on three spatial dims `(D, H, W)`: a 1-d or 2-d pooling
+//! is the 3-d one with leading unit dims (size 1, kernel 1, stride 1, no
+//! padding), so there is one loop nest, not one per rank. Planes (the
+//! flattened batch and channel dims) run in parallel. Indices are flat
+//! positions `d·H·W + h·W + w` within a plane, as PyTorch's.
+//!
+//! Arithmetic follows PyTorch's CPU kernels: comparisons and sums run in the
+//! element's compute type ([`PoolElem::Acc`]: f32 for f32/f16/bf16, f64 for
+//! f64, the integer itself for integers) and round once; a NaN wins a max
+//! window (`val > max || isnan(val)`, so the last NaN of a window is taken).
+
+use crate::elementwise::Num;
+use half::{bf16, f16};
+use rayon::prelude::*;
+
+/// Below this much work (outputs × window taps) a call runs on one thread.
+const SERIAL_WORK: usize = 1 << 15;
+
+/// The compute type of a pooling: comparisons, sums and divisions.
+pub trait PoolAcc: Copy + PartialOrd + Send + Sync {
+    /// 0.
+    const ZERO: Self;
+    /// The start of a max window: -inf for floats, the lowest value for integers.
+    const LOWEST: Self;
+    /// Whether this is a NaN (never for integers).
+    fn is_nan(self) -> bool;
+    /// `self + o` (integers wrap).
+    fn add(self, o: Self) -> Self;
+    /// `self / n` (integers truncate toward zero, as C++'s `/`).
+    fn div(self, n: i64) -> Self;
+}
+
+macro_rules! float_acc {
+    ($($t:ty),*) => {$(
+        impl PoolAcc for $t {
+            const ZERO: $t = 0.0;
+            const LOWEST: $t = <$t>::NEG_INFINITY;
+            #[inline(always)]
+            fn is_nan(self) -> bool {
+                self.is_nan()
+            }
+            #[inline(always)]
+            fn add(self, o: $t) -> $t {
+                self + o
+            }
+            #[inline(always)]
+            fn div(self, n: i64) -> $t {
+                self / n as $t
+            }
+        }
+    )*};
+}
+float_acc!(f32, f64);
+
+macro_rules! int_acc {
+    ($($t:ty),*) => {$(
+        impl PoolAcc for $t {
+            const ZERO: $t = 0;
+            const LOWEST: $t = <$t>::MIN;
+            #[inline(always)]
+            fn is_nan(self) -> bool {
+                false
+            }
+            #[inline(always)]
+            fn add(self, o: $t) -> $t {
+                self.wrapping_add(o)
+            }
+            #[inline(always)]
+            fn div(self, n: i64) -> $t {
+                // Only int64 average pooling exists (the op layer rejects
+                // the other integer dtypes), so the narrowing never loses.
+                (self as i64).wrapping_div(n) as $t
+            }
+        }
+    )*};
+}
+int_acc!(u8, i8, i16, i32, i64);
+
+/// An element type the pooling kernels take, with its compute type.
+pub trait PoolElem: Num {
+    /// Compute type (PyTorch's `opmath_type`).
+    type Acc: PoolAcc;
+    /// Widens to the compute type (exact).
+    fn widen(self) -> Self::Acc;
+    /// Rounds from the compute type.
+    fn narrow(a: Self::Acc) -> Self;
+}
+
+macro_rules! same_elem {
+    ($($t:ty),*) => {$(
+        impl PoolElem for $t {
+            type Acc = $t;
+            #[inline(always)]
+            fn widen(self) -> $t {
+                self
+            }
+            #[inline(always)]
+            fn narrow(a: $t) -> $t {
+                a
+            }
+        }
+    )*};
+}
+same_elem!(f32, f64, u8, i8, i16, i32, i64);
+
+macro_rules! half_elem {
+    ($($t:ty),*) => {$(
+        impl PoolElem for $t {
+            type Acc = f32;
+            #[inline(always)]
+            fn widen(self) -> f32 {
+                self.to_f32()
+            }
+            #[inline(always)]
+            fn narrow(a: f32) -> $t {
+                <$t>::from_f32(a)
+            }
+        }
+    )*};
+}
+half_elem!(f16, bf16);
+
+/// Window geometry of a (max or average) pooling over `(D, H, W)`; lower
+/// ranks put unit dims first (see [`PoolGeom::new`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PoolGeom {
+    /// Input extent.
+    pub input: [usize; 3],
+    /// Output extent.
+    pub output: [usize; 3],
+    /// Window size.
+    pub kernel: [usize; 3],
+    /// Step between windows.
+    pub stride: [usize; 3],
+    /// Implicit padding on each side.
+    pub padding: [usize; 3],
+    /// Spacing between window taps (max pooling only).
+    pub dilation: [usize; 3],
+}
+
+/// `v` (1 to 3 entries) right-aligned in three, the rest `fill`.
+fn pad3(v: &[usize], fill: usize) -> [usize; 3] {
+    let mut r = [fill; 3];
+    let off = 3 - v.len().min(3);
+    for (i, &x) in v.iter().take(3).enumerate() {
+        r[off + i] = x;
+    }
+    r
+}
+
+impl PoolGeom {
+    /// Geometry of a pooling over the given spatial dims (1 to 3 entries
+    /// each, all of one length), padded to three dims.
+    pub fn new(input: &[usize], output: &[usize], kernel: &[usize], stride: &[usize], padding: &[usize], dilation: &[usize]) -> PoolGeom {
+        PoolGeom {
+            input: pad3(input, 1),
+            output: pad3(output, 1),
+            kernel: pad3(kernel, 1),
+            stride: pad3(stride, 1),
+            padding: pad3(padding, 0),
+            dilation: pad3(dilation, 1),
+        }
+    }
+
+    fn in_plane(&self) -> usize {
+        self.input.iter().product()
+    }
+
+    fn out_plane(&self) -> usize {
+        self.output.iter().product()
+    }
+}
+
+/// Output extent of a window sweep, PyTorch's `pooling_output_shape`
+/// (which may be zero or negative: the caller reports it). With
+/// `ceil_mode` the last window must still start inside the input or the
+/// left padding. `stride` must not be zero.
+pub fn pool_out_len(size: i64, kernel: i64, stride: i64, pad: i64, dilation: i64, ceil_mode: bool) -> i64 {
+    let (size, k, s, p, d) = (size as i128, kernel as i128, stride as i128, pad as i128, dilation as i128);
+    if s == 0 {
+        return 0;
+    }
+    let num = size + 2 * p - d * (k - 1) - 1 + if ceil_mode { s - 1 } else { 0 };
+    let mut o = num.div_euclid(s) + 1;
+    if ceil_mode && (o - 1) * s >= size + p {
+        o -= 1;
+    }
+    o.clamp(i64::MIN as i128, i64::MAX as i128) as i64
+}
+
+/// [`pool_out_len`] when positive.
+pub fn pool_out_size(size: usize, kernel: usize, stride: usize, pad: usize, dilation: usize, ceil_mode: bool) -> Option<usize> {
+    if stride == 0 {
+        return None;
+    }
+    let o = pool_out_len(size as i64, kernel as i64, stride as i64, pad as i64, dilation as i64, ceil_mode);
+    usize::try_from(o).ok().filter(|&o| o > 0)
+}
+
+/// Runs `f(plane_index, out_chunk)` over `out` cut into `chunk`-long planes,
+/// in parallel when the work (`work` per plane) is large enough.
+fn for_planes<T: Send, F>(out: &mut [T], chunk: usize, work: usize, f: F)
+where
+    F: Fn(usize, &mut [T]) + Sync + Send,
+{
+    if chunk == 0 {
+        return;
+    }
+    if work.saturating_mul(out.len() / chunk) < SERIAL_WORK || rayon::current_num_threads() <= 1 {
+        out.chunks_mut(chunk).enumerate().for_each(|(p, o)| f(p, o));
+    } else {
+        out.par_chunks_mut(chunk).enumerate().for_each(|(p, o)| f(p, o));
+    }
+}
+
+/// As [`for_planes`] over two outputs cut alike.
+fn for_planes2<A: Send, B: Send, F>(a: &mut [A], b: &mut [B], chunk: usize, work: usize, f: F)
+where
+    F: Fn(usize, &mut [A], &mut [B]) + Sync + Send,
+{
+    if chunk == 0 {
+        return;
+    }
+    if work.saturating_mul(a.len() / chunk) < SERIAL_WORK || rayon::current_num_threads() <= 1 {
+        a.chunks_mut(chunk).zip(b.chunks_mut(chunk)).enumerate().for_each(|(p, (x, y))| f(p, x, y));
+    } else {
+        a.par_chunks_mut(chunk).zip(b.par_chunks_mut(chunk)).enumerate().for_each(|(p, (x, y))| f(p, x, y));
+    }
+}
+
+/// First tap, end (exclusive) of the taps of window `o` along one dim of a
+/// dilated max pooling: taps before the input are skipped a dilation at a time.
+#[inline(always)]
+fn max_span(o: usize, g: &PoolGeom, dim: usize) -> (isize, isize) {
+    let (s, p, k, d, n) = (g.stride[dim] as isize, g.padding[dim] as isize, g.kernel[dim] as isize, g.dilation[dim] as isize, g.input[dim] as isize);
+    let mut lo = o as isize * s - p;
+    let hi = (lo + (k - 1) * d + 1).min(n);
+    while lo < 0 {
+        lo += d;
+    }
+    (lo, hi)
+}
+
+/// Max pooling of `x` (`planes × in_plane`, contiguous) into `out` and,
+/// when given, `indices` (`planes × out_plane`; a forward that needs no
+/// backward skips them). A window's index starts at its first tap, so a
+/// window of -inf (or of the integer minimum) points there.
+pub fn max_pool_forward<T: PoolElem>(x: &[T], g: &PoolGeom, out: &mut [T], indices: Option<&mut [i64]>) {
+    let (ip, op) = (g.in_plane(), g.out_plane());
+    let [h, w] = [g.input[1], g.input[2]];
+    let [od_n, oh_n, ow_n] = g.output;
+    let [dd, dh, dw] = g.dilation.map(|v| v as isize);
+    let taps: usize = g.kernel.iter().product();
+    let plane = |pl: usize, y: &mut [T], mut ind: Option<&mut [i64]>| {
+        let xp = &x[pl * ip..(pl + 1) * ip];
+        let mut i = 0;
+        for od in 0..od_n {
+            let (d0, d1) = max_span(od, g, 0);
+            for oh in 0..oh_n {
+                let (h0, h1) = max_span(oh, g, 1);
+                for ow in 0..ow_n {
+                    let (w0, w1) = max_span(ow, g, 2);
+                    let mut best = T::Acc::LOWEST;
+                    let mut at = (d0 * h as isize + h0) * w as isize + w0;
+                    let mut d = d0;
+                    while d < d1 {
+                        let mut hh = h0;
+                        while hh < h1 {
+                            let row = (d * h as isize + hh) * w as isize;
+                            if w0 < w1 {
+                                // One bounds check per row; the taps step by the dilation.
+                                let taps = &xp[(row + w0) as usize..(row + w1) as usize];
+                                for (j, v) in taps.iter().enumerate().step_by(dw as usize) {
+                                    let v = v.widen();
+                                    if v > best || v.is_nan() {
+                                        best = v;
+                                        at = row + w0 + j as isize;
+                                    }
+                                }
+                            }
+                            hh += dh;
+                        }
+                        d += dd;
+                    }
+                    y[i] = T::narrow(best);
+                    if let Some(ind) = ind.as_deref_mut() {
+                        ind[i] = at as i64;
+                    }
+                    i += 1;
+                }
+            }
+        }
+    };
+    match indices {
+        Some(ind) => for_planes2(out, ind, op, op * taps, |pl, y, i| plane(pl, y, Some(i))),
+        None => for_planes(out, op, op * taps, |pl, y| plane(pl, y, None)),
+    }
+}
+
+/// Backward of a max pooling (plain or adaptive): `gx` (`planes ×
+/// in_plane`, overwritten) receives each output gradient at its index;
+/// indices outside the plane are skipped.
+pub fn max_pool_backward<T: PoolElem>(g: &[T], indices: &[i64], in_plane: usize, out_plane: usize, gx: &mut [T]) {
+    for_planes(gx, in_plane, out_plane.max(in_plane), |pl, gxp| {
+        // Zeroed plane by plane, in parallel with the rest of the work.
+        gxp.fill(T::zero());
+        let (gp, ip) = (&g[pl * out_plane..(pl + 1) * out_plane], &indices[pl * out_plane..(pl + 1) * out_plane]);
+        for (&gv, &at) in gp.iter().zip(ip) {
+            if at >= 0 && (at as usize) < in_plane {
+                let t = &mut gxp[at as usize];
+                *t = t.add(gv);
+            }
+        }
+    });
+}
+
+/// Clipped window of average pooling output `o` along one dim: (start, end,
+/// extent clipped only to the padded input), PyTorch's divisor rules.
+#[inline(always)]
+fn avg_span(o: usize, g: &PoolGeom, dim: usize) -> (usize, usize, usize) {
+    let (s, p, k, n) = (g.stride[dim] as isize, g.padding[dim] as isize, g.kernel[dim] as isize, g.input[dim] as isize);
+    let lo = o as isize * s - p;
+    let hi = (lo + k).min(n + p);
+    let padded = (hi - lo).max(0) as usize;
+    (lo.max(0) as usize, hi.min(n).max(0) as usize, padded)
+}
+
+/// The divisor of one average window: `divisor_override`, else the window
+/// clipped to the padded input (`count_include_pad`) or to the input.
+#[inline(always)]
+fn avg_divisor(spans: &[(usize, usize, usize); 3], count_include_pad: bool, divisor_override: Option<i64>) -> i64 {
+    match divisor_override {
+        Some(d) => d,
+        None if count_include_pad => spans.iter().map(|s| s.2 as i64).product(),
+        None => spans.iter().map(|s| s.1.saturating_sub(s.0) as i64).product(),
+    }
+}
+
+/// Average pooling of `x` into `out` (`dilation` is ignored). A window
+/// entirely in the padding gives 0.
+pub fn avg_pool_forward<T: PoolElem>(x: &[T], g: &PoolGeom, count_include_pad: bool, divisor_override: Option<i64>, out: &mut [T]) {
+    let (ip, op) = (g.in_plane(), g.out_plane());
+    let [h, w] = [g.input[1], g.input[2]];
+    let [od_n, oh_n, ow_n] = g.output;
+    let taps: usize = g.kernel.iter().product();
+    for_planes(out, op, op * taps, |pl, y| {
+        let xp = &x[pl * ip..(pl + 1) * ip];
+        let mut i = 0;
+        for od in 0..od_n {
+            let sd = avg_span(od, g, 0);
+            for oh in 0..oh_n {
+                let sh = avg_span(oh, g, 1);
+                for ow in 0..ow_n {
+                    let sw = avg_span(ow, g, 2);
+                    let spans = [sd, sh, sw];
+                    y[i] = if sd.0 >= sd.1 || sh.0 >= sh.1 || sw.0 >= sw.1 {
+                        T::zero()
+                    } else {
+                        let mut sum = T::Acc::ZERO;
+                        for d in sd.0..sd.1 {
+                            for hh in sh.0..sh.1 {
+                                let row = (d * h + hh) * w;
+                                for v in &xp[row + sw.0..row + sw.1] {
+                                    sum = sum.add(v.widen());
+                                }
+                            }
+                        }
+                        T::narrow(sum.div(avg_divisor(&spans, count_include_pad, divisor_override)))
+                    };
+                    i += 1;
+                }
+            }
+        }
+    });
+}
+
+/// Backward of [`avg_pool_forward`]: `gx` (overwritten) receives each output
+/// gradient divided by its window's divisor, added over the window's taps
+/// in output order (rounding after each addition, as PyTorch's kernel).
+pub fn avg_pool_backward<T: PoolElem>(g: &[T], geom: &PoolGeom, count_include_pad: bool, divisor_override: Option<i64>, gx: &mut [T]) {
+    let (ip, op) = (geom.in_plane(), geom.out_plane());
+    let [h, w] = [geom.input[1], geom.input[2]];
+    let [od_n, oh_n, ow_n] = geom.output;
+    let taps: usize = geom.kernel.iter().product();
+    for_planes(gx, ip, (op * taps).max(ip), |pl, gxp| {
+        gxp.fill(T::zero());
+        let gp = &g[pl * op..(pl + 1) * op];
+        let mut i = 0;
+        for od in 0..od_n {
+            let sd = avg_span(od, geom, 0);
+            for oh in 0..oh_n {
+                let sh = avg_span(oh, geom, 1);
+                for ow in 0..ow_n {
+                    let sw = avg_span(ow, geom, 2);
+                    let div = avg_divisor(&[sd, sh, sw], count_include_pad, divisor_override);
+                    let delta = T::narrow(gp[i].widen().div(div));
+                    i += 1;
+                    for d in sd.0..sd.1 {
+                        for hh in sh.0..sh.1 {
+                            let row = (d * h + hh) * w;
+                            for t in &mut gxp[row + sw.0..row + sw.1] {
+                                *t = t.add(delta);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    });
+}
+
+/// Window `[start, end)` of adaptive output `o` of `out` over an input of
+/// `size`: `floor(o·size/out)` to `ceil((o+1)·size/out)`.
+#[inline(always)]
+pub fn adaptive_span(o: usize, out: usize, size: usize) -> (usize, usize) {
+    (o * size / out, ((o + 1) * size).div_ceil(out))
+}
+
+/// `a` rounded to the element type and widened again when `each` (PyTorch's
+/// 3-d adaptive average kernel computes in the element type itself).
+#[inline(always)]
+fn step<T: PoolElem>(a: T::Acc, each: bool) -> T::Acc {
+    if each {
+        T::narrow(a).widen()
+    } else {
+        a
+    }
+}
+
+/// Adaptive average pooling of `x` (`planes × input`) into `out` (`planes ×
+/// output`): each output is its window's sum divided by the window's
+/// extent along each dim in turn. With `round_each`, every addition and
+/// division rounds to the element type (PyTorch's 3-d kernel, which has no
+/// float32 accumulation for float16/bfloat16); otherwise they run in the
+/// compute type and round once (its 2-d kernel).
+pub fn adaptive_avg_forward<T: PoolElem>(x: &[T], input: [usize; 3], output: [usize; 3], round_each: bool, out: &mut [T]) {
+    let ip: usize = input.iter().product();
+    let op: usize = output.iter().product();
+    let [_, h, w] = input;
+    let [od_n, oh_n, ow_n] = output;
+    for_planes(out, op, op.max(ip), |pl, y| {
+        let xp = &x[pl * ip..(pl + 1) * ip];
+        let mut i = 0;
+        for od in 0..od_n {
+            let (d0, d1) = adaptive_span(od, od_n, input[0]);
+            for oh in 0..oh_n {
+                let (h0, h1) = adaptive_span(oh, oh_n, h);
+                for ow in 0..ow_n {
+                    let (w0, w1) = adaptive_span(ow, ow_n, w);
+                    let mut sum = T::Acc::ZERO;
+                    for d in d0..d1 {
+                        for hh in h0..h1 {
+                            let row = (d * h + hh) * w;
+                            for v in &xp[row + w0..row + w1] {
+                                sum = step::<T>(sum.add(v.widen()), round_each);
+                            }
+                        }
+                    }
+                    let e = round_each;
+                    let q = step::<T>(step::<T>(sum.div((d1 - d0) as i64), e).div((h1 - h0) as i64), e);
+                    y[i] = T::narrow(q.div((w1 - w0) as i64));
+                    i += 1;
+                }
+            }
+        }
+    });
+}
+
+/// Backward of [`adaptive_avg_forward`]: `gx` (overwritten) receives each
+/// output gradient divided by its window extents (rounding after each
+/// division when `round_each`), added over the window.
+pub fn adaptive_avg_backward<T: PoolElem>(g: &[T], input: [usize; 3], output: [usize; 3], round_each: bool, gx: &mut [T]) {
+    let ip: usize = input.iter().product();
+    let op: usize = output.iter().product();
+    let [_, h, w] = input;
+    let [od_n, oh_n, ow_n] = output;
+    for_planes(gx, ip, op.max(ip), |pl, gxp| {
+        gxp.fill(T::zero());
+        let gp = &g[pl * op..(pl + 1) * op];
+        let mut i = 0;
+        for od in 0..od_n {
+            let (d0, d1) = adaptive_span(od, od_n, input[0]);
+            for oh in 0..oh_n {
+                let (h0, h1) = adaptive_span(oh, oh_n, h);
+                for ow in 0..ow_n {
+                    let (w0, w1) = adaptive_span(ow, ow_n, w);
+                    let e = round_each;
+                    let q = step::<T>(step::<T>(gp[i].widen().div((d1 - d0) as i64), e).div((h1 - h0) as i64), e);
+                    let delta = T::narrow(q.div((w1 - w0) as i64));
+                    i += 1;
+                    for d in d0..d1 {
+                        for hh in h0..h1 {
+                            let row = (d * h + hh) * w;
+                            for t in &mut gxp[row + w0..row + w1] {
+                                *t = t.add(delta);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    });
+}
+
+/// Adaptive max pooling of `x` into `out` and `indices` (flat positions
+/// within the plane; the first maximum, or the last NaN, of each window).
+pub fn adaptive_max_forward<T: PoolElem>(x: &[T], input: [usize; 3], output: [usize; 3], out: &mut [T], indices: &mut [i64]) {
+    let ip: usize = input.iter().product();
+    let op: usize = output.iter().product();
+    let [_, h, w] = input;
+    let [od_n, oh_n, ow_n] = output;
+    for_planes2(out, indices, op, op.max(ip), |pl, y, ind| {
+        let xp = &x[pl * ip..(pl + 1) * ip];
+        let mut i = 0;
+        for od in 0..od_n {
+            let (d0, d1) = adaptive_span(od, od_n, input[0]);
+            for oh in 0..oh_n {
+                let (h0, h1) = adaptive_span(oh, oh_n, h);
+                for ow in 0..ow_n {
+                    let (w0, w1) = adaptive_span(ow, ow_n, w);
+                    let mut best = T::Acc::LOWEST;
+                    let mut at = (d0 * h + h0) * w + w0;
+                    for d in d0..d1 {
+                        for hh in h0..h1 {
+                            let row = (d * h + hh) * w;
+                            for ww in w0..w1 {
+                                let v = xp[row + ww].widen();
+                                if v > best || v.is_nan() {
+                                    best = v;
+                                    at = row + ww;
+                                }
+                            }
+                        }
+                    }
+                    y[i] = T::narrow(best);
+                    ind[i] = at as i64;
+                    i += 1;
+                }
+            }
+        }
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn out_size_matches_pytorch_rules() {
+        assert_eq!(pool_out_size(5, 2, 2, 0, 1, false), Some(2));
+        assert_eq!(pool_out_size(5, 2, 2, 0, 1, true), Some(3));
+        // ceil_mode: a last window starting in the right padding is dropped.
+        assert_eq!(pool_out_size(4, 2, 2, 1, 1, true), Some(3));
+        assert_eq!(pool_out_size(1, 3, 1, 0, 1, false), None);
+    }
+
+    #[test]
+    fn max_pool_nan_wins_and_first_max_ties() {
+        let g = PoolGeom::new(&[4], &[2], &[2], &[2], &[0], &[1]);
+        let x = [1.0f32, 1.0, f32::NAN, 3.0];
+        let (mut y, mut i) = ([0f32; 2], [0i64; 2]);
+        max_pool_forward(&x, &g, &mut y, Some(&mut i));
+        assert_eq!(y[0], 1.0);
+        assert!(y[1].is_nan());
+        assert_eq!(i, [0, 2]);
+        let mut gx = [9f32; 4];
+        max_pool_backward(&[1.0, 2.0], &i, 4, 2, &mut gx);
+        assert_eq!(gx, [1.0, 0.0, 2.0, 0.0]);
+    }
+
+    #[test]
+    fn avg_pool_divisors() {
+        // 1-d, size 3, kernel 2, stride 2, padding 1: windows [-1,1) and [1,3).
+        let g = PoolGeom::new(&[3], &[2], &[2], &[2], &[1], &[1]);
+        let x = [2.0f64, 4.0, 6.0];
+        let mut y = [0f64; 2];
+        avg_pool_forward(&x, &g, true, None, &mut y);
+        assert_eq!(y, [1.0, 5.0]);
+        avg_pool_forward(&x, &g, false, None, &mut y);
+        assert_eq!(y, [2.0, 5.0]);
+        avg_pool_forward(&x, &g, false, Some(4), &mut y);
+        assert_eq!(y, [0.5, 2.5]);
+        let xi = [3i64, 4, -7];
+        let mut yi = [0i64; 2];
+        avg_pool_forward(&xi, &g, true, None, &mut yi);
+        assert_eq!(yi, [1, -1]);
+    }
+
+    #[test]
+    fn adaptive_windows_overlap() {
+        assert_eq!(adaptive_span(0, 3, 5), (0, 2));
+        assert_eq!(adaptive_span(1, 3, 5), (1, 4));
+        assert_eq!(adaptive_span(2, 3, 5), (3, 5));
+        let x = [1.0f32, 5.0, 2.0, 4.0, 3.0];
+        let (mut y, mut i) = ([0f32; 3], [0i64; 3]);
+        adaptive_max_forward(&x, [1, 1, 5], [1, 1, 3], &mut y, &mut i);
+        assert_eq!((y, i), ([5.0, 5.0, 4.0], [1, 1, 3]));
+        adaptive_avg_forward(&x, [1, 1, 5], [1, 1, 3], false, &mut y);
+        assert_eq!(y, [3.0, 11.0 / 3.0, 3.5]);
+        let mut gx = [0f32; 5];
+        adaptive_avg_backward(&[2.0, 3.0, 4.0], [1, 1, 5], [1, 1, 3], false, &mut gx);
+        assert_eq!(gx, [1.0, 2.0, 1.0, 3.0, 2.0]);
+    }
+}
