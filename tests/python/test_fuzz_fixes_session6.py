@@ -171,3 +171,17 @@ def test_conv_with_an_empty_kernel_dim_raises_like_pytorch(fn, x, w):
         getattr(ft.nn.functional, fn)(ft.randn(*x), ft.randn(*w))
     assert "internal error" not in str(got.value)
     assert str(got.value).split(",")[0] == str(want.value).split(",")[0]
+
+
+@pytest.mark.parametrize("shape,wshape", [((), (1,)), ((), ()), ((3,), (1,)), ((2, 3), (1,)), ((2, 3, 4), (3,))])
+def test_prelu_keeps_the_input_shape(shape, wshape):
+    res = []
+    for lib in (ft, torch):
+        x = lib.tensor(np.linspace(-1, 1, int(np.prod(shape))).reshape(shape).tolist(), dtype=lib.float32)
+        w = lib.full(wshape, 0.25, requires_grad=True)
+        out = lib.prelu(x, w)
+        out.sum().backward()
+        res.append((tuple(out.shape), _np(out), tuple(w.grad.shape), _np(w.grad)))
+    assert res[0][0] == res[1][0] and res[0][2] == res[1][2]
+    np.testing.assert_allclose(res[0][1], res[1][1], rtol=1e-6)
+    np.testing.assert_allclose(res[0][3], res[1][3], rtol=1e-6)

@@ -174,6 +174,9 @@ def prelu(input, weight):
     if weight.numel() != 1:
         if input.dim() >= 2:
             w = weight.reshape([ch] + [1] * (input.dim() - 2))
+    else:
+        # One shared weight broadcasts as a 0-d tensor: the result keeps the input's shape.
+        w = weight.reshape(())
     if not input.dtype.is_floating_point:
         from .._random_ops import _not_impl
         raise _not_impl("prelu_cpu", input.dtype)
