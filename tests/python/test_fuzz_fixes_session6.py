@@ -185,3 +185,18 @@ def test_prelu_keeps_the_input_shape(shape, wshape):
     assert res[0][0] == res[1][0] and res[0][2] == res[1][2]
     np.testing.assert_allclose(res[0][1], res[1][1], rtol=1e-6)
     np.testing.assert_allclose(res[0][3], res[1][3], rtol=1e-6)
+
+
+@pytest.mark.parametrize("shape,dim", [((300, 300), 0), ((300, 300), 1), ((64, 1001), 0), ((1001, 70), 0),
+                                       ((40, 50, 60), 1), ((2000, 33), 0)])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16"])
+def test_large_multi_output_sums_split_like_one_serial_call(shape, dim, dtype):
+    # Large reductions with many outputs are split over the threads; every
+    # output must still be summed exactly as PyTorch sums it.
+    base = np.random.RandomState(sum(shape)).randn(*shape) * 1e3
+    want = torch.tensor(base, dtype=getattr(torch, dtype)).sum(dim)
+    got = ft.tensor(base.tolist(), dtype=getattr(ft, dtype)).sum(dim)
+    np.testing.assert_array_equal(_np(got), _np(want))
+    want_t = torch.tensor(base, dtype=getattr(torch, dtype)).transpose(0, -1).sum(dim)
+    got_t = ft.tensor(base.tolist(), dtype=getattr(ft, dtype)).transpose(0, -1).sum(dim)
+    np.testing.assert_array_equal(_np(got_t), _np(want_t))

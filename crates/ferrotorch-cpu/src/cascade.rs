@@ -241,17 +241,39 @@ fn row_sum<V: Acc>(load: impl Fn(usize) -> V, size: usize) -> V {
     p[0].add(p[1]).add(p[2]).add(p[3])
 }
 
-/// The output buffer a kernel call adds into, by element offset.
-struct Out<'a, T> {
-    buf: &'a mut [T],
+/// The output buffer the kernel adds into: a raw pointer so that parallel
+/// tasks can each add into their own (possibly interleaved) outputs.
+#[derive(Clone, Copy)]
+struct OutBuf<T>(*mut T, usize);
+// SAFETY: tasks sharing an OutBuf write disjoint elements (see `loop2d_split`).
+unsafe impl<T> Send for OutBuf<T> {}
+unsafe impl<T> Sync for OutBuf<T> {}
+
+impl<T: SumElem> OutBuf<T> {
+    /// `out[o] = f(out[o])`.
+    ///
+    /// # Safety
+    /// No other task touches element `o`.
+    #[inline(always)]
+    unsafe fn update(self, o: isize, f: impl FnOnce(T) -> T) {
+        debug_assert!(o >= 0 && (o as usize) < self.1, "cascade output offset {o} outside {}", self.1);
+        let p = self.0.offset(o);
+        *p = f(*p);
+    }
+}
+
+/// One kernel call's view of the output: element `j` of the kept dim.
+struct Out<T> {
+    buf: OutBuf<T>,
     base: isize,
     stride: isize,
 }
-impl<T: SumElem> Out<'_, T> {
+impl<T: SumElem> Out<T> {
     #[inline(always)]
     fn store(&mut self, j: usize, v: T::A) {
-        let o = (self.base + j as isize * self.stride) as usize;
-        self.buf[o] = self.buf[o].acc_into(v);
+        // SAFETY: loop2d's contract: every output offset it forms is in the
+        // buffer and owned by this call.
+        unsafe { self.buf.update(self.base + j as isize * self.stride, |x| x.acc_into(v)) }
     }
 }
 
@@ -260,8 +282,9 @@ impl<T: SumElem> Out<'_, T> {
 ///
 /// # Safety
 /// Every `inp + i*is[0] + j*is[1]` (i < s0, j < s1) must be readable, and
-/// every `out_base + i*os[0] + j*os[1]` an index of `out`.
-unsafe fn loop2d<T: SumElem>(inp: *const T, out: &mut [T], out_base: isize, mut is: [isize; 2], mut os: [isize; 2], mut s0: usize, mut s1: usize) {
+/// every `out_base + i*os[0] + j*os[1]` an index of `out` that no other
+/// task writes meanwhile.
+unsafe fn loop2d<T: SumElem>(inp: *const T, out: OutBuf<T>, out_base: isize, mut is: [isize; 2], mut os: [isize; 2], mut s0: usize, mut s1: usize) {
     if os[0] != 0 && os[1] == 0 {
         is.swap(0, 1);
         os.swap(0, 1);
@@ -272,8 +295,8 @@ unsafe fn loop2d<T: SumElem>(inp: *const T, out: &mut [T], out_base: isize, mut 
         // Not a reduction at all: out += in, element by element.
         for j in 0..s1 {
             for i in 0..s0 {
-                let o = (out_base + i as isize * os[0] + j as isize * os[1]) as usize;
-                out[o] = out[o].add_same(at(i, j));
+                let x = at(i, j);
+                out.update(out_base + i as isize * os[0] + j as isize * os[1], |o| o.add_same(x));
             }
         }
         return;
@@ -342,6 +365,43 @@ unsafe fn loop2d<T: SumElem>(inp: *const T, out: &mut [T], out_base: isize, mut 
     }
 }
 
+/// [`loop2d`] with the kept dim split over the threads when the piece is
+/// large (as PyTorch's `parallel_dim_reduction` splits outputs). Chunks start
+/// at multiples of 32 outputs and none is shorter than 32, so every output is
+/// summed by the same path and blocking as in one serial call: the inner
+/// paths sum each output alone, and the outer paths group outputs in blocks
+/// of 4 vectors (at most 32 elements) counted from the first.
+///
+/// # Safety
+/// As for [`loop2d`].
+unsafe fn loop2d_split<T: SumElem>(inp: *const T, out: OutBuf<T>, out_base: isize, mut is: [isize; 2], mut os: [isize; 2], mut s0: usize, mut s1: usize) {
+    if os[0] != 0 && os[1] == 0 {
+        is.swap(0, 1);
+        os.swap(0, 1);
+        std::mem::swap(&mut s0, &mut s1);
+    }
+    const ALIGN: usize = 32;
+    let threads = rayon::current_num_threads();
+    if threads <= 1 || os[0] != 0 || os[1] == 0 || s0.saturating_mul(s1) < GRAIN || s1 < 2 * ALIGN {
+        return loop2d(inp, out, out_base, is, os, s0, s1);
+    }
+    let per = s1.div_ceil(threads).div_ceil(ALIGN) * ALIGN;
+    let mut starts: Vec<usize> = (0..s1).step_by(per).collect();
+    if starts.len() > 1 && s1 - starts[starts.len() - 1] < ALIGN {
+        starts.pop();
+    }
+    let inp_addr = inp as usize;
+    starts.par_iter().enumerate().for_each(|(c, &j0)| {
+        let j1 = starts.get(c + 1).copied().unwrap_or(s1);
+        // SAFETY: each task reads its own columns and writes its own outputs
+        // (os[1] != 0, so distinct j are distinct output elements).
+        unsafe {
+            let p = (inp_addr as *const T).offset(j0 as isize * is[1]);
+            loop2d(p, out, out_base + j0 as isize * os[1], is, os, s0, j1 - j0);
+        }
+    });
+}
+
 /// The iteration PyTorch builds: merged shape and the element strides of
 /// the output (into the dense kept-dims buffer) and the input.
 struct Iter {
@@ -394,11 +454,11 @@ impl Iter {
     /// # Safety
     /// `inp` must point at element 0 of a layout with this iteration's input
     /// strides, and `out` hold every output offset.
-    unsafe fn run<T: SumElem>(&self, inp: *const T, out: &mut [T], lo: usize, hi: usize) {
+    unsafe fn run<T: SumElem>(&self, inp: *const T, out: OutBuf<T>, lo: usize, hi: usize) {
         let nd = self.shape.len();
         if nd <= 1 {
             let (si, so) = (self.inp.first().copied().unwrap_or(0), self.out.first().copied().unwrap_or(0));
-            loop2d(inp.offset(lo as isize * si), out, lo as isize * so, [si, 0], [so, 0], hi - lo, 1);
+            loop2d_split(inp.offset(lo as isize * si), out, lo as isize * so, [si, 0], [so, 0], hi - lo, 1);
             return;
         }
         // A mixed-radix counter over the dims, innermost first.
@@ -418,7 +478,7 @@ impl Iter {
                 io += values[d] as isize * self.inp[d];
                 oo += values[d] as isize * self.out[d];
             }
-            loop2d(inp.offset(io), out, oo, [self.inp[0], self.inp[1]], [self.out[0], self.out[1]], step0, step1);
+            loop2d_split(inp.offset(io), out, oo, [self.inp[0], self.inp[1]], [self.out[0], self.out[1]], step0, step1);
             // DimCounter::increment.
             offset += step0 * step1;
             let (mut d, mut overflow) = if step1 != 1 { (1, step1) } else { (0, step0) };
@@ -459,16 +519,16 @@ fn sum_typed<T: SumElem + ferrotorch_core::Element>(a: Src, dims: &[bool], keepd
                 let lo = t * chunk;
                 if t < tasks && lo < n {
                     // SAFETY: as above; the range lies inside the iteration.
-                    unsafe { it.run(inp_addr as *const T, &mut part, lo, n.min(lo + chunk)) };
+                    unsafe { it.run(inp_addr as *const T, OutBuf(part.as_mut_ptr(), 1), lo, n.min(lo + chunk)) };
                 }
                 part[0]
             })
             .collect();
         // SAFETY: `parts` holds `threads` contiguous elements.
-        unsafe { loop2d(parts.as_ptr(), &mut buf, 0, [1, 0], [0, 0], threads, 1) };
+        unsafe { loop2d(parts.as_ptr(), OutBuf(buf.as_mut_ptr(), buf.len()), 0, [1, 0], [0, 0], threads, 1) };
     } else if n > 0 {
         // SAFETY: as above.
-        unsafe { it.run(inp, &mut buf, 0, n) };
+        unsafe { it.run(inp, OutBuf(buf.as_mut_ptr(), buf.len()), 0, n) };
     }
     write_kept(&buf, a, dims, out);
 }
