@@ -27,7 +27,7 @@ import numbers
 
 from ._C import Tensor
 
-__all__ = ["number", "floating", "integer", "tensor", "no_args", "signature", "method_signature"]
+__all__ = ["number", "floating", "integer", "tensor", "no_args", "signature", "method_signature", "checked_convert"]
 
 
 def _fail(fn, name, pos, kind, v):
@@ -386,3 +386,18 @@ def method_signature(func, name=None):
     method.__name__ = method.__qualname__ = fn
     method.__doc__ = f"See :func:`torch.{fn}`."
     return method
+
+
+# c10's names and largest finite values of the floating dtypes a Scalar converts to.
+_FLOAT_LIMITS = {"torch.float16": ("c10::Half", 65504.0), "torch.bfloat16": ("c10::BFloat16", 3.3895313892515355e38),
+                 "torch.float32": ("float", 3.4028234663852886e38)}
+
+
+def checked_convert(v, dtype):
+    """PyTorch's ``Scalar::to<T>()`` for a floating ``T``: a finite value beyond the
+    dtype's range raises ``RuntimeError`` (infinities and NaN convert)."""
+    lim = _FLOAT_LIMITS.get(str(dtype))
+    if (lim is not None and isinstance(v, (int, float)) and not isinstance(v, bool) and v == v
+            and abs(v) != float("inf") and abs(v) > lim[1]):
+        raise RuntimeError(f"value cannot be converted to type {lim[0]} without overflow")
+    return v

@@ -337,7 +337,8 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05, cudnn_enabl
         raise _not_impl("GroupNormKernelImpl", input.dtype)
     if input.numel() == 0:
         return _empty_result(input, tuple(input.shape))
-    return _F().group_norm(input, num_groups, weight, bias, eps)
+    # ATen's group_norm has no batch-size check: F.group_norm's _verify_batch_size is Python-only.
+    return _F()._group_norm(input, num_groups, weight, bias, eps)
 
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05, cudnn_enable=True):

@@ -200,3 +200,28 @@ def test_large_multi_output_sums_split_like_one_serial_call(shape, dim, dtype):
     want_t = torch.tensor(base, dtype=getattr(torch, dtype)).transpose(0, -1).sum(dim)
     got_t = ft.tensor(base.tolist(), dtype=getattr(ft, dtype)).transpose(0, -1).sum(dim)
     np.testing.assert_array_equal(_np(got_t), _np(want_t))
+
+
+def test_aten_group_norm_has_no_batch_size_check():
+    # torch.group_norm (ATen) normalises a (1, C) input with C groups; only
+    # F.group_norm refuses it ("Expected more than 1 value per channel").
+    x = [[0.5, -1.0, 2.0]]
+    np.testing.assert_array_equal(_np(ft.group_norm(ft.tensor(x), 3)), _np(torch.group_norm(torch.tensor(x), 3)))
+    with pytest.raises(ValueError):
+        ft.nn.functional.group_norm(ft.tensor(x), 3)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32"])
+@pytest.mark.parametrize("lambd", [70000.0, 1e39, inf, 0.5])
+def test_hardshrink_lambda_range_check(dtype, lambd):
+    def run(lib):
+        try:
+            return "ok", _np(lib.hardshrink(lib.ones(3, dtype=getattr(lib, dtype)), lambd))
+        except RuntimeError as e:
+            return "raise", str(e)
+    (kt, vt), (kf, vf) = run(torch), run(ft)
+    assert kt == kf
+    if kt == "ok":
+        np.testing.assert_array_equal(vf, vt)
+    else:
+        assert vf == vt

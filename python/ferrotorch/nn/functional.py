@@ -143,7 +143,8 @@ def hardshrink(input, lambd=0.5):
         from .._random_ops import _not_impl
         raise _not_impl("hardshrink_cpu", input.dtype)
     if input.dtype.is_floating_point and not isinstance(lambd, bool):
-        # lambd in the input's dtype, as PyTorch's kernel compares
+        # lambd in the input's dtype, as PyTorch's kernel compares (its conversion checks the range)
+        _args.checked_convert(lambd, input.dtype)
         return _m._act("hardshrink", input, _C.full((), lambd, dtype=input.dtype).item())
     return _s.where(input.abs() > lambd, input, input * 0)
 
