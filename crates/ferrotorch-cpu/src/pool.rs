@@ -431,6 +431,39 @@ fn step<T: PoolElem>(a: T::Acc, each: bool) -> T::Acc {
     }
 }
 
+/// Visits one plane's adaptive windows in output order: `f(i, [d, h, w])`
+/// with `i` the output's flat index and each span `[start, end)`.
+#[inline(always)]
+fn adaptive_windows(input: [usize; 3], output: [usize; 3], mut f: impl FnMut(usize, [(usize, usize); 3])) {
+    let mut i = 0;
+    for od in 0..output[0] {
+        let d = adaptive_span(od, output[0], input[0]);
+        for oh in 0..output[1] {
+            let hs = adaptive_span(oh, output[1], input[1]);
+            for ow in 0..output[2] {
+                f(i, [d, hs, adaptive_span(ow, output[2], input[2])]);
+                i += 1;
+            }
+        }
+    }
+}
+
+/// Flat offsets (within a plane of `input`) where the window's contiguous
+/// rows along w start.
+#[inline(always)]
+fn window_rows(input: [usize; 3], [(d0, d1), (h0, h1), _]: [(usize, usize); 3]) -> impl Iterator<Item = usize> {
+    let [_, h, w] = input;
+    (d0..d1).flat_map(move |d| (h0..h1).map(move |hh| (d * h + hh) * w))
+}
+
+/// `v` divided by the window's extent along each dim in turn, rounding after
+/// each division when `round_each` (the adaptive average and its gradient).
+#[inline(always)]
+fn per_window<T: PoolElem>(v: T::Acc, [(d0, d1), (h0, h1), (w0, w1)]: [(usize, usize); 3], round_each: bool) -> T {
+    let q = step::<T>(step::<T>(v.div((d1 - d0) as i64), round_each).div((h1 - h0) as i64), round_each);
+    T::narrow(q.div((w1 - w0) as i64))
+}
+
 /// Adaptive average pooling of `x` (`planes × input`) into `out` (`planes ×
 /// output`): each output is its window's sum divided by the window's
 /// extent along each dim in turn. With `round_each`, every addition and
@@ -440,33 +473,18 @@ fn step<T: PoolElem>(a: T::Acc, each: bool) -> T::Acc {
 pub fn adaptive_avg_forward<T: PoolElem>(x: &[T], input: [usize; 3], output: [usize; 3], round_each: bool, out: &mut [T]) {
     let ip: usize = input.iter().product();
     let op: usize = output.iter().product();
-    let [_, h, w] = input;
-    let [od_n, oh_n, ow_n] = output;
     for_planes(out, op, op.max(ip), |pl, y| {
         let xp = &x[pl * ip..(pl + 1) * ip];
-        let mut i = 0;
-        for od in 0..od_n {
-            let (d0, d1) = adaptive_span(od, od_n, input[0]);
-            for oh in 0..oh_n {
-                let (h0, h1) = adaptive_span(oh, oh_n, h);
-                for ow in 0..ow_n {
-                    let (w0, w1) = adaptive_span(ow, ow_n, w);
-                    let mut sum = T::Acc::ZERO;
-                    for d in d0..d1 {
-                        for hh in h0..h1 {
-                            let row = (d * h + hh) * w;
-                            for v in &xp[row + w0..row + w1] {
-                                sum = step::<T>(sum.add(v.widen()), round_each);
-                            }
-                        }
-                    }
-                    let e = round_each;
-                    let q = step::<T>(step::<T>(sum.div((d1 - d0) as i64), e).div((h1 - h0) as i64), e);
-                    y[i] = T::narrow(q.div((w1 - w0) as i64));
-                    i += 1;
+        adaptive_windows(input, output, |i, win| {
+            let (w0, w1) = win[2];
+            let mut sum = T::Acc::ZERO;
+            for row in window_rows(input, win) {
+                for v in &xp[row + w0..row + w1] {
+                    sum = step::<T>(sum.add(v.widen()), round_each);
                 }
             }
-        }
+            y[i] = per_window::<T>(sum, win, round_each);
+        });
     });
 }
 
@@ -476,33 +494,18 @@ pub fn adaptive_avg_forward<T: PoolElem>(x: &[T], input: [usize; 3], output: [us
 pub fn adaptive_avg_backward<T: PoolElem>(g: &[T], input: [usize; 3], output: [usize; 3], round_each: bool, gx: &mut [T]) {
     let ip: usize = input.iter().product();
     let op: usize = output.iter().product();
-    let [_, h, w] = input;
-    let [od_n, oh_n, ow_n] = output;
     for_planes(gx, ip, op.max(ip), |pl, gxp| {
         gxp.fill(T::zero());
         let gp = &g[pl * op..(pl + 1) * op];
-        let mut i = 0;
-        for od in 0..od_n {
-            let (d0, d1) = adaptive_span(od, od_n, input[0]);
-            for oh in 0..oh_n {
-                let (h0, h1) = adaptive_span(oh, oh_n, h);
-                for ow in 0..ow_n {
-                    let (w0, w1) = adaptive_span(ow, ow_n, w);
-                    let e = round_each;
-                    let q = step::<T>(step::<T>(gp[i].widen().div((d1 - d0) as i64), e).div((h1 - h0) as i64), e);
-                    let delta = T::narrow(q.div((w1 - w0) as i64));
-                    i += 1;
-                    for d in d0..d1 {
-                        for hh in h0..h1 {
-                            let row = (d * h + hh) * w;
-                            for t in &mut gxp[row + w0..row + w1] {
-                                *t = t.add(delta);
-                            }
-                        }
-                    }
+        adaptive_windows(input, output, |i, win| {
+            let (w0, w1) = win[2];
+            let delta = per_window::<T>(gp[i].widen(), win, round_each);
+            for row in window_rows(input, win) {
+                for t in &mut gxp[row + w0..row + w1] {
+                    *t = t.add(delta);
                 }
             }
-        }
+        });
     });
 }
 
@@ -512,36 +515,24 @@ pub fn adaptive_max_forward<T: PoolElem>(x: &[T], input: [usize; 3], output: [us
     let ip: usize = input.iter().product();
     let op: usize = output.iter().product();
     let [_, h, w] = input;
-    let [od_n, oh_n, ow_n] = output;
     for_planes2(out, indices, op, op.max(ip), |pl, y, ind| {
         let xp = &x[pl * ip..(pl + 1) * ip];
-        let mut i = 0;
-        for od in 0..od_n {
-            let (d0, d1) = adaptive_span(od, od_n, input[0]);
-            for oh in 0..oh_n {
-                let (h0, h1) = adaptive_span(oh, oh_n, h);
-                for ow in 0..ow_n {
-                    let (w0, w1) = adaptive_span(ow, ow_n, w);
-                    let mut best = T::Acc::LOWEST;
-                    let mut at = (d0 * h + h0) * w + w0;
-                    for d in d0..d1 {
-                        for hh in h0..h1 {
-                            let row = (d * h + hh) * w;
-                            for ww in w0..w1 {
-                                let v = xp[row + ww].widen();
-                                if v > best || v.is_nan() {
-                                    best = v;
-                                    at = row + ww;
-                                }
-                            }
-                        }
+        adaptive_windows(input, output, |i, win| {
+            let [(d0, _), (h0, _), (w0, w1)] = win;
+            let mut best = T::Acc::LOWEST;
+            let mut at = (d0 * h + h0) * w + w0;
+            for row in window_rows(input, win) {
+                for ww in w0..w1 {
+                    let v = xp[row + ww].widen();
+                    if v > best || v.is_nan() {
+                        best = v;
+                        at = row + ww;
                     }
-                    y[i] = T::narrow(best);
-                    ind[i] = at as i64;
-                    i += 1;
                 }
             }
-        }
+            y[i] = T::narrow(best);
+            ind[i] = at as i64;
+        });
     });
 }
 
