@@ -36,6 +36,8 @@ from ._C import (  # noqa: F401
     normal,
     manual_seed,
     initial_seed,
+    get_num_threads,
+    set_num_threads,
     get_default_dtype,
     set_default_dtype,
     promote_types,

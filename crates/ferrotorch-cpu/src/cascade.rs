@@ -25,7 +25,6 @@ use crate::{Dst, Src};
 use ferrotorch_core::layout::{coalesce_dims, contiguous_strides, reduction_order};
 use ferrotorch_core::{DType, Error, Result};
 use half::{bf16, f16};
-use rayon::prelude::*;
 
 /// An accumulator: a float, or a vector of float lanes added lane by lane.
 trait Acc: Copy + Send + Sync {
@@ -381,7 +380,7 @@ unsafe fn loop2d_split<T: SumElem>(inp: *const T, out: OutBuf<T>, out_base: isiz
         std::mem::swap(&mut s0, &mut s1);
     }
     const ALIGN: usize = 32;
-    let threads = rayon::current_num_threads();
+    let threads = crate::parallel::threads();
     if threads <= 1 || os[0] != 0 || os[1] == 0 || s0.saturating_mul(s1) < GRAIN || s1 < 2 * ALIGN {
         return loop2d(inp, out, out_base, is, os, s0, s1);
     }
@@ -391,7 +390,8 @@ unsafe fn loop2d_split<T: SumElem>(inp: *const T, out: OutBuf<T>, out_base: isiz
         starts.pop();
     }
     let inp_addr = inp as usize;
-    starts.par_iter().enumerate().for_each(|(c, &j0)| {
+    crate::parallel::parallel_for(starts.len(), |c| {
+        let j0 = starts[c];
         let j1 = starts.get(c + 1).copied().unwrap_or(s1);
         // SAFETY: each task reads its own columns and writes its own outputs
         // (os[1] != 0, so distinct j are distinct output elements).
@@ -505,25 +505,22 @@ fn sum_typed<T: SumElem + ferrotorch_core::Element>(a: Src, dims: &[bool], keepd
     // SAFETY: the layout's offset and strides address only elements of its
     // storage; Iter permutes and merges them without leaving that set.
     let inp = unsafe { crate::at::<T>(a.base, a.layout.offset as isize) };
-    let threads = rayon::current_num_threads();
+    let threads = crate::parallel::threads();
     if n > 0 && kept == 1 && n >= GRAIN && threads > 1 {
         // PyTorch's two-pass reduction: at::parallel_for's chunks, one partial
         // sum per thread, then those partials reduced in thread order.
         let tasks = threads.min(n.div_ceil(GRAIN));
         let chunk = n.div_ceil(tasks);
         let inp_addr = inp as usize;
-        let parts: Vec<T> = (0..threads)
-            .into_par_iter()
-            .map(|t| {
-                let mut part = vec![T::zero_elem(); 1];
-                let lo = t * chunk;
-                if t < tasks && lo < n {
-                    // SAFETY: as above; the range lies inside the iteration.
-                    unsafe { it.run(inp_addr as *const T, OutBuf(part.as_mut_ptr(), 1), lo, n.min(lo + chunk)) };
-                }
-                part[0]
-            })
-            .collect();
+        let parts: Vec<T> = crate::parallel::parallel_map(threads, |t| {
+            let mut part = vec![T::zero_elem(); 1];
+            let lo = t * chunk;
+            if t < tasks && lo < n {
+                // SAFETY: as above; the range lies inside the iteration.
+                unsafe { it.run(inp_addr as *const T, OutBuf(part.as_mut_ptr(), 1), lo, n.min(lo + chunk)) };
+            }
+            part[0]
+        });
         // SAFETY: `parts` holds `threads` contiguous elements.
         unsafe { loop2d(parts.as_ptr(), OutBuf(buf.as_mut_ptr(), buf.len()), 0, [1, 0], [0, 0], threads, 1) };
     } else if n > 0 {

@@ -178,11 +178,11 @@ fn transposed_copy<S: Element, D: Element>(plan: &Plan<2>, db: usize, sb: usize)
             }
         }
     };
-    if plan.numel < crate::iter::GRAIN || rayon::current_num_threads() <= 1 {
+    if plan.numel < crate::iter::GRAIN || crate::parallel::threads() <= 1 {
         (0..tiles).for_each(tile);
     } else {
-        use rayon::prelude::*;
-        (0..tiles).into_par_iter().with_min_len(4).for_each(tile);
+        // Four tiles per task: a tile alone is too little work to hand out.
+        crate::parallel::parallel_for(tiles.div_ceil(4), |c| (4 * c..(4 * c + 4).min(tiles)).for_each(&tile));
     }
     true
 }

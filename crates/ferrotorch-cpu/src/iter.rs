@@ -3,10 +3,8 @@
 //! Given a common shape and, for each of `N` operands, its strides (stride 0
 //! where broadcast), it drops size-1 dims, merges dims that are contiguous
 //! across all operands, and yields runs `(offsets, len, inner_strides)` in
-//! elements. Outer iterations are split across rayon above [`GRAIN`] elements
+//! elements. Outer iterations are split across threads above [`GRAIN`] elements
 //! so tiny ops stay on the calling thread.
-
-use rayon::prelude::*;
 
 /// Minimum number of elements before a loop is split across threads.
 pub const GRAIN: usize = 32 * 1024;
@@ -144,14 +142,14 @@ impl<const N: usize> Plan<N> {
         if count == 0 {
             return;
         }
-        let threads = rayon::current_num_threads();
+        let threads = crate::parallel::threads();
         if self.numel < grain.max(2) || threads <= 1 {
             return self.for_each(f);
         }
         // Tasks of at least `grain` elements, about 4 per thread.
         let per_task = grain.max(self.numel / (threads * 4)).max(1);
         let tasks = self.numel.div_ceil(per_task);
-        (0..tasks).into_par_iter().for_each(|t| {
+        crate::parallel::parallel_for(tasks, |t| {
             let lo = t * per_task;
             let hi = (lo + per_task).min(self.numel);
             self.for_each_linear(lo, hi, |_, off, n, st| f(off, n, st));

@@ -15,6 +15,7 @@ pub mod matmul;
 pub mod nn;
 pub mod norm;
 pub mod optim;
+pub mod parallel;
 pub mod pool;
 pub mod rnn;
 pub mod random;

@@ -19,7 +19,6 @@
 //! with AVX2; elsewhere `mul_add` still rounds once, just slower).
 
 use crate::simd::{isa, Isa};
-use rayon::prelude::*;
 use std::ops::{Add, Div, Mul, Neg, Sub};
 
 /// Elements per parallel task: a group smaller than two of these runs on the
@@ -243,7 +242,7 @@ pub fn multi_tensor_apply<T: OptimFloat, K: Update<T, S>, const S: usize>(jobs: 
     // and within its length; jobs own disjoint memory (exclusive borrows).
     let run = |i: usize, lo: usize, hi: usize| unsafe { run_range(&raws[i], &kernels[i], lo, hi, fma) };
     let total: usize = raws.iter().map(|r| r.n).sum();
-    if total < 2 * CHUNK || rayon::current_num_threads() <= 1 {
+    if total < 2 * CHUNK || crate::parallel::threads() <= 1 {
         for (i, r) in raws.iter().enumerate() {
             run(i, 0, r.n);
         }
@@ -254,7 +253,10 @@ pub fn multi_tensor_apply<T: OptimFloat, K: Update<T, S>, const S: usize>(jobs: 
         .enumerate()
         .flat_map(|(i, r)| (0..r.n).step_by(CHUNK).map(move |lo| (i, lo, (lo + CHUNK).min(r.n))))
         .collect();
-    tasks.into_par_iter().for_each(|(i, lo, hi)| run(i, lo, hi));
+    crate::parallel::parallel_for(tasks.len(), |t| {
+        let (i, lo, hi) = tasks[t];
+        run(i, lo, hi)
+    });
 }
 
 /// # Safety

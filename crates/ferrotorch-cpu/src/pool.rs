@@ -15,7 +15,6 @@
 
 use crate::elementwise::Num;
 use half::{bf16, f16};
-use rayon::prelude::*;
 
 /// Below this much work (outputs × window taps) a call runs on one thread.
 const SERIAL_WORK: usize = 1 << 15;
@@ -210,10 +209,10 @@ where
     if chunk == 0 {
         return;
     }
-    if work.saturating_mul(out.len() / chunk) < SERIAL_WORK || rayon::current_num_threads() <= 1 {
+    if work.saturating_mul(out.len() / chunk) < SERIAL_WORK || crate::parallel::threads() <= 1 {
         out.chunks_mut(chunk).enumerate().for_each(|(p, o)| f(p, o));
     } else {
-        out.par_chunks_mut(chunk).enumerate().for_each(|(p, o)| f(p, o));
+        crate::parallel::for_each_chunk_mut(out, chunk, f);
     }
 }
 
@@ -225,10 +224,23 @@ where
     if chunk == 0 {
         return;
     }
-    if work.saturating_mul(a.len() / chunk) < SERIAL_WORK || rayon::current_num_threads() <= 1 {
+    if work.saturating_mul(a.len() / chunk) < SERIAL_WORK || crate::parallel::threads() <= 1 {
         a.chunks_mut(chunk).zip(b.chunks_mut(chunk)).enumerate().for_each(|(p, (x, y))| f(p, x, y));
     } else {
-        a.par_chunks_mut(chunk).zip(b.par_chunks_mut(chunk)).enumerate().for_each(|(p, (x, y))| f(p, x, y));
+        let (a_len, b_len) = (a.len(), b.len());
+        let (pa, pb) = (crate::parallel::SendPtr(a.as_mut_ptr()), crate::parallel::SendPtr(b.as_mut_ptr()));
+        crate::parallel::parallel_for(a_len.div_ceil(chunk).min(b_len.div_ceil(chunk)), |p| {
+            let lo = p * chunk;
+            // SAFETY: plane `p` of each output is a disjoint piece inside it,
+            // and both are exclusively borrowed for the whole region.
+            let (x, y) = unsafe {
+                (
+                    std::slice::from_raw_parts_mut(pa.get().add(lo), chunk.min(a_len - lo)),
+                    std::slice::from_raw_parts_mut(pb.get().add(lo), chunk.min(b_len - lo)),
+                )
+            };
+            f(p, x, y)
+        });
     }
 }
 

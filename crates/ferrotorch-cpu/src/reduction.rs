@@ -19,7 +19,7 @@
 //!   folded together row by row (vectorised for f32/f64 sums and extremes), so
 //!   every input row is read sequentially.
 //!
-//! Threads: outputs are split across rayon when there are many; otherwise the
+//! Threads: outputs are split across threads when there are many; otherwise the
 //! reduced range is split into pieces whose partial results are combined in
 //! order (deterministic, and the index order argmax/argmin's tie rule needs).
 //! Column mode splits the reduced rows unless every task would still get a
@@ -33,7 +33,6 @@ use crate::simd::{fold, isa, sum as vsum, Isa};
 use crate::unary::{FastFloat, UnaryKind};
 use crate::{at, at_mut, Dst, Src};
 use ferrotorch_core::{dispatch_dtype, DType, Element, Error, Result};
-use rayon::prelude::*;
 
 /// A reduction producing one value per output element.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -258,7 +257,7 @@ fn engine<T: Element, R: Reducer<T>>(r: &R, a: Src, g: &Geometry, emit: impl Fn(
         return;
     }
     let base = a.base as usize;
-    let threads = rayon::current_num_threads();
+    let threads = crate::parallel::threads();
     let task = |off: [isize; 2], n: usize, st: [isize; 2], lo: usize, hi: usize| -> Vec<R::Acc> {
         let mut accs = vec![r.init(); n];
         if hi > lo {
@@ -296,15 +295,12 @@ fn engine<T: Element, R: Reducer<T>>(r: &R, a: Src, g: &Geometry, emit: impl Fn(
     // one band of rows per thread, so only `threads` partial blocks exist).
     let piece = if column { rn.div_ceil(threads) } else { (GRAIN / n_out).max(rn.div_ceil(threads * 4)).max(1) };
     let pieces = rn.div_ceil(piece);
-    let partials: Vec<Vec<R::Acc>> = (0..pieces)
-        .into_par_iter()
-        .map(|p| {
-            let (lo, hi) = (p * piece, ((p + 1) * piece).min(rn));
-            let mut all = Vec::with_capacity(n_out);
-            g.kept.for_each(|off, n, st| all.extend(task(off, n, st, lo, hi)));
-            all
-        })
-        .collect();
+    let partials: Vec<Vec<R::Acc>> = crate::parallel::parallel_map(pieces, |p| {
+        let (lo, hi) = (p * piece, ((p + 1) * piece).min(rn));
+        let mut all = Vec::with_capacity(n_out);
+        g.kept.for_each(|off, n, st| all.extend(task(off, n, st, lo, hi)));
+        all
+    });
     let mut k = 0;
     g.kept.for_each(|off, n, st| {
         for j in 0..n {

@@ -10,7 +10,6 @@ use crate::elementwise::Float;
 use crate::simd::isa;
 use crate::unary::{FastFloat, UnaryKind};
 use ferrotorch_core::Element;
-use rayon::prelude::*;
 
 /// Rows per parallel task are chosen so a task holds at least this many
 /// elements (one LSTM step of a small batch stays on the calling thread).
@@ -19,10 +18,11 @@ const GRAIN: usize = 1 << 15;
 /// Runs `f(row)` for every row in `0..rows`, in parallel when the work is large.
 fn rows<F: Fn(usize) + Sync + Send>(rows: usize, per_row: usize, f: F) {
     let min_rows = (GRAIN / per_row.max(1)).max(1);
-    if rows <= min_rows || rayon::current_num_threads() <= 1 {
+    if rows <= min_rows || crate::parallel::threads() <= 1 {
         (0..rows).for_each(f);
     } else {
-        (0..rows).into_par_iter().with_min_len(min_rows).for_each(f);
+        let tasks = rows.div_ceil(min_rows);
+        crate::parallel::parallel_for(tasks, |t| (t * min_rows..((t + 1) * min_rows).min(rows)).for_each(&f));
     }
 }
 

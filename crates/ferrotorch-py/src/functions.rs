@@ -441,6 +441,28 @@ pub fn initial_seed() -> u64 {
     ferrotorch::defaults::with_generator(None, |g| g.initial_seed())
 }
 
+/// `torch.get_num_threads()`.
+#[pyfunction]
+pub fn get_num_threads() -> usize {
+    ferrotorch::defaults::num_threads()
+}
+
+/// `torch.set_num_threads(n)`: PyTorch's checks (an int that is not a bool,
+/// positive).
+#[pyfunction]
+pub fn set_num_threads(n: &Bound<'_, PyAny>) -> PyResult<()> {
+    use pyo3::types::{PyBool, PyInt};
+    if n.is_instance_of::<PyBool>() || !n.is_instance_of::<PyInt>() {
+        let name = n.get_type().name()?;
+        return Err(PyRuntimeError::new_err(format!("set_num_threads expects an int, but got {name}")));
+    }
+    let v: i64 = n.extract().map_err(|_| pyo3::exceptions::PyValueError::new_err("Overflow when unpacking long long"))?;
+    if v <= 0 {
+        return Err(PyRuntimeError::new_err("set_num_threads expects a positive integer"));
+    }
+    ferrotorch::defaults::set_num_threads(v as usize).py()
+}
+
 /// `torch.get_default_dtype()`.
 #[pyfunction]
 pub fn get_default_dtype(py: Python<'_>) -> Py<PyDType> {

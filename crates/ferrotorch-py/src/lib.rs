@@ -79,6 +79,8 @@ fn _C(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(functions::normal, m)?)?;
     m.add_function(wrap_pyfunction!(functions::manual_seed, m)?)?;
     m.add_function(wrap_pyfunction!(functions::initial_seed, m)?)?;
+    m.add_function(wrap_pyfunction!(functions::get_num_threads, m)?)?;
+    m.add_function(wrap_pyfunction!(functions::set_num_threads, m)?)?;
     m.add_function(wrap_pyfunction!(functions::_default_generator, m)?)?;
     m.add_function(wrap_pyfunction!(functions::get_default_dtype, m)?)?;
     m.add_function(wrap_pyfunction!(functions::set_default_dtype, m)?)?;

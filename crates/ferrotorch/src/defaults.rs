@@ -44,3 +44,24 @@ pub fn with_generator<T>(g: Option<&SharedGenerator>, f: impl FnOnce(&mut Genera
 pub fn manual_seed(seed: u64) {
     with_generator(None, |g| g.manual_seed(seed));
 }
+
+/// `torch.get_num_threads()`: the threads CPU kernels split their work over.
+pub fn num_threads() -> usize {
+    ferrotorch_cpu::parallel::requested_threads()
+}
+
+/// `torch.set_num_threads(n)`: caps the threads CPU kernels use (the pool is
+/// sized once, from `RAYON_NUM_THREADS` or the core count; asking for more
+/// than it holds uses all of it).
+///
+/// ```
+/// ferrotorch::defaults::set_num_threads(1);
+/// assert_eq!(ferrotorch::defaults::num_threads(), 1);
+/// ```
+pub fn set_num_threads(n: usize) -> Result<()> {
+    if n == 0 {
+        return Err(crate::Error::runtime("set_num_threads expects a positive integer"));
+    }
+    ferrotorch_cpu::parallel::set_threads(n);
+    Ok(())
+}

@@ -213,11 +213,10 @@ impl Tensor {
         };
         // Many small products run one per thread; big ones thread inside GEMM.
         let per_batch = m.saturating_mul(p).saturating_mul(k);
-        let across_batch = nb >= 2 && per_batch <= 256 * 256 * 256 && rayon::current_num_threads() > 1;
+        let across_batch = nb >= 2 && per_batch <= 256 * 256 * 256 && ferrotorch_cpu::parallel::threads() > 1;
         dispatch_dtype!(compute, T => {
             if across_batch {
-                use rayon::prelude::*;
-                (0..nb).into_par_iter().for_each(|bi| {
+                ferrotorch_cpu::parallel::parallel_for(nb, |bi| {
                     let (oa, ob, oo) = offsets(bi);
                     // SAFETY: all three matrices lie inside their tensors'
                     // layouts; out is fresh and each batch writes its own matrix.

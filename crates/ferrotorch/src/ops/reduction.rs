@@ -67,11 +67,10 @@ impl Rows {
     /// Applies `f` to every row, collecting one value per row; rows are
     /// spread over threads when the input is big enough to pay for it.
     pub fn map<T: Element, O: Send>(&self, f: impl Fn(&[T]) -> O + Sync) -> Vec<O> {
-        use rayon::prelude::*;
         let d = self.data::<T>();
         let n = self.inner;
         if self.outer > 1 && self.outer * n >= ferrotorch_cpu::iter::GRAIN {
-            return (0..self.outer).into_par_iter().map(|r| f(&d[r * n..(r + 1) * n])).collect();
+            return ferrotorch_cpu::parallel::parallel_map(self.outer, |r| f(&d[r * n..(r + 1) * n]));
         }
         (0..self.outer).map(|r| f(&d[r * n..(r + 1) * n])).collect()
     }
