@@ -598,6 +598,11 @@ def _max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode, indice
     F = _F()
     _shape_errors_first(F.max_pool1d, input, kernel_size, stride, padding, dilation, ceil_mode)
     if input.dim() == 3 and input.shape[0] == 0:
+        # PyTorch's dtype dispatch comes before its empty-batch answer: max_pool1d's own
+        # kernel takes floating dtypes only, the with-indices form (max_pool2d's) all but bool.
+        if not indices and not input.dtype.is_floating_point or indices and input.dtype == _C.bool:
+            from ._random_ops import _not_impl
+            raise _not_impl("max_pool2d" if indices else "max_pool1d_impl", input.dtype)
         # An empty batch: the output length of one sample, no elements.
         proxy = _C.zeros((), dtype=_C.float32).expand((1,) + tuple(input.shape[1:]))
         shape = (0,) + tuple(F.max_pool1d(proxy, kernel_size, stride, padding, dilation, ceil_mode).shape[1:])

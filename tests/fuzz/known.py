@@ -101,6 +101,12 @@ KNOWN = [
      "scalar loop (shorter, strided or tail elements) rounds alpha*other to the dtype first: add(-24768, 36704, "
      "alpha=2.058) in float16 is 50784 in a 32-element tensor and inf (2.059 * 36704 overflows float16) in a "
      "1-element one; ours gives the vector path's value (the exact value rounded once) for every size"),
+    (r"(addmm|mm|matmul)", r"wrong:value",
+     "PyTorch's bfloat16 GEMM (oneDNN) gives a layout-dependent result once a product overflows: "
+     "mm(a, b) with a = [[-3, -1, 3]] and every row of b = [-0.69, -0.25, 3.0e38] is NaN in column 2 when a "
+     "has strides (3, 1) and -inf when the same 1x3 matrix has strides (1, 1) (a transposed column, which "
+     "oneDNN takes as transa); the exact sum -3e38 is finite, float32 gives NaN (products rounded, "
+     "-inf + inf), as ours does for every layout"),
     (r"tensordot/tt", r"wrong:value",
      "PyTorch's float32 tensordot contracting every dim (a 0-d result) is a dot product whose summation order "
      "depends on the operands' strides: MKL's sdot (unit strides) sums in 4-wide lanes, a stride-0 operand goes "

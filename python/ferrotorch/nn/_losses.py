@@ -150,7 +150,7 @@ def _dist_grad(diff, g, dist, p):
     g, dist = g.unsqueeze(-1), dist.unsqueeze(-1)
     zero = _C.zeros((), dtype=diff.dtype)
     if p == 0:
-        return diff * 0
+        return _C.zeros_like(diff)  # PyTorch's kernel leaves its zero-filled result (NaN included)
     if p == 1:
         return g * _dist_sign(diff)
     if math.isinf(p):
@@ -189,7 +189,7 @@ def _pdist_function():
                 # Pair (i, j) adds to row i and subtracts from row j; one index_add over the pairs in
                 # order accumulates every row in the order PyTorch's kernel does.
                 idx = _s.stack([ri, ci], 1).reshape(-1)
-                src = _s.stack([c, -c], 1).reshape(-1, m)
+                src = _s.stack([c, -c], 1).reshape(2 * ri.shape[0], m)
                 return _C.zeros((n, m), dtype=x.dtype).index_add(0, idx, src), None
 
         PdistBackward0._backward_name = "PdistBackward0"  # PyTorch's node name
