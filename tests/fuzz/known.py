@@ -61,7 +61,7 @@ KNOWN = [
      "PyTorch bug: median(dim)/nanmedian(dim) index a row as if it were contiguous, so on a stride-0 "
      "(expanded) dim they read past the storage (0 or garbage; the same call on .contiguous() agrees "
      "with ours)"),
-    (r"F\.group_norm", r"wrong:grad",
+    (r"(F\.group_norm|group_norm/t[ti]?)", r"wrong:grad",
      "float32 rounding in PyTorch: with one element per group the output is identically 0 and the exact "
      "gradient is 0; PyTorch's backward cancels terms of size rstd (~300) and leaves ~6e-5, which is "
      "above the judge's tolerance for an output of magnitude 0"),
