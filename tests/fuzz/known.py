@@ -95,7 +95,7 @@ KNOWN = [
      "(requires_grad=True on int8); its copy_ and basic __setitem__ of the same value into the same integer "
      "tensor keep it out of the graph, and integer tensors cannot require grad anywhere else; ours keeps them "
      "out of the graph (float targets get FillBackward3 as in PyTorch)"),
-    (r"add_alpha", r"wrong:value",
+    (r"(add|sub)_alpha", r"wrong:value",
      "PyTorch's float16/bfloat16 add/sub with alpha depends on its loop path: whole vectors (runs of 32+ "
      "contiguous float16 elements here) compute fmadd(other, alpha, self) in float32 and round once, while its "
      "scalar loop (shorter, strided or tail elements) rounds alpha*other to the dtype first: add(-24768, 36704, "
