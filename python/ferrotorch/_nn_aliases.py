@@ -165,6 +165,7 @@ def _rrelu_gen(input, lower, upper, generator, inplace):
     from .autograd.grad_mode import no_grad
     if lower > upper:
         raise RuntimeError("Lower bound should be less than or equal to the upper bound")
+    _F()._rrelu_training_checks(input, lower, upper)
     with no_grad():
         slope = _C.rand(*input.shape, dtype=input.dtype, device=input.device, generator=generator)
         slope = slope * (upper - lower) + lower

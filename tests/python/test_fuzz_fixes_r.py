@@ -279,3 +279,18 @@ def test_pdist_no_columns_gradient(p):
         leaf = lib.zeros(3, 0, requires_grad=True)
         return lib.pdist(leaf.clone(), p), [leaf]
     _check(build)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64", "int64"])
+@pytest.mark.parametrize("bounds", [(0.1, 0.3), (1e39, 1e39), (-1e39, 1.0)])
+@pytest.mark.parametrize("generator", [False, True])
+def test_rrelu_training_dtype_and_bound_checks(dtype, bounds, generator):
+    outcomes = []
+    for lib in (ft, torch):
+        g = lib.Generator().manual_seed(0) if generator else None
+        try:
+            r = lib.rrelu(lib.tensor([1.0, -1.0], dtype=getattr(lib, dtype)), *bounds, training=True, generator=g)
+            outcomes.append(("ok", str(r.dtype).split(".")[-1], tuple(r.shape)))
+        except Exception as e:  # noqa: BLE001
+            outcomes.append((type(e).__name__, str(e)))
+    assert outcomes[0] == outcomes[1]

@@ -192,14 +192,23 @@ def prelu(input, weight):
     return _s.where(input > 0, input, w * input)
 
 
+def _rrelu_training_checks(input, lower, upper):
+    """PyTorch's rrelu_with_noise kernel: float32/float64/bfloat16 only, and the bounds taken in
+    float (its opmath type for bfloat16), where a finite bound beyond it overflows."""
+    if not input.dtype.is_floating_point or input.dtype == _C.float16:
+        raise NotImplementedError(f"\"rrelu_with_noise_out_cpu\" not implemented for '{_m._pretty(input.dtype)}'")
+    if input.dtype != _C.float64:
+        _args.checked_convert(lower, _C.float32)
+        _args.checked_convert(upper, _C.float32)
+
+
 def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
     """Randomised leaky ReLU: slope ~ U(lower, upper) in training, their mean otherwise."""
     if lower > upper:
         raise RuntimeError("Lower bound should be less than or equal to the upper bound")
     if not training:
         return leaky_relu(input, (lower + upper) / 2, inplace=inplace)
-    if not input.dtype.is_floating_point:
-        raise NotImplementedError(f"\"rrelu_with_noise_out_cpu\" not implemented for '{_m._pretty(input.dtype)}'")
+    _rrelu_training_checks(input, lower, upper)
     with _no_grad():
         slope = _C.rand(*input.shape, dtype=input.dtype, device=input.device) * (upper - lower) + lower
         # PyTorch draws a slope for x <= 0 (x == 0 takes the random slope's gradient).
