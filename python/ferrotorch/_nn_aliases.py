@@ -1053,10 +1053,9 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
         use_mm = P > 25 or R > 25
     if p == 2 and use_mm:
         if x1.dtype != x2.dtype:
-            from ._random_ops import _SCALAR_NAMES, _dname
-            names = {"float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16"}
-            raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {names[_dname(x1.dtype)]} != "
-                               f"{names[_dname(x2.dtype)]}")
+            from ._random_ops import _CPP_NAMES, _dname
+            raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {_CPP_NAMES[_dname(x1.dtype)]} != "
+                               f"{_CPP_NAMES[_dname(x2.dtype)]}")
         # ||a-b||^2 = |a|^2 - 2 a.b + |b|^2 as one batched product (PyTorch's _euclidean_dist, composite
         # there too, in any floating dtype), clamped at zero against rounding before the square root.
         a2 = (x1 * x1).sum(-1, keepdim=True)
