@@ -165,6 +165,7 @@ def _rrelu_gen(input, lower, upper, generator, inplace):
     from .autograd.grad_mode import no_grad
     if lower > upper:
         raise RuntimeError("Lower bound should be less than or equal to the upper bound")
+    _F()._rrelu_training_checks(input, lower, upper)
     with no_grad():
         slope = _C.rand(*input.shape, dtype=input.dtype, device=input.device, generator=generator)
         slope = slope * (upper - lower) + lower
@@ -598,6 +599,11 @@ def _max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode, indice
     F = _F()
     _shape_errors_first(F.max_pool1d, input, kernel_size, stride, padding, dilation, ceil_mode)
     if input.dim() == 3 and input.shape[0] == 0:
+        # PyTorch's dtype dispatch comes before its empty-batch answer: max_pool1d's own
+        # kernel takes floating dtypes only, the with-indices form (max_pool2d's) all but bool.
+        if not indices and not input.dtype.is_floating_point or indices and input.dtype == _C.bool:
+            from ._random_ops import _not_impl
+            raise _not_impl("max_pool2d" if indices else "max_pool1d_impl", input.dtype)
         # An empty batch: the output length of one sample, no elements.
         proxy = _C.zeros((), dtype=_C.float32).expand((1,) + tuple(input.shape[1:]))
         shape = (0,) + tuple(F.max_pool1d(proxy, kernel_size, stride, padding, dilation, ceil_mode).shape[1:])
@@ -743,7 +749,9 @@ def _conv_checks(n, input, weight, bias, stride, op, probe):
     # (which ``probe`` makes on float stand-ins) and before it compares the dtypes.
     transposed = op.startswith("conv_transpose")
     lacking = (_C.bool, _C.int8, _C.uint8, _C.int16, _C.int32) if transposed else (_C.bool,)
-    if input.dtype in lacking:
+    batch_chan = tuple(input.shape[:2]) if input.dim() == n + 2 else (1, input.shape[0])
+    if input.dtype in lacking and 0 not in batch_chan:
+        # (No batch or no channels: PyTorch's Empty backend takes any dtype, see F._conv_empty.)
         from ._random_ops import _not_impl
         z = _C.zeros((), dtype=_C.float32)
         probe(z.expand(tuple(input.shape)), z.expand(tuple(weight.shape)),
@@ -1033,34 +1041,122 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
             raise RuntimeError(f"cdist only supports floating-point dtypes, {name} got: {_scalar_name(x.dtype)}")
     if p < 0:
         raise RuntimeError("cdist only supports non-negative p values")
+    p = float(p.item()) if isinstance(p, Tensor) else p
+    use_mm = modes[compute_mode]
+    P, R, M = x1.shape[-2], x2.shape[-2], x1.shape[-1]
+    batch = _broadcast_batch(x1, x2)
+    if P == 0 or R == 0 or math.prod(batch) == 0 or M == 0:
+        # PyTorch answers an empty result (or zeros: no columns) in x1's dtype before any
+        # dtype check, through its CdistBackward0 node (zero gradients)
+        return _cdist_function().apply(x1, x2, float(p), batch)
+    if use_mm is None:
+        use_mm = P > 25 or R > 25
+    if p == 2 and use_mm:
+        if x1.dtype != x2.dtype:
+            from ._random_ops import _CPP_NAMES, _dname
+            raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {_CPP_NAMES[_dname(x1.dtype)]} != "
+                               f"{_CPP_NAMES[_dname(x2.dtype)]}")
+        # ||a-b||^2 = |a|^2 - 2 a.b + |b|^2 as one batched product (PyTorch's _euclidean_dist, composite
+        # there too, in any floating dtype), clamped at zero against rounding before the square root.
+        a2 = (x1 * x1).sum(-1, keepdim=True)
+        b2 = (x2 * x2).sum(-1, keepdim=True)
+        x1a = _cat([x1 * -2, a2, _C.ones_like(a2)], -1)
+        x2a = _cat([x2, _C.ones_like(b2), b2], -1)
+        return x1a.matmul(x2a.transpose(-1, -2)).clamp_min(0).sqrt()
     if x1.dtype in (_C.float16, _C.bfloat16):
         from ._random_ops import _not_impl
         raise _not_impl("cdist", x1.dtype)
     if x1.dtype != x2.dtype:
         from ._random_ops import _scalar_name
         raise RuntimeError(f"expected scalar type {_scalar_name(x1.dtype)} but found {_scalar_name(x2.dtype)}")
-    p = float(p.item()) if isinstance(p, Tensor) else p
-    use_mm = modes[compute_mode]
-    P, R = x1.shape[-2], x2.shape[-2]
-    if use_mm is None:
-        use_mm = P > 25 or R > 25
-    if p == 2 and use_mm:
-        # ||a-b||^2 = |a|^2 - 2 a.b + |b|^2 as one batched product (PyTorch's _euclidean_dist),
-        # clamped at zero against rounding before the square root.
-        a2 = (x1 * x1).sum(-1, keepdim=True)
-        b2 = (x2 * x2).sum(-1, keepdim=True)
-        x1a = _cat([x1 * -2, a2, _C.ones_like(a2)], -1)
-        x2a = _cat([x2, _C.ones_like(b2), b2], -1)
-        return x1a.matmul(x2a.transpose(-1, -2)).clamp_min(0).sqrt()
+    return _cdist_function().apply(x1, x2, float(p), batch)
+
+
+def _broadcast_batch(x1, x2):
+    # ATen's infer_size on the batch dims, with its message
+    a, b = tuple(x1.shape[:-2]), tuple(x2.shape[:-2])
+    n = max(len(a), len(b))
+    a, b = (1,) * (n - len(a)) + a, (1,) * (n - len(b)) + b
+    out = []
+    for i, (u, v) in enumerate(zip(a, b)):
+        if u != v and u != 1 and v != 1:
+            raise RuntimeError(f"The size of tensor a ({u}) must match the size of tensor b ({v}) at "
+                               f"non-singleton dimension {i}")
+        out.append(v if u == 1 else u)
+    return tuple(out)
+
+
+def _cdist_values(x1, x2, p):
     diff = (x1.unsqueeze(-2) - x2.unsqueeze(-3)).abs()
     if p == 0:
-        # A count, with the zero gradient PyTorch gives it (the clamp keeps the graph).
-        return (diff != 0).to(x1.dtype).sum(-1) + diff.clamp(max=0).sum(-1)
+        return (diff != 0).to(x1.dtype).sum(-1)
     if math.isinf(p):
-        return diff.amax(-1) if diff.shape[-1] else diff.sum(-1)
+        return diff.amax(-1)
     if p == 1:
         return diff.sum(-1)
     return diff.pow(p).sum(-1).pow(1.0 / p)
+
+
+_CDIST = None
+
+
+def _sum_to(g, shape):
+    """``g`` summed over the dims broadcasting added to ``shape`` (the engine's reduction)."""
+    lead = g.dim() - len(shape)
+    if lead:
+        g = g.sum(tuple(range(lead)))
+    dims = tuple(i for i, n in enumerate(shape) if n == 1 and g.shape[i] != 1)
+    return g.sum(dims, keepdim=True) if dims else g
+
+
+def _cdist_function():
+    """CdistBackward0: PyTorch's _cdist_forward, whose backward is its _cdist_backward kernel
+    (the per-pair formula of pdist's, summed over the other set's rows) for each input."""
+    global _CDIST
+    if _CDIST is None:
+        from .autograd import Function
+        from .nn._losses import _dist_grad
+
+        class CdistBackward0(Function):
+            @staticmethod
+            def forward(ctx, x1, x2, p, batch):
+                P, R, M = x1.shape[-2], x2.shape[-2], x1.shape[-1]
+                shape = tuple(batch) + (P, R)
+                ctx.p, ctx.batch = p, tuple(batch)
+                ctx.like = ((tuple(x1.shape), x1.dtype), (tuple(x2.shape), x2.dtype))
+                if P == 0 or R == 0 or math.prod(batch) == 0:
+                    ctx.empty = True
+                    return _C.empty(shape, dtype=x1.dtype)
+                if M == 0:
+                    ctx.empty = True
+                    return _C.zeros(shape, dtype=x1.dtype)
+                ctx.empty = False
+                x1e = x1.expand(*(tuple(batch) + (P, M)))
+                x2e = x2.expand(*(tuple(batch) + (R, M)))
+                dist = _cdist_values(x1e, x2e, p)
+                ctx.save_for_backward(x1, x2, dist)
+                return dist
+
+            @staticmethod
+            def backward(ctx, g):
+                if ctx.empty:
+                    return tuple(_C.zeros(sh, dtype=dt) for sh, dt in ctx.like) + (None, None)
+                x1, x2, dist = ctx.saved_tensors
+                P, R, M = x1.shape[-2], x2.shape[-2], x1.shape[-1]
+                x1e = x1.expand(*(ctx.batch + (P, M)))
+                x2e = x2.expand(*(ctx.batch + (R, M)))
+                c = _dist_grad(x1e.unsqueeze(-2) - x2e.unsqueeze(-3), g.contiguous(), dist, ctx.p)
+                g1 = g2 = None
+                if ctx.needs_input_grad[0]:
+                    g1 = _sum_to(c.sum(-2), x1.shape)
+                if ctx.needs_input_grad[1]:
+                    # x2's kernel call sees diff = x2 - x1 = -diff: each term is exactly -c
+                    g2 = _sum_to((-c).sum(-3), x2.shape)
+                return g1, g2, None, None
+
+        CdistBackward0._backward_name = "CdistBackward0"  # PyTorch's node name
+        _CDIST = CdistBackward0
+    return _CDIST
 
 
 def _cat(ts, dim):

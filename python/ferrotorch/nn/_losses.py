@@ -112,20 +112,89 @@ def pdist(input, p=2):
     if input.dtype not in (_C.float32, _C.float64) and input.shape[1] > 0:  # float/double kernel; no columns: zeros
         from .. import _math_ops as _m
         raise NotImplementedError(f"\"pdist\" not implemented for '{_m._pretty(input.dtype)}'")
+    return _pdist_function().apply(input, float(p))
+
+
+def _pair_indices(n):
     # Row-major upper triangle: boolean masking keeps the (i, j) pairs in pdist's order.
     r = _C.arange(n).unsqueeze(1).expand(n, n)
     c = _C.arange(n).unsqueeze(0).expand(n, n)
     upper = c > r
-    ri, ci = r[upper], c[upper]
+    return r[upper], c[upper]
+
+
+def _pdist_values(input, p):
+    ri, ci = _pair_indices(input.shape[0])
     diff = input.index_select(0, ri) - input.index_select(0, ci)
     if p == 0:
-        # PyTorch's kernel counts min(ceil(|a - b|), 1) (NaN stays NaN), and its backward gives zeros
+        # PyTorch's kernel counts min(ceil(|a - b|), 1) (NaN stays NaN)
         return diff.abs().ceil().clamp(max=1).sum(1)
     if diff.shape[1] == 1:
         # PyTorch's pdist kernel always takes the power and the root (sqrt(d*d) of 1e30 is inf in float32),
-        # unlike a norm over one element, which is |d|: a zero column keeps the value and gradient otherwise
+        # unlike a norm over one element, which is |d|: a zero column keeps the value otherwise
         diff = _s.cat([diff, _C.zeros((diff.shape[0], 1), dtype=diff.dtype)], 1)
     return diff.norm(p, 1)
+
+
+def _dist_sign(d):
+    # PyTorch's Dist::sign, min(max(0, ceil(d)), 1) + min(max(-1, floor(d)), 0): NaN stays NaN
+    # (torch.sign(nan) is 0), so a NaN coordinate poisons its gradient as in PyTorch.
+    return d.ceil().clamp(0, 1) + d.floor().clamp(-1, 0)
+
+
+def _dist_grad(diff, g, dist, p):
+    """The gradient of ||diff||_p for each pair (PyTorch's Dist::*_calc::backward): ``diff`` is
+    (..., m) with ``g`` and ``dist`` (...) per pair, evaluated in the kernel's order of operations
+    (``grad * diff / dist`` rounds the product first) and masked where PyTorch masks (a zero
+    distance gives 0, not 0/0)."""
+    g, dist = g.unsqueeze(-1), dist.unsqueeze(-1)
+    zero = _C.zeros((), dtype=diff.dtype)
+    if p == 0:
+        return _C.zeros_like(diff)  # PyTorch's kernel leaves its zero-filled result (NaN included)
+    if p == 1:
+        return g * _dist_sign(diff)
+    if math.isinf(p):
+        return g * _dist_sign(diff) * (1 - (diff.abs() - dist).abs().ceil().clamp(max=1))
+    if p < 2:
+        r = _s.where(dist == 0, zero, _dist_sign(diff) * diff.abs().pow(p - 1) * g / dist.pow(p - 1))
+        return _s.where(diff == 0, zero, r) if p < 1 else r
+    if p == 2:
+        return _s.where(dist == 0, zero, g * diff / dist)
+    return _s.where(dist == 0, zero, diff * diff.abs().pow(p - 2) * g / dist.pow(p - 1))
+
+
+_PDIST = None
+
+
+def _pdist_function():
+    global _PDIST
+    if _PDIST is None:
+        from ..autograd import Function
+
+        class PdistBackward0(Function):
+            @staticmethod
+            def forward(ctx, x, p):
+                x = x.contiguous()
+                dist = _pdist_values(x, p)
+                ctx.p = p
+                ctx.save_for_backward(x, dist)
+                return dist
+
+            @staticmethod
+            def backward(ctx, g):
+                x, dist = ctx.saved_tensors
+                n, m = x.shape
+                ri, ci = _pair_indices(n)
+                c = _dist_grad(x.index_select(0, ri) - x.index_select(0, ci), g.contiguous(), dist, ctx.p)
+                # Pair (i, j) adds to row i and subtracts from row j; one index_add over the pairs in
+                # order accumulates every row in the order PyTorch's kernel does.
+                idx = _s.stack([ri, ci], 1).reshape(-1)
+                src = _s.stack([c, -c], 1).reshape(2 * ri.shape[0], m)
+                return _C.zeros((n, m), dtype=x.dtype).index_add(0, idx, src), None
+
+        PdistBackward0._backward_name = "PdistBackward0"  # PyTorch's node name
+        _PDIST = PdistBackward0
+    return _PDIST
 
 
 # -- embedding and ranking losses ---------------------------------------------------------

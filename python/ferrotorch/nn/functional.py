@@ -116,9 +116,18 @@ def tanhshrink(input):
     return input - input.tanh()
 
 
+_SHRINK_RANGE = {"torch.float16": ("Half", 65504.0), "torch.bfloat16": ("BFloat16", 3.3895313892515355e38),
+                 "torch.float32": ("Float", 3.4028234663852886e38), "torch.float64": ("Double", 1.7976931348623157e308)}
+
+
 def _check_lambd(lambd, input):
-    if lambd < 0:
-        raise RuntimeError(f"lambda must be in range [0, 3.40282e+38] for input dtype {input.dtype}, but found {lambd}")
+    # PyTorch's softshrink checks lambd against [0, max of the input's dtype] (C++ %g formatting)
+    if not input.dtype.is_floating_point:
+        from .._random_ops import _not_impl
+        raise _not_impl("softshrink_check", input.dtype)
+    name, hi = _SHRINK_RANGE.get(str(input.dtype), ("Float", 3.4028234663852886e38))
+    if not (0 <= lambd <= hi):
+        raise RuntimeError(f"lambda must be in range [0, {hi:g}] for input dtype {name}, but found {float(lambd):g}")
 
 
 def softshrink(input, lambd=0.5):
@@ -127,13 +136,10 @@ def softshrink(input, lambd=0.5):
     _check_lambd(lambd, input)
     if isinstance(lambd, bool):
         lambd = float(lambd)  # a Scalar in the input's (floating) dtype, never bool arithmetic
-    if input.dtype.is_floating_point:
-        # Native: its backward gives a NaN input PyTorch's per-position
-        # gradient. (PyTorch's kernel takes lambd in float32 here, unrounded to
-        # a half input's dtype, unlike hardshrink's.)
-        return _m._act("softshrink", input, float(lambd))
-    zero = input * 0
-    return _s.where(input > lambd, input - lambd, _s.where(input < -lambd, input + lambd, zero))
+    # Native (only floating inputs reach here): its backward gives a NaN input PyTorch's
+    # per-position gradient. (PyTorch's kernel takes lambd in float32 here, unrounded to
+    # a half input's dtype, unlike hardshrink's.)
+    return _m._act("softshrink", input, float(lambd))
 
 
 def hardshrink(input, lambd=0.5):
@@ -142,11 +148,11 @@ def hardshrink(input, lambd=0.5):
     if not input.dtype.is_floating_point:
         from .._random_ops import _not_impl
         raise _not_impl("hardshrink_cpu", input.dtype)
-    if input.dtype.is_floating_point and not isinstance(lambd, bool):
-        # lambd in the input's dtype, as PyTorch's kernel compares (its conversion checks the range)
-        _args.checked_convert(lambd, input.dtype)
-        return _m._act("hardshrink", input, _C.full((), lambd, dtype=input.dtype).item())
-    return _s.where(input.abs() > lambd, input, input * 0)
+    # lambd in the input's dtype, as PyTorch's kernel compares (its conversion checks the range;
+    # a bool is the number 0 or 1 there, like any other Scalar)
+    lambd = float(lambd)
+    _args.checked_convert(lambd, input.dtype)
+    return _m._act("hardshrink", input, _C.full((), lambd, dtype=input.dtype).item())
 
 
 def glu(input, dim=-1):
@@ -186,14 +192,23 @@ def prelu(input, weight):
     return _s.where(input > 0, input, w * input)
 
 
+def _rrelu_training_checks(input, lower, upper):
+    """PyTorch's rrelu_with_noise kernel: float32/float64/bfloat16 only, and the bounds taken in
+    float (its opmath type for bfloat16), where a finite bound beyond it overflows."""
+    if not input.dtype.is_floating_point or input.dtype == _C.float16:
+        raise NotImplementedError(f"\"rrelu_with_noise_out_cpu\" not implemented for '{_m._pretty(input.dtype)}'")
+    if input.dtype != _C.float64:
+        _args.checked_convert(lower, _C.float32)
+        _args.checked_convert(upper, _C.float32)
+
+
 def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
     """Randomised leaky ReLU: slope ~ U(lower, upper) in training, their mean otherwise."""
     if lower > upper:
         raise RuntimeError("Lower bound should be less than or equal to the upper bound")
     if not training:
         return leaky_relu(input, (lower + upper) / 2, inplace=inplace)
-    if not input.dtype.is_floating_point:
-        raise NotImplementedError(f"\"rrelu_with_noise_out_cpu\" not implemented for '{_m._pretty(input.dtype)}'")
+    _rrelu_training_checks(input, lower, upper)
     with _no_grad():
         slope = _C.rand(*input.shape, dtype=input.dtype, device=input.device) * (upper - lower) + lower
         # PyTorch draws a slope for x <= 0 (x == 0 takes the random slope's gradient).
@@ -344,6 +359,35 @@ def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="m
     return _reduce((-target * input).exp().log1p(), reduction)
 
 
+_XLOGY_SELF = None
+
+
+def _xlogy_self(t):
+    """``xlogy(t, t)`` (0 where t == 0) with PyTorch's xlogy derivatives for both of its
+    operands: ``xlogy(g, t)`` masked where t == 0, plus ``g * t / t``. A zero incoming
+    gradient stays 0 for a negative t (xlogy(0, y) is 0), where ``g * (log t + 1)`` is NaN."""
+    global _XLOGY_SELF
+    if _XLOGY_SELF is None:
+        from ..autograd import Function
+
+        class XlogyBackward0(Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.save_for_backward(x)
+                return _s.where(x == 0, _C.zeros((), dtype=x.dtype), x * x.log())
+
+            @staticmethod
+            def backward(ctx, g):
+                x, = ctx.saved_tensors
+                zero = _C.zeros((), dtype=g.dtype)
+                xlogy_g = _s.where((g == 0) & ~x.isnan(), zero, g * x.log())
+                return _s.where(x == 0, zero, xlogy_g) + g * x / x
+
+        XlogyBackward0._backward_name = "XlogyBackward0"
+        _XLOGY_SELF = XlogyBackward0
+    return _XLOGY_SELF.apply(t)
+
+
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
     """Pointwise KL divergence of log-probabilities ``input`` from ``target``
     (``xlogy(t, t) - t * input``, or ``exp(t) (t - input)`` with ``log_target``)."""
@@ -362,8 +406,7 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
     if log_target:
         loss = target.exp() * (target - input)
     else:
-        zero = _C.zeros((), dtype=_C.promote_types(input.dtype, target.dtype))
-        loss = _s.where(target == 0, zero, target * target.log()) - target * input
+        loss = _xlogy_self(target) - target * input
     if reduction == "batchmean":
         loss = loss.sum()
         return loss / input.shape[0] if input.dim() != 0 else loss
@@ -787,18 +830,53 @@ def _flat_pad(pairs):
     return out
 
 
-def _check_conv_channels(input, weight, groups):
+def _check_conv_weight_groups(weight, groups):
+    # PyTorch's check_shape_forward, in its order: at least `groups` filters, then divisible
+    if weight.shape[0] < groups:
+        raise RuntimeError(
+            f"Given groups={groups}, expected weight to be at least {groups} at dimension 0, but got weight of "
+            f"size {list(weight.shape)} instead"
+        )
     if weight.shape[0] % groups:
         raise RuntimeError(
             f"Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, but got weight of "
-            f"size [{list(weight.shape)}] instead"
+            f"size {list(weight.shape)} instead"
         )
+
+
+def _check_conv_channels(input, weight, groups):
+    _check_conv_weight_groups(weight, groups)
     c, icg = input.shape[1], weight.shape[1]
     if c != icg * groups:
         raise RuntimeError(
             f"Given groups={groups}, weight of size {list(weight.shape)}, expected input{list(input.shape)} "
             f"to have {icg * groups} channels, but got {c} channels instead"
         )
+
+
+def _conv_empty(input, weight, bias, stride, dilation, pads):
+    """PyTorch's ConvBackend::Empty for a batched ``input`` with no batch or no channels, or
+    None: the backend is picked before any dtype dispatch (so integer and bool operands
+    pass, promoting as ``input * weight``), after the shape checks (the kernel must fit),
+    and with no channels the result has none either (its calc_output_size)."""
+    n, c = input.shape[0], input.shape[1]
+    if n and c:
+        return None
+    size, kern, spatial = [], [], []
+    for i, ((lo, hi), s, d) in enumerate(zip(pads, stride, dilation)):
+        size.append(input.shape[2 + i] + lo + hi)
+        kern.append(d * (weight.shape[2 + i] - 1) + 1)
+        spatial.append((size[-1] - kern[-1]) // s + 1)
+    if any(a < k for a, k in zip(size, kern)):
+        raise RuntimeError(
+            f"Calculated padded input size per channel: ({' x '.join(map(str, size))}). Kernel size: "
+            f"({' x '.join(map(str, kern))}). Kernel size can't be greater than actual input size"
+        )
+    wv = weight.reshape(-1)
+    out = input.reshape(-1) * wv if c == 0 else input * wv[0]
+    if bias is not None:
+        out.add_(bias[0])
+    return out.reshape([n, weight.shape[0] if c else 0] + spatial)
 
 
 def _native_conv_ok(x, weight, bias):
@@ -812,6 +890,18 @@ def _native_conv_ok(x, weight, bias):
     )
 
 
+def _check_conv_bias_dtype(input, bias):
+    # conv1d/2d/3d compare the dtypes first of all (before any shape check)
+    if bias is not None and bias.dtype != input.dtype:
+        from .._random_ops import _CPP_NAMES, _dname
+        raise RuntimeError(f"Input type ({_CPP_NAMES.get(_dname(input.dtype))}) and bias type "
+                           f"({_CPP_NAMES.get(_dname(bias.dtype))}) should be the same")
+
+
+_LEGACY_TYPE = {"float32": "torch.FloatTensor", "float64": "torch.DoubleTensor", "float16": "torch.HalfTensor",
+                "bfloat16": "CPUBFloat16Type"}
+
+
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     r"""1-D convolution over an input of shape ``(N, C_in, L)`` or ``(C_in, L)``.
 
@@ -822,12 +912,15 @@ def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
         padding: int, 1-tuple, ``'valid'`` or ``'same'``.
         groups: split input channels into this many groups.
     """
+    _check_conv_bias_dtype(input, bias)
     if input.dim() not in (2, 3):
         raise RuntimeError(
             f"Expected 2D (unbatched) or 3D (batched) input to conv1d, but got input of size: {list(input.shape)}"
         )
     if weight.dim() != 3:
         raise RuntimeError(f"Expected 3-dimensional weight for 3-dimensional input, but got weight of size {list(weight.shape)}")
+    # The shape checks name the 3-D shapes, before the 1 x L image view below.
+    _check_conv_channels(input if input.dim() == 3 else input.unsqueeze(0), weight, groups)
     # A length-L signal is a 1 x L image: reuse the 2-D kernel (and its backward).
     (s,), (d,) = _ntuple(stride, 1), _ntuple(dilation, 1)
     p = padding if isinstance(padding, str) else (0, _ntuple(padding, 1)[0])
@@ -846,6 +939,7 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
         groups: split input channels into this many groups.
     """
     input, weight, bias = _autocast(input, weight, bias)
+    _check_conv_bias_dtype(input, bias)
     batched = input.dim() == 4
     if input.dim() not in (3, 4):
         raise RuntimeError(f"Expected 3D (unbatched) or 4D (batched) input to conv2d, but got input of size: {list(input.shape)}")
@@ -858,6 +952,9 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     _check_conv_channels(input, weight, groups)
     (ph, ph_hi), (pw, pw_hi) = _conv_padding(padding, (sh, sw), (dh, dw), (kh, kw))
     extra_h, extra_w = ph_hi - ph, pw_hi - pw
+    empty = _conv_empty(input, weight, bias, (sh, sw), (dh, dw), ((ph, ph_hi), (pw, pw_hi)))
+    if empty is not None:
+        return empty if batched else empty.squeeze(0)
     if _native_conv_ok(input, weight, bias):
         # The Rust kernel (im2col + GEMM, ConvolutionBackward0) pads
         # symmetrically itself; only 'same' with an odd total needs the
@@ -902,6 +999,7 @@ def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
         groups: split input channels into this many groups.
     """
     input, weight, bias = _autocast(input, weight, bias)
+    _check_conv_bias_dtype(input, bias)
     if input.dim() not in (4, 5):
         raise RuntimeError(f"Expected 4D (unbatched) or 5D (batched) input to conv3d, but got input of size: {list(input.shape)}")
     batched = input.dim() == 5
@@ -911,6 +1009,9 @@ def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     k = tuple(weight.shape[2:])
     _check_conv_channels(input, weight, groups)
     pads = _conv_padding(padding, s, d, k)
+    empty = _conv_empty(input, weight, bias, s, d, pads)
+    if empty is not None:
+        return empty if batched else empty.squeeze(0)
     x = pad(input, _flat_pad(pads)) if any(lo or hi for lo, hi in pads) else input
     n, c, depth, h, w = x.shape
     od = (depth - d[0] * (k[0] - 1) - 1) // s[0] + 1
@@ -952,11 +1053,7 @@ def _conv_transpose(input, weight, bias, stride, padding, output_padding, groups
     cin = weight.shape[0]
     if weight.dim() != nd + 2:
         raise RuntimeError(f"Expected {nd + 2}-dimensional weight for {name}, but got weight of size {list(weight.shape)}")
-    if cin % groups:
-        raise RuntimeError(
-            f"Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, but got weight of "
-            f"size [{list(weight.shape)}] instead"
-        )
+    _check_conv_weight_groups(weight, groups)
     if input.shape[1] != cin:
         raise RuntimeError(
             f"Given transposed=1, weight of size {list(weight.shape)}, expected input{list(input.shape)} to have "
@@ -984,7 +1081,16 @@ def _conv_transpose(input, weight, bias, stride, padding, output_padding, groups
     ocg = weight.shape[1]
     w = weight.reshape(groups, cin // groups, ocg, *k).transpose(1, 2).reshape(groups * ocg, cin // groups, *k)
     w = w.flip(list(range(2, 2 + nd)))
-    out = (conv1d, conv2d, conv3d)[nd - 1](x, w, bias, 1, 0, d, groups)
+    late_bias = bias is not None and bias.dtype != input.dtype
+    if late_bias and 0 not in input.shape[:2] and input.dtype in (_C.float32, _C.bfloat16):
+        from .._random_ops import _dname
+        name_of = lambda t: _LEGACY_TYPE.get(_dname(t.dtype), str(t.dtype))  # noqa: E731
+        raise RuntimeError(f"Input type ({name_of(input)}) and bias type ({name_of(bias)}) should be the same or "
+                           "input should be a MKLDNN tensor and bias is a dense tensor")
+    out = (conv1d, conv2d, conv3d)[nd - 1](x, w, None if late_bias else bias, 1, 0, d, groups)
+    if late_bias:
+        # PyTorch's kernels add a bias of another dtype in place, in the input's dtype
+        out.add_(bias.reshape([1, -1] + [1] * nd))
     return out if batched else out.squeeze(0)
 
 

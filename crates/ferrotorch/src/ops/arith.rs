@@ -915,11 +915,46 @@ pub fn unary(x: &Tensor, op: UnaryOp) -> Result<Tensor> {
 /// them ([`scalar_arg`]): logit's `eps` is converted to the float dtype it
 /// computes in, so -4e-17 is -0.0 in float16 (no longer "negative": the
 /// input is clamped to [-0, 1]) and -4.5e9 is float16's overflow error.
+///
+/// The activations' parameters are checked against the type their kernel
+/// converts them to (`Scalar::to<T>()` raises on a finite value beyond its
+/// range): elu/celu/selu, leaky_relu and softplus take them in the opmath
+/// type (float32 for float16/bfloat16, so 1e39 is "float" overflow), celu
+/// also its `1 / alpha` (its elu call's input scale), hardtanh in the input's
+/// own dtype. Integer inputs are refused by the kernel dispatch before that.
 fn kernel_args(op: UnaryOp, x: DType) -> Result<UnaryOp> {
+    let fits = |vals: &[f64], d: DType| -> Result<()> {
+        if x.is_floating_point() {
+            for &v in vals {
+                ferrotorch_core::dtype::check_scalar_fits(Scalar::Float(v), d, 2)?;
+            }
+        }
+        Ok(())
+    };
     Ok(match op {
         UnaryOp::Logit(eps) => {
             let d = if x.is_floating_point() { x } else { default_dtype() };
             UnaryOp::Logit(scalar_arg(Scalar::Float(eps), d)?.to_f64())
+        }
+        UnaryOp::LeakyRelu(a) => {
+            fits(&[a], opmath(x))?;
+            op
+        }
+        UnaryOp::Elu(a, b, c) => {
+            fits(&[a, b, c], opmath(x))?;
+            op
+        }
+        UnaryOp::Celu(a) => {
+            fits(&[a, 1.0 / a], opmath(x))?;
+            op
+        }
+        UnaryOp::Softplus(a, b) => {
+            fits(&[a, b], opmath(x))?;
+            op
+        }
+        UnaryOp::Hardtanh(lo, hi) => {
+            fits(&[lo, hi], x)?;
+            op
         }
         op => op,
     })

@@ -597,9 +597,10 @@ fn unary_grad(op: UnaryOp, g: &Tensor, x: &dyn Fn() -> Result<Tensor>, y: &dyn F
             }
         }
         LeakyRelu(slope) => {
-            let pos = mask(&x()?, BinaryOp::Gt, 0.0, dt)?;
-            let m = adds(&muls(&pos, 1.0 - slope)?, slope)?;
-            mul(g, &m)?
+            // Picked, not blended as `pos * (1 - slope) + slope`: for a huge
+            // slope (rrelu's (lower + upper) / 2 with lower = -9e8) the blend
+            // cancels to 0 in float32 where PyTorch's `x > 0 ? g : g * slope` gives g.
+            pick(&cond(&x()?, BinaryOp::Gt, 0.0)?, g, &muls(g, slope)?)?
         }
         Elu(alpha, scale, iscale) => elu_grad(g, &x()?, alpha, scale, iscale)?,
         Celu(alpha) => elu_grad(g, &x()?, alpha, 1.0, 1.0 / alpha)?,

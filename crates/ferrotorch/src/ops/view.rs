@@ -219,7 +219,8 @@ impl Tensor {
                 "as_strided backward on a non-contiguous input is not implemented yet; call .contiguous() first",
             ));
         }
-        self.scatter_view(layout, "AsStridedBackward0", move |_| Ok(rel.clone()))
+        let shape = self.shape().to_vec();
+        self.view_with_grad(layout, "AsStridedBackward0", move |g| super::view_grad::as_strided_scatter_add(g, &shape, &rel))
     }
 
     /// Records the one node PyTorch gives all outputs of `unbind`/`split`/
