@@ -9,41 +9,67 @@
 //! PyTorch's OpenMP regions instead run the first chunk on the calling thread
 //! while the others start.
 //!
-//! [`parallel_for`] does the same over rayon's pool: tasks are claimed from a
-//! shared counter by the caller and by `threads - 1` helper jobs; the caller
+//! [`parallel_for`] does the same over a rayon pool of `threads - 1` helper
+//! threads: tasks are claimed from a shared counter by the caller and by up
+//! to `threads - 1` helper jobs; the caller
 //! never waits for a helper that has not claimed anything, so a late worker
 //! costs nothing and the region is never much slower than a serial loop.
 
 use std::any::Any;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// The thread count asked for by [`set_threads`]; 0 until then.
 static REQUESTED: AtomicUsize = AtomicUsize::new(0);
 
-/// Number of threads kernels split their work over: rayon's pool size
-/// (`RAYON_NUM_THREADS`, else the number of cores), or fewer after
-/// [`set_threads`].
+/// Threads the process was started with: `RAYON_NUM_THREADS`, else
+/// `OMP_NUM_THREADS` (what PyTorch reads), else the number of cores.
+fn configured() -> usize {
+    ["RAYON_NUM_THREADS", "OMP_NUM_THREADS"]
+        .iter()
+        .filter_map(|v| std::env::var(v).ok()?.trim().parse::<usize>().ok())
+        .find(|&n| n > 0)
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+}
+
+/// The helper threads: one fewer than the thread count, because the calling
+/// thread works too (a full-size pool would leave one more thread spinning
+/// for work than there are cores). `None` when running single-threaded or
+/// when the threads could not be started.
+fn pool() -> Option<&'static rayon::ThreadPool> {
+    static POOL: OnceLock<Option<rayon::ThreadPool>> = OnceLock::new();
+    POOL.get_or_init(|| {
+        let helpers = configured().saturating_sub(1);
+        if helpers == 0 {
+            return None;
+        }
+        rayon::ThreadPoolBuilder::new().num_threads(helpers).thread_name(|i| format!("ferrotorch-{i}")).build().ok()
+    })
+    .as_ref()
+}
+
+/// Number of threads kernels split their work over: the configured count
+/// (see [`configured`]), or fewer after [`set_threads`].
 pub fn threads() -> usize {
-    let pool = rayon::current_num_threads();
+    let all = pool().map_or(1, |p| p.current_num_threads() + 1);
     match REQUESTED.load(Ordering::Relaxed) {
-        0 => pool,
-        n => n.min(pool),
+        0 => all,
+        n => n.min(all),
     }
 }
 
-/// The thread count last given to [`set_threads`], else the pool size (what
-/// `torch.get_num_threads()` reports).
+/// The thread count last given to [`set_threads`], else the configured one
+/// (what `torch.get_num_threads()` reports).
 pub fn requested_threads() -> usize {
     match REQUESTED.load(Ordering::Relaxed) {
-        0 => rayon::current_num_threads(),
+        0 => threads(),
         n => n,
     }
 }
 
-/// Caps the threads kernels use at `n` (at least 1). The pool itself keeps
-/// its size, so asking for more threads than it has uses all of them.
+/// Caps the threads kernels use at `n` (at least 1). The helper threads are
+/// started once, so asking for more than were configured uses all of them.
 pub fn set_threads(n: usize) {
     REQUESTED.store(n.max(1), Ordering::Relaxed);
 }
@@ -103,11 +129,11 @@ impl Region {
 /// on the calling thread after all tasks have finished.
 pub fn parallel_for<F: Fn(usize) + Sync>(tasks: usize, f: F) {
     let threads = threads();
-    if tasks <= 1 || threads <= 1 {
+    let Some(pool) = pool().filter(|_| tasks > 1 && threads > 1) else {
         return (0..tasks).for_each(f);
-    }
-    if rayon::current_thread_index().is_some() {
-        // Already on a pool thread: rayon's work stealing keeps this thread
+    };
+    if pool.current_thread_index().is_some() {
+        // Already on a helper thread: rayon's work stealing keeps this thread
         // busy while it waits, which is what we want for nested regions.
         use rayon::prelude::*;
         let f = &f;
@@ -126,7 +152,7 @@ pub fn parallel_for<F: Fn(usize) + Sync>(tasks: usize, f: F) {
     });
     for _ in 1..threads.min(tasks) {
         let r = Arc::clone(&region);
-        rayon::spawn(move || r.work());
+        pool.spawn(move || r.work());
     }
     region.work();
     // Every task is claimed; wait for the ones still running on helpers.
