@@ -726,8 +726,8 @@ mod avx {
 // and the product of the spatial dims. Batch statistics of float32 inputs
 // accumulate in float64 (`acc_type`) and are rounded to float32 where PyTorch
 // stores them; float16/bfloat16 inputs compute in float32 (`opmath_type`) and
-// store their statistics in the parameters' dtype (the `round` argument:
-// the input's dtype unless a parameter is float32).
+// store their mean and 1/std in the parameters' dtype (the `round`
+// argument: the input's dtype unless a parameter is float32).
 
 /// The `(N, C, S)` view of a contiguous batch-norm or group-norm input:
 /// batch size, channels and the product of the spatial sizes.
@@ -820,6 +820,37 @@ fn vec_dot<F: MomentFloat>(n: usize, a: impl Fn(usize) -> F, b: impl Fn(usize) -
         lanes_reduce::<F, 4>(n, |j| a(j) * b(j), |acc, j| a(j).fma(b(j), acc))
     } else {
         lanes_reduce::<F, 8>(n, |j| a(j) * b(j), |acc, j| a(j).fma(b(j), acc))
+    }
+}
+
+/// `Σ a(j)·b(j)` as PyTorch's group-norm kernels sum: vector lanes
+/// accumulate fused multiply-adds, the lanes add up in order from 0, then the
+/// tail adds on with fused multiply-adds.
+#[inline(always)]
+fn lane_dot<F: MomentFloat>(n: usize, a: impl Fn(usize) -> F, b: impl Fn(usize) -> F) -> F {
+    fn go<F: MomentFloat, const L: usize>(n: usize, a: impl Fn(usize) -> F, b: impl Fn(usize) -> F) -> F {
+        let full = n / L * L;
+        let mut acc = [F::ZERO; L];
+        let mut j = 0;
+        while j < full {
+            for (l, v) in acc.iter_mut().enumerate() {
+                *v = a(j + l).fma(b(j + l), *v);
+            }
+            j += L;
+        }
+        let mut s = F::ZERO;
+        for v in acc {
+            s += v;
+        }
+        for j in full..n {
+            s = a(j).fma(b(j), s);
+        }
+        s
+    }
+    if F::DTYPE == DType::Float64 {
+        go::<F, 4>(n, a, b)
+    } else {
+        go::<F, 8>(n, a, b)
     }
 }
 
@@ -921,11 +952,13 @@ fn channel_moments<T: Element, F: MomentFloat>(x: &[T], shp: Ncs, c: usize, stri
             for &v in &lanes[1..] {
                 acc += v;
             }
-            (round(tail + acc), round(mean_val))
+            (tail + acc, round(mean_val))
         }
     };
-    let var = round(var_sum / round(F::from_usize(cnt))).to_f64();
-    let unb = round(var_sum / round(F::from_usize(cnt - 1))).to_f64();
+    // The sum of squares stays in float32 (a float16 one would overflow
+    // where PyTorch's output is finite).
+    let var = (var_sum / F::from_usize(cnt)).to_f64();
+    let unb = (var_sum / F::from_usize(cnt - 1)).to_f64();
     (mean, var, unb)
 }
 
@@ -1297,7 +1330,7 @@ pub fn group_norm_backward<T: Element, F: MomentFloat>(
         .map(|blk| {
             let body = || {
                 let (gb_, xb) = (&g[blk * s..][..s], &x[blk * s..][..s]);
-                (vec_dot(s, |j| fv(gb_[j]), |j| fv(xb[j])), vec_sum(s, |j| fv(gb_[j])))
+                (lane_dot(s, |j| fv(gb_[j]), |j| fv(xb[j])), lane_dot(s, |j| fv(gb_[j]), |_| F::ONE))
             };
             #[cfg(target_arch = "x86_64")]
             if fma_ok() {
@@ -1314,7 +1347,7 @@ pub fn group_norm_backward<T: Element, F: MomentFloat>(
             for i in 0..shp.n {
                 let (ds, db) = dsdb[i * shp.c + c];
                 let ng = i * groups + c / d.max(1);
-                acc += (ds - db * mean[ng]) * rstd[ng];
+                acc = (-db).fma(mean[ng], ds).fma(rstd[ng], acc);
             }
             gw[c] = acc;
         }
@@ -1341,15 +1374,14 @@ pub fn group_norm_backward<T: Element, F: MomentFloat>(
             for (k, or) in os.chunks_exact_mut(row).enumerate() {
                 let ng = t * per + k;
                 let (i, gi) = (ng / groups, ng % groups);
-                let (mut dsv, mut dbv) = (F::ZERO, F::ZERO);
-                for j in 0..d {
-                    let c = gi * d + j;
-                    let (ds, db) = dsdb[i * shp.c + c];
-                    dsv += ds * wv(c);
-                    dbv += db * wv(c);
-                }
+                let base = i * shp.c + gi * d;
+                let dsv = lane_dot(d, |j| dsdb[base + j].0, |j| wv(gi * d + j));
+                let dbv = lane_dot(d, |j| dsdb[base + j].1, |j| wv(gi * d + j));
                 let (mu, r) = (mean[ng], rstd[ng]);
-                let c2 = (dbv * mu - dsv) * r * r * r * scale;
+                // The reference build contracts `db * mean - ds` (and the
+                // products below) into fused multiply-adds; with one element
+                // per group that decides the residue the gradient keeps.
+                let c2 = dbv.fma(mu, -dsv) * r * r * r * scale;
                 let c3 = -c2 * mu - dbv * r * scale;
                 for j in 0..d {
                     let c = gi * d + j;
@@ -1358,7 +1390,7 @@ pub fn group_norm_backward<T: Element, F: MomentFloat>(
                     let (gb_, xb) = (&g[off..][..s], &x[off..][..s]);
                     let oc = &mut or[j * s..][..s];
                     for q in 0..s {
-                        oc[q] = T::from_f64((c1 * fv(gb_[q]) + c2 * fv(xb[q]) + c3).to_f64());
+                        oc[q] = T::from_f64((c1.fma(fv(gb_[q]), c2 * fv(xb[q])) + c3).to_f64());
                     }
                 }
             }
