@@ -1442,4 +1442,47 @@ mod tests {
             assert!((db[j] - e).abs() < 1e-9);
         }
     }
+
+    #[test]
+    fn batch_norm_matches_naive_and_updates_running_stats() {
+        let shp = Ncs { n: 3, c: 2, s: 5 };
+        let x: Vec<f64> = (0..30).map(|i| ((i * 37) % 23) as f64 / 7.0 - 1.0).collect();
+        let (mut mean, mut invstd) = (vec![0.0; 2], vec![0.0; 2]);
+        let (mut rm, mut rv) = (vec![0.0; 2], vec![1.0; 2]);
+        batch_norm_stats::<f64, f64>(&x, shp, None, 1e-5, 0.1, Some(&mut rm), Some(&mut rv), |v| v, &mut mean, &mut invstd);
+        for c in 0..2 {
+            let vals: Vec<f64> = (0..3).flat_map(|i| x[(i * 2 + c) * 5..][..5].to_vec()).collect();
+            let m = vals.iter().sum::<f64>() / 15.0;
+            let v = vals.iter().map(|a| (a - m) * (a - m)).sum::<f64>() / 15.0;
+            assert!((mean[c] - m).abs() < 1e-12 && (invstd[c] - 1.0 / (v + 1e-5).sqrt()).abs() < 1e-9);
+            assert!((rm[c] - 0.1 * m).abs() < 1e-12 && (rv[c] - (0.9 + 0.1 * v * 15.0 / 14.0)).abs() < 1e-12);
+        }
+        let mut out = vec![0.0; 30];
+        batch_norm_apply::<f64, f64>(&x, shp, &mean, &invstd, None, None, false, &mut out);
+        // The input gradient of sum(y * y) / 2 is orthogonal to constants per channel.
+        let mut gx = vec![0.0; 30];
+        batch_norm_backward::<f64, f64>(&out, &x, shp, &mean, &invstd, None, true, None, Some(&mut gx), None, None);
+        for c in 0..2 {
+            let s: f64 = (0..3).map(|i| gx[(i * 2 + c) * 5..][..5].iter().sum::<f64>()).sum();
+            assert!(s.abs() < 1e-9);
+        }
+    }
+
+    #[test]
+    fn group_norm_rows_are_normalised() {
+        let shp = Ncs { n: 2, c: 4, s: 3 };
+        let x: Vec<f32> = (0..24).map(|i| ((i * 13) % 7) as f32 - 2.5).collect();
+        let (mut out, mut mean, mut rstd) = (vec![0.0f32; 24], vec![0.0f32; 4], vec![0.0f32; 4]);
+        group_norm_forward::<f32, f32>(&x, shp, 2, None, None, 0.0, &mut out, &mut mean, &mut rstd);
+        for r in out.chunks(6) {
+            let m: f32 = r.iter().sum::<f32>() / 6.0;
+            let v: f32 = r.iter().map(|a| (a - m) * (a - m)).sum::<f32>() / 6.0;
+            assert!(m.abs() < 1e-5 && (v - 1.0).abs() < 1e-4);
+        }
+        let mut gx = vec![0.0f32; 24];
+        group_norm_backward::<f32, f32>(&out, &x, shp, 2, &mean, &rstd, None, Some(&mut gx), None, None);
+        for r in gx.chunks(6) {
+            assert!(r.iter().sum::<f32>().abs() < 1e-4);
+        }
+    }
 }
