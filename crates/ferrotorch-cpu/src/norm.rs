@@ -854,20 +854,35 @@ fn lane_dot<F: MomentFloat>(n: usize, a: impl Fn(usize) -> F, b: impl Fn(usize) 
     }
 }
 
-/// Sum of `f(j)` for `j < n` in float64 over 8 independent lanes.
+/// `Σ f(x[j])` in float64 over 8 independent lanes (the order does not
+/// reach the float32 statistics rounded from it in practice).
 #[inline(always)]
-fn sum_f64(n: usize, f: impl Fn(usize) -> f64) -> f64 {
+fn sum_f64<T: Copy>(x: &[T], f: impl Fn(T) -> f64) -> f64 {
     let mut acc = [0.0f64; 8];
-    let full = n / 8 * 8;
-    let mut j = 0;
-    while j < full {
-        for (l, a) in acc.iter_mut().enumerate() {
-            *a += f(j + l);
+    let mut it = x.chunks_exact(8);
+    for ch in &mut it {
+        for (a, &v) in acc.iter_mut().zip(ch) {
+            *a += f(v);
         }
-        j += 8;
     }
-    for j in full..n {
-        acc[0] += f(j);
+    for &v in it.remainder() {
+        acc[0] += f(v);
+    }
+    acc.iter().sum()
+}
+
+/// `Σ f(x[j], y[j])` in float64 over 8 independent lanes.
+#[inline(always)]
+fn sum2_f64<T: Copy>(x: &[T], y: &[T], f: impl Fn(T, T) -> f64) -> f64 {
+    let mut acc = [0.0f64; 8];
+    let (mut ix, mut iy) = (x.chunks_exact(8), y.chunks_exact(8));
+    for (cx, cy) in (&mut ix).zip(&mut iy) {
+        for l in 0..8 {
+            acc[l] += f(cx[l], cy[l]);
+        }
+    }
+    for (&a, &b) in ix.remainder().iter().zip(iy.remainder()) {
+        acc[0] += f(a, b);
     }
     acc.iter().sum()
 }
@@ -883,13 +898,13 @@ fn channel_moments<T: Element, F: MomentFloat>(x: &[T], shp: Ncs, c: usize, stri
             // The TensorIterator path: the mean came from `at::mean`; the
             // squares accumulate in the accumulate type around that mean.
             let md = m.to_f64();
-            let vs: f64 = blocks.map(|b| sum_f64(b.len(), |j| (b[j].to_f64() - md) * (b[j].to_f64() - md))).sum();
+            let vs: f64 = blocks.map(|b| sum_f64(b, |v| (v.to_f64() - md) * (v.to_f64() - md))).sum();
             return (m, vs / cnt as f64, vs / (cnt as f64 - 1.0));
         }
-        let sum: f64 = blocks.clone().map(|b| sum_f64(b.len(), |j| b[j].to_f64())).sum();
+        let sum: f64 = blocks.clone().map(|b| sum_f64(b, |v| v.to_f64())).sum();
         let mean = F::from_f64(sum / cnt as f64);
         // (x - mean)^2 in the input's type, summed in float64, stored in the input's type.
-        let vs: f64 = blocks.map(|b| sum_f64(b.len(), |j| ((fv(b[j]) - mean) * (fv(b[j]) - mean)).to_f64())).sum();
+        let vs: f64 = blocks.map(|b| sum_f64(b, |v| ((fv(v) - mean) * (fv(v) - mean)).to_f64())).sum();
         let vs = F::from_f64(vs);
         let var = (vs / F::from_usize(cnt)).to_f64();
         let unb = (vs / F::from_usize(cnt - 1)).to_f64();
@@ -1144,7 +1159,7 @@ pub fn batch_norm_backward<T: Element, F: MomentFloat>(
                 let m = mean[c];
                 let blocks = (0..shp.n).map(|i| (&g[(i * shp.c + c) * shp.s..][..shp.s], &x[(i * shp.c + c) * shp.s..][..shp.s]));
                 if let Some(gs) = strided_gsum {
-                    let dotp: f64 = blocks.map(|(gb_, xb)| sum_f64(shp.s, |j| ((fv(xb[j]) - m) * fv(gb_[j])).to_f64())).sum();
+                    let dotp: f64 = blocks.map(|(gb_, xb)| sum2_f64(xb, gb_, |xv, gv| ((fv(xv) - m) * fv(gv)).to_f64())).sum();
                     return (gs[c].to_f64(), dotp);
                 }
                 let (mut sum, mut dotp) = (0.0f64, 0.0f64);
