@@ -453,12 +453,15 @@ impl Tensor {
     ///
     /// ```
     /// # use ferrotorch::Tensor;
-    /// let x = Tensor::from_vec(vec![1.0f64, 3.0, 2.0, 6.0], &[2, 2]).unwrap();
+    /// // channel 0 holds (1, 3), channel 1 holds (3, 5): each has variance 1
+    /// let x = Tensor::from_vec(vec![1.0f64, 3.0, 3.0, 5.0], &[2, 2]).unwrap();
     /// let rm = Tensor::from_vec(vec![0.0f64, 0.0], &[2]).unwrap();
     /// let rv = Tensor::from_vec(vec![1.0f64, 1.0], &[2]).unwrap();
     /// let y = x.batch_norm(Some(&rm), Some(&rv), None, None, true, 0.5, 0.0).unwrap();
     /// assert_eq!(y.to_vec::<f64>().unwrap(), vec![-1.0, -1.0, 1.0, 1.0]);
-    /// assert_eq!(rm.to_vec::<f64>().unwrap(), vec![0.75, 2.25]);
+    /// // running stats move halfway to the batch mean and unbiased variance (2)
+    /// assert_eq!(rm.to_vec::<f64>().unwrap(), vec![1.0, 2.0]);
+    /// assert_eq!(rv.to_vec::<f64>().unwrap(), vec![1.5, 1.5]);
     /// ```
     #[allow(clippy::too_many_arguments)]
     pub fn batch_norm(
