@@ -795,7 +795,7 @@ fn lanes_reduce<F: MomentFloat, const L: usize>(n: usize, map: impl Fn(usize) ->
     let mut w = L / 2;
     while w >= 1 {
         for l in 0..w {
-            acc[l] = acc[l] + acc[l + w];
+            acc[l] += acc[l + w];
         }
         w /= 2;
     }
