@@ -225,6 +225,32 @@ def core_workloads(quick):
     for kind, label, nbytes in (("max", "max_pool2d 3x3/2 pad 1", 7 * px.size), ("avg", "avg_pool2d 2x2/2", 5 * px.size)):
         add(f"{label} ({pimg}, 64, 56, 56) f32 fwd", "bandwidth", nbytes, pool_case(kind, False))
         add(f"{label} ({pimg}, 64, 56, 56) f32 fwd+bwd", "nn", None, pool_case(kind, True))
+
+    # batch_norm in training (batch statistics and running-stat updates) and
+    # group_norm (32 groups) over the same activation, with weight and bias;
+    # the backward computes all three gradients
+    def chan_norm_case(kind, backward):
+        def make(T, f):
+            x = f(px).requires_grad_(backward)
+            w_, b_ = (f(v).requires_grad_(backward) for v in (arr(64), arr(64)))
+            rm, rv = T.zeros(64), T.ones(64)
+            F = T.nn.functional
+            norm = ((lambda: F.batch_norm(x, rm, rv, w_, b_, training=True)) if kind == "batch"
+                    else (lambda: F.group_norm(x, 32, w_, b_)))
+            if not backward:
+                return norm
+
+            def step():
+                norm().sum().backward()
+            return step
+        return make
+
+    for kind in ("batch", "group"):
+        # bytes: the input read twice (statistics, then the output) and the output written
+        add(f"{kind}_norm ({pimg}, 64, 56, 56) f32 train fwd" if kind == "batch" else
+            f"group_norm ({pimg}, 64, 56, 56) 32 groups f32 fwd", "bandwidth", 12 * px.size, chan_norm_case(kind, False))
+        add(f"{kind}_norm ({pimg}, 64, 56, 56) f32 train fwd+bwd" if kind == "batch" else
+            f"group_norm ({pimg}, 64, 56, 56) 32 groups f32 fwd+bwd", "nn", None, chan_norm_case(kind, True))
     return w
 
 

@@ -302,6 +302,10 @@ def batch_norm(input, weight, bias, running_mean, running_var, training, momentu
 
     Batch normalisation over dim 1 (ATen argument order; ``cudnn_enabled`` picks no backend here).
     """
+    if input.device.type == "cpu":
+        # ATen's batch_norm has no batch-size check (F.batch_norm's is Python-only).
+        return _C._native_batch_norm(input, weight, bias, running_mean, running_var, bool(training),
+                                     float(momentum), float(eps))[0]
     return _F().batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
 
 
@@ -309,9 +313,33 @@ def instance_norm(input, weight, bias, running_mean, running_var, use_input_stat
                   cudnn_enabled):
     r"""instance_norm(input, weight, bias, running_mean, running_var, use_input_stats, momentum, eps, cudnn_enabled) -> Tensor
 
-    Instance normalisation (per sample and channel), ATen argument order.
+    Instance normalisation (per sample and channel), ATen argument order: batch_norm over the
+    ``(1, N*C, ...)`` view with the parameters and running statistics repeated per sample; the
+    running statistics then take the mean of their per-sample updates.
     """
-    return _F().instance_norm(input, running_mean, running_var, weight, bias, use_input_stats, momentum, eps)
+    if input.device.type != "cpu":
+        return _F().instance_norm(input, running_mean, running_var, weight, bias, use_input_stats, momentum, eps)
+    if not use_input_stats and (running_mean is None or running_var is None):
+        raise RuntimeError("Expected running_mean and running_var to be defined when use_input_stats is false")
+    if input.dim() < 2:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-max(input.dim(), 1)}, "
+                         f"{max(input.dim(), 1) - 1}], but got {1 if input.dim() else 0})")
+    b, c = input.shape[0], input.shape[1]
+    shape = [1, b * c] + list(input.shape[2:])
+
+    def rep(t):
+        return None if t is None else t.repeat(b)
+
+    rm, rv = rep(running_mean), rep(running_var)
+    out = _C._native_batch_norm(input.contiguous().view(shape), rep(weight), rep(bias), rm, rv,
+                                bool(use_input_stats), float(momentum), float(eps))[0]
+    from .autograd.grad_mode import no_grad
+    with no_grad():
+        if running_mean is not None:
+            running_mean.copy_(rm.view(b, c).mean(0))
+        if running_var is not None:
+            running_var.copy_(rv.view(b, c).mean(0))
+    return out.view(input.shape)
 
 
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05, cudnn_enabled=True):
@@ -319,6 +347,9 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05, cudnn_enabl
 
     Group normalisation; see :func:`torch.nn.functional.group_norm`.
     """
+    if input.device.type == "cpu":
+        # The native op makes ATen's checks (no batch-size check: F.group_norm's is Python-only).
+        return _C._native_group_norm(input, num_groups, weight, bias, float(eps))[0]
     if input.dim() == 0:
         raise IndexError("Dimension specified as 0 but tensor has no dimensions")
     if input.dim() == 1:
@@ -395,6 +426,9 @@ def native_batch_norm(input, weight, bias, running_mean, running_var, training, 
     :func:`batch_norm` returning ``(output, save_mean, save_invstd)``: in training the batch
     mean and ``1/sqrt(var + eps)`` per channel; in evaluation two empty tensors.
     """
+    if input.device.type == "cpu":
+        return _C._native_batch_norm(input, weight, bias, running_mean, running_var, bool(training),
+                                     float(momentum), float(eps))
     out = _F().batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
     if not training:
         e = _C.empty(0, dtype=input.dtype, device=input.device)
@@ -412,6 +446,8 @@ def native_group_norm(input, weight, bias, N, C, HxW, group, eps):
 
     :func:`group_norm` returning ``(output, mean, rstd)``, the statistics of shape ``(N, group)``.
     """
+    if input.device.type == "cpu":
+        return _C._native_group_norm(input, group, weight, bias, float(eps))
     out = _F().group_norm(input, group, weight, bias, eps)
     from .autograd.grad_mode import no_grad
     with no_grad():

@@ -718,6 +718,707 @@ mod avx {
     }
 }
 
+// ---------------------------------------------------------------------------
+// Batch and group normalisation.
+//
+// PyTorch's CPU kernels (ATen/native/cpu/batch_norm_kernel.cpp and
+// group_norm_kernel.cpp) over an input viewed as (N, C, S): batch, channels
+// and the product of the spatial dims. Batch statistics of float32 inputs
+// accumulate in float64 (`acc_type`) and are rounded to float32 where PyTorch
+// stores them; float16/bfloat16 inputs compute in float32 (`opmath_type`) and
+// store their mean and 1/std in the parameters' dtype (the `round`
+// argument: the input's dtype unless a parameter is float32).
+
+/// The `(N, C, S)` view of a contiguous batch-norm or group-norm input:
+/// batch size, channels and the product of the spatial sizes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Ncs {
+    /// Batch size (dim 0).
+    pub n: usize,
+    /// Channels (dim 1).
+    pub c: usize,
+    /// Product of the remaining dims.
+    pub s: usize,
+}
+
+impl Ncs {
+    /// Elements per channel.
+    pub fn per_channel(&self) -> usize {
+        self.n * self.s
+    }
+}
+
+/// `v` rounded to `T` and back: how a statistic stored in a float16/bfloat16
+/// tensor reads back. Identity for float32/float64 `T` with `F == T`.
+pub fn round_through<T: Element, F: Element>(v: F) -> F {
+    F::from_f64(T::from_f64(v.to_f64()).to_f64())
+}
+
+/// `1 / sqrt(var + eps)` in float64 as PyTorch's `InvStd` (0 when both are 0).
+#[inline]
+fn inv_std(var: f64, eps: f64) -> f64 {
+    if var != 0.0 || eps != 0.0 {
+        1.0 / (var + eps).sqrt()
+    } else {
+        0.0
+    }
+}
+
+/// A vectorised reduction over `L` lanes as PyTorch's `vec::reduce_all` /
+/// `map2_reduce_all`: the first vector is `map`, later vectors and the tail
+/// (into the first lanes) fold in with `step(acc, j)`, then the lanes fold in
+/// a halving tree; fewer than `L` values add their `map`s in order.
+#[inline(always)]
+fn lanes_reduce<F: MomentFloat, const L: usize>(n: usize, map: impl Fn(usize) -> F, step: impl Fn(F, usize) -> F) -> F {
+    if n < L {
+        let mut acc = F::ZERO;
+        for j in 0..n {
+            acc = if j == 0 { map(0) } else { acc + map(j) };
+        }
+        return acc;
+    }
+    let mut acc = [F::ZERO; L];
+    for (l, a) in acc.iter_mut().enumerate() {
+        *a = map(l);
+    }
+    let full = n / L * L;
+    let mut j = L;
+    while j < full {
+        for (l, a) in acc.iter_mut().enumerate() {
+            *a = step(*a, j + l);
+        }
+        j += L;
+    }
+    for (l, a) in acc.iter_mut().enumerate().take(n - full) {
+        *a = step(*a, full + l);
+    }
+    let mut w = L / 2;
+    while w >= 1 {
+        for l in 0..w {
+            acc[l] += acc[l + w];
+        }
+        w /= 2;
+    }
+    acc[0]
+}
+
+/// `Σ f(j)` as [`lanes_reduce`] with the lane count of `F`.
+#[inline(always)]
+fn vec_sum<F: MomentFloat>(n: usize, f: impl Fn(usize) -> F) -> F {
+    if F::DTYPE == DType::Float64 {
+        lanes_reduce::<F, 4>(n, &f, |a, j| a + f(j))
+    } else {
+        lanes_reduce::<F, 8>(n, &f, |a, j| a + f(j))
+    }
+}
+
+/// `Σ a(j)·b(j)` as [`lanes_reduce`], each step one fused multiply-add (the
+/// reference build contracts `acc + a * b`).
+#[inline(always)]
+fn vec_dot<F: MomentFloat>(n: usize, a: impl Fn(usize) -> F, b: impl Fn(usize) -> F) -> F {
+    if F::DTYPE == DType::Float64 {
+        lanes_reduce::<F, 4>(n, |j| a(j) * b(j), |acc, j| a(j).fma(b(j), acc))
+    } else {
+        lanes_reduce::<F, 8>(n, |j| a(j) * b(j), |acc, j| a(j).fma(b(j), acc))
+    }
+}
+
+/// `Σ a(j)·b(j)` as PyTorch's group-norm kernels sum: vector lanes
+/// accumulate fused multiply-adds, the lanes add up in order from 0, then the
+/// tail adds on with fused multiply-adds.
+#[inline(always)]
+fn lane_dot<F: MomentFloat>(n: usize, a: impl Fn(usize) -> F, b: impl Fn(usize) -> F) -> F {
+    fn go<F: MomentFloat, const L: usize>(n: usize, a: impl Fn(usize) -> F, b: impl Fn(usize) -> F) -> F {
+        let full = n / L * L;
+        let mut acc = [F::ZERO; L];
+        let mut j = 0;
+        while j < full {
+            for (l, v) in acc.iter_mut().enumerate() {
+                *v = a(j + l).fma(b(j + l), *v);
+            }
+            j += L;
+        }
+        let mut s = F::ZERO;
+        for v in acc {
+            s += v;
+        }
+        for j in full..n {
+            s = a(j).fma(b(j), s);
+        }
+        s
+    }
+    if F::DTYPE == DType::Float64 {
+        go::<F, 4>(n, a, b)
+    } else {
+        go::<F, 8>(n, a, b)
+    }
+}
+
+/// `Σ f(x[j])` in float64 over 8 independent lanes (the order does not
+/// reach the float32 statistics rounded from it in practice).
+#[inline(always)]
+fn sum_f64<T: Copy>(x: &[T], f: impl Fn(T) -> f64) -> f64 {
+    let mut acc = [0.0f64; 8];
+    let mut it = x.chunks_exact(8);
+    for ch in &mut it {
+        for (a, &v) in acc.iter_mut().zip(ch) {
+            *a += f(v);
+        }
+    }
+    for &v in it.remainder() {
+        acc[0] += f(v);
+    }
+    acc.iter().sum()
+}
+
+/// `Σ f(x[j], y[j])` in float64 over 8 independent lanes.
+#[inline(always)]
+fn sum2_f64<T: Copy>(x: &[T], y: &[T], f: impl Fn(T, T) -> f64) -> f64 {
+    let mut acc = [0.0f64; 8];
+    let (mut ix, mut iy) = (x.chunks_exact(8), y.chunks_exact(8));
+    for (cx, cy) in (&mut ix).zip(&mut iy) {
+        for l in 0..8 {
+            acc[l] += f(cx[l], cy[l]);
+        }
+    }
+    for (&a, &b) in ix.remainder().iter().zip(iy.remainder()) {
+        acc[0] += f(a, b);
+    }
+    acc.iter().sum()
+}
+
+/// One channel's (stored mean, biased variance, unbiased variance).
+#[inline(always)]
+fn channel_moments<T: Element, F: MomentFloat>(x: &[T], shp: Ncs, c: usize, strided_mean: Option<F>, round: fn(F) -> F) -> (F, f64, f64) {
+    let cnt = shp.per_channel();
+    let blocks = (0..shp.n).map(move |i| &x[(i * shp.c + c) * shp.s..][..shp.s]);
+    let fv = |v: T| F::from_f64(v.to_f64());
+    if T::DTYPE == F::DTYPE {
+        if let Some(m) = strided_mean {
+            // The TensorIterator path: the mean came from `at::mean`; the
+            // squares accumulate in the accumulate type around that mean.
+            let md = m.to_f64();
+            let vs: f64 = blocks.map(|b| sum_f64(b, |v| (v.to_f64() - md) * (v.to_f64() - md))).sum();
+            return (m, vs / cnt as f64, vs / (cnt as f64 - 1.0));
+        }
+        let sum: f64 = blocks.clone().map(|b| sum_f64(b, |v| v.to_f64())).sum();
+        let mean = F::from_f64(sum / cnt as f64);
+        // (x - mean)^2 in the input's type, summed in float64, stored in the input's type.
+        let vs: f64 = blocks.map(|b| sum_f64(b, |v| ((fv(v) - mean) * (fv(v) - mean)).to_f64())).sum();
+        let vs = F::from_f64(vs);
+        let var = (vs / F::from_usize(cnt)).to_f64();
+        let unb = (vs / F::from_usize(cnt - 1)).to_f64();
+        return (mean, var, unb);
+    }
+    // float16/bfloat16 in float32.
+    let (var_sum, mean) = match strided_mean {
+        Some(m) => {
+            let mut vs = F::ZERO;
+            for b in blocks {
+                for &v in b {
+                    let d = fv(v) - m;
+                    vs += d * d;
+                }
+            }
+            (vs, m)
+        }
+        None => {
+            // Vectors of 16 reduced values widen to two float vectors that
+            // accumulate into the same 8 lanes; remainders go to a scalar.
+            const L: usize = 8;
+            let full = shp.s / (2 * L) * (2 * L);
+            let (mut lanes, mut tail) = ([F::ZERO; L], F::ZERO);
+            for b in blocks.clone() {
+                for ch in b[..full].chunks_exact(2 * L) {
+                    for l in 0..L {
+                        lanes[l] += fv(ch[l]);
+                    }
+                    for l in 0..L {
+                        lanes[l] += fv(ch[L + l]);
+                    }
+                }
+                for &v in &b[full..] {
+                    tail += fv(v);
+                }
+            }
+            let mut acc = lanes[0];
+            for &v in &lanes[1..] {
+                acc += v;
+            }
+            let mean_val = (tail + acc) / F::from_usize(cnt);
+            let (mut lanes, mut tail) = ([F::ZERO; L], F::ZERO);
+            for b in blocks {
+                for ch in b[..full].chunks_exact(2 * L) {
+                    for l in 0..L {
+                        let d = fv(ch[l]) - mean_val;
+                        lanes[l] = d.fma(d, lanes[l]);
+                    }
+                    for l in 0..L {
+                        let d = fv(ch[L + l]) - mean_val;
+                        lanes[l] = d.fma(d, lanes[l]);
+                    }
+                }
+                for &v in &b[full..] {
+                    let d = fv(v) - mean_val;
+                    tail = d.fma(d, tail);
+                }
+            }
+            let mut acc = lanes[0];
+            for &v in &lanes[1..] {
+                acc += v;
+            }
+            (tail + acc, round(mean_val))
+        }
+    };
+    // The sum of squares stays in float32 (a float16 one would overflow
+    // where PyTorch's output is finite).
+    let var = (var_sum / F::from_usize(cnt)).to_f64();
+    let unb = (var_sum / F::from_usize(cnt - 1)).to_f64();
+    (mean, var, unb)
+}
+
+/// Batch statistics per channel (PyTorch's `batch_norm_cpu_update_stats_template`):
+/// writes `save_mean` and `save_invstd = 1/sqrt(var + eps)` (biased variance),
+/// and moves `running_mean`/`running_var` towards the batch mean and unbiased
+/// variance by `momentum`, in place. `strided_mean` is `Some(mean)` to
+/// reproduce the path PyTorch takes for inputs that are not contiguous (the
+/// mean taken by `at::mean`, given here; `x` is still a contiguous copy).
+/// `round` rounds a statistic to the dtype it is stored in ([`round_through`]).
+/// Channels run in parallel.
+#[allow(clippy::too_many_arguments)]
+pub fn batch_norm_stats<T: Element, F: MomentFloat>(
+    x: &[T],
+    shp: Ncs,
+    strided_mean: Option<&[F]>,
+    eps: f64,
+    momentum: f64,
+    running_mean: Option<&mut [F]>,
+    running_var: Option<&mut [F]>,
+    round: fn(F) -> F,
+    save_mean: &mut [F],
+    save_invstd: &mut [F],
+) {
+    if shp.per_channel() == 0 {
+        return;
+    }
+    let stats: Vec<(F, f64, f64)> = (0..shp.c)
+        .into_par_iter()
+        .map(|c| {
+            #[cfg(target_arch = "x86_64")]
+            if fma_ok() {
+                // SAFETY: the CPU has AVX2 and FMA.
+                return unsafe { channel_moments_fma(x, shp, c, strided_mean.map(|m| m[c]), round) };
+            }
+            channel_moments(x, shp, c, strided_mean.map(|m| m[c]), round)
+        })
+        .collect();
+    let m = F::from_f64(momentum);
+    let keep = F::ONE - m;
+    let (mut rm, mut rv) = (running_mean, running_var);
+    for (c, &(mean, var, unb)) in stats.iter().enumerate() {
+        save_mean[c] = mean;
+        save_invstd[c] = round(F::from_f64(inv_std(var, eps)));
+        if let Some(rm) = rm.as_deref_mut() {
+            rm[c] = round(m * mean + keep * rm[c]);
+        }
+        if let Some(rv) = rv.as_deref_mut() {
+            rv[c] = round(F::from_f64(m.to_f64() * unb + (keep * rv[c]).to_f64()));
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn channel_moments_fma<T: Element, F: MomentFloat>(x: &[T], shp: Ncs, c: usize, strided_mean: Option<F>, round: fn(F) -> F) -> (F, f64, f64) {
+    channel_moments(x, shp, c, strided_mean, round)
+}
+
+/// `1 / sqrt(running_var + eps)` per channel as PyTorch's evaluation-mode
+/// kernels take it: the forward adds `eps` in the compute type, the backward
+/// in float64.
+pub fn batch_norm_eval_invstd<F: MomentFloat>(running_var: &[F], eps: f64, backward: bool) -> Vec<F> {
+    running_var
+        .iter()
+        .map(|&v| {
+            if backward {
+                F::from_f64(1.0 / (v.to_f64() + eps).sqrt())
+            } else {
+                F::ONE / F::from_f64((v + F::from_f64(eps)).to_f64().sqrt())
+            }
+        })
+        .collect()
+}
+
+/// Blocks of `s` elements per parallel task.
+fn blocks_per_task(blocks: usize, s: usize) -> usize {
+    rows_per_task(blocks, s)
+}
+
+/// The batch-norm output `(x - mean) * invstd * w + b` per channel. The
+/// contiguous form (`strided == false`) is PyTorch's fast path
+/// `x * alpha + beta` with `alpha = invstd * w`, `beta = b - mean * alpha`;
+/// the strided form evaluates `((x - mean) * invstd) * w + b` as its
+/// TensorIterator path does. `mean`/`invstd` are the batch statistics in
+/// training and the running mean and [`batch_norm_eval_invstd`] in evaluation.
+#[allow(clippy::too_many_arguments)]
+pub fn batch_norm_apply<T: Element, F: MomentFloat>(x: &[T], shp: Ncs, mean: &[F], invstd: &[F], w: Option<&[F]>, b: Option<&[F]>, strided: bool, out: &mut [T]) {
+    let (nc, s) = (shp.n * shp.c, shp.s);
+    if nc == 0 || s == 0 {
+        return;
+    }
+    let wv = |c: usize| w.map_or(F::ONE, |w| w[c]);
+    let bv = |c: usize| b.map_or(F::ZERO, |b| b[c]);
+    let coef: Vec<(F, F)> = (0..shp.c)
+        .map(|c| {
+            if strided {
+                (F::ZERO, F::ZERO)
+            } else {
+                let alpha = invstd[c] * wv(c);
+                (alpha, bv(c) - mean[c] * alpha)
+            }
+        })
+        .collect();
+    let per = blocks_per_task(nc, s);
+    x.par_chunks(per * s).zip(out.par_chunks_mut(per * s)).enumerate().for_each(|(t, (xs, os))| {
+        let mut body = || {
+            for (k, (xb, ob)) in xs.chunks_exact(s).zip(os.chunks_exact_mut(s)).enumerate() {
+                let c = (t * per + k) % shp.c;
+                if strided {
+                    let (m, r, wc, bc) = (mean[c], invstd[c], wv(c), bv(c));
+                    for (o, &v) in ob.iter_mut().zip(xb) {
+                        *o = T::from_f64((((F::from_f64(v.to_f64()) - m) * r) * wc + bc).to_f64());
+                    }
+                } else {
+                    let (a, be) = coef[c];
+                    apply_affine(xb, a, be, ob);
+                }
+            }
+        };
+        #[cfg(target_arch = "x86_64")]
+        if fma_ok() {
+            // SAFETY: the CPU has AVX2 and FMA.
+            return unsafe { with_fma(body) };
+        }
+        body()
+    });
+}
+
+/// `out = x * a + b` (one rounding, as the reference build contracts it).
+#[inline(always)]
+fn apply_affine<T: Element, F: MomentFloat>(x: &[T], a: F, b: F, out: &mut [T]) {
+    if let Some(xf) = same::<T, F>(x) {
+        if let Some(of) = same_mut::<T, F>(out) {
+            for (o, &v) in of.iter_mut().zip(xf) {
+                *o = v.fma(a, b);
+            }
+            return;
+        }
+    }
+    for (o, &v) in out.iter_mut().zip(x) {
+        *o = T::from_f64(F::from_f64(v.to_f64()).fma(a, b).to_f64());
+    }
+}
+
+/// Runs `f` with AVX2 and FMA enabled, so that `mul_add` in it is one instruction.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+#[inline]
+unsafe fn with_fma<R>(f: impl FnOnce() -> R) -> R {
+    f()
+}
+
+/// Backward of batch norm (PyTorch's `batch_norm_cpu_backward` kernels): per
+/// channel `sum = Σ g` and `dotp = Σ (x - mean)·g`; the input gradient is, in
+/// training, `(g - sum/n - (x - mean)·k)·invstd·w` with
+/// `k = dotp·invstd²/n`, and in evaluation `g·invstd·w`; `gw = dotp·invstd`,
+/// `gb = sum`. `mean`/`invstd` as for [`batch_norm_apply`] (evaluation takes
+/// the backward form of [`batch_norm_eval_invstd`]). `strided_gsum` is
+/// `Some(Σ g)` (from `at::sum`) to reproduce PyTorch's path for inputs that
+/// are not contiguous. Channels run in parallel, then the input gradient.
+#[allow(clippy::too_many_arguments)]
+pub fn batch_norm_backward<T: Element, F: MomentFloat>(
+    g: &[T],
+    x: &[T],
+    shp: Ncs,
+    mean: &[F],
+    invstd: &[F],
+    w: Option<&[F]>,
+    train: bool,
+    strided_gsum: Option<&[F]>,
+    gx: Option<&mut [T]>,
+    gw: Option<&mut [F]>,
+    gb: Option<&mut [F]>,
+) {
+    let cnt = shp.per_channel();
+    let fv = |v: T| F::from_f64(v.to_f64());
+    let direct = T::DTYPE == F::DTYPE;
+    let sums: Vec<(f64, f64)> = (0..shp.c)
+        .into_par_iter()
+        .map(|c| {
+            let body = || {
+                let m = mean[c];
+                let blocks = (0..shp.n).map(|i| (&g[(i * shp.c + c) * shp.s..][..shp.s], &x[(i * shp.c + c) * shp.s..][..shp.s]));
+                if let Some(gs) = strided_gsum {
+                    let dotp: f64 = blocks.map(|(gb_, xb)| sum2_f64(xb, gb_, |xv, gv| ((fv(xv) - m) * fv(gv)).to_f64())).sum();
+                    return (gs[c].to_f64(), dotp);
+                }
+                let (mut sum, mut dotp) = (0.0f64, 0.0f64);
+                for (gb_, xb) in blocks {
+                    let s1 = vec_sum(shp.s, |j| fv(gb_[j]));
+                    let s2 = vec_dot(shp.s, |j| fv(xb[j]) - m, |j| fv(gb_[j]));
+                    if direct {
+                        sum += s1.to_f64();
+                        dotp += s2.to_f64();
+                    } else {
+                        // float16/bfloat16: float32 accumulators.
+                        sum = (F::from_f64(sum) + s1).to_f64();
+                        dotp = (F::from_f64(dotp) + s2).to_f64();
+                    }
+                }
+                (sum, dotp)
+            };
+            #[cfg(target_arch = "x86_64")]
+            if fma_ok() {
+                // SAFETY: the CPU has AVX2 and FMA.
+                return unsafe { with_fma(body) };
+            }
+            body()
+        })
+        .collect();
+    let wv = |c: usize| w.map_or(F::ONE, |w| w[c]);
+    if let Some(gw) = gw {
+        for c in 0..shp.c {
+            gw[c] = F::from_f64(sums[c].1 * invstd[c].to_f64());
+        }
+    }
+    if let Some(gb) = gb {
+        for c in 0..shp.c {
+            gb[c] = F::from_f64(sums[c].0);
+        }
+    }
+    let Some(gx) = gx else { return };
+    let (nc, s) = (shp.n * shp.c, shp.s);
+    if nc == 0 || s == 0 {
+        return;
+    }
+    // Per channel: (mean, k, grad_mean, invstd * w as applied).
+    let coef: Vec<(F, F, F)> = (0..shp.c)
+        .map(|c| {
+            let (sum, dotp) = sums[c];
+            let k = F::from_f64(dotp) * invstd[c] * invstd[c] / F::from_usize(cnt);
+            let gm = if strided_gsum.is_some() { F::from_f64(sum) / F::from_usize(cnt) } else { F::from_f64(sum / cnt as f64) };
+            (mean[c], k, gm)
+        })
+        .collect();
+    let per = blocks_per_task(nc, s);
+    gx.par_chunks_mut(per * s).enumerate().for_each(|(t, os)| {
+        let mut body = || {
+            for (k, ob) in os.chunks_exact_mut(s).enumerate() {
+                let blk = t * per + k;
+                let c = blk % shp.c;
+                let (gb_, xb) = (&g[blk * s..][..s], &x[blk * s..][..s]);
+                let (r, wc) = (invstd[c], wv(c));
+                if train {
+                    let (m, kk, gm) = coef[c];
+                    for j in 0..s {
+                        let dx = (fv(xb[j]) - m) * kk;
+                        ob[j] = T::from_f64(((fv(gb_[j]) - gm - dx) * r * wc).to_f64());
+                    }
+                } else {
+                    for j in 0..s {
+                        ob[j] = T::from_f64((fv(gb_[j]) * r * wc).to_f64());
+                    }
+                }
+            }
+        };
+        #[cfg(target_arch = "x86_64")]
+        if fma_ok() {
+            // SAFETY: the CPU has AVX2 and FMA.
+            return unsafe { with_fma(body) };
+        }
+        body()
+    });
+}
+
+/// Group norm forward (PyTorch's `GroupNormKernelImpl`): each sample's
+/// `c / groups` consecutive channels form one contiguous row of
+/// `(c / groups)·s` elements whose mean and biased variance come from
+/// [`rowwise_moments`], `rstd = 1/sqrt(max(var, 0) + eps)` in float64; the
+/// output is `(x - mean)·rstd` without parameters, else `scale·x + bias` per
+/// channel with `scale = rstd·w`, `bias = -scale·mean + b`. `mean`/`rstd`
+/// (`n·groups` each) are written unrounded; rows run in parallel.
+#[allow(clippy::too_many_arguments)]
+pub fn group_norm_forward<T: Element, F: MomentFloat>(
+    x: &[T],
+    shp: Ncs,
+    groups: usize,
+    w: Option<&[F]>,
+    b: Option<&[F]>,
+    eps: f64,
+    out: &mut [T],
+    mean: &mut [F],
+    rstd: &mut [F],
+) {
+    let d = shp.c / groups.max(1);
+    let row = d * shp.s;
+    let rows = shp.n * groups;
+    if row == 0 || rows == 0 {
+        return;
+    }
+    let split = if matches!(T::DTYPE, DType::Float16 | DType::BFloat16) { 2 } else { 1 };
+    let per = rows_per_task(rows, row);
+    x.par_chunks(per * row)
+        .zip(out.par_chunks_mut(per * row))
+        .zip(mean.par_chunks_mut(per))
+        .zip(rstd.par_chunks_mut(per))
+        .enumerate()
+        .for_each(|(t, (((xs, os), ms), rs))| {
+            let mut body = || {
+                let (mut s8, mut s4) = (MomentStack::<F, 8>::default(), MomentStack::<F, 4>::default());
+                let mut xb = if T::DTYPE == F::DTYPE { Vec::new() } else { vec![F::ZERO; row] };
+                for (k, (xr, or)) in xs.chunks_exact(row).zip(os.chunks_exact_mut(row)).enumerate() {
+                    let xf: &[F] = match same::<T, F>(xr) {
+                        Some(v) => v,
+                        None => {
+                            widen(xr, &mut xb);
+                            &xb
+                        }
+                    };
+                    let (mu, var) = moments(xf, split, &mut s8, &mut s4);
+                    let v = var.to_f64();
+                    let r = F::from_f64(1.0 / ((if v < 0.0 { 0.0 } else { v }) + eps).sqrt());
+                    ms[k] = mu;
+                    rs[k] = r;
+                    let g = (t * per + k) % groups;
+                    if w.is_none() && b.is_none() {
+                        for (o, &v) in or.iter_mut().zip(xf) {
+                            *o = T::from_f64(((v - mu) * r).to_f64());
+                        }
+                    } else {
+                        for j in 0..d {
+                            let c = g * d + j;
+                            let scale = r * w.map_or(F::ONE, |w| w[c]);
+                            let bias = (-scale).fma(mu, b.map_or(F::ZERO, |b| b[c]));
+                            let (xc, oc) = (&xf[j * shp.s..][..shp.s], &mut or[j * shp.s..][..shp.s]);
+                            for (o, &v) in oc.iter_mut().zip(xc) {
+                                *o = T::from_f64(scale.fma(v, bias).to_f64());
+                            }
+                        }
+                    }
+                }
+            };
+            #[cfg(target_arch = "x86_64")]
+            if fma_ok() {
+                // SAFETY: the CPU has AVX2 and FMA.
+                return unsafe { with_fma(body) };
+            }
+            body()
+        });
+}
+
+/// Group norm backward (PyTorch's `GroupNormBackwardKernelImpl`): per
+/// (sample, channel) `ds = Σ g·x`, `db = Σ g`; per (sample, group), with
+/// `ds' = Σ ds·w`, `db' = Σ db·w` over its channels,
+/// `c2 = (db'·mean − ds')·rstd³/(d·s)`, `c3 = −c2·mean − db'·rstd/(d·s)`, the
+/// input gradient is `rstd·w·g + c2·x + c3`; `gw = Σ_n (ds − db·mean)·rstd`
+/// and `gb = Σ_n db` per channel. Work runs in parallel over rows.
+#[allow(clippy::too_many_arguments)]
+pub fn group_norm_backward<T: Element, F: MomentFloat>(
+    g: &[T],
+    x: &[T],
+    shp: Ncs,
+    groups: usize,
+    mean: &[F],
+    rstd: &[F],
+    w: Option<&[F]>,
+    gx: Option<&mut [T]>,
+    gw: Option<&mut [F]>,
+    gb: Option<&mut [F]>,
+) {
+    let (nc, s) = (shp.n * shp.c, shp.s);
+    let d = shp.c / groups.max(1);
+    let fv = |v: T| F::from_f64(v.to_f64());
+    // ds, db per (sample, channel).
+    let dsdb: Vec<(F, F)> = (0..nc)
+        .into_par_iter()
+        .with_min_len((crate::iter::GRAIN / s.max(1)).max(1))
+        .map(|blk| {
+            let body = || {
+                let (gb_, xb) = (&g[blk * s..][..s], &x[blk * s..][..s]);
+                (lane_dot(s, |j| fv(gb_[j]), |j| fv(xb[j])), lane_dot(s, |j| fv(gb_[j]), |_| F::ONE))
+            };
+            #[cfg(target_arch = "x86_64")]
+            if fma_ok() {
+                // SAFETY: the CPU has AVX2 and FMA.
+                return unsafe { with_fma(body) };
+            }
+            body()
+        })
+        .collect();
+    let wv = |c: usize| w.map_or(F::ONE, |w| w[c]);
+    if let Some(gw) = gw {
+        for c in 0..shp.c {
+            let mut acc = F::ZERO;
+            for i in 0..shp.n {
+                let (ds, db) = dsdb[i * shp.c + c];
+                let ng = i * groups + c / d.max(1);
+                acc = (-db).fma(mean[ng], ds).fma(rstd[ng], acc);
+            }
+            gw[c] = acc;
+        }
+    }
+    if let Some(gb) = gb {
+        for c in 0..shp.c {
+            let mut acc = F::ZERO;
+            for i in 0..shp.n {
+                acc += dsdb[i * shp.c + c].1;
+            }
+            gb[c] = acc;
+        }
+    }
+    let Some(gx) = gx else { return };
+    let row = d * s;
+    let rows = shp.n * groups;
+    if row == 0 || rows == 0 {
+        return;
+    }
+    let scale = F::ONE / F::from_usize(row);
+    let per = rows_per_task(rows, row);
+    gx.par_chunks_mut(per * row).enumerate().for_each(|(t, os)| {
+        let mut body = || {
+            for (k, or) in os.chunks_exact_mut(row).enumerate() {
+                let ng = t * per + k;
+                let (i, gi) = (ng / groups, ng % groups);
+                let base = i * shp.c + gi * d;
+                let dsv = lane_dot(d, |j| dsdb[base + j].0, |j| wv(gi * d + j));
+                let dbv = lane_dot(d, |j| dsdb[base + j].1, |j| wv(gi * d + j));
+                let (mu, r) = (mean[ng], rstd[ng]);
+                // The reference build contracts `db * mean - ds` (and the
+                // products below) into fused multiply-adds; with one element
+                // per group that decides the residue the gradient keeps.
+                let c2 = dbv.fma(mu, -dsv) * r * r * r * scale;
+                let c3 = -c2 * mu - dbv * r * scale;
+                for j in 0..d {
+                    let c = gi * d + j;
+                    let c1 = r * wv(c);
+                    let off = (i * shp.c + c) * s;
+                    let (gb_, xb) = (&g[off..][..s], &x[off..][..s]);
+                    let oc = &mut or[j * s..][..s];
+                    for q in 0..s {
+                        oc[q] = T::from_f64((c1.fma(fv(gb_[q]), c2 * fv(xb[q])) + c3).to_f64());
+                    }
+                }
+            }
+        };
+        #[cfg(target_arch = "x86_64")]
+        if fma_ok() {
+            // SAFETY: the CPU has AVX2 and FMA.
+            return unsafe { with_fma(body) };
+        }
+        body()
+    });
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -754,6 +1455,49 @@ mod tests {
         for j in 0..n {
             let e: f64 = (0..rows).map(|r| g[r * n + j]).sum();
             assert!((db[j] - e).abs() < 1e-9);
+        }
+    }
+
+    #[test]
+    fn batch_norm_matches_naive_and_updates_running_stats() {
+        let shp = Ncs { n: 3, c: 2, s: 5 };
+        let x: Vec<f64> = (0..30).map(|i| ((i * 37) % 23) as f64 / 7.0 - 1.0).collect();
+        let (mut mean, mut invstd) = (vec![0.0; 2], vec![0.0; 2]);
+        let (mut rm, mut rv) = (vec![0.0; 2], vec![1.0; 2]);
+        batch_norm_stats::<f64, f64>(&x, shp, None, 1e-5, 0.1, Some(&mut rm), Some(&mut rv), |v| v, &mut mean, &mut invstd);
+        for c in 0..2 {
+            let vals: Vec<f64> = (0..3).flat_map(|i| x[(i * 2 + c) * 5..][..5].to_vec()).collect();
+            let m = vals.iter().sum::<f64>() / 15.0;
+            let v = vals.iter().map(|a| (a - m) * (a - m)).sum::<f64>() / 15.0;
+            assert!((mean[c] - m).abs() < 1e-12 && (invstd[c] - 1.0 / (v + 1e-5).sqrt()).abs() < 1e-9);
+            assert!((rm[c] - 0.1 * m).abs() < 1e-12 && (rv[c] - (0.9 + 0.1 * v * 15.0 / 14.0)).abs() < 1e-12);
+        }
+        let mut out = vec![0.0; 30];
+        batch_norm_apply::<f64, f64>(&x, shp, &mean, &invstd, None, None, false, &mut out);
+        // The input gradient of sum(y * y) / 2 is orthogonal to constants per channel.
+        let mut gx = vec![0.0; 30];
+        batch_norm_backward::<f64, f64>(&out, &x, shp, &mean, &invstd, None, true, None, Some(&mut gx), None, None);
+        for c in 0..2 {
+            let s: f64 = (0..3).map(|i| gx[(i * 2 + c) * 5..][..5].iter().sum::<f64>()).sum();
+            assert!(s.abs() < 1e-9);
+        }
+    }
+
+    #[test]
+    fn group_norm_rows_are_normalised() {
+        let shp = Ncs { n: 2, c: 4, s: 3 };
+        let x: Vec<f32> = (0..24).map(|i| ((i * 13) % 7) as f32 - 2.5).collect();
+        let (mut out, mut mean, mut rstd) = (vec![0.0f32; 24], vec![0.0f32; 4], vec![0.0f32; 4]);
+        group_norm_forward::<f32, f32>(&x, shp, 2, None, None, 0.0, &mut out, &mut mean, &mut rstd);
+        for r in out.chunks(6) {
+            let m: f32 = r.iter().sum::<f32>() / 6.0;
+            let v: f32 = r.iter().map(|a| (a - m) * (a - m)).sum::<f32>() / 6.0;
+            assert!(m.abs() < 1e-5 && (v - 1.0).abs() < 1e-4);
+        }
+        let mut gx = vec![0.0f32; 24];
+        group_norm_backward::<f32, f32>(&out, &x, shp, 2, &mean, &rstd, None, Some(&mut gx), None, None);
+        for r in gx.chunks(6) {
+            assert!(r.iter().sum::<f32>().abs() < 1e-4);
         }
     }
 }

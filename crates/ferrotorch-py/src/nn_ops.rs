@@ -89,6 +89,48 @@ pub fn _layer_norm<'py>(
     wrap(py, out.py()?)
 }
 
+/// `_native_batch_norm(input, weight, bias, running_mean, running_var,
+/// training, momentum, eps) -> (output, save_mean, save_invstd)` (records
+/// `NativeBatchNormBackward0`; running statistics update in place); all
+/// argument checks and their messages are the op layer's.
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+pub fn _native_batch_norm<'py>(
+    py: Python<'py>,
+    input: &Bound<'py, PyAny>,
+    weight: Option<&Bound<'py, PyAny>>,
+    bias: Option<&Bound<'py, PyAny>>,
+    running_mean: Option<&Bound<'py, PyAny>>,
+    running_var: Option<&Bound<'py, PyAny>>,
+    training: bool,
+    momentum: f64,
+    eps: f64,
+) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>, Bound<'py, PyAny>)> {
+    let x = tensor_of(input)?;
+    let t = |o: Option<&Bound<'py, PyAny>>| o.map(tensor_of).transpose();
+    let (w, b, rm, rv) = (t(weight)?, t(bias)?, t(running_mean)?, t(running_var)?);
+    let (y, m, s) = x.native_batch_norm(w.as_ref(), b.as_ref(), rm.as_ref(), rv.as_ref(), training, momentum, eps).py()?;
+    Ok((wrap(py, y)?, wrap(py, m)?, wrap(py, s)?))
+}
+
+/// `_native_group_norm(input, num_groups, weight, bias, eps) -> (output,
+/// mean, rstd)` (records `NativeGroupNormBackward0`); all argument checks
+/// and their messages are the op layer's.
+#[pyfunction]
+pub fn _native_group_norm<'py>(
+    py: Python<'py>,
+    input: &Bound<'py, PyAny>,
+    num_groups: i64,
+    weight: Option<&Bound<'py, PyAny>>,
+    bias: Option<&Bound<'py, PyAny>>,
+    eps: f64,
+) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>, Bound<'py, PyAny>)> {
+    let x = tensor_of(input)?;
+    let (w, b) = (weight.map(tensor_of).transpose()?, bias.map(tensor_of).transpose()?);
+    let (y, m, s) = x.native_group_norm(num_groups, w.as_ref(), b.as_ref(), eps).py()?;
+    Ok((wrap(py, y)?, wrap(py, m)?, wrap(py, s)?))
+}
+
 /// `_max_pool(input, nd, kernel_size, stride, padding, dilation, ceil_mode,
 /// return_indices) -> (values, indices or None)` for `nd` 1, 2 or 3 spatial
 /// dims (records `MaxPool{2,3}DWithIndicesBackward0`; 1-d through the 2-d op).
@@ -194,6 +236,8 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_fused_lstm_cell, m)?)?;
     m.add_function(wrap_pyfunction!(_fused_gru_cell, m)?)?;
     m.add_function(wrap_pyfunction!(_layer_norm, m)?)?;
+    m.add_function(wrap_pyfunction!(_native_batch_norm, m)?)?;
+    m.add_function(wrap_pyfunction!(_native_group_norm, m)?)?;
     m.add_function(wrap_pyfunction!(_max_pool, m)?)?;
     m.add_function(wrap_pyfunction!(_avg_pool, m)?)?;
     m.add_function(wrap_pyfunction!(_adaptive_avg_pool, m)?)?;

@@ -1641,9 +1641,12 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     updated in place with ``momentum`` (the variance update is unbiased).
     """
     if training:
-        size = input.numel() // input.shape[1] if input.dim() > 1 else input.numel()
-        if size == 1:
-            raise ValueError(f"Expected more than 1 value per channel when training, got input size {input.shape}")
+        _verify_batch_size(input.shape)
+    if input.device.type == "cpu":
+        # One native op (NativeBatchNormBackward0): statistics, running-stat
+        # updates, output and the three gradients in Rust, with ATen's checks.
+        return _C._native_batch_norm(input, weight, bias, running_mean, running_var, bool(training),
+                                     float(momentum), float(eps))[0]
     dims = (0,) + tuple(range(2, input.dim()))
     shape = _stats_shape(input)
     if training or running_mean is None:
@@ -1686,6 +1689,12 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
         spatial = math.prod(input.shape[2:])
         if spatial == 1:
             raise ValueError(f"Expected more than 1 spatial element when training, got input size {input.shape}")
+    if input.device.type == "cpu":
+        # ATen's instance_norm: batch_norm over the (1, N*C, ...) view with
+        # repeated parameters (NativeBatchNormBackward0 under a view).
+        from .._nn_aliases import instance_norm as _aten_instance_norm
+        return _aten_instance_norm(input, weight, bias, running_mean, running_var, use_input_stats, momentum, eps, False)
+    if use_input_stats:
         dims = tuple(range(2, input.dim()))
         mean = input.mean(dims, keepdim=True)
         var = _biased_var(input, dims, mean)
@@ -1709,6 +1718,9 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     n, c = input.shape[0], input.shape[1]
     # PyTorch's order: this check first (num_groups=0 divides by zero here too)
     _verify_batch_size([n * c // num_groups, num_groups] + list(input.shape[2:]))
+    if input.device.type == "cpu":
+        # One native op (NativeGroupNormBackward0) making ATen's checks.
+        return _C._native_group_norm(input, num_groups, weight, bias, float(eps))[0]
     if num_groups <= 0 or c % num_groups:
         raise RuntimeError(
             f"Expected number of channels in input to be divisible by num_groups, but got input of shape "

@@ -1131,16 +1131,24 @@ class _BatchNorm(Module):
             self.register_buffer("running_mean", _C.zeros(num_features, dtype=dtype))
             self.register_buffer("running_var", _C.ones(num_features, dtype=dtype))
             self.register_buffer("num_batches_tracked", _C.tensor(0))
+        else:
+            self.register_buffer("running_mean", None)
+            self.register_buffer("running_var", None)
+            self.register_buffer("num_batches_tracked", None)
 
     def forward(self, input):
-        training = self.training or not self.track_running_stats
-        if self.training and self.track_running_stats:
+        # PyTorch's _BatchNorm.forward: momentum=None is a cumulative moving
+        # average (factor 1 / batches seen).
+        factor = 0.0 if self.momentum is None else self.momentum
+        if self.training and self.track_running_stats and self.num_batches_tracked is not None:
             self.num_batches_tracked.add_(1)
+            factor = 1.0 / float(self.num_batches_tracked) if self.momentum is None else self.momentum
+        training = self.training or (self.running_mean is None and self.running_var is None)
         return F.batch_norm(
             input,
-            self.running_mean if self.track_running_stats else None,
-            self.running_var if self.track_running_stats else None,
-            self.weight, self.bias, training, self.momentum, self.eps,
+            self.running_mean if not self.training or self.track_running_stats else None,
+            self.running_var if not self.training or self.track_running_stats else None,
+            self.weight, self.bias, training, factor, self.eps,
         )
 
     def extra_repr(self):
