@@ -246,7 +246,7 @@ fn narrow<T: Element, F: Element>(y: &[F], out: &mut [T]) {
 /// four tasks per thread (the backward keeps one weight-gradient partial per task).
 fn rows_per_task(rows: usize, n: usize) -> usize {
     let by_grain = (crate::iter::GRAIN / n.max(1)).max(1);
-    let by_threads = rows.div_ceil(4 * rayon::current_num_threads().max(1)).max(1);
+    let by_threads = rows.div_ceil(4 * crate::parallel::threads()).max(1);
     by_grain.max(by_threads)
 }
 
