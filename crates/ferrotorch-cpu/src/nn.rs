@@ -216,15 +216,14 @@ fn vol2col<T: Element>(x: &[T], cg: usize, v: &Vol, rows: std::ops::Range<usize>
     }
 }
 
-/// Adds the columns `col` (`K × P` for all output rows, as [`vol2col`] lays
-/// them out) back onto the `cg` channels `x` they were unfolded from; taps in
-/// the padding are dropped, never multiplied.
-fn col2vol<T: Element + AddAssign>(col: &[T], cg: usize, v: &Vol, x: &mut [T]) {
+/// Adds the columns `col` of output rows `rows` (`K × P`, as [`vol2col`]
+/// lays them out) back onto the `cg` channels `x` they were unfolded from;
+/// taps in the padding are dropped, never multiplied.
+fn col2vol<T: Element + AddAssign>(col: &[T], cg: usize, v: &Vol, rows: std::ops::Range<usize>, x: &mut [T]) {
     let [kd, kh, kw] = v.kernel;
     let (w, ow) = (v.input[2], v.output[2]);
     let (sw, pw, dw) = (v.stride[2], v.padding[2], v.dilation[2]);
-    let rows = v.output[0] * v.output[1];
-    let p = rows * ow;
+    let p = rows.len() * ow;
     let plane = v.in_plane();
     for c in 0..cg {
         let xc = &mut x[c * plane..(c + 1) * plane];
@@ -233,10 +232,10 @@ fn col2vol<T: Element + AddAssign>(col: &[T], cg: usize, v: &Vol, x: &mut [T]) {
                 for kj in 0..kw {
                     let row = &col[(((c * kd + a) * kh + b) * kw + kj) * p..][..p];
                     let off = (kj * dw) as isize - pw as isize;
-                    for y in 0..rows {
+                    for (r, y) in rows.clone().enumerate() {
                         let Some(ir) = v.in_row(y, a, b) else { continue };
                         let dst = &mut xc[ir * w..(ir + 1) * w];
-                        let src = &row[y * ow..(y + 1) * ow];
+                        let src = &row[r * ow..(r + 1) * ow];
                         if sw == 1 {
                             let lo = (-off).clamp(0, ow as isize) as usize;
                             let hi = ((w as isize - off).clamp(0, ow as isize) as usize).max(lo);
@@ -387,6 +386,8 @@ pub fn conv_input_grad<T: GemmFloat + AddAssign>(spec: &ConvSpec, grad: &[T], w:
     let (groups, o, c) = (spec.groups, spec.out_channels, spec.in_channels);
     let (cg, og) = (c / groups, o / groups);
     let (k, p, plane) = (cg * v.taps(), v.out_plane(), v.in_plane());
+    let rows = v.output[0] * v.output[1];
+    let ow = v.output[2];
     let direct = v.direct();
     per_image(out, c * plane, |img, xi, col, gemm_threads| {
         match bias {
@@ -407,10 +408,19 @@ pub fn conv_input_grad<T: GemmFloat + AddAssign>(spec: &ConvSpec, grad: &[T], w:
                 unsafe { gemm_into::<T>(k, p, og, mat_mut(xg, p), mat_t(wg, k), mat(gg, p), true, gemm_threads) };
                 continue;
             }
-            col.resize(k * p, T::zero());
-            // SAFETY: as above, with the scratch col (k×p) as destination.
-            unsafe { gemm_into::<T>(k, p, og, mat_mut(&mut col[..k * p], p), mat_t(wg, k), mat(gg, p), false, gemm_threads) };
-            col2vol(&col[..k * p], cg, &v, xg);
+            // A band of output rows at a time, as in the forward.
+            let band = if gemm_threads { rows } else { (COL_BAND / (k * ow).max(1)).clamp(1, rows) };
+            let mut r0 = 0;
+            while r0 < rows {
+                let r1 = (r0 + band).min(rows);
+                let pb = (r1 - r0) * ow;
+                col.resize(k * pb, T::zero());
+                // SAFETY: as above, with the band of gg (og×pb, row stride p)
+                // and the scratch col (k×pb) as destination.
+                unsafe { gemm_into::<T>(k, pb, og, mat_mut(&mut col[..k * pb], pb), mat_t(wg, k), mat(&gg[r0 * ow..], p), false, gemm_threads) };
+                col2vol(&col[..k * pb], cg, &v, r0..r1, xg);
+                r0 = r1;
+            }
         }
     });
     Ok(())

@@ -114,9 +114,22 @@ fn run_kernel(role: Role, spec: &ConvSpec, a: &Tensor, b: &Tensor, bias: Option<
         DType::Float16 | DType::BFloat16 => DType::Float32,
         other => return Err(Error::not_implemented(format!("\"slow_conv2d_cpu\" not implemented for '{}'", pretty(other)))),
     };
+    let shape = shape_of(spec, role);
+    if a.numel() == 0 || b.numel() == 0 || shape.contains(&0) {
+        // No terms to sum (an empty batch or output): the output is its bias.
+        let z = Tensor::zeros(&shape, dt, a.device())?;
+        return match bias {
+            Some(bias) => {
+                let mut bs = vec![1i64; shape.len()];
+                bs[1] = shape[1] as i64;
+                z.add(&bias.reshape(&bs)?)
+            }
+            None => Ok(z),
+        };
+    }
     let prep = |t: &Tensor| -> Result<Tensor> { t.to_dtype(cdt)?.contiguous() };
     let (a, b, bias) = (prep(a)?, prep(b)?, bias.map(prep).transpose()?);
-    let out = Tensor::empty(&shape_of(spec, role), cdt, a.device())?;
+    let out = Tensor::empty(&shape, cdt, a.device())?;
     macro_rules! run {
         ($T:ty) => {{
             // SAFETY: each operand is contiguous, so its elements are the
