@@ -260,6 +260,29 @@ fn col2vol<T: Element + AddAssign>(col: &[T], cg: usize, v: &Vol, rows: std::ops
     }
 }
 
+/// [`vol2col`] over all `cg` channels, split over the threads by channel
+/// (each writes its own rows of `col`) when `parallel`: with few images the
+/// GEMM is threaded and a serial unfold would leave the other cores idle.
+fn vol2col_par<T: Element>(x: &[T], cg: usize, v: &Vol, rows: std::ops::Range<usize>, col: &mut [T], parallel: bool) {
+    let chunk = v.taps() * rows.len() * v.output[2];
+    if !parallel || cg < 2 || chunk == 0 {
+        return vol2col(x, cg, v, rows, col);
+    }
+    let plane = v.in_plane();
+    col.par_chunks_mut(chunk).enumerate().for_each(|(c, rows_c)| vol2col(&x[c * plane..(c + 1) * plane], 1, v, rows.clone(), rows_c));
+}
+
+/// [`col2vol`] split over the threads by channel when `parallel` (each
+/// channel's plane is written from its own rows of `col` only).
+fn col2vol_par<T: Element + AddAssign>(col: &[T], cg: usize, v: &Vol, rows: std::ops::Range<usize>, x: &mut [T], parallel: bool) {
+    let chunk = v.taps() * rows.len() * v.output[2];
+    let plane = v.in_plane();
+    if !parallel || cg < 2 || chunk == 0 || plane == 0 {
+        return col2vol(col, cg, v, rows, x);
+    }
+    x.par_chunks_mut(plane).enumerate().for_each(|(c, xc)| col2vol(&col[c * chunk..(c + 1) * chunk], 1, v, rows.clone(), xc));
+}
+
 /// Elements of a vol2col band: 256 KiB of f32, so a band stays in L2.
 const COL_BAND: usize = 1 << 16;
 
@@ -354,7 +377,7 @@ pub fn conv_forward<T: GemmFloat>(spec: &ConvSpec, x: &[T], w: &[T], bias: Optio
                 let r1 = (r0 + band).min(rows);
                 let pb = (r1 - r0) * ow;
                 col.resize(k * pb, T::zero());
-                vol2col(xg, cg, &v, r0..r1, &mut col[..k * pb]);
+                vol2col_par(xg, cg, &v, r0..r1, &mut col[..k * pb], gemm_threads);
                 let dst = &mut yg[r0 * ow..];
                 // SAFETY: wg is og×k and the band's col k×pb, both row-major
                 // inside their slices; dst addresses og rows of pb columns with
@@ -418,7 +441,7 @@ pub fn conv_input_grad<T: GemmFloat + AddAssign>(spec: &ConvSpec, grad: &[T], w:
                 // SAFETY: as above, with the band of gg (og×pb, row stride p)
                 // and the scratch col (k×pb) as destination.
                 unsafe { gemm_into::<T>(k, pb, og, mat_mut(&mut col[..k * pb], pb), mat_t(wg, k), mat(&gg[r0 * ow..], p), false, gemm_threads) };
-                col2vol(&col[..k * pb], cg, &v, r0..r1, xg);
+                col2vol_par(&col[..k * pb], cg, &v, r0..r1, xg, gemm_threads);
                 r0 = r1;
             }
         }
@@ -464,7 +487,7 @@ pub fn conv_weight_grad<T: GemmFloat + AddAssign>(spec: &ConvSpec, grad: &[T], x
                     let r1 = (r0 + band).min(rows);
                     let pb = (r1 - r0) * ow;
                     col.resize(k * pb, T::zero());
-                    vol2col(xg, cg, &v, r0..r1, &mut col[..k * pb]);
+                    vol2col_par(xg, cg, &v, r0..r1, &mut col[..k * pb], gemm_threads);
                     // SAFETY: the band of gg is og×pb with row stride p, col
                     // k×pb read as its pb×k transpose, ag og×k.
                     unsafe { gemm_into::<T>(og, k, pb, mat_mut(ag, k), mat(&gg[r0 * ow..], p), mat_t(&col[..k * pb], pb), true, gemm_threads) };

@@ -367,9 +367,9 @@ impl Tensor {
     /// `(C_out, C_in / groups, kh, kw)` on an input `(N, C_in, H, W)`.
     ///
     /// ```
-    /// use ferrotorch::{ops::conv::ConvParams, Tensor};
-    /// let x = Tensor::ones(&[2, 3, 5, 5], ferrotorch_core::DType::Float64).unwrap();
-    /// let w = Tensor::ones(&[4, 3, 3, 3], ferrotorch_core::DType::Float64).unwrap();
+    /// use ferrotorch::{ops::conv::ConvParams, DType, Device, Tensor};
+    /// let x = Tensor::ones(&[2, 3, 5, 5], DType::Float64, Device::CPU).unwrap();
+    /// let w = Tensor::ones(&[4, 3, 3, 3], DType::Float64, Device::CPU).unwrap();
     /// let y = x.conv2d(&w, None, &ConvParams::default().padding(&[1])).unwrap();
     /// assert_eq!(y.shape(), &[2, 4, 5, 5]);
     /// assert_eq!(y.to_vec::<f64>().unwrap()[6], 27.0); // an interior output sums 3·3·3 ones
@@ -392,9 +392,9 @@ impl Tensor {
     /// 2-d transposed convolution: weight `(C_in, C_out / groups, kh, kw)`.
     ///
     /// ```
-    /// use ferrotorch::{ops::conv::ConvParams, Tensor};
-    /// let x = Tensor::ones(&[1, 2, 3, 3], ferrotorch_core::DType::Float32).unwrap();
-    /// let w = Tensor::ones(&[2, 5, 2, 2], ferrotorch_core::DType::Float32).unwrap();
+    /// use ferrotorch::{ops::conv::ConvParams, DType, Device, Tensor};
+    /// let x = Tensor::ones(&[1, 2, 3, 3], DType::Float32, Device::CPU).unwrap();
+    /// let w = Tensor::ones(&[2, 5, 2, 2], DType::Float32, Device::CPU).unwrap();
     /// let y = x.conv_transpose2d(&w, None, &ConvParams::default().stride(&[2]).output_padding(&[1])).unwrap();
     /// assert_eq!(y.shape(), &[1, 5, 7, 7]);
     /// ```
