@@ -283,8 +283,17 @@ fn col2vol_par<T: Element + AddAssign>(col: &[T], cg: usize, v: &Vol, rows: std:
     x.par_chunks_mut(plane).enumerate().for_each(|(c, xc)| col2vol(&col[c * chunk..(c + 1) * chunk], 1, v, rows.clone(), xc));
 }
 
-/// Elements of a vol2col band: 256 KiB of f32, so a band stays in L2.
-const COL_BAND: usize = 1 << 16;
+/// Elements of a vol2col band: 512 KiB of f32, so a band stays in L2.
+const COL_BAND: usize = 1 << 17;
+
+/// Fewest columns a band's GEMM gets: narrower products (a 3-d conv's short
+/// rows) run the GEMM far below its peak.
+const MIN_BAND_COLS: usize = 256;
+
+/// Output rows per band for `k` column rows of `ow` columns each.
+fn band_rows(k: usize, ow: usize, rows: usize) -> usize {
+    (COL_BAND / (k * ow).max(1)).max(MIN_BAND_COLS.div_ceil(ow.max(1))).clamp(1, rows.max(1))
+}
 
 fn mat<T>(s: &[T], rs: usize) -> Mat {
     Mat { ptr: s.as_ptr() as *mut u8, rs: rs as isize, cs: 1 }
@@ -371,7 +380,7 @@ pub fn conv_forward<T: GemmFloat>(spec: &ConvSpec, x: &[T], w: &[T], bias: Optio
             // A band of output rows at a time, so the band's columns stay in
             // cache between vol2col writing and the GEMM reading them; a
             // threaded GEMM wants the whole image as one product instead.
-            let band = if gemm_threads { rows } else { (COL_BAND / (k * ow).max(1)).clamp(1, rows) };
+            let band = if gemm_threads { rows } else { band_rows(k, ow, rows) };
             let mut r0 = 0;
             while r0 < rows {
                 let r1 = (r0 + band).min(rows);
@@ -432,7 +441,7 @@ pub fn conv_input_grad<T: GemmFloat + AddAssign>(spec: &ConvSpec, grad: &[T], w:
                 continue;
             }
             // A band of output rows at a time, as in the forward.
-            let band = if gemm_threads { rows } else { (COL_BAND / (k * ow).max(1)).clamp(1, rows) };
+            let band = if gemm_threads { rows } else { band_rows(k, ow, rows) };
             let mut r0 = 0;
             while r0 < rows {
                 let r1 = (r0 + band).min(rows);
@@ -481,7 +490,7 @@ pub fn conv_weight_grad<T: GemmFloat + AddAssign>(spec: &ConvSpec, grad: &[T], x
                     unsafe { gemm_into::<T>(og, k, p, mat_mut(ag, k), mat(gg, p), mat_t(xg, p), true, gemm_threads) };
                     continue;
                 }
-                let band = if gemm_threads { rows } else { (COL_BAND / (k * ow).max(1)).clamp(1, rows) };
+                let band = if gemm_threads { rows } else { band_rows(k, ow, rows) };
                 let mut r0 = 0;
                 while r0 < rows {
                     let r1 = (r0 + band).min(rows);
