@@ -183,6 +183,40 @@ def core_workloads(quick):
     add(f"conv2d fwd ({nimg}x64x56x56, 3x3, pad 1) f32", "flops", 2 * nimg * 64 * 64 * 9 * 56 * 56,
         lambda T, f: (lambda x, w_: lambda: T.nn.functional.conv2d(x, w_, padding=1))(f(cx), f(cw)), None)
 
+    # the other convolutions of the one N-d op: 1-d over long signals, 3-d over
+    # a video-sized volume, and the 2x upsampling transposed conv of a decoder;
+    # the backward computes input, weight and bias gradients
+    def conv_case(name, x_np, w_np, kwargs, backward):
+        b_np = arr(w_np.shape[1] if name.startswith("conv_transpose") else w_np.shape[0])
+
+        def make(T, f):
+            x, w_, b_ = (f(v).requires_grad_(backward) for v in (x_np, w_np, b_np))
+            fn = getattr(T.nn.functional, name)
+            if not backward:
+                return lambda: fn(x, w_, b_, **kwargs)
+
+            def step():
+                fn(x, w_, b_, **kwargs).sum().backward()
+            return step
+        return make
+
+    n1 = 4 if quick else 16
+    c1x, c1w = arr(n1, 64, 1024), arr(64, 64, 3)
+    n3 = 2 if quick else 4
+    c3x, c3w = arr(n3, 32, 16, 28, 28), arr(32, 32, 3, 3, 3)
+    ctx, ctw = arr(nimg, 64, 28, 28), arr(64, 32, 4, 4)
+    for label, name, x_np, w_np, kwargs, flops in (
+        (f"conv1d ({n1}x64x1024, k3, pad 1) f32", "conv1d", c1x, c1w, {"padding": 1}, 2 * n1 * 64 * 64 * 3 * 1024),
+        (f"conv3d ({n3}x32x16x28x28, 3x3x3, pad 1) f32", "conv3d", c3x, c3w, {"padding": 1},
+         2 * n3 * 32 * 32 * 27 * 16 * 28 * 28),
+        (f"conv_transpose2d ({nimg}x64x28x28, 4x4/2, pad 1) f32", "conv_transpose2d", ctx, ctw,
+         {"stride": 2, "padding": 1}, 2 * nimg * 64 * 32 * 16 * 28 * 28),
+    ):
+        add(f"{label} fwd", "flops", flops, conv_case(name, x_np, w_np, kwargs, False))
+        add(f"{label} fwd+bwd", "nn", None, conv_case(name, x_np, w_np, kwargs, True))
+    add(f"conv2d ({nimg}x64x56x56, 3x3, pad 1) f32 fwd+bwd", "nn", None,
+        conv_case("conv2d", cx, cw, {"padding": 1}, True))
+
     # layer_norm over rows of 1024 (a transformer's hidden size), with weight
     # and bias; the backward computes all three gradients
     lrows = 1024 if quick else 4096

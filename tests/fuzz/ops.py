@@ -701,8 +701,29 @@ def g_conv(nd):
     return gen
 
 
-for nd in (1, 2):
+def g_conv_transpose(nd):
+    def gen(rng):
+        cin, cout, k = int(rng.integers(1, 3)), int(rng.integers(1, 3)), int(rng.integers(1, 3))
+        g = choice(rng, [1, 1, cin])
+        if cout % g:
+            g = 1
+        n = int(rng.integers(1, 3))
+        dt = rand_dtype(rng, "float")
+        x = recipe(rng, [n, cin] + [int(rng.integers(1, 4)) for _ in range(nd)], dt)
+        w = recipe(rng, [cin, cout // g] + [k] * nd, dt)
+        ts = [x, w]
+        if rng.random() < 0.5:
+            ts.append(recipe(rng, [cout], dt))
+        s, d = int(rng.integers(1, 3)), int(rng.integers(1, 3))
+        return ts, {"s": s, "p": int(rng.integers(0, 2)), "d": d, "g": g, "op": int(rng.integers(0, max(s, d))),
+                    "b": _Raw("t2") if len(ts) == 3 else None}
+    return gen
+
+
+for nd in (1, 2, 3):
     op(f"F.conv{nd}d", "conv", F + f"conv{nd}d(t0, t1, {{b}}, stride={{s}}, padding={{p}}, dilation={{d}}, groups={{g}})", g_conv(nd))
+    op(f"F.conv_transpose{nd}d", "conv", F + f"conv_transpose{nd}d(t0, t1, {{b}}, stride={{s}}, padding={{p}}, "
+       "output_padding={op}, groups={g}, dilation={d})", g_conv_transpose(nd))
 
 
 def g_norm(rng):

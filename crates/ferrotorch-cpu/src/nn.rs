@@ -1,91 +1,213 @@
-//! Neural-network kernels on contiguous NCHW data: conv2d forward (im2col
-//! feeding the GEMM adapter; stride, padding, dilation, groups, bias).
-//! Pooling lives in [`crate::pool`].
+//! Convolution kernels on contiguous channel-first data, for 1, 2 and 3
+//! spatial dimensions through one code path: every problem is viewed as a 3-d
+//! one (a 1-d signal is a `1 × 1 × L` volume, an image a `1 × H × W` one), so
+//! one vol2col/col2vol pair and the GEMM adapter serve all of them.
 //!
-//! The op layer passes contiguous operands as slices with their shapes; the
+//! Three kernels cover the forward and transposed convolutions and all their
+//! gradients: [`conv_forward`] (vol2col + GEMM), [`conv_input_grad`] (GEMM +
+//! col2vol: the transposed convolution) and [`conv_weight_grad`] (vol2col +
+//! GEMM against the output gradient). Pooling lives in [`crate::pool`].
+//!
+//! The op layer passes contiguous operands as slices with a [`ConvSpec`]; the
 //! kernels check sizes and return PyTorch's messages for bad shapes.
 
 use crate::matmul::{gemm_into, GemmFloat, Mat};
 use ferrotorch_core::{Element, Error, Result};
 use rayon::prelude::*;
+use std::ops::AddAssign;
 
-/// Geometry of a 2-d convolution or pooling window: (height, width) pairs.
+/// Most spatial dimensions a convolution may have.
+pub const MAX_SPATIAL: usize = 3;
+
+/// Shapes and window of one convolution `y = conv(x, w)`, in the forward
+/// (not transposed) sense: `x` is `(batch, in_channels, *input)`, `w` is
+/// `(out_channels, in_channels / groups, *kernel)` and `y` is
+/// `(batch, out_channels, *output)`. Output position `o` along a dimension
+/// reads input position `o * stride + k * dilation - padding` for tap `k`;
+/// positions outside the input are zeros.
+///
+/// Spatial arrays hold `dims` entries (1..=3).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Window2d {
-    /// Step between windows.
-    pub stride: (usize, usize),
+pub struct ConvSpec {
+    /// Number of spatial dimensions (1..=3).
+    pub dims: usize,
+    /// Batch size.
+    pub batch: usize,
+    /// Channels of `x`.
+    pub in_channels: usize,
+    /// Channels of `y` (rows of `w`).
+    pub out_channels: usize,
+    /// Channel groups: both channel counts are multiples of it.
+    pub groups: usize,
+    /// Spatial size of `x`.
+    pub input: [usize; MAX_SPATIAL],
+    /// Spatial size of `w`.
+    pub kernel: [usize; MAX_SPATIAL],
+    /// Spatial size of `y`; at most [`conv_output_size`] of the others (a
+    /// transposed convolution's output padding can make its input larger than
+    /// the one its output would need, and the extra positions are never read).
+    pub output: [usize; MAX_SPATIAL],
+    /// Step between output positions.
+    pub stride: [usize; MAX_SPATIAL],
     /// Implicit zero padding on each side.
-    pub padding: (usize, usize),
-    /// Spacing between window taps.
-    pub dilation: (usize, usize),
+    pub padding: [usize; MAX_SPATIAL],
+    /// Spacing between kernel taps.
+    pub dilation: [usize; MAX_SPATIAL],
 }
 
-impl Default for Window2d {
-    fn default() -> Self {
-        Window2d { stride: (1, 1), padding: (0, 0), dilation: (1, 1) }
+/// Output length of a convolution along one dimension, `None` when the
+/// (dilated) kernel does not fit in the padded input or the stride is 0.
+pub fn conv_output_size(input: usize, kernel: usize, stride: usize, padding: usize, dilation: usize) -> Option<usize> {
+    let reach = dilation.checked_mul(kernel.checked_sub(1)?)?.checked_add(1)?;
+    let padded = input.checked_add(padding.checked_mul(2)?)?;
+    if stride == 0 || padded < reach {
+        return None;
+    }
+    Some((padded - reach) / stride + 1)
+}
+
+impl ConvSpec {
+    /// Element counts of `x`, `w` and `y`.
+    pub fn lens(&self) -> (usize, usize, usize) {
+        let sp = |s: &[usize; MAX_SPATIAL]| s[..self.dims].iter().product::<usize>();
+        (
+            self.batch * self.in_channels * sp(&self.input),
+            self.out_channels * (self.in_channels / self.groups.max(1)) * sp(&self.kernel),
+            self.batch * self.out_channels * sp(&self.output),
+        )
+    }
+
+    /// Checks the channel split and that every output position exists;
+    /// the messages are PyTorch's.
+    pub fn validate(&self) -> Result<()> {
+        let d = self.dims;
+        if d == 0 || d > MAX_SPATIAL {
+            return Err(Error::runtime(format!("convolution: expected 1 to 3 spatial dimensions, got {d}")));
+        }
+        let (c, o, g) = (self.in_channels, self.out_channels, self.groups);
+        if g == 0 || c % g != 0 || o % g != 0 {
+            return Err(Error::runtime(format!(
+                "Given groups={g}, expected weight to be divisible by {g} at dimension 0, but got {o} output and {c} input channels"
+            )));
+        }
+        for i in 0..d {
+            let natural = conv_output_size(self.input[i], self.kernel[i], self.stride[i], self.padding[i], self.dilation[i]);
+            if self.kernel[i] == 0 || self.dilation[i] == 0 || natural.is_none_or(|n| n < self.output[i]) {
+                return Err(Error::runtime(format!(
+                    "Calculated padded input size per channel: ({}). Kernel size: ({}). Kernel size can't be greater than actual input size",
+                    join(self.input[..d].iter().zip(&self.padding).map(|(s, p)| s + 2 * p)),
+                    join(self.kernel[..d].iter().zip(&self.dilation).map(|(k, dl)| dl * (k.max(&1) - 1) + 1)),
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// The problem as a 3-d one: leading singleton dimensions with unit
+    /// stride and dilation and no padding.
+    fn as_3d(&self) -> Vol {
+        let lead = MAX_SPATIAL - self.dims;
+        let pad3 = |a: &[usize; MAX_SPATIAL], fill: usize| {
+            let mut r = [fill; MAX_SPATIAL];
+            r[lead..].copy_from_slice(&a[..self.dims]);
+            r
+        };
+        Vol {
+            input: pad3(&self.input, 1),
+            kernel: pad3(&self.kernel, 1),
+            output: pad3(&self.output, 1),
+            stride: pad3(&self.stride, 1),
+            padding: pad3(&self.padding, 0),
+            dilation: pad3(&self.dilation, 1),
+        }
     }
 }
 
-/// Output shape `(N, O, OH, OW)` of [`conv2d`].
-pub fn conv2d_out_shape(x: [usize; 4], w: [usize; 4], win: &Window2d, groups: usize) -> Result<[usize; 4]> {
-    let [n, c, h, wd] = x;
-    let [o, cg, kh, kw] = w;
-    if groups == 0 || c != cg * groups || o % groups != 0 {
-        return Err(Error::runtime(format!(
-            "Given groups={groups}, weight of size [{o}, {cg}, {kh}, {kw}], expected input[{n}, {c}, {h}, {wd}] to have {} channels, but got {c} channels instead",
-            cg * groups
-        )));
+fn join(it: impl Iterator<Item = usize>) -> String {
+    it.map(|v| v.to_string()).collect::<Vec<_>>().join(" x ")
+}
+
+/// A [`ConvSpec`]'s window seen in three dimensions.
+#[derive(Clone, Copy, Debug)]
+struct Vol {
+    input: [usize; 3],
+    kernel: [usize; 3],
+    output: [usize; 3],
+    stride: [usize; 3],
+    padding: [usize; 3],
+    dilation: [usize; 3],
+}
+
+impl Vol {
+    fn in_plane(&self) -> usize {
+        self.input.iter().product()
     }
-    let oh = crate::pool::pool_out_size(h, kh, win.stride.0, win.padding.0, win.dilation.0, false);
-    let ow = crate::pool::pool_out_size(wd, kw, win.stride.1, win.padding.1, win.dilation.1, false);
-    match (oh, ow) {
-        (Some(oh), Some(ow)) if kh > 0 && kw > 0 => Ok([n, o, oh, ow]),
-        _ => Err(Error::runtime(format!(
-            "Calculated padded input size per channel: ({} x {}). Kernel size: ({kh} x {kw}). Kernel size can't be greater than actual input size",
-            h + 2 * win.padding.0,
-            wd + 2 * win.padding.1
-        ))),
+    fn taps(&self) -> usize {
+        self.kernel.iter().product()
+    }
+    fn out_plane(&self) -> usize {
+        self.output.iter().product()
+    }
+    /// Whether the columns of a channel are the channel itself (a 1×1×1
+    /// kernel with unit stride, no padding and equal input and output sizes),
+    /// so the unfold can be skipped.
+    fn direct(&self) -> bool {
+        self.kernel == [1; 3] && self.stride == [1; 3] && self.padding == [0; 3] && self.input == self.output
+    }
+    /// Input row (depth, height) read by output row `r` (a flat (depth,
+    /// height) index) at taps `(kd, kh)`, `None` in the padding.
+    #[inline]
+    fn in_row(&self, r: usize, kd: usize, kh: usize) -> Option<usize> {
+        let (od, oh) = (r / self.output[1], r % self.output[1]);
+        let id = (od * self.stride[0] + kd * self.dilation[0]) as isize - self.padding[0] as isize;
+        let ih = (oh * self.stride[1] + kh * self.dilation[1]) as isize - self.padding[1] as isize;
+        if id < 0 || ih < 0 || id as usize >= self.input[0] || ih as usize >= self.input[1] {
+            return None;
+        }
+        Some(id as usize * self.input[1] + ih as usize)
     }
 }
 
-/// Unfolds output rows `rows` of one group of one image into `col`
-/// (`K × P`, row-major), where `K = cg·kh·kw` and `P = rows.len()·ow`;
-/// out-of-range taps are 0.
-#[allow(clippy::too_many_arguments)]
-fn im2col<T: Element>(x: &[T], cg: usize, h: usize, w: usize, kh: usize, kw: usize, rows: std::ops::Range<usize>, ow: usize, win: &Window2d, col: &mut [T]) {
-    let (sh, sw) = win.stride;
-    let (ph, pw) = win.padding;
-    let (dh, dw) = win.dilation;
+/// Unfolds output rows `rows` (flat (depth, height) indices) of the `cg`
+/// channels `x` into `col` (`K × P`, row-major), where `K = cg · taps` and
+/// `P = rows.len() · out_w`; taps in the padding are 0.
+fn vol2col<T: Element>(x: &[T], cg: usize, v: &Vol, rows: std::ops::Range<usize>, col: &mut [T]) {
+    let [kd, kh, kw] = v.kernel;
+    let (w, ow) = (v.input[2], v.output[2]);
+    let (sw, pw, dw) = (v.stride[2], v.padding[2], v.dilation[2]);
     let p = rows.len() * ow;
+    let plane = v.in_plane();
     for c in 0..cg {
-        let plane = &x[c * h * w..(c + 1) * h * w];
-        for ki in 0..kh {
-            for kj in 0..kw {
-                let row = &mut col[((c * kh + ki) * kw + kj) * p..][..p];
-                for (r, y) in rows.clone().enumerate() {
-                    let ih = (y * sh + ki * dh) as isize - ph as isize;
-                    let dst = &mut row[r * ow..(r + 1) * ow];
-                    if ih < 0 || ih >= h as isize {
-                        dst.fill(T::zero());
-                        continue;
-                    }
-                    let src = &plane[ih as usize * w..(ih as usize + 1) * w];
+        let xc = &x[c * plane..(c + 1) * plane];
+        for a in 0..kd {
+            for b in 0..kh {
+                for kj in 0..kw {
+                    let row = &mut col[(((c * kd + a) * kh + b) * kw + kj) * p..][..p];
                     let off = (kj * dw) as isize - pw as isize;
-                    if sw == 1 {
-                        // Contiguous: zeros, a copied span, zeros.
-                        let lo = (-off).clamp(0, ow as isize) as usize;
-                        let hi = ((w as isize - off).clamp(0, ow as isize) as usize).max(lo);
-                        dst[..lo].fill(T::zero());
-                        // An empty span may sit wholly outside the row (padding
-                        // wider than the input), so only index a non-empty one.
-                        if lo < hi {
-                            dst[lo..hi].copy_from_slice(&src[(lo as isize + off) as usize..(hi as isize + off) as usize]);
-                        }
-                        dst[hi..].fill(T::zero());
-                    } else {
-                        for (xo, d) in dst.iter_mut().enumerate() {
-                            let iw = (xo * sw) as isize + off;
-                            *d = if iw >= 0 && iw < w as isize { src[iw as usize] } else { T::zero() };
+                    for (r, y) in rows.clone().enumerate() {
+                        let dst = &mut row[r * ow..(r + 1) * ow];
+                        let Some(ir) = v.in_row(y, a, b) else {
+                            dst.fill(T::zero());
+                            continue;
+                        };
+                        let src = &xc[ir * w..(ir + 1) * w];
+                        if sw == 1 {
+                            // Contiguous: zeros, a copied span, zeros.
+                            let lo = (-off).clamp(0, ow as isize) as usize;
+                            let hi = ((w as isize - off).clamp(0, ow as isize) as usize).max(lo);
+                            dst[..lo].fill(T::zero());
+                            // An empty span may sit wholly outside the row
+                            // (padding wider than the input): index only a
+                            // non-empty one.
+                            if lo < hi {
+                                dst[lo..hi].copy_from_slice(&src[(lo as isize + off) as usize..(hi as isize + off) as usize]);
+                            }
+                            dst[hi..].fill(T::zero());
+                        } else {
+                            for (xo, d) in dst.iter_mut().enumerate() {
+                                let iw = (xo * sw) as isize + off;
+                                *d = if iw >= 0 && iw < w as isize { src[iw as usize] } else { T::zero() };
+                            }
                         }
                     }
                 }
@@ -94,58 +216,159 @@ fn im2col<T: Element>(x: &[T], cg: usize, h: usize, w: usize, kh: usize, kw: usi
     }
 }
 
-/// Elements of an im2col band: 256 KiB of f32, so a band stays in L2.
-const COL_BAND: usize = 1 << 16;
+/// Adds the columns `col` of output rows `rows` (`K × P`, as [`vol2col`]
+/// lays them out) back onto the `cg` channels `x` they were unfolded from;
+/// taps in the padding are dropped, never multiplied.
+fn col2vol<T: Element + AddAssign>(col: &[T], cg: usize, v: &Vol, rows: std::ops::Range<usize>, x: &mut [T]) {
+    let [kd, kh, kw] = v.kernel;
+    let (w, ow) = (v.input[2], v.output[2]);
+    let (sw, pw, dw) = (v.stride[2], v.padding[2], v.dilation[2]);
+    let p = rows.len() * ow;
+    let plane = v.in_plane();
+    for c in 0..cg {
+        let xc = &mut x[c * plane..(c + 1) * plane];
+        for a in 0..kd {
+            for b in 0..kh {
+                for kj in 0..kw {
+                    let row = &col[(((c * kd + a) * kh + b) * kw + kj) * p..][..p];
+                    let off = (kj * dw) as isize - pw as isize;
+                    for (r, y) in rows.clone().enumerate() {
+                        let Some(ir) = v.in_row(y, a, b) else { continue };
+                        let dst = &mut xc[ir * w..(ir + 1) * w];
+                        let src = &row[r * ow..(r + 1) * ow];
+                        if sw == 1 {
+                            let lo = (-off).clamp(0, ow as isize) as usize;
+                            let hi = ((w as isize - off).clamp(0, ow as isize) as usize).max(lo);
+                            if lo < hi {
+                                let d = &mut dst[(lo as isize + off) as usize..(hi as isize + off) as usize];
+                                for (d, s) in d.iter_mut().zip(&src[lo..hi]) {
+                                    *d += *s;
+                                }
+                            }
+                        } else {
+                            for (xo, s) in src.iter().enumerate() {
+                                let iw = (xo * sw) as isize + off;
+                                if iw >= 0 && iw < w as isize {
+                                    dst[iw as usize] += *s;
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// [`vol2col`] over all `cg` channels, split over the threads by channel
+/// (each writes its own rows of `col`) when `parallel`: with few images the
+/// GEMM is threaded and a serial unfold would leave the other cores idle.
+fn vol2col_par<T: Element>(x: &[T], cg: usize, v: &Vol, rows: std::ops::Range<usize>, col: &mut [T], parallel: bool) {
+    let chunk = v.taps() * rows.len() * v.output[2];
+    if !parallel || cg < 2 || chunk == 0 {
+        return vol2col(x, cg, v, rows, col);
+    }
+    let plane = v.in_plane();
+    col.par_chunks_mut(chunk).enumerate().for_each(|(c, rows_c)| vol2col(&x[c * plane..(c + 1) * plane], 1, v, rows.clone(), rows_c));
+}
+
+/// [`col2vol`] split over the threads by channel when `parallel` (each
+/// channel's plane is written from its own rows of `col` only).
+fn col2vol_par<T: Element + AddAssign>(col: &[T], cg: usize, v: &Vol, rows: std::ops::Range<usize>, x: &mut [T], parallel: bool) {
+    let chunk = v.taps() * rows.len() * v.output[2];
+    let plane = v.in_plane();
+    if !parallel || cg < 2 || chunk == 0 || plane == 0 {
+        return col2vol(col, cg, v, rows, x);
+    }
+    x.par_chunks_mut(plane).enumerate().for_each(|(c, xc)| col2vol(&col[c * chunk..(c + 1) * chunk], 1, v, rows.clone(), xc));
+}
+
+/// Elements of a vol2col band: 512 KiB of f32, so a band stays in L2.
+const COL_BAND: usize = 1 << 17;
+
+/// Fewest columns a band's GEMM gets: narrower products (a 3-d conv's short
+/// rows) run the GEMM far below its peak.
+const MIN_BAND_COLS: usize = 256;
+
+/// Output rows per band for `k` column rows of `ow` columns each.
+fn band_rows(k: usize, ow: usize, rows: usize) -> usize {
+    (COL_BAND / (k * ow).max(1)).max(MIN_BAND_COLS.div_ceil(ow.max(1))).clamp(1, rows.max(1))
+}
 
 fn mat<T>(s: &[T], rs: usize) -> Mat {
     Mat { ptr: s.as_ptr() as *mut u8, rs: rs as isize, cs: 1 }
+}
+
+fn mat_t<T>(s: &[T], rs: usize) -> Mat {
+    Mat { ptr: s.as_ptr() as *mut u8, rs: 1, cs: rs as isize }
 }
 
 fn mat_mut<T>(s: &mut [T], rs: usize) -> Mat {
     Mat { ptr: s.as_mut_ptr() as *mut u8, rs: rs as isize, cs: 1 }
 }
 
-/// 2-d convolution forward on contiguous NCHW `x` (shape `xs`) with weight
-/// `w` (shape `(O, C/groups, kh, kw)`) and optional `bias` (`O`), into the
-/// contiguous `out` of shape [`conv2d_out_shape`]. Each (image, group) is
-/// unfolded by im2col and multiplied by the group's weights with the GEMM
-/// adapter (1×1 stride-1 unpadded convolutions skip the unfold). Images run in
-/// parallel when there are enough of them, else the GEMM itself is threaded.
-#[allow(clippy::too_many_arguments)]
-pub fn conv2d<T: GemmFloat>(
-    x: &[T],
-    xs: [usize; 4],
-    w: &[T],
-    ws: [usize; 4],
-    bias: Option<&[T]>,
-    win: &Window2d,
-    groups: usize,
-    out: &mut [T],
-) -> Result<[usize; 4]> {
-    let os = conv2d_out_shape(xs, ws, win, groups)?;
-    let [n, c, h, wd] = xs;
-    let [o, cg, kh, kw] = ws;
-    let [_, _, oh, ow] = os;
-    let numel = |s: [usize; 4]| s.iter().product::<usize>();
-    if x.len() != numel(xs) || w.len() != numel(ws) || out.len() != numel(os) || bias.is_some_and(|b| b.len() != o) {
-        return Err(Error::runtime("conv2d: operand lengths do not match their shapes"));
+fn check_lens(spec: &ConvSpec, what: &str, got: [usize; 3]) -> Result<()> {
+    spec.validate()?;
+    let (x, w, y) = spec.lens();
+    if got != [x, w, y] {
+        return Err(Error::runtime(format!("{what}: operand lengths do not match their shapes")));
+    }
+    Ok(())
+}
+
+/// Runs `f(index, chunk, scratch, gemm_threads)` over `out` cut into `chunk`
+/// long pieces (one per image): images in parallel when there are at least as
+/// many as threads, else one after another with the GEMM itself threaded.
+fn per_image<T: Send>(out: &mut [T], chunk: usize, f: impl Fn(usize, &mut [T], &mut Vec<T>, bool) + Sync + Send) {
+    let threads = crate::parallel::threads();
+    let n = out.len() / chunk.max(1);
+    if n >= threads && threads > 1 {
+        out.par_chunks_mut(chunk).enumerate().for_each_init(Vec::new, |col, (i, c)| f(i, c, col, false));
+    } else {
+        let mut col = Vec::new();
+        for (i, c) in out.chunks_mut(chunk.max(1)).enumerate() {
+            f(i, c, &mut col, threads > 1);
+        }
+    }
+}
+
+/// Convolution forward: `y = conv(x, w) + bias` with the shapes of `spec`,
+/// `bias` (`out_channels`) optional, into the contiguous `out`. Each (image,
+/// group) is unfolded a band of output rows at a time and multiplied by the
+/// group's weights with the GEMM adapter (1×1 unit-stride convolutions skip
+/// the unfold).
+pub fn conv_forward<T: GemmFloat>(spec: &ConvSpec, x: &[T], w: &[T], bias: Option<&[T]>, out: &mut [T]) -> Result<()> {
+    check_lens(spec, "convolution", [x.len(), w.len(), out.len()])?;
+    if bias.is_some_and(|b| b.len() != spec.out_channels) {
+        return Err(Error::runtime("convolution: bias length does not match the output channels"));
     }
     if out.is_empty() {
-        return Ok(os);
+        return Ok(());
     }
-    let og = o / groups;
-    let (k, p) = (cg * kh * kw, oh * ow);
-    let direct = kh == 1 && kw == 1 && *win == Window2d { dilation: win.dilation, ..Window2d::default() };
-    let threads = rayon::current_num_threads();
-    let per_image = |img: usize, y: &mut [T], col: &mut Vec<T>, gemm_threads: bool| {
-        let xi = &x[img * c * h * wd..(img + 1) * c * h * wd];
+    let v = spec.as_3d();
+    let (groups, o) = (spec.groups, spec.out_channels);
+    let (cg, og) = (spec.in_channels / groups, o / groups);
+    let (k, p, plane) = (cg * v.taps(), v.out_plane(), v.in_plane());
+    let rows = v.output[0] * v.output[1];
+    let ow = v.output[2];
+    if k == 0 {
+        // No input channels: every output is its bias (an empty GEMM may
+        // leave its destination untouched).
+        match bias {
+            Some(b) => out.chunks_mut(p).zip(b.iter().cycle()).for_each(|(plane, &b)| plane.fill(b)),
+            None => out.fill(T::zero()),
+        }
+        return Ok(());
+    }
+    let direct = v.direct();
+    per_image(out, o * p, |img, y, col, gemm_threads| {
+        let xi = &x[img * spec.in_channels * plane..][..spec.in_channels * plane];
+        // Without a bias the first product overwrites instead of adding.
         if let Some(b) = bias {
-            for (oc, plane) in y.chunks_mut(p).enumerate() {
-                plane.fill(b[oc]);
-            }
+            y.chunks_mut(p).zip(b).for_each(|(plane, &b)| plane.fill(b));
         }
         for g in 0..groups {
-            let xg = &xi[g * cg * h * wd..(g + 1) * cg * h * wd];
+            let xg = &xi[g * cg * plane..(g + 1) * cg * plane];
             let wg = &w[g * og * k..(g + 1) * og * k];
             let yg = &mut y[g * og * p..(g + 1) * og * p];
             if direct {
@@ -154,124 +377,154 @@ pub fn conv2d<T: GemmFloat>(
                 unsafe { gemm_into::<T>(og, p, k, mat_mut(yg, p), mat(wg, k), mat(xg, p), bias.is_some(), gemm_threads) };
                 continue;
             }
-            // Unfold a band of output rows at a time so the band's columns
-            // stay in cache between im2col writing and GEMM reading them.
-            // A threaded GEMM wants the whole image as one product instead.
-            let band = if gemm_threads { oh } else { (COL_BAND / (k * ow).max(1)).clamp(1, oh) };
-            let mut y0 = 0;
-            while y0 < oh {
-                let y1 = (y0 + band).min(oh);
-                let pb = (y1 - y0) * ow;
+            // A band of output rows at a time, so the band's columns stay in
+            // cache between vol2col writing and the GEMM reading them; a
+            // threaded GEMM wants the whole image as one product instead.
+            let band = if gemm_threads { rows } else { band_rows(k, ow, rows) };
+            let mut r0 = 0;
+            while r0 < rows {
+                let r1 = (r0 + band).min(rows);
+                let pb = (r1 - r0) * ow;
                 col.resize(k * pb, T::zero());
-                im2col(xg, cg, h, wd, kh, kw, y0..y1, ow, win, &mut col[..k * pb]);
-                let dst = &mut yg[y0 * ow..];
-                // SAFETY: wg is og×k and the band's col is k×pb, both row-major
+                vol2col_par(xg, cg, &v, r0..r1, &mut col[..k * pb], gemm_threads);
+                let dst = &mut yg[r0 * ow..];
+                // SAFETY: wg is og×k and the band's col k×pb, both row-major
                 // inside their slices; dst addresses og rows of pb columns with
                 // row stride p inside yg, which overlaps neither input.
                 unsafe { gemm_into::<T>(og, pb, k, mat_mut(dst, p), mat(wg, k), mat(&col[..k * pb], pb), bias.is_some(), gemm_threads) };
-                y0 = y1;
+                r0 = r1;
             }
         }
-    };
-    let img_out = o * p;
-    if n >= threads && threads > 1 {
-        out.par_chunks_mut(img_out).enumerate().for_each_init(Vec::new, |col, (img, y)| per_image(img, y, col, false));
-    } else {
-        let mut col = Vec::new();
-        for (img, y) in out.chunks_mut(img_out).enumerate() {
-            per_image(img, y, &mut col, threads > 1);
-        }
-    }
-    Ok(os)
+    });
+    Ok(())
 }
 
-/// Adds the columns `col` (`K × P`, as [`im2col`] lays them out) back onto
-/// the image they were unfolded from; taps that fell in the padding are
-/// dropped, never multiplied.
-#[allow(clippy::too_many_arguments)]
-fn col2im<T: Element + std::ops::AddAssign>(col: &[T], cg: usize, h: usize, w: usize, kh: usize, kw: usize, oh: usize, ow: usize, win: &Window2d, x: &mut [T]) {
-    let (sh, sw) = win.stride;
-    let (ph, pw) = win.padding;
-    let (dh, dw) = win.dilation;
-    let p = oh * ow;
-    for c in 0..cg {
-        let plane = &mut x[c * h * w..(c + 1) * h * w];
-        for ki in 0..kh {
-            for kj in 0..kw {
-                let row = &col[((c * kh + ki) * kw + kj) * p..][..p];
-                for y in 0..oh {
-                    let ih = (y * sh + ki * dh) as isize - ph as isize;
-                    if ih < 0 || ih >= h as isize {
-                        continue;
-                    }
-                    let dst = &mut plane[ih as usize * w..(ih as usize + 1) * w];
-                    let off = (kj * dw) as isize - pw as isize;
-                    for (xo, v) in row[y * ow..(y + 1) * ow].iter().enumerate() {
-                        let iw = (xo * sw) as isize + off;
-                        if iw >= 0 && iw < w as isize {
-                            dst[iw as usize] += *v;
-                        }
-                    }
-                }
-            }
-        }
+/// Gradient of [`conv_forward`] with respect to `x`, which is also the
+/// transposed convolution of `grad` (shape `y`) by `w`: `out` (contiguous,
+/// shape `x`) receives `bias` (`in_channels`, optional: a transposed
+/// convolution's bias) plus, per (image, group), the columns `wgᵀ · grad`
+/// folded back by col2vol. Only the (output, tap) pairs that read a real input
+/// element contribute, so a non-finite weight tap that only ever met padding
+/// or the gaps of a stride leaves no NaN behind, as in PyTorch's kernels.
+pub fn conv_input_grad<T: GemmFloat + AddAssign>(spec: &ConvSpec, grad: &[T], w: &[T], bias: Option<&[T]>, out: &mut [T]) -> Result<()> {
+    check_lens(spec, "convolution backward", [out.len(), w.len(), grad.len()])?;
+    if bias.is_some_and(|b| b.len() != spec.in_channels) {
+        return Err(Error::runtime("convolution: bias length does not match the output channels"));
     }
-}
-
-/// Gradient of [`conv2d`] with respect to its input (the transposed
-/// convolution): `grad` has the output shape `os`, `w` the weight shape `ws`,
-/// and `out` (contiguous, shape `xs`) receives the input gradient. Per
-/// (image, group) the columns `wgᵀ · grad` are formed by GEMM and folded back
-/// by col2im, so only the (output, tap) pairs that read a real input element
-/// contribute: a non-finite weight tap that only ever met padding or the gaps
-/// of a stride leaves no NaN behind, as in PyTorch's kernels.
-#[allow(clippy::too_many_arguments)]
-pub fn conv2d_input_grad<T: GemmFloat + std::ops::AddAssign>(
-    grad: &[T],
-    os: [usize; 4],
-    w: &[T],
-    ws: [usize; 4],
-    xs: [usize; 4],
-    win: &Window2d,
-    groups: usize,
-    out: &mut [T],
-) -> Result<()> {
-    let numel = |s: [usize; 4]| s.iter().product::<usize>();
-    if conv2d_out_shape(xs, ws, win, groups)? != os || grad.len() != numel(os) || w.len() != numel(ws) || out.len() != numel(xs) {
-        return Err(Error::runtime("conv2d backward: operand lengths do not match their shapes"));
-    }
-    out.fill(T::zero());
-    let [n, c, h, wd] = xs;
-    let [o, cg, kh, kw] = ws;
-    let [_, _, oh, ow] = os;
-    if out.is_empty() || grad.is_empty() {
+    if out.is_empty() {
         return Ok(());
     }
-    let og = o / groups;
-    let (k, p) = (cg * kh * kw, oh * ow);
-    let threads = rayon::current_num_threads();
-    let per_image = |img: usize, xi: &mut [T], col: &mut Vec<T>, gemm_threads: bool| {
-        let gi = &grad[img * o * p..(img + 1) * o * p];
-        col.resize(k * p, T::zero());
+    let v = spec.as_3d();
+    let (groups, o, c) = (spec.groups, spec.out_channels, spec.in_channels);
+    let (cg, og) = (c / groups, o / groups);
+    let (k, p, plane) = (cg * v.taps(), v.out_plane(), v.in_plane());
+    let rows = v.output[0] * v.output[1];
+    let ow = v.output[2];
+    let direct = v.direct();
+    per_image(out, c * plane, |img, xi, col, gemm_threads| {
+        match bias {
+            Some(b) => xi.chunks_mut(plane).zip(b).for_each(|(plane, &b)| plane.fill(b)),
+            None => xi.fill(T::zero()),
+        }
+        let gi = &grad[img * o * p..][..o * p];
+        if og == 0 {
+            return;
+        }
         for g in 0..groups {
             let wg = &w[g * og * k..(g + 1) * og * k];
             let gg = &gi[g * og * p..(g + 1) * og * p];
-            let wt = Mat { ptr: wg.as_ptr() as *mut u8, rs: 1, cs: k as isize };
-            // SAFETY: wg is og×k row-major, read here as its k×og transpose;
-            // gg is og×p and col k×p, row-major inside their slices; col is
-            // a scratch buffer overlapping neither.
-            unsafe { gemm_into::<T>(k, p, og, mat_mut(&mut col[..k * p], p), wt, mat(gg, p), false, gemm_threads) };
-            col2im(&col[..k * p], cg, h, wd, kh, kw, oh, ow, win, &mut xi[g * cg * h * wd..(g + 1) * cg * h * wd]);
+            let xg = &mut xi[g * cg * plane..(g + 1) * cg * plane];
+            if direct {
+                // SAFETY: wg is og×k row-major, read as its k×og transpose;
+                // gg is og×p and xg k×p (p == plane), inside their slices.
+                unsafe { gemm_into::<T>(k, p, og, mat_mut(xg, p), mat_t(wg, k), mat(gg, p), true, gemm_threads) };
+                continue;
+            }
+            // A band of output rows at a time, as in the forward.
+            let band = if gemm_threads { rows } else { band_rows(k, ow, rows) };
+            let mut r0 = 0;
+            while r0 < rows {
+                let r1 = (r0 + band).min(rows);
+                let pb = (r1 - r0) * ow;
+                col.resize(k * pb, T::zero());
+                // SAFETY: as above, with the band of gg (og×pb, row stride p)
+                // and the scratch col (k×pb) as destination.
+                unsafe { gemm_into::<T>(k, pb, og, mat_mut(&mut col[..k * pb], pb), mat_t(wg, k), mat(&gg[r0 * ow..], p), false, gemm_threads) };
+                col2vol_par(&col[..k * pb], cg, &v, r0..r1, xg, gemm_threads);
+                r0 = r1;
+            }
+        }
+    });
+    Ok(())
+}
+
+/// Gradient of [`conv_forward`] with respect to `w`: `out` (contiguous, shape
+/// `w`) receives `Σ_images grad_g · vol2col(x_g)ᵀ` per group. With at least
+/// as many images as threads each thread sums its own share of the images
+/// into a private buffer and the buffers are added in thread order.
+pub fn conv_weight_grad<T: GemmFloat + AddAssign>(spec: &ConvSpec, grad: &[T], x: &[T], out: &mut [T]) -> Result<()> {
+    check_lens(spec, "convolution backward", [x.len(), out.len(), grad.len()])?;
+    out.fill(T::zero());
+    if out.is_empty() || grad.is_empty() {
+        return Ok(());
+    }
+    let v = spec.as_3d();
+    let (groups, o, c, n) = (spec.groups, spec.out_channels, spec.in_channels, spec.batch);
+    let (cg, og) = (c / groups, o / groups);
+    let (k, p, plane) = (cg * v.taps(), v.out_plane(), v.in_plane());
+    let rows = v.output[0] * v.output[1];
+    let ow = v.output[2];
+    let direct = v.direct();
+    // Adds images `imgs` into `acc` (shape w).
+    let run = |imgs: std::ops::Range<usize>, acc: &mut [T], col: &mut Vec<T>, gemm_threads: bool| {
+        for img in imgs {
+            let xi = &x[img * c * plane..][..c * plane];
+            let gi = &grad[img * o * p..][..o * p];
+            for g in 0..groups {
+                let xg = &xi[g * cg * plane..(g + 1) * cg * plane];
+                let gg = &gi[g * og * p..(g + 1) * og * p];
+                let ag = &mut acc[g * og * k..(g + 1) * og * k];
+                if direct {
+                    // SAFETY: gg is og×p, xg k×p read as its p×k transpose,
+                    // ag og×k; all inside their slices, ag overlapping neither.
+                    unsafe { gemm_into::<T>(og, k, p, mat_mut(ag, k), mat(gg, p), mat_t(xg, p), true, gemm_threads) };
+                    continue;
+                }
+                let band = if gemm_threads { rows } else { band_rows(k, ow, rows) };
+                let mut r0 = 0;
+                while r0 < rows {
+                    let r1 = (r0 + band).min(rows);
+                    let pb = (r1 - r0) * ow;
+                    col.resize(k * pb, T::zero());
+                    vol2col_par(xg, cg, &v, r0..r1, &mut col[..k * pb], gemm_threads);
+                    // SAFETY: the band of gg is og×pb with row stride p, col
+                    // k×pb read as its pb×k transpose, ag og×k.
+                    unsafe { gemm_into::<T>(og, k, pb, mat_mut(ag, k), mat(&gg[r0 * ow..], p), mat_t(&col[..k * pb], pb), true, gemm_threads) };
+                    r0 = r1;
+                }
+            }
         }
     };
-    let img_in = c * h * wd;
+    let threads = crate::parallel::threads();
     if n >= threads && threads > 1 {
-        out.par_chunks_mut(img_in).enumerate().for_each_init(Vec::new, |col, (img, xi)| per_image(img, xi, col, false));
+        let per = n.div_ceil(threads);
+        let parts: Vec<Vec<T>> = (0..threads)
+            .into_par_iter()
+            .map(|t| {
+                let mut acc = vec![T::zero(); out.len()];
+                let mut col = Vec::new();
+                run(t * per..((t + 1) * per).min(n), &mut acc, &mut col, false);
+                acc
+            })
+            .collect();
+        for part in parts {
+            for (o, v) in out.iter_mut().zip(part) {
+                *o += v;
+            }
+        }
     } else {
         let mut col = Vec::new();
-        for (img, xi) in out.chunks_mut(img_in).enumerate() {
-            per_image(img, xi, &mut col, threads > 1);
-        }
+        run(0..n, out, &mut col, threads > 1);
     }
     Ok(())
 }
@@ -284,78 +537,132 @@ mod tests {
         (0..n).map(|i| (((i * 7919 + seed * 104729) % 2003) as f64) / 1000.0 - 1.0).collect()
     }
 
-    /// Direct seven-loop convolution.
-    #[allow(clippy::too_many_arguments)]
-    fn naive_conv(x: &[f64], xs: [usize; 4], w: &[f64], ws: [usize; 4], b: Option<&[f64]>, win: &Window2d, groups: usize, os: [usize; 4]) -> Vec<f64> {
-        let [n, c, h, wd] = xs;
-        let [o, cg, kh, kw] = ws;
-        let [_, _, oh, ow] = os;
-        let og = o / groups;
-        let mut out = vec![0f64; n * o * oh * ow];
-        for img in 0..n {
-            for oc in 0..o {
+    fn spec(dims: usize, n: usize, c: usize, o: usize, groups: usize, input: &[usize], kernel: &[usize], s: &[usize], p: &[usize], d: &[usize]) -> ConvSpec {
+        let arr = |a: &[usize]| {
+            let mut r = [1; MAX_SPATIAL];
+            r[..dims].copy_from_slice(a);
+            r
+        };
+        let mut out = [1; MAX_SPATIAL];
+        for i in 0..dims {
+            out[i] = conv_output_size(input[i], kernel[i], s[i], p[i], d[i]).unwrap();
+        }
+        ConvSpec {
+            dims,
+            batch: n,
+            in_channels: c,
+            out_channels: o,
+            groups,
+            input: arr(input),
+            kernel: arr(kernel),
+            output: out,
+            stride: arr(s),
+            padding: arr(p),
+            dilation: arr(d),
+        }
+    }
+
+    /// Visits every (image, out channel, out position, in channel, tap) term:
+    /// `f(x index, w index, y index)`.
+    fn terms(sp: &ConvSpec, mut f: impl FnMut(usize, usize, usize)) {
+        let v = sp.as_3d();
+        let (cg, og) = (sp.in_channels / sp.groups, sp.out_channels / sp.groups);
+        for img in 0..sp.batch {
+            for oc in 0..sp.out_channels {
                 let g = oc / og;
-                for y in 0..oh {
-                    for xo in 0..ow {
-                        let mut s = b.map_or(0.0, |b| b[oc]);
-                        for ci in 0..cg {
-                            let ic = g * cg + ci;
-                            for ki in 0..kh {
-                                for kj in 0..kw {
-                                    let ih = (y * win.stride.0 + ki * win.dilation.0) as isize - win.padding.0 as isize;
-                                    let iw = (xo * win.stride.1 + kj * win.dilation.1) as isize - win.padding.1 as isize;
-                                    if ih >= 0 && iw >= 0 && (ih as usize) < h && (iw as usize) < wd {
-                                        s += x[((img * c + ic) * h + ih as usize) * wd + iw as usize] * w[((oc * cg + ci) * kh + ki) * kw + kj];
-                                    }
-                                }
+                for op in 0..v.out_plane() {
+                    let o3 = [op / (v.output[1] * v.output[2]), op / v.output[2] % v.output[1], op % v.output[2]];
+                    for ci in 0..cg {
+                        for t in 0..v.taps() {
+                            let k3 = [t / (v.kernel[1] * v.kernel[2]), t / v.kernel[2] % v.kernel[1], t % v.kernel[2]];
+                            let mut idx = 0usize;
+                            let mut inside = true;
+                            for a in 0..3 {
+                                let i = (o3[a] * v.stride[a] + k3[a] * v.dilation[a]) as isize - v.padding[a] as isize;
+                                inside &= i >= 0 && (i as usize) < v.input[a];
+                                idx = idx * v.input[a] + i.max(0) as usize;
+                            }
+                            if inside {
+                                let xi = (img * sp.in_channels + g * cg + ci) * v.in_plane() + idx;
+                                let wi = (oc * cg + ci) * v.taps() + t;
+                                let yi = (img * sp.out_channels + oc) * v.out_plane() + op;
+                                f(xi, wi, yi);
                             }
                         }
-                        out[((img * o + oc) * oh + y) * ow + xo] = s;
                     }
                 }
             }
         }
-        out
     }
 
     #[test]
-    fn conv2d_matches_naive_loops() {
+    fn kernels_match_naive_loops() {
         let cases = [
-            // (x shape, w shape, window, groups, bias)
-            ([2, 3, 9, 11], [4, 3, 3, 3], Window2d { stride: (1, 1), padding: (1, 1), dilation: (1, 1) }, 1, true),
-            ([3, 4, 10, 9], [6, 2, 3, 2], Window2d { stride: (2, 1), padding: (1, 0), dilation: (1, 2) }, 2, false),
-            ([1, 6, 7, 7], [6, 1, 3, 3], Window2d { stride: (2, 2), padding: (2, 2), dilation: (2, 2) }, 6, true), // depthwise
-            ([20, 5, 6, 6], [7, 5, 1, 1], Window2d::default(), 1, true),                                             // 1x1, many images
-            ([2, 3, 5, 5], [2, 3, 5, 5], Window2d::default(), 1, false),                                             // kernel = input
-            ([2, 2, 4, 40], [3, 2, 2, 3], Window2d { stride: (1, 3), padding: (0, 1), dilation: (1, 1) }, 1, true),
-            // Wide rows: k·ow exceeds the im2col band, so one output row per band.
-            ([2, 64, 5, 122], [4, 64, 3, 3], Window2d { stride: (1, 1), padding: (1, 1), dilation: (1, 1) }, 1, true),
-            // Padding wider than the input: whole taps fall outside the row.
-            ([1, 2, 3, 2], [2, 2, 2, 2], Window2d { stride: (1, 1), padding: (4, 5), dilation: (1, 1) }, 1, false),
+            spec(2, 2, 3, 4, 1, &[9, 11], &[3, 3], &[1, 1], &[1, 1], &[1, 1]),
+            spec(2, 3, 4, 6, 2, &[10, 9], &[3, 2], &[2, 1], &[1, 0], &[1, 2]),
+            spec(2, 1, 6, 6, 6, &[7, 7], &[3, 3], &[2, 2], &[2, 2], &[2, 2]),
+            spec(2, 20, 5, 7, 1, &[6, 6], &[1, 1], &[1, 1], &[0, 0], &[1, 1]),
+            spec(2, 2, 64, 4, 1, &[5, 122], &[3, 3], &[1, 1], &[1, 1], &[1, 1]),
+            spec(2, 1, 2, 2, 1, &[3, 2], &[2, 2], &[1, 1], &[4, 5], &[1, 1]),
+            spec(1, 3, 4, 2, 2, &[13], &[3], &[2], &[1], &[2]),
+            spec(1, 20, 3, 5, 1, &[7], &[1], &[1], &[0], &[1]),
+            spec(3, 2, 2, 4, 2, &[5, 6, 4], &[2, 3, 2], &[2, 1, 1], &[1, 0, 2], &[1, 2, 1]),
+            spec(3, 1, 3, 2, 1, &[3, 3, 3], &[1, 1, 1], &[1, 1, 1], &[0, 0, 0], &[1, 1, 1]),
         ];
-        for (xs, ws, win, groups, with_bias) in cases {
-            let x = data(xs.iter().product(), 1);
-            let w = data(ws.iter().product(), 2);
-            let b = data(ws[0], 3);
-            let os = conv2d_out_shape(xs, ws, &win, groups).unwrap();
-            let want = naive_conv(&x, xs, &w, ws, with_bias.then_some(&b[..]), &win, groups, os);
-            let mut out = vec![0f64; os.iter().product()];
-            conv2d(&x, xs, &w, ws, with_bias.then_some(&b[..]), &win, groups, &mut out).unwrap();
-            for (g, e) in out.iter().zip(&want) {
-                assert!((g - e).abs() <= 1e-12 * e.abs().max(1.0), "{xs:?} {ws:?} {win:?}: {g} vs {e}");
-            }
-            // f32 through the same path
-            let x32: Vec<f32> = x.iter().map(|&v| v as f32).collect();
-            let w32: Vec<f32> = w.iter().map(|&v| v as f32).collect();
-            let b32: Vec<f32> = b.iter().map(|&v| v as f32).collect();
-            let mut o32 = vec![0f32; out.len()];
-            conv2d(&x32, xs, &w32, ws, with_bias.then_some(&b32[..]), &win, groups, &mut o32).unwrap();
-            for (g, e) in o32.iter().zip(&want) {
-                assert!((*g as f64 - e).abs() <= 1e-4 * e.abs().max(1.0));
+        for mut sp in cases {
+            // The output may be cut short of its natural size (output padding
+            // of a transposed convolution).
+            for trim in [false, true] {
+                if trim {
+                    let d = sp.dims - 1;
+                    if sp.output[d] < 2 {
+                        continue;
+                    }
+                    sp.output[d] -= 1;
+                }
+                let (xl, wl, yl) = sp.lens();
+                let (x, w, b, g) = (data(xl, 1), data(wl, 2), data(sp.out_channels, 3), data(yl, 4));
+                let mut want_y: Vec<f64> = (0..yl).map(|i| b[i / sp.as_3d().out_plane() % sp.out_channels]).collect();
+                let (mut want_gx, mut want_gw) = (vec![0.0; xl], vec![0.0; wl]);
+                terms(&sp, |xi, wi, yi| {
+                    want_y[yi] += x[xi] * w[wi];
+                    want_gx[xi] += g[yi] * w[wi];
+                    want_gw[wi] += g[yi] * x[xi];
+                });
+                let close = |got: &[f64], want: &[f64], what: &str| {
+                    for (a, e) in got.iter().zip(want) {
+                        assert!((a - e).abs() <= 1e-12 * e.abs().max(1.0), "{what} {sp:?}: {a} vs {e}");
+                    }
+                };
+                let mut y = vec![0.0; yl];
+                conv_forward(&sp, &x, &w, Some(&b), &mut y).unwrap();
+                close(&y, &want_y, "forward");
+                let mut gx = vec![0.0; xl];
+                conv_input_grad(&sp, &g, &w, None, &mut gx).unwrap();
+                close(&gx, &want_gx, "input grad");
+                let mut gw = vec![0.0; wl];
+                conv_weight_grad(&sp, &g, &x, &mut gw).unwrap();
+                close(&gw, &want_gw, "weight grad");
+                // f32 through the same path
+                let f = |v: &[f64]| v.iter().map(|&a| a as f32).collect::<Vec<_>>();
+                let mut y32 = vec![0f32; yl];
+                conv_forward(&sp, &f(&x), &f(&w), Some(&f(&b)), &mut y32).unwrap();
+                for (a, e) in y32.iter().zip(&want_y) {
+                    assert!((*a as f64 - e).abs() <= 1e-4 * e.abs().max(1.0));
+                }
             }
         }
-        // bad shapes
-        assert!(conv2d_out_shape([1, 3, 4, 4], [2, 2, 3, 3], &Window2d::default(), 1).is_err());
-        assert!(conv2d_out_shape([1, 3, 2, 2], [2, 3, 3, 3], &Window2d::default(), 1).is_err());
+    }
+
+    #[test]
+    fn bad_shapes_are_errors() {
+        let mut sp = spec(2, 1, 3, 2, 1, &[4, 4], &[3, 3], &[1, 1], &[0, 0], &[1, 1]);
+        sp.groups = 2;
+        assert!(sp.validate().is_err());
+        sp.groups = 1;
+        sp.output = [3, 2, 1];
+        assert!(sp.validate().is_err());
+        assert_eq!(conv_output_size(2, 3, 1, 0, 1), None);
+        assert_eq!(conv_output_size(5, 3, 2, 1, 1), Some(3));
     }
 }

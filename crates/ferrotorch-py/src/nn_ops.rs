@@ -4,27 +4,30 @@
 
 use crate::errors::IntoPyResult;
 use crate::tensor::{tensor_of, wrap};
-use ferrotorch::ops::conv::Conv2dParams;
+use ferrotorch::ops::conv::ConvParams;
 use pyo3::prelude::*;
 
-/// `conv2d(input, weight, bias, stride, padding, dilation, groups)` on 4-D
-/// float32/float64 tensors (records `ConvolutionBackward0`).
+/// `convolution(input, weight, bias, stride, padding, dilation, transposed,
+/// output_padding, groups)` as `torch.convolution`: batched 1/2/3-d plain or
+/// transposed convolution (records `ConvolutionBackward0`).
 #[pyfunction]
 #[allow(clippy::too_many_arguments)]
-pub fn _conv2d<'py>(
+pub fn _convolution<'py>(
     py: Python<'py>,
     input: &Bound<'py, PyAny>,
     weight: &Bound<'py, PyAny>,
     bias: Option<&Bound<'py, PyAny>>,
-    stride: (usize, usize),
-    padding: (usize, usize),
-    dilation: (usize, usize),
+    stride: Vec<usize>,
+    padding: Vec<usize>,
+    dilation: Vec<usize>,
+    transposed: bool,
+    output_padding: Vec<usize>,
     groups: usize,
 ) -> PyResult<Bound<'py, PyAny>> {
     let (x, w) = (tensor_of(input)?, tensor_of(weight)?);
     let b = bias.map(tensor_of).transpose()?;
-    let p = Conv2dParams { stride, padding, dilation, groups };
-    wrap(py, x.conv2d(&w, b.as_ref(), &p).py()?)
+    let p = ConvParams { stride, padding, dilation, transposed, output_padding, groups };
+    wrap(py, x.convolution(&w, b.as_ref(), &p).py()?)
 }
 
 /// `mse_loss(input, target, reduction)` with `reduction` 0 none, 1 mean,
@@ -230,7 +233,7 @@ pub fn _adaptive_max_pool<'py>(
 
 /// Registers the functions above on `_C`.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(_conv2d, m)?)?;
+    m.add_function(wrap_pyfunction!(_convolution, m)?)?;
     m.add_function(wrap_pyfunction!(_mse_loss, m)?)?;
     m.add_function(wrap_pyfunction!(_glu, m)?)?;
     m.add_function(wrap_pyfunction!(_fused_lstm_cell, m)?)?;

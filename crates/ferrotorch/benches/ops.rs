@@ -6,7 +6,7 @@
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use ferrotorch::ops::arith::{unary, UnaryOp};
-use ferrotorch::ops::conv::Conv2dParams;
+use ferrotorch::ops::conv::ConvParams;
 use ferrotorch::{DType, Tensor};
 use std::hint::black_box;
 
@@ -63,7 +63,7 @@ fn compute(c: &mut Criterion) {
     let (a, b_) = (randn(&[64, 128, 128], DType::Float32), randn(&[64, 128, 128], DType::Float32));
     g.bench_function("bmm 64x128x128 f32", |b| b.iter(|| black_box(a.bmm(&b_).unwrap())));
     let (x, w) = (randn(&[16, 64, 56, 56], DType::Float32), randn(&[64, 64, 3, 3], DType::Float32));
-    let p = Conv2dParams { padding: (1, 1), ..Conv2dParams::default() };
+    let p = ConvParams::default().padding(&[1]);
     g.bench_function("conv2d 16x64x56x56 3x3 pad1", |b| b.iter(|| black_box(x.conv2d(&w, None, &p).unwrap())));
     g.finish();
 }

@@ -2,15 +2,22 @@
 //! `ConvolutionBackward0` against central finite differences in float64.
 
 use ferrotorch::autograd;
-use ferrotorch::ops::conv::Conv2dParams;
+use ferrotorch::ops::conv::ConvParams;
 use ferrotorch::Tensor;
 
 fn data(n: usize, seed: usize) -> Vec<f64> {
     (0..n).map(|i| (((i * 7919 + seed * 104_729) % 2003) as f64) / 1000.0 - 1.0).collect()
 }
 
+/// Stride, padding and dilation as (height, width) pairs.
+struct P {
+    stride: (usize, usize),
+    padding: (usize, usize),
+    dilation: (usize, usize),
+}
+
 /// Direct-loop convolution (groups = 1), the independent reference.
-fn naive(x: &[f64], xs: [usize; 4], w: &[f64], ws: [usize; 4], p: &Conv2dParams) -> (Vec<f64>, [usize; 4]) {
+fn naive(x: &[f64], xs: [usize; 4], w: &[f64], ws: [usize; 4], p: &P) -> (Vec<f64>, [usize; 4]) {
     let [n, c, h, wd] = xs;
     let [o, _, kh, kw] = ws;
     let oh = (h + 2 * p.padding.0 - p.dilation.0 * (kh - 1) - 1) / p.stride.0 + 1;
@@ -42,14 +49,15 @@ fn naive(x: &[f64], xs: [usize; 4], w: &[f64], ws: [usize; 4], p: &Conv2dParams)
 
 #[test]
 fn forward_and_gradients_match_references() {
-    let p = Conv2dParams { stride: (2, 1), padding: (1, 2), dilation: (1, 2), groups: 1 };
+    let p = P { stride: (2, 1), padding: (1, 2), dilation: (1, 2) };
+    let cp = ConvParams::default().stride(&[2, 1]).padding(&[1, 2]).dilation(&[1, 2]);
     let (xs, ws) = ([2usize, 3, 6, 5], [4usize, 3, 3, 2]);
     let (xv, wv) = (data(xs.iter().product(), 1), data(ws.iter().product(), 2));
     let x = Tensor::from_vec(xv.clone(), &xs).unwrap();
     let w = Tensor::from_vec(wv.clone(), &ws).unwrap();
     x.set_requires_grad(true).unwrap();
     w.set_requires_grad(true).unwrap();
-    let y = x.conv2d(&w, None, &p).unwrap();
+    let y = x.conv2d(&w, None, &cp).unwrap();
     let (want, os) = naive(&xv, xs, &wv, ws, &p);
     assert_eq!(y.shape(), &os);
     for (a, b) in y.to_vec::<f64>().unwrap().iter().zip(&want) {
