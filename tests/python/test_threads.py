@@ -118,3 +118,27 @@ def test_big_elementwise_and_sum_on_one_and_two_threads(restore_threads):
         assert t.sum(1).numpy().tolist() == ref_rows.tolist()
         if threads == ft.get_num_threads() == 2:
             assert t.sum().item() == ref_sum
+
+
+@pytest.mark.parametrize("where", ["first", "last"])
+def test_exceptional_scan_of_big_operands_finds_every_band(where, restore_threads):
+    # Operands of 2^17+ elements are scanned for inf/NaN/overflow in bands on
+    # all threads; an overflow-prone weight row in any band must be found, so
+    # its outputs are recomputed in k order with each product rounded to
+    # float32 (the rule of matmul_acc), whatever the thread count.
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((8, 512)).astype(np.float32)
+    w = rng.standard_normal((1024, 512)).astype(np.float32)
+    row = 0 if where == "first" else 1023
+    w[row, 3] = 3e38
+    w[row, 4] = -3e38
+    results = []
+    for threads in (1, 2):
+        ft.set_num_threads(threads)
+        results.append(ft.nn.functional.linear(ft.tensor(a), ft.tensor(w)).numpy())
+    np.testing.assert_array_equal(results[0], results[1])
+    with np.errstate(over="ignore", invalid="ignore"):
+        products = (a * w[row]).astype(np.float32)
+        sequential = np.add.accumulate(products, axis=1, dtype=np.float32)[:, -1]
+    np.testing.assert_array_equal(np.isfinite(results[1][:, row]), np.isfinite(sequential))
+    assert not np.isfinite(sequential).all()

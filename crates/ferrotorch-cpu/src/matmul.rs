@@ -299,6 +299,22 @@ impl<T: Real> Exceptional<T> {
 /// As for [`matmul`]: `a` addresses `rows × cols` valid elements of `T`.
 unsafe fn max_abs<T: Real>(a: Mat, rows: usize, cols: usize) -> f64 {
     let (outer, inner, os, is) = if a.cs.abs() <= a.rs.abs() { (rows, cols, a.rs, a.cs) } else { (cols, rows, a.cs, a.rs) };
+    // The scan reads a whole weight matrix before every product (a tenth of
+    // an LSTM step): big operands are scanned in bands on all threads.
+    const BAND: usize = 1 << 16;
+    let threads = crate::parallel::threads();
+    if threads > 1 && outer > 1 && outer.saturating_mul(inner) >= 2 * BAND {
+        let per = BAND.div_ceil(inner.max(1)).max(1);
+        let ptr = crate::parallel::SendPtr(a.ptr);
+        let parts = crate::parallel::parallel_map(outer.div_ceil(per), |b| {
+            let lo = b * per;
+            let band = Mat { ptr: ptr.get().wrapping_offset(lo as isize * os * std::mem::size_of::<T>() as isize), ..a };
+            let (r, c) = if os == a.rs { (per.min(outer - lo), inner) } else { (inner, per.min(outer - lo)) };
+            // SAFETY: lines lo.. (along the outer stride) lie inside the operand.
+            unsafe { max_abs::<T>(band, r, c) }
+        });
+        return parts.into_iter().fold(0.0, nan_max);
+    }
     let (mut m, mut nan) = (T::ZERO, false);
     for o in 0..outer as isize {
         let (rm, rn) = if is == 1 {

@@ -13,7 +13,6 @@
 
 use crate::matmul::{gemm_into, GemmFloat, Mat};
 use ferrotorch_core::{Element, Error, Result};
-use rayon::prelude::*;
 use std::ops::AddAssign;
 
 /// Most spatial dimensions a convolution may have.
@@ -269,7 +268,7 @@ fn vol2col_par<T: Element>(x: &[T], cg: usize, v: &Vol, rows: std::ops::Range<us
         return vol2col(x, cg, v, rows, col);
     }
     let plane = v.in_plane();
-    col.par_chunks_mut(chunk).enumerate().for_each(|(c, rows_c)| vol2col(&x[c * plane..(c + 1) * plane], 1, v, rows.clone(), rows_c));
+    crate::parallel::for_each_chunk_mut(col, chunk, |c, rows_c| vol2col(&x[c * plane..(c + 1) * plane], 1, v, rows.clone(), rows_c));
 }
 
 /// [`col2vol`] split over the threads by channel when `parallel` (each
@@ -280,7 +279,7 @@ fn col2vol_par<T: Element + AddAssign>(col: &[T], cg: usize, v: &Vol, rows: std:
     if !parallel || cg < 2 || chunk == 0 || plane == 0 {
         return col2vol(col, cg, v, rows, x);
     }
-    x.par_chunks_mut(plane).enumerate().for_each(|(c, xc)| col2vol(&col[c * chunk..(c + 1) * chunk], 1, v, rows.clone(), xc));
+    crate::parallel::for_each_chunk_mut(x, plane, |c, xc| col2vol(&col[c * chunk..(c + 1) * chunk], 1, v, rows.clone(), xc));
 }
 
 /// Elements of a vol2col band: 512 KiB of f32, so a band stays in L2.
@@ -323,7 +322,14 @@ fn per_image<T: Send>(out: &mut [T], chunk: usize, f: impl Fn(usize, &mut [T], &
     let threads = crate::parallel::threads();
     let n = out.len() / chunk.max(1);
     if n >= threads && threads > 1 {
-        out.par_chunks_mut(chunk).enumerate().for_each_init(Vec::new, |col, (i, c)| f(i, c, col, false));
+        // One contiguous run of images per thread, each with one scratch buffer.
+        let per = n.div_ceil(threads);
+        crate::parallel::for_each_chunk_mut(out, per * chunk, |t, run| {
+            let mut col = Vec::new();
+            for (j, c) in run.chunks_mut(chunk).enumerate() {
+                f(t * per + j, c, &mut col, false);
+            }
+        });
     } else {
         let mut col = Vec::new();
         for (i, c) in out.chunks_mut(chunk.max(1)).enumerate() {
@@ -508,15 +514,12 @@ pub fn conv_weight_grad<T: GemmFloat + AddAssign>(spec: &ConvSpec, grad: &[T], x
     let threads = crate::parallel::threads();
     if n >= threads && threads > 1 {
         let per = n.div_ceil(threads);
-        let parts: Vec<Vec<T>> = (0..threads)
-            .into_par_iter()
-            .map(|t| {
-                let mut acc = vec![T::zero(); out.len()];
-                let mut col = Vec::new();
-                run(t * per..((t + 1) * per).min(n), &mut acc, &mut col, false);
-                acc
-            })
-            .collect();
+        let parts: Vec<Vec<T>> = crate::parallel::parallel_map(threads, |t| {
+            let mut acc = vec![T::zero(); out.len()];
+            let mut col = Vec::new();
+            run(t * per..((t + 1) * per).min(n), &mut acc, &mut col, false);
+            acc
+        });
         for part in parts {
             for (o, v) in out.iter_mut().zip(part) {
                 *o += v;
