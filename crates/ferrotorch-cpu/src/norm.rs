@@ -1267,53 +1267,87 @@ pub fn group_norm_forward<T: Element, F: MomentFloat>(
     }
     let split = if matches!(T::DTYPE, DType::Float16 | DType::BFloat16) { 2 } else { 1 };
     let per = rows_per_task(rows, row);
+    let task = GroupRows { row, d, s: shp.s, groups, split, eps, w, b };
     x.par_chunks(per * row)
         .zip(out.par_chunks_mut(per * row))
         .zip(mean.par_chunks_mut(per))
         .zip(rstd.par_chunks_mut(per))
         .enumerate()
         .for_each(|(t, (((xs, os), ms), rs))| {
-            let mut body = || {
-                let (mut s8, mut s4) = (MomentStack::<F, 8>::default(), MomentStack::<F, 4>::default());
-                let mut xb = if T::DTYPE == F::DTYPE { Vec::new() } else { vec![F::ZERO; row] };
-                for (k, (xr, or)) in xs.chunks_exact(row).zip(os.chunks_exact_mut(row)).enumerate() {
-                    let xf: &[F] = match same::<T, F>(xr) {
-                        Some(v) => v,
-                        None => {
-                            widen(xr, &mut xb);
-                            &xb
-                        }
-                    };
-                    let (mu, var) = moments(xf, split, &mut s8, &mut s4);
-                    let v = var.to_f64();
-                    let r = F::from_f64(1.0 / ((if v < 0.0 { 0.0 } else { v }) + eps).sqrt());
-                    ms[k] = mu;
-                    rs[k] = r;
-                    let g = (t * per + k) % groups;
-                    if w.is_none() && b.is_none() {
-                        for (o, &v) in or.iter_mut().zip(xf) {
-                            *o = T::from_f64(((v - mu) * r).to_f64());
-                        }
-                    } else {
-                        for j in 0..d {
-                            let c = g * d + j;
-                            let scale = r * w.map_or(F::ONE, |w| w[c]);
-                            let bias = (-scale).fma(mu, b.map_or(F::ZERO, |b| b[c]));
-                            let (xc, oc) = (&xf[j * shp.s..][..shp.s], &mut or[j * shp.s..][..shp.s]);
-                            for (o, &v) in oc.iter_mut().zip(xc) {
-                                *o = T::from_f64(scale.fma(v, bias).to_f64());
-                            }
-                        }
-                    }
-                }
-            };
             #[cfg(target_arch = "x86_64")]
             if fma_ok() {
                 // SAFETY: the CPU has AVX2 and FMA.
-                return unsafe { with_fma(body) };
+                return unsafe { task.run_fma(t * per, xs, os, ms, rs) };
             }
-            body()
+            task.run(t * per, xs, os, ms, rs)
         });
+}
+
+/// One task of [`group_norm_forward`]: its rows (one per sample and group).
+/// A named function rather than a closure, so that its `#[inline(always)]`
+/// body is compiled inside the AVX2+FMA instantiation and `mul_add` is one
+/// instruction (a closure body was compiled on its own, calling libm's
+/// `fmaf` per element: 46% of the forward's time).
+struct GroupRows<'a, F> {
+    row: usize,
+    d: usize,
+    s: usize,
+    groups: usize,
+    split: usize,
+    eps: f64,
+    w: Option<&'a [F]>,
+    b: Option<&'a [F]>,
+}
+
+impl<F: MomentFloat> GroupRows<'_, F> {
+    /// [`GroupRows::run`] compiled for AVX2+FMA.
+    ///
+    /// # Safety
+    /// The CPU must support AVX2 and FMA.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2,fma")]
+    unsafe fn run_fma<T: Element>(&self, first: usize, xs: &[T], os: &mut [T], ms: &mut [F], rs: &mut [F]) {
+        self.run(first, xs, os, ms, rs)
+    }
+
+    /// Normalises rows `first..` (`xs`, `os`), storing each row's mean and
+    /// 1/std in `ms`/`rs`.
+    #[inline(always)]
+    fn run<T: Element>(&self, first: usize, xs: &[T], os: &mut [T], ms: &mut [F], rs: &mut [F]) {
+        let (row, d, groups, split, eps, w, b) = (self.row, self.d, self.groups, self.split, self.eps, self.w, self.b);
+        let (mut s8, mut s4) = (MomentStack::<F, 8>::default(), MomentStack::<F, 4>::default());
+        let mut xb = if T::DTYPE == F::DTYPE { Vec::new() } else { vec![F::ZERO; row] };
+        for (k, (xr, or)) in xs.chunks_exact(row).zip(os.chunks_exact_mut(row)).enumerate() {
+            let xf: &[F] = match same::<T, F>(xr) {
+                Some(v) => v,
+                None => {
+                    widen(xr, &mut xb);
+                    &xb
+                }
+            };
+            let (mu, var) = moments(xf, split, &mut s8, &mut s4);
+            let v = var.to_f64();
+            let r = F::from_f64(1.0 / ((if v < 0.0 { 0.0 } else { v }) + eps).sqrt());
+            ms[k] = mu;
+            rs[k] = r;
+            let g = (first + k) % groups;
+            if w.is_none() && b.is_none() {
+                for (o, &v) in or.iter_mut().zip(xf) {
+                    *o = T::from_f64(((v - mu) * r).to_f64());
+                }
+            } else {
+                for j in 0..d {
+                    let c = g * d + j;
+                    let scale = r * w.map_or(F::ONE, |w| w[c]);
+                    let bias = (-scale).fma(mu, b.map_or(F::ZERO, |b| b[c]));
+                    let (xc, oc) = (&xf[j * self.s..][..self.s], &mut or[j * self.s..][..self.s]);
+                    for (o, &v) in oc.iter_mut().zip(xc) {
+                        *o = T::from_f64(scale.fma(v, bias).to_f64());
+                    }
+                }
+            }
+        }
+    }
 }
 
 /// Group norm backward (PyTorch's `GroupNormBackwardKernelImpl`): per
