@@ -50,7 +50,8 @@ fn pool() -> Option<&'static rayon::ThreadPool> {
 }
 
 /// Number of threads kernels split their work over: the configured count
-/// (see [`configured`]), or fewer after [`set_threads`].
+/// (`RAYON_NUM_THREADS`, else `OMP_NUM_THREADS`, else the core count), or
+/// fewer after [`set_threads`].
 pub fn threads() -> usize {
     let all = pool().map_or(1, |p| p.current_num_threads() + 1);
     match REQUESTED.load(Ordering::Relaxed) {
