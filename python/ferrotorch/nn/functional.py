@@ -909,18 +909,22 @@ def _check_conv_window(groups, stride, dilation, pads=()):
         raise RuntimeError("non-positive groups is not supported")
 
 
-def _conv(input, weight, bias, stride, padding, dilation, groups, nd, name):
-    """F.conv1d/2d/3d: argument normalisation (unbatched input, ``'same'``), then the native op."""
-    input, weight, bias = _autocast(input, weight, bias)
-    _check_conv_bias_dtype(input, bias)
+def _conv_batched(input, nd, name):
+    """``(input with a batch dim, whether it had one)``, or PyTorch's error for a wrong rank."""
     if input.dim() not in (nd + 1, nd + 2):
         raise RuntimeError(
             f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to {name}, but got input of size: "
             f"{list(input.shape)}"
         )
     batched = input.dim() == nd + 2
-    if not batched:
-        input = input.unsqueeze(0)
+    return (input if batched else input.unsqueeze(0)), batched
+
+
+def _conv(input, weight, bias, stride, padding, dilation, groups, nd, name):
+    """F.conv1d/2d/3d: argument normalisation (unbatched input, ``'same'``), then the native op."""
+    input, weight, bias = _autocast(input, weight, bias)
+    _check_conv_bias_dtype(input, bias)
+    input, batched = _conv_batched(input, nd, name)
     if weight.dim() != nd + 2:
         raise RuntimeError(
             f"Expected {weight.dim()}-dimensional input for {weight.dim()}-dimensional weight {list(weight.shape)}, "
@@ -1044,14 +1048,7 @@ def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
 
 def _conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, nd, name):
     input, weight, bias = _autocast(input, weight, bias)
-    if input.dim() not in (nd + 1, nd + 2):
-        raise RuntimeError(
-            f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to {name}, but got input of size: "
-            f"{list(input.shape)}"
-        )
-    batched = input.dim() == nd + 2
-    if not batched:
-        input = input.unsqueeze(0)
+    input, batched = _conv_batched(input, nd, name)
     if isinstance(padding, str):
         raise TypeError(f"{name}(): argument 'padding' must be tuple of ints, not str")
     if weight.dim() != nd + 2:
