@@ -242,6 +242,42 @@ fn narrow<T: Element, F: Element>(y: &[F], out: &mut [T]) {
     }
 }
 
+/// Per-row statistics shared by layer norm and group norm: a row widened to
+/// `F` when needed, its mean and `1/sqrt(var + eps)` (C++'s `std::max(var,
+/// 0)`: a NaN variance stays NaN), with the moment stacks and widening buffer
+/// reused across a task's rows.
+struct RowStats<F: MomentFloat> {
+    s8: MomentStack<F, 8>,
+    s4: MomentStack<F, 4>,
+    xb: Vec<F>,
+    split: usize,
+    eps: f64,
+}
+
+impl<F: MomentFloat> RowStats<F> {
+    #[inline(always)]
+    fn new<T: Element>(n: usize, split: usize, eps: f64) -> Self {
+        let xb = if T::DTYPE == F::DTYPE { Vec::new() } else { vec![F::ZERO; n] };
+        RowStats { s8: MomentStack::default(), s4: MomentStack::default(), xb, split, eps }
+    }
+
+    /// `(row as F, mean, rstd)`.
+    #[inline(always)]
+    fn of<'a, T: Element>(&'a mut self, xr: &'a [T]) -> (&'a [F], F, F) {
+        let xf: &[F] = match same::<T, F>(xr) {
+            Some(s) => s,
+            None => {
+                widen(xr, &mut self.xb);
+                &self.xb
+            }
+        };
+        let (mu, var) = moments(xf, self.split, &mut self.s8, &mut self.s4);
+        let v = var.to_f64();
+        let rs = F::from_f64(1.0 / ((if v < 0.0 { 0.0 } else { v }) + self.eps).sqrt());
+        (xf, mu, rs)
+    }
+}
+
 /// Rows per parallel task: at least a grain of elements, and at most about
 /// four tasks per thread (the backward keeps one weight-gradient partial per task).
 fn rows_per_task(rows: usize, n: usize) -> usize {
@@ -270,21 +306,11 @@ fn forward_rows<T: Element, F: MomentFloat>(
     eps: f64,
     split: usize,
 ) {
-    let (mut s8, mut s4) = (MomentStack::<F, 8>::default(), MomentStack::<F, 4>::default());
+    let mut stats = RowStats::<F>::new::<T>(n, split, eps);
     let direct = T::DTYPE == F::DTYPE;
-    let (mut xb, mut yb) = if direct { (Vec::new(), Vec::new()) } else { (vec![F::ZERO; n], vec![F::ZERO; n]) };
+    let mut yb = if direct { Vec::new() } else { vec![F::ZERO; n] };
     for (r, (xr, yr)) in x.chunks_exact(n).zip(out.chunks_exact_mut(n)).enumerate() {
-        let xf: &[F] = match same::<T, F>(xr) {
-            Some(s) => s,
-            None => {
-                widen(xr, &mut xb);
-                &xb
-            }
-        };
-        let (mu, var) = moments(xf, split, &mut s8, &mut s4);
-        // C++'s std::max(var, 0): a NaN variance stays NaN.
-        let v = var.to_f64();
-        let rs = F::from_f64(1.0 / ((if v < 0.0 { 0.0 } else { v }) + eps).sqrt());
+        let (xf, mu, rs) = stats.of(xr);
         mean[r] = mu;
         rstd[r] = rs;
         let shift = -(mu * rs);
@@ -1314,20 +1340,10 @@ impl<F: MomentFloat> GroupRows<'_, F> {
     /// 1/std in `ms`/`rs`.
     #[inline(always)]
     fn run<T: Element>(&self, first: usize, xs: &[T], os: &mut [T], ms: &mut [F], rs: &mut [F]) {
-        let (row, d, groups, split, eps, w, b) = (self.row, self.d, self.groups, self.split, self.eps, self.w, self.b);
-        let (mut s8, mut s4) = (MomentStack::<F, 8>::default(), MomentStack::<F, 4>::default());
-        let mut xb = if T::DTYPE == F::DTYPE { Vec::new() } else { vec![F::ZERO; row] };
+        let (row, d, groups, w, b) = (self.row, self.d, self.groups, self.w, self.b);
+        let mut stats = RowStats::<F>::new::<T>(row, self.split, self.eps);
         for (k, (xr, or)) in xs.chunks_exact(row).zip(os.chunks_exact_mut(row)).enumerate() {
-            let xf: &[F] = match same::<T, F>(xr) {
-                Some(v) => v,
-                None => {
-                    widen(xr, &mut xb);
-                    &xb
-                }
-            };
-            let (mu, var) = moments(xf, split, &mut s8, &mut s4);
-            let v = var.to_f64();
-            let r = F::from_f64(1.0 / ((if v < 0.0 { 0.0 } else { v }) + eps).sqrt());
+            let (xf, mu, r) = stats.of(xr);
             ms[k] = mu;
             rs[k] = r;
             let g = (first + k) % groups;
