@@ -54,7 +54,7 @@ pub use pool::{
     Block, CachingAllocator, LARGE_BUFFER, MIN_BLOCK_SIZE, MIN_LARGE_ALLOC, ROUND_LARGE,
     SMALL_BUFFER, SMALL_SIZE,
 };
-pub use raw::{HostAllocator, RawAllocator, HOST_ALIGNMENT};
+pub use raw::{HostAllocator, RawAllocator, HOST_ALIGNMENT, HOST_MAP_MIN};
 pub use stats::{MemoryStats, OutOfMemory};
 
 use std::sync::{Mutex, OnceLock, PoisonError};

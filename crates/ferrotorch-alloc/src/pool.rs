@@ -293,12 +293,39 @@ impl<R: RawAllocator> CachingAllocator<R> {
         let pool = PoolKind::for_size(rounded);
         let idx = match self.take_best_fit(pool, rounded) {
             Some(idx) => idx,
-            None => match self.new_segment(pool, rounded) {
+            None => match self.new_segment(pool, rounded, false) {
                 Some(idx) => idx,
                 None => return Err(self.oom(size)),
             },
         };
         Ok(self.hand_out(idx, rounded, size))
+    }
+
+    /// [`allocate`](Self::allocate) for a block that must read as zero.
+    ///
+    /// Returns the block and whether it is already zero: a cached block is
+    /// handed out as it is (`false`: the caller zeroes it, with all its
+    /// threads), a new segment comes from [`RawAllocator::alloc_zeroed`]
+    /// (`true`), which for big host requests means untouched pages.
+    ///
+    /// # Errors
+    /// As [`allocate`](Self::allocate).
+    pub fn allocate_zeroed(&mut self, size: usize) -> Result<(Block, bool), OutOfMemory> {
+        if size == 0 {
+            return Ok((self.allocate(0)?, true));
+        }
+        let Some(rounded) = round_size(size) else {
+            return Err(self.oom(size));
+        };
+        let pool = PoolKind::for_size(rounded);
+        let (idx, zeroed) = match self.take_best_fit(pool, rounded) {
+            Some(idx) => (idx, false),
+            None => match self.new_segment(pool, rounded, true) {
+                Some(idx) => (idx, true),
+                None => return Err(self.oom(size)),
+            },
+        };
+        Ok((self.hand_out(idx, rounded, size), zeroed))
     }
 
     /// Gives a block back to its pool, merging it with free neighbours.
@@ -460,16 +487,18 @@ impl<R: RawAllocator> CachingAllocator<R> {
 
     /// Gets a new segment big enough for `rounded` bytes and returns the
     /// (not yet pooled) free block covering it, or `None` when out of memory.
-    fn new_segment(&mut self, pool: PoolKind, rounded: usize) -> Option<usize> {
+    /// With `zeroed`, the segment comes from [`RawAllocator::alloc_zeroed`].
+    fn new_segment(&mut self, pool: PoolKind, rounded: usize, zeroed: bool) -> Option<usize> {
         let size = segment_size(rounded)?;
-        let base = match self.raw.alloc(size) {
+        let raw_alloc = |raw: &mut R| if zeroed { raw.alloc_zeroed(size) } else { raw.alloc(size) };
+        let base = match raw_alloc(&mut self.raw) {
             Some(base) => base,
             None => {
                 // Cached but unused segments may be what exhausts the system:
                 // give them back and try once more, as PyTorch does.
                 self.stats.num_alloc_retries += 1;
                 self.empty_cache();
-                self.raw.alloc(size)?
+                raw_alloc(&mut self.raw)?
             }
         };
         let seg = self.segments.insert(Segment {

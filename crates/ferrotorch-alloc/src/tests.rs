@@ -20,6 +20,8 @@ struct FakeState {
     alloc_calls: Vec<usize>,
     free_calls: Vec<usize>,
     failed_calls: usize,
+    /// Sizes asked for through `alloc_zeroed` (also listed in `alloc_calls`).
+    zeroed_calls: Vec<usize>,
 }
 
 /// Hands out fake, never-dereferenced addresses, optionally up to a byte limit.
@@ -52,6 +54,13 @@ impl RawAllocator for FakeAllocator {
         s.live.insert(addr, size);
         s.alloc_calls.push(size);
         NonNull::new(addr as *mut u8)
+    }
+
+    fn alloc_zeroed(&mut self, size: usize) -> Option<NonNull<u8>> {
+        // The fake addresses cannot be written: record the request instead.
+        let ptr = self.alloc(size)?;
+        self.0.lock().unwrap().zeroed_calls.push(size);
+        Some(ptr)
     }
 
     unsafe fn free(&mut self, ptr: NonNull<u8>, size: usize) {
@@ -674,4 +683,41 @@ fn blocks_and_allocator_move_across_threads() {
     pool.check_invariants();
     assert_eq!(pool.stats().free_count, 1);
     assert!(format!("{pool:?}").contains("CachingAllocator"));
+}
+
+#[test]
+fn allocate_zeroed_takes_fresh_segments_zeroed_and_cached_blocks_not() {
+    let (raw, state) = FakeAllocator::new(None);
+    let mut pool = CachingAllocator::new(raw);
+    let (block, zeroed) = pool.allocate_zeroed(30 * MIB).unwrap();
+    assert!(zeroed, "a new segment comes from alloc_zeroed");
+    assert_eq!(state.lock().unwrap().zeroed_calls, vec![30 * MIB]);
+    pool.free(block);
+    let (again, zeroed) = pool.allocate_zeroed(30 * MIB).unwrap();
+    assert_eq!(again.ptr, block.ptr);
+    assert!(!zeroed, "a cached block may hold old data");
+    assert_eq!(state.lock().unwrap().alloc_calls.len(), 1);
+    // Plain `allocate` never asks for zeroed memory.
+    let other = pool.allocate(3 * MIB).unwrap();
+    assert_eq!(state.lock().unwrap().zeroed_calls.len(), 1);
+    pool.free(other);
+    pool.free(again);
+    assert_eq!(pool.allocate_zeroed(0).unwrap(), (Block { ptr: raw::dangling_aligned(), size: 0 }, true));
+}
+
+#[test]
+fn host_allocate_zeroed_reads_zero_even_after_reuse_of_the_address_space() {
+    // A small-pool segment (std::alloc_zeroed) and a mapped one (HOST_MAP_MIN+).
+    let mut pool = CachingAllocator::new(HostAllocator);
+    for size in [100 * KIB, 24 * MIB, 100 * KIB, 24 * MIB] {
+        let (block, zeroed) = pool.allocate_zeroed(size).unwrap();
+        assert!(zeroed);
+        // SAFETY: the block is live and `block.size` bytes long.
+        let bytes = unsafe { std::slice::from_raw_parts_mut(block.ptr.as_ptr(), block.size) };
+        assert!(bytes.iter().all(|&b| b == 0));
+        bytes.fill(0xAB);
+        pool.free(block);
+        // The next round gets a fresh segment, not the dirty cached one.
+        pool.empty_cache();
+    }
 }

@@ -42,6 +42,16 @@ impl Storage {
         Ok(Storage { ptr: block.ptr, nbytes, device: Device::CPU, owner: Owner::HostPool(block) })
     }
 
+    /// Allocates `nbytes` from the host caching pool for a tensor of zeros.
+    ///
+    /// The flag says whether the bytes already read as zero (a fresh segment,
+    /// whose big sizes are untouched pages); when it is `false` the caller
+    /// writes the zeros, with its parallel fill.
+    pub fn new_cpu_zeroed(nbytes: usize) -> Result<(Storage, bool)> {
+        let (block, zeroed) = with_host_pool(|pool| pool.allocate_zeroed(nbytes))?;
+        Ok((Storage { ptr: block.ptr, nbytes, device: Device::CPU, owner: Owner::HostPool(block) }, zeroed))
+    }
+
     /// Wraps memory owned by someone else.
     ///
     /// # Safety

@@ -102,13 +102,32 @@ impl Tensor {
                 "Cannot allocate on device {device}: ferrotorch was asked for a device that is not available"
             )));
         }
-        let n: usize = shape
+        let storage = Arc::new(Storage::new_cpu(Self::nbytes_for(shape, dtype)?)?);
+        Ok(Tensor::raw(storage, Layout::contiguous(shape), dtype, Arc::new(AtomicU64::new(0)), None))
+    }
+
+    /// [`empty`](Self::empty) filled with zeros: a fresh allocation is taken
+    /// already zeroed (untouched pages for big sizes, as calloc gives), a
+    /// cached block is zeroed by the parallel fill.
+    pub(crate) fn empty_zeroed(shape: &[usize], dtype: DType, device: Device) -> Result<Tensor> {
+        if !device.is_cpu() {
+            return Tensor::empty(shape, dtype, device);
+        }
+        let (storage, zeroed) = Storage::new_cpu_zeroed(Self::nbytes_for(shape, dtype)?)?;
+        let t = Tensor::raw(Arc::new(storage), Layout::contiguous(shape), dtype, Arc::new(AtomicU64::new(0)), None);
+        if !zeroed {
+            t.fill_init(ferrotorch_core::Scalar::Int(0));
+        }
+        Ok(t)
+    }
+
+    /// The byte size of a contiguous `shape` of `dtype`, or the "too large" error.
+    fn nbytes_for(shape: &[usize], dtype: DType) -> Result<usize> {
+        shape
             .iter()
             .try_fold(1usize, |acc, &s| acc.checked_mul(s))
             .and_then(|n| n.checked_mul(dtype.itemsize()))
-            .ok_or_else(|| Error::runtime(format!("Trying to create tensor of shape {} which is too large", fmt_shape(shape))))?;
-        let storage = Arc::new(Storage::new_cpu(n)?);
-        Ok(Tensor::raw(storage, Layout::contiguous(shape), dtype, Arc::new(AtomicU64::new(0)), None))
+            .ok_or_else(|| Error::runtime(format!("Trying to create tensor of shape {} which is too large", fmt_shape(shape))))
     }
 
     /// A contiguous tensor holding `data` with `shape`.

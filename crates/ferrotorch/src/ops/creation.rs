@@ -25,7 +25,7 @@ impl Tensor {
 
     /// `torch.zeros`.
     pub fn zeros(shape: &[usize], dtype: DType, device: Device) -> Result<Tensor> {
-        Tensor::full(shape, Scalar::Int(0), dtype, device)
+        Tensor::empty_zeroed(shape, dtype, device)
     }
 
     /// `torch.ones`.

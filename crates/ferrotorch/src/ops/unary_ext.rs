@@ -121,13 +121,19 @@ fn float_kernel<T: Compute>(op: UnaryOp, o: Dst, s: Src) {
         Acosh => go!(|x| c(ferrotorch_cpu::unary::acosh(x.f()))),
         Atanh => go!(|x| x.atanh()),
         Logit(eps) => {
-            let (lo, hi) = (c(eps), c(1.0 - eps));
+            // PyTorch computes logit in the input's own type: for float16/
+            // bfloat16 the bounds `eps` and `1 - eps`, then `1 - z` and the
+            // quotient are each rounded to that type before the log (Half
+            // arithmetic). `r` is the identity for float32/float64.
+            let r = |v: T::C| T::down(v).up();
+            let lo = r(c(eps));
+            let hi = r(one - lo);
             if eps < 0.0 {
-                go!(|x| (x / (one - x)).ln())
+                go!(|x| r(x / r(one - x)).ln())
             } else {
                 go!(|x| {
                     let z = if x < lo { lo } else if x > hi { hi } else { x };
-                    (z / (one - z)).ln()
+                    r(z / r(one - z)).ln()
                 })
             }
         }
