@@ -49,13 +49,19 @@ const MIN_BLOCK: usize = 32;
 /// those products are computed into a column-major scratch block and copied
 /// (an `m x n` copy, small next to the product when `k` is not small).
 ///
+/// With `exact`, each block also finds and recomputes its own exceptional
+/// entries ([`Exceptional`]), so the bound scan of the operand being cut runs
+/// inside the blocks, in parallel with the products; the operand every block
+/// shares is scanned once, before.
+///
 /// # Safety
 /// As for [`matmul`].
 #[allow(clippy::too_many_arguments)]
-unsafe fn gemm_blocks<T>(m: usize, n: usize, k: usize, dst: Mat, lhs: Mat, rhs: Mat, one: T, accumulate: bool, threads: bool)
+unsafe fn gemm_blocks<T>(m: usize, n: usize, k: usize, dst: Mat, lhs: Mat, rhs: Mat, accumulate: bool, threads: bool, exact: bool)
 where
     T: GemmFloat,
 {
+    let one = T::one();
     let scratch = m > 1
         && n > 1
         && dst.cs.abs() == 1
@@ -65,9 +71,11 @@ where
         && (lhs.rs.abs() == 1 || m < n)
         // the copy must stay small next to the product
         && k >= 64;
-    let call = |m: usize, n: usize, dst: Mat, lhs: Mat, rhs: Mat| {
+    // `known` is the bound of the operand shared by all blocks, when scanned.
+    let call = |m: usize, n: usize, dst: Mat, lhs: Mat, rhs: Mat, known: Known| {
         // SAFETY: the caller's operands cover these sizes (blocks are parts of them).
         unsafe {
+            let redo = exact.then(|| Exceptional::<T>::find(m, n, k, dst, lhs, rhs, accumulate, known));
             if scratch {
                 let mut tmp = vec![T::default(); m * n];
                 gemm::gemm::<T>(
@@ -109,28 +117,38 @@ where
                     Parallelism::None,
                 )
             }
+            if let Some(redo) = redo {
+                redo.apply(k, dst, lhs, rhs);
+            }
         }
     };
     let work = m.saturating_mul(n).saturating_mul(k);
     let nthreads = crate::parallel::threads();
     let long = m.max(n);
     if !threads || nthreads <= 1 || work < SERIAL_MACS || long < 2 * MIN_BLOCK {
-        return call(m, n, dst, lhs, rhs);
+        return call(m, n, dst, lhs, rhs, Known::default());
     }
     // About four blocks per thread (dynamic claiming balances them), none
     // narrower than MIN_BLOCK nor lighter than SERIAL_MACS.
     let tasks = (4 * nthreads).min(long / MIN_BLOCK).min(work / SERIAL_MACS).max(1);
     let block = long.div_ceil(tasks).next_multiple_of(16);
+    // Column blocks share lhs, row blocks share rhs.
+    let known = match (exact, n >= m) {
+        (false, _) => Known::default(),
+        (true, true) => Known { lhs: Some(max_abs::<T>(lhs, m, k)), rhs: None },
+        (true, false) => Known { lhs: None, rhs: Some(max_abs::<T>(rhs, k, n)) },
+    };
     let (dst_s, lhs_s, rhs_s) = (crate::parallel::SendPtr(dst.ptr), crate::parallel::SendPtr(lhs.ptr), crate::parallel::SendPtr(rhs.ptr));
     crate::parallel::parallel_for(long.div_ceil(block), |b| {
         let lo = b * block;
         let len = block.min(long - lo);
         let (dst, lhs, rhs) = (Mat { ptr: dst_s.get(), ..dst }, Mat { ptr: lhs_s.get(), ..lhs }, Mat { ptr: rhs_s.get(), ..rhs });
-        // Blocks write disjoint rows (or columns) of dst.
+        // Blocks write disjoint rows (or columns) of dst, and each recomputes
+        // only its own exceptional entries.
         if n >= m {
-            call(m, len, dst.at::<T>(0, lo), lhs, rhs.at::<T>(0, lo));
+            call(m, len, dst.at::<T>(0, lo), lhs, rhs.at::<T>(0, lo), known);
         } else {
-            call(len, n, dst.at::<T>(lo, 0), lhs.at::<T>(lo, 0), rhs);
+            call(len, n, dst.at::<T>(lo, 0), lhs.at::<T>(lo, 0), rhs, known);
         }
     });
 }
@@ -169,29 +187,26 @@ pub unsafe fn matmul_threads<T: Element>(m: usize, n: usize, k: usize, dst: Mat,
 #[allow(clippy::too_many_arguments)]
 pub unsafe fn matmul_acc<T: Element>(m: usize, n: usize, k: usize, dst: Mat, lhs: Mat, rhs: Mat, accumulate: bool, threads: bool) {
     use ferrotorch_core::DType;
-    macro_rules! via_gemm {
-        ($t:ty, $one:expr) => {{
-            let redo = Exceptional::<$t>::find(m, n, k, dst, lhs, rhs, accumulate);
-            gemm_blocks::<$t>(m, n, k, dst, lhs, rhs, $one, accumulate, threads);
-            redo.apply(k, dst, lhs, rhs);
-        }};
-    }
     if m == 0 || n == 0 {
         return;
     }
     match T::DTYPE {
-        DType::Float32 => via_gemm!(f32, 1.0f32),
-        DType::Float64 => via_gemm!(f64, 1.0f64),
+        DType::Float32 => gemm_blocks::<f32>(m, n, k, dst, lhs, rhs, accumulate, threads, true),
+        DType::Float64 => gemm_blocks::<f64>(m, n, k, dst, lhs, rhs, accumulate, threads, true),
         _ => naive::<T>(m, n, k, dst, lhs, rhs, accumulate),
     }
 }
 
 /// The two float types [`matmul_acc`] sends to `gemm`, with what the
 /// exceptional-entry check needs.
-trait Real: Copy + PartialOrd + std::ops::Add<Output = Self> + std::ops::Mul<Output = Self> {
+pub trait Real: Copy + PartialOrd + std::ops::Add<Output = Self> + std::ops::Mul<Output = Self> {
+    /// Zero.
     const ZERO: Self;
+    /// The largest finite value, in f64.
     const MAX: f64;
+    /// The value in f64.
     fn f64(self) -> f64;
+    /// The absolute value.
     fn abs(self) -> Self;
 }
 impl Real for f32 {
@@ -240,6 +255,14 @@ fn slice_max_abs<T: Real>(x: &[T]) -> (T, bool) {
     (m, n)
 }
 
+/// Bounds ([`max_abs`]) of operands already scanned, so that blocks sharing
+/// an operand do not each scan it again.
+#[derive(Clone, Copy, Default)]
+struct Known {
+    lhs: Option<f64>,
+    rhs: Option<f64>,
+}
+
 /// Entries of a product that `gemm` may get different from PyTorch's kernels,
 /// with the dst value each starts from (when accumulating).
 struct Exceptional<T> {
@@ -252,12 +275,15 @@ impl<T: Real> Exceptional<T> {
     /// (in f64, with a factor 2 of headroom for rounding) past the dtype's range.
     /// Below that bound every product and partial sum is finite whichever way
     /// they are evaluated, so `gemm`'s result differs only by rounding.
-    unsafe fn find(m: usize, n: usize, k: usize, dst: Mat, lhs: Mat, rhs: Mat, accumulate: bool) -> Self {
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn find(m: usize, n: usize, k: usize, dst: Mat, lhs: Mat, rhs: Mat, accumulate: bool, known: Known) -> Self {
         let limit = T::MAX / 2.0;
         // The bound over whole operands, read in memory order, settles the usual
         // case (finite, moderate values) without the per-row and per-column scans.
         let d_max = if accumulate { max_abs::<T>(dst, m, n) } else { 0.0 };
-        if d_max + k as f64 * max_abs::<T>(lhs, m, k) * max_abs::<T>(rhs, k, n) < limit {
+        let a_max = known.lhs.unwrap_or_else(|| max_abs::<T>(lhs, m, k));
+        let b_max = known.rhs.unwrap_or_else(|| max_abs::<T>(rhs, k, n));
+        if d_max + k as f64 * a_max * b_max < limit {
             return Exceptional { entries: Vec::new() };
         }
         let row_max: Vec<f64> = (0..m as isize)
@@ -348,7 +374,7 @@ fn nan_max(m: f64, v: f64) -> f64 {
 }
 
 /// Float types the GEMM adapter takes directly.
-pub trait GemmFloat: Element + crate::elementwise::Float + Default + std::ops::Add<Output = Self> + Send + Sync + 'static {}
+pub trait GemmFloat: Element + crate::elementwise::Float + Real + Default + std::ops::Add<Output = Self> + Send + Sync + 'static {}
 impl GemmFloat for f32 {}
 impl GemmFloat for f64 {}
 
@@ -358,7 +384,7 @@ impl GemmFloat for f64 {}
 /// # Safety
 /// As for [`matmul`].
 pub unsafe fn gemm_into<T: GemmFloat>(m: usize, n: usize, k: usize, dst: Mat, lhs: Mat, rhs: Mat, accumulate: bool, threads: bool) {
-    gemm_blocks::<T>(m, n, k, dst, lhs, rhs, T::one(), accumulate, threads)
+    gemm_blocks::<T>(m, n, k, dst, lhs, rhs, accumulate, threads, false)
 }
 
 /// Integer (and fallback) matmul with an accumulator of the element's own kind.
