@@ -11,11 +11,12 @@ import re
 
 KNOWN = [
     # (op regex, verdict regex, reason)
-    (r"(sinh|cosh)_?", r"wrong:value",
+    (r"(sinh|cosh)_?", r"wrong:(value|grad)",
      "PyTorch's vectorized sinh/cosh (Sleef, AVX512 here) overflow early: whole vectors (8+ float64, 16+ "
      "float32, 32+ bfloat16 elements) give inf for |x| just below the overflow threshold (sinh(710.0) in "
      "float64, sinh(89.0) in float32), while its scalar loop (a tensor of fewer elements) gives the exact "
-     "finite values 1.117e308 and 2.245e38, which ours returns"),
+     "finite values 1.117e308 and 2.245e38, which ours returns; the gradients (g * cosh(x), g * sinh(x)) "
+     "inherit it: sinh's gradient at 710.3 is inf for a 20-element float64 tensor and 1.508e308 for one element"),
     (r"F\.gelu", r"wrong:value",
      "PyTorch's vectorized float32/bfloat16 gelu (AVX512 here) overflows: gelu(3e38) is inf and gelu(inf) NaN "
      "for elements in whole vectors, while its scalar tail loop (e.g. a one-element tensor) and float64 give "
@@ -115,6 +116,12 @@ KNOWN = [
      "has strides (3, 1) and -inf when the same 1x3 matrix has strides (1, 1) (a transposed column, which "
      "oneDNN takes as transa); the exact sum -3e38 is finite, float32 gives NaN (products rounded, "
      "-inf + inf), as ours does for every layout"),
+    (r"matmul", r"wrong:grad",
+     "Summation order with float32 overflow: for a 2-d @ batched (broadcast) matmul PyTorch folds the batch "
+     "into one GEMM (tensor2.mT() reshaped to (batch*n, k)), so the 2-d operand's gradient is a single dot "
+     "product over batch*n terms in its GEMM's order; ours sums the per-batch products. With products beyond "
+     "float32's range of both signs (an operand near 3e38 against mixed-sign gradients) the order decides "
+     "between -inf and NaN; the values agree to rounding whenever the sums stay finite"),
     (r"tensordot/tt", r"wrong:value",
      "PyTorch's float32 tensordot contracting every dim (a 0-d result) is a dot product whose summation order "
      "depends on the operands' strides: MKL's sdot (unit strides) sums in 4-wide lanes, a stride-0 operand goes "

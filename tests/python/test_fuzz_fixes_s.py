@@ -1,7 +1,9 @@
-"""Fuzz classes of issue 15 (campaign of session 7), each checked against PyTorch or
+"""Fuzz classes of issue 15 (campaigns of sessions 7 and 8), each checked against PyTorch or
 closed-form facts: logit on float16/bfloat16 computes in the input's own type (the clamp
-bounds, ``1 - x`` and the quotient each rounded), and a large ``zeros`` comes from fresh,
-already-zero pages while a reused cached block is still zeroed."""
+bounds, ``1 - x`` and the quotient each rounded); a large ``zeros`` comes from fresh,
+already-zero pages while a reused cached block is still zeroed; add/sub with ``alpha`` is one
+fused multiply-add (float32/float64), as is a multi-dim ``index_add`` with ``alpha``; atanh is
+accurate near +-1; prelu's backward selects rather than multiplying by a mask."""
 
 import math
 
@@ -92,3 +94,112 @@ def test_zeros_2_pow_31_elements_is_cheap_and_zero():
     for i in (0, 123_456_789, 2**31 - 3):
         assert x[i].item() == 0.0
     assert x[-4:].tolist() == [0.0, 0.0, 0.0, 0.0]
+
+
+# ----- session 8 campaign ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("n", [1, 7, 16, 33])
+def test_add_sub_alpha_is_one_fused_multiply_add(dtype, n):
+    big = 3e38 if dtype == "float32" else 1e308
+    rng = np.random.default_rng(n)
+    a = np.concatenate([[-math.inf, 4.0], rng.standard_normal(n)])
+    b = np.concatenate([[big, big], rng.standard_normal(n)])
+    for alpha in (3.506, -0.1, 1e-3):
+        for op in ("add", "sub"):
+            ref = getattr(torch, op)(torch.tensor(a, dtype=getattr(torch, dtype)),
+                                     torch.tensor(b, dtype=getattr(torch, dtype)), alpha=alpha)
+            ours = getattr(ft, op)(ft.tensor(a, dtype=getattr(ft, dtype)),
+                                   ft.tensor(b, dtype=getattr(ft, dtype)), alpha=alpha)
+            assert _same(ours.numpy(), ref.numpy()), (op, alpha)
+    # -inf + 3.5 * 3e38 is -inf (the product does not overflow inside the fma), not NaN.
+    assert ft.tensor([-math.inf]).add(ft.tensor([3e38]), alpha=3.506).item() == -math.inf
+
+
+def test_add_alpha_gradients_unchanged():
+    a = ft.tensor([1.0, -2.0, 3.0], requires_grad=True)
+    b = ft.tensor([0.5, 0.25, -1.0], requires_grad=True)
+    y = ft.sub(a, b, alpha=2.5)
+    assert type(y.grad_fn).__name__ == "SubBackward0"
+    y.backward(ft.tensor([1.0, 2.0, 3.0]))
+    assert a.grad.tolist() == [1.0, 2.0, 3.0]
+    assert b.grad.tolist() == [-2.5, -5.0, -7.5]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("case", ["1d", "rows", "cols", "fuzz"])
+def test_index_add_alpha_matches_pytorch(dtype, case):
+    big = 3e38 if dtype == "float32" else 1e308
+    if case == "1d":
+        x, dim, idx, src = [-math.inf, 2.0], 0, [0, 1], [big, 1.0]
+    elif case == "rows":
+        x, dim, idx, src = [[-math.inf, 2.0], [1.0, 1.0]], 0, [0, 0], [[big, 1.0], [0.5, big]]
+    elif case == "cols":
+        x, dim, idx, src = [[-math.inf, 2.0, 1.0]], 1, [0, 2], [[big, 0.3]]
+    else:
+        x = [[2.0, -1.0, 2.0, 3.0, -4.0], [2.0, 1.0, -2.0, -3.0, 4.0], [2.0, -2.0, 0.0, -1.0, -4.0]]
+        dim, idx = -2, [1, 1, 1]
+        src = [[-0.4586, 0.5, 20.0, -0.4496, 1e-30], [math.inf, 0.5, 0.2027, 1.0986, -math.inf],
+               [0.0, -1.0, 0.9419, 0.7074, big]]
+    res = []
+    for lib in (torch, ft):
+        d = getattr(lib, dtype)
+        t = lib.tensor(x, dtype=d)
+        r = t.index_add(dim, lib.tensor(idx), lib.tensor(src, dtype=d), alpha=3.506)
+        t.index_add_(dim, lib.tensor(idx), lib.tensor(src, dtype=d), alpha=3.506)
+        res.append((r.numpy(), t.numpy()))
+    assert _same(res[1][0], res[0][0]) and _same(res[1][1], res[0][1])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_atanh_accurate_near_one(dtype):
+    # Reference: math.atanh in float64 (correctly rounded to well below float32's ulp).
+    xs = [-0.9999945759773254, 0.9999945759773254, -0.999999, 0.75, -0.5, 0.49, 1e-8, -0.0, 1.0, -1.0, 1.5]
+    ours = ft.atanh(ft.tensor(xs, dtype=getattr(ft, dtype))).double().numpy()
+    x_in = ft.tensor(xs, dtype=getattr(ft, dtype)).double().numpy()
+    ref = np.array([math.atanh(v) if abs(v) < 1 else (math.copysign(math.inf, v) if abs(v) == 1 else math.nan)
+                    for v in x_in])
+    if dtype == "float32":
+        np.testing.assert_array_equal(ours, ref.astype(np.float32).astype(np.float64))
+    else:
+        np.testing.assert_allclose(ours, ref, rtol=4e-16, atol=0)
+    assert math.copysign(1.0, ours[7]) == -1.0  # atanh(-0.0) is -0.0
+    t = torch.atanh(torch.tensor(xs, dtype=getattr(torch, dtype))).double().numpy()
+    np.testing.assert_allclose(ours, t, rtol=2e-7 if dtype == "float32" else 1e-15, atol=0)
+
+
+def test_prelu_infinite_weight_gradient_and_node():
+    x = [[1.0, 0.0, 3.0, 3.0, -3.0]]
+    w = [-math.inf, 1.0, math.inf, -1.3531593084335327, 0.6039239764213562]
+    g = [[0.5, -1.0, 2.0, 0.3, 0.7]]
+    out = []
+    for lib in (torch, ft):
+        a = lib.tensor(x, requires_grad=True)
+        b = lib.tensor(w, requires_grad=True)
+        y = lib.nn.functional.prelu(a, b)
+        y.backward(lib.tensor(g))
+        out.append((y.grad_fn.name(), y.detach().numpy(), a.grad.numpy(), b.grad.numpy()))
+    assert out[1][0] == out[0][0] == "PreluKernelBackward0"
+    for o, r in zip(out[1][1:], out[0][1:]):
+        assert _same(o, r)
+
+
+@pytest.mark.parametrize("shape,wn", [((2, 3, 4), 3), ((5,), 1), ((2, 3), 1), ((), 1), ((2, 4, 3, 3), 4)])
+def test_prelu_matches_pytorch_and_finite_differences(shape, wn):
+    rng = np.random.default_rng(len(shape))
+    xv = rng.standard_normal(shape)
+    wv = rng.standard_normal(wn)
+    gv = rng.standard_normal(shape)
+    res = []
+    for lib in (torch, ft):
+        a = lib.tensor(xv, requires_grad=True)
+        b = lib.tensor(wv, requires_grad=True)
+        y = lib.nn.functional.prelu(a, b)
+        y.backward(lib.tensor(gv))
+        res.append((y.detach().numpy(), a.grad.numpy(), b.grad.numpy()))
+    for o, r in zip(res[1], res[0]):
+        np.testing.assert_allclose(o, r, rtol=1e-13, atol=1e-15)
+    a = ft.tensor(xv, requires_grad=True)
+    b = ft.tensor(wv, requires_grad=True)
+    assert ft.autograd.gradcheck(lambda p, q: ft.nn.functional.prelu(p, q), (a, b))

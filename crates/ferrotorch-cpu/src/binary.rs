@@ -187,6 +187,13 @@ fn binary_fast<T: FastBinary>(op: BinaryKind, out: Dst, a: Src, b: Src) {
             let y = at::<T>(bb as *const u8, off[2]);
             match st {
                 [1, sx @ (0 | 1), sy @ (0 | 1)] if n > 0 => T::contiguous_binary(isa, op, x, sx as usize, y, sy as usize, o, n),
+                // One element at a time through the vector kernel, whose
+                // fused multiply-add `scalar_op` has no portable form for.
+                _ if matches!(op, BinaryKind::AddAlpha(_)) => {
+                    for i in 0..n as isize {
+                        T::contiguous_binary(isa, op, x.offset(i * st[1]), 0, y.offset(i * st[2]), 0, o.offset(i * st[0]), 1);
+                    }
+                }
                 _ => {
                     for i in 0..n as isize {
                         *o.offset(i * st[0]) = scalar_op(op, *x.offset(i * st[1]), *y.offset(i * st[2]));

@@ -49,6 +49,13 @@ pub fn _glu<'py>(py: Python<'py>, input: &Bound<'py, PyAny>, dim: i64) -> PyResu
     wrap(py, tensor_of(input)?.glu(dim).py()?)
 }
 
+/// `prelu(input, weight)` (records `PreluKernelBackward0`); the Python
+/// wrapper checks dtypes and the weight count first.
+#[pyfunction]
+pub fn _prelu<'py>(py: Python<'py>, input: &Bound<'py, PyAny>, weight: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    wrap(py, tensor_of(input)?.prelu(&tensor_of(weight)?).py()?)
+}
+
 /// `_fused_lstm_cell(igates, hgates, cx) -> (hy, cy)`: one LSTM step's gates
 /// and state update (records `ThnnFusedLstmCellBackward0`).
 #[pyfunction]
@@ -236,6 +243,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_convolution, m)?)?;
     m.add_function(wrap_pyfunction!(_mse_loss, m)?)?;
     m.add_function(wrap_pyfunction!(_glu, m)?)?;
+    m.add_function(wrap_pyfunction!(_prelu, m)?)?;
     m.add_function(wrap_pyfunction!(_fused_lstm_cell, m)?)?;
     m.add_function(wrap_pyfunction!(_fused_gru_cell, m)?)?;
     m.add_function(wrap_pyfunction!(_layer_norm, m)?)?;

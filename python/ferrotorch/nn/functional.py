@@ -166,7 +166,6 @@ def prelu(input, weight):
         from .._random_ops import _scalar_name
         raise RuntimeError(f"prelu: Type promoting not supported. Got {_scalar_name(input.dtype)} and "
                            f"{_scalar_name(weight.dtype)}")
-    w = weight
     if weight.numel() != 1:
         if input.dim() < 2 and input.dim() != 1:
             raise RuntimeError("Not allow zero-dim input tensor.")
@@ -178,18 +177,12 @@ def prelu(input, weight):
             )
     if weight.dim() > 1:
         raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = {weight.dim()}")
-    if weight.numel() != 1:
-        if input.dim() >= 2:
-            w = weight.reshape([ch] + [1] * (input.dim() - 2))
-    else:
-        # One shared weight broadcasts as a 0-d tensor: the result keeps the input's shape.
-        w = weight.reshape(())
     if not input.dtype.is_floating_point:
         from .._random_ops import _not_impl
         raise _not_impl("prelu_cpu", input.dtype)
-    # where, not clamp(min=0) + w * clamp(max=0): at x == 0 both clamps pass the
-    # gradient; PyTorch's derivative there is w.
-    return _s.where(input > 0, input, w * input)
+    # Native: PyTorch's backward selects (x > 0 ? g : w * g), so an infinite
+    # weight leaves the gradient of positive inputs finite.
+    return _C._prelu(input, weight)
 
 
 def _rrelu_training_checks(input, lower, upper):

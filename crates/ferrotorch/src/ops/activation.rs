@@ -56,6 +56,62 @@ impl Tensor {
     }
 }
 
+impl Tensor {
+    /// `F.prelu(self, weight)`: `x > 0 ? x : w * x` with one weight per
+    /// channel (dim 1) or one shared weight, recording `PreluKernelBackward0`.
+    /// The caller has checked the dtypes and the weight count. PyTorch's
+    /// backward selects rather than multiplies by a mask, so an infinite
+    /// weight does not turn the gradient of positive inputs into NaN:
+    /// `grad_x = x > 0 ? g : w * g`, `grad_w = x > 0 ? 0 : x * g` summed over
+    /// everything but the channel.
+    ///
+    /// ```
+    /// use ferrotorch::Tensor;
+    /// let x = Tensor::from_vec(vec![1.0f32, -2.0], &[2])?;
+    /// let w = Tensor::from_vec(vec![0.25f32], &[1])?;
+    /// assert_eq!(x.prelu(&w)?.to_vec::<f32>()?, vec![1.0, -0.5]);
+    /// # Ok::<(), ferrotorch_core::Error>(())
+    /// ```
+    pub fn prelu(&self, weight: &Tensor) -> Result<Tensor> {
+        let nd = self.ndim();
+        // The weight broadcast against the input: per channel along dim 1.
+        let w = if weight.numel() == 1 {
+            weight.reshape(&[])?
+        } else if nd >= 2 {
+            let mut shape = vec![weight.numel() as i64];
+            shape.extend(std::iter::repeat_n(1, nd - 2));
+            weight.reshape(&shape)?
+        } else {
+            weight.clone()
+        };
+        let out = {
+            let _no_grad = GradModeGuard::new(false);
+            prelu_select(self, self, &w, self)?
+        };
+        let (sx, sw) = (SavedTensor::input(self), SavedTensor::input(weight));
+        let (wshape, wb) = (weight.shape().to_vec(), w.shape().to_vec());
+        record("PreluKernelBackward0", &[Some(self), Some(weight)], &[&out], move || {
+            rule(move |node, grads| {
+                let Some(g) = g0(grads) else { return Ok(vec![None, None]) };
+                let (x, weight) = (sx.unpack(node)?, sw.unpack(node)?);
+                let w = weight.reshape(&wb.iter().map(|&d| d as i64).collect::<Vec<_>>())?;
+                let gx = prelu_select(&x, &g, &w, &g)?;
+                let zero = Tensor::zeros(&[], g.dtype(), g.device())?;
+                let gw = prelu_select(&x, &zero, &x, &g)?.sum_to(&wb)?;
+                Ok(vec![Some(gx), Some(gw.reshape(&wshape.iter().map(|&d| d as i64).collect::<Vec<_>>())?)])
+            })
+        });
+        Ok(out)
+    }
+}
+
+/// `x > 0 ? pos : a * b`, broadcast, as one select (no `0 * inf`).
+fn prelu_select(x: &Tensor, pos: &Tensor, a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    let cond = binary(Operand::T(x), Operand::S(Scalar::Int(0)), BinaryOp::Gt)?;
+    let neg = binary(Operand::T(a), Operand::T(b), BinaryOp::Mul)?;
+    super::indexing::where_(&cond, Operand::T(pos), Operand::T(&neg))
+}
+
 /// `1 / (1 + exp(-x))` as PyTorch's float kernels evaluate it (glu's, and its
 /// sigmoid's): `exp(-x)` overflows for x below about -88.7 in float32, so the
 /// result is 0 there rather than the exact denormal, and `inf * sigmoid(-100)`

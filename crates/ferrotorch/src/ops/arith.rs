@@ -245,11 +245,41 @@ pub fn add_scaled(a: Operand, b: Operand, alpha: Scalar, op: BinaryOp) -> Result
     }
     // float16/bfloat16: `a ± alpha·b` in float32 with alpha held in the
     // tensors' dtype, rounded once (PyTorch's vectorised kernel).
-    let alpha_w = alpha_c;
     let (ta, tb) = (to_opmath(&a, compute)?, to_opmath(&b, compute)?);
-    let sb = binary(Operand::T(&tb), Operand::S(alpha_w), BinaryOp::Mul)?;
-    let r = binary(Operand::T(&ta), Operand::T(&sb), op)?;
+    let r = if ta.dtype().is_floating_point() {
+        // One fused multiply-add, as PyTorch's `fmadd(b, alpha, a)`: a
+        // product past the range does not overflow before the sum
+        // (-inf + 3.5 * 3e38 is -inf, not NaN), and rounds once.
+        let s = if op == BinaryOp::Sub { -alpha_c.to_f64() } else { alpha_c.to_f64() };
+        let out = {
+            let _no_grad = crate::autograd::GradModeGuard::new(false);
+            fused_add_alpha(&ta, &tb, s)?
+        };
+        if crate::autograd::is_grad_enabled() && (ta.requires_grad() || tb.requires_grad()) {
+            // The graph of `a ± (alpha * b)`: b's gradient is alpha * g.
+            let sb = binary(Operand::T(&tb), Operand::S(alpha_c), BinaryOp::Mul)?;
+            super::arith_grad::record_binary(Operand::T(&ta), Operand::T(&sb), op, &out);
+        }
+        out
+    } else {
+        let sb = binary(Operand::T(&tb), Operand::S(alpha_c), BinaryOp::Mul)?;
+        binary(Operand::T(&ta), Operand::T(&sb), op)?
+    };
     if r.dtype() != compute { r.to_dtype(compute) } else { Ok(r) }
+}
+
+/// `a + s * b` (float32/float64, broadcast) with one rounding: the backend's
+/// `AddAlpha` kernel.
+fn fused_add_alpha(a: &Tensor, b: &Tensor, s: f64) -> Result<Tensor> {
+    use ferrotorch_cpu::binary::{binary as simd_binary, BinaryKind};
+    check_cpu("add", &[a, b])?;
+    let shape = ferrotorch_core::layout::broadcast_shapes(a.shape(), b.shape())?;
+    let out = Tensor::empty(&shape, a.dtype(), a.device())?;
+    let (la, lb) = (broadcast_layout(a, &shape)?, broadcast_layout(b, &shape)?);
+    let sa = Src { base: a.storage().as_ptr(), layout: &la };
+    let sb = Src { base: b.storage().as_ptr(), layout: &lb };
+    simd_binary(BinaryKind::AddAlpha(s), a.dtype(), out.dst(), sa, sb)?;
+    Ok(out)
 }
 
 /// In-place [`add_scaled`]: `a += alpha * b` / `a -= alpha * b`.

@@ -119,7 +119,8 @@ fn float_kernel<T: Compute>(op: UnaryOp, o: Dst, s: Src) {
         // In f64 (std's f32 forms overflow from ~1.7e38), rounded once.
         Asinh => go!(|x| c(ferrotorch_cpu::unary::asinh(x.f()))),
         Acosh => go!(|x| c(ferrotorch_cpu::unary::acosh(x.f()))),
-        Atanh => go!(|x| x.atanh()),
+        // In f64 (std's forms lose digits near ±1), rounded once.
+        Atanh => go!(|x| c(ferrotorch_cpu::unary::atanh(x.f()))),
         Logit(eps) => {
             // PyTorch computes logit in the input's own type: for float16/
             // bfloat16 the bounds `eps` and `1 - eps`, then `1 - z` and the

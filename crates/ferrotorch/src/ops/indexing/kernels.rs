@@ -13,12 +13,16 @@ use ferrotorch_cpu::elementwise::Num;
 use ferrotorch_cpu::iter::Plan;
 
 /// How values combine with what is already stored at a written position.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Reduce {
     /// Overwrite.
     Assign,
     /// `dst += v`.
     Add,
+    /// `dst = fma(v, alpha, dst)` with one rounding (float32/float64 only):
+    /// multi-dim `index_add_` with `alpha`, which PyTorch runs as `add_`'s
+    /// fused `fmadd(source, alpha, self)` per index.
+    AddScaled(f64),
     /// `dst *= v`.
     Mul,
     /// `dst = max(dst, v)`, NaN-propagating.
@@ -129,6 +133,7 @@ fn write_typed<T: Element + Num>(dst: &Tensor, offs: &[isize], rel: &[isize], va
                 *p = match mode {
                     Reduce::Assign => x,
                     Reduce::Add => (*p).add(x),
+                    Reduce::AddScaled(alpha) => fused_add(*p, x, alpha),
                     Reduce::Mul => (*p).mul(x),
                     Reduce::Max => pick(*p, x, true),
                     Reduce::Min => pick(*p, x, false),
@@ -136,6 +141,18 @@ fn write_typed<T: Element + Num>(dst: &Tensor, offs: &[isize], rel: &[isize], va
             }
             k += 1;
         }
+    }
+}
+
+/// `cur + x * alpha` rounded once, in the element's own float type.
+#[inline]
+fn fused_add<T: Element>(cur: T, x: T, alpha: f64) -> T {
+    if T::DTYPE == DType::Float64 {
+        T::from_f64(x.to_f64().mul_add(alpha, cur.to_f64()))
+    } else {
+        // float32 values (and alpha, already rounded to the dtype) are exact
+        // in f64 and back, so this is float32's own fused multiply-add.
+        T::from_f64((x.to_f64() as f32).mul_add(alpha as f32, cur.to_f64() as f32) as f64)
     }
 }
 

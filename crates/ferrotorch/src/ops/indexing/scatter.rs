@@ -572,9 +572,9 @@ impl Tensor {
         let nd = x.ndim();
         let per_index_loop = nd <= 1 || scaled || (d != 0 && d != nd - 1);
         let err = move |v: i64| {
-            if mode == Reduce::Add && per_index_loop {
+            if matches!(mode, Reduce::Add | Reduce::AddScaled(_)) && per_index_loop {
                 Error::index("index out of range in self")
-            } else if mode == Reduce::Add {
+            } else if matches!(mode, Reduce::Add | Reduce::AddScaled(_)) {
                 Error::runtime(format!("index {v} is out of bounds for dimension {d} with size {size}"))
             } else {
                 Error::index(format!("{op}(): index {v} is out of bounds for dimension {d} with size {size}"))
@@ -599,8 +599,7 @@ impl Tensor {
             let _g = GradModeGuard::new(false);
             let o = self.clone_data()?;
             if !nothing {
-                let s = if unit { source.clone() } else { binary(Operand::T(source), Operand::S(alpha), BinaryOp::Mul)? };
-                o.index_write_raw_("index_add_", dim, index, &s, Reduce::Add, !unit)?;
+                o.index_add_raw_(dim, index, source, alpha, unit)?;
             }
             o
         };
@@ -634,8 +633,19 @@ impl Tensor {
         }
         let unit = is_unit_alpha(alpha);
         let alpha = index_add_alpha(self, dim, index, alpha)?;
+        self.index_add_raw_(dim, index, source, alpha, unit)
+    }
+
+    /// The write of `index_add_` (arguments checked, `alpha` converted).
+    /// PyTorch's multi-dim kernel is `add_(source_slice, alpha)` per index, a
+    /// fused multiply-add for float32/float64; its 1-d loop (and every other
+    /// dtype) scales the source first.
+    fn index_add_raw_(&self, dim: i64, index: &Tensor, source: &Tensor, alpha: Scalar, unit: bool) -> Result<()> {
         if unit {
             return self.index_write_raw_("index_add_", dim, index, source, Reduce::Add, false);
+        }
+        if self.ndim() > 1 && matches!(self.dtype(), DType::Float32 | DType::Float64) && source.dtype() == self.dtype() {
+            return self.index_write_raw_("index_add_", dim, index, source, Reduce::AddScaled(alpha.to_f64()), true);
         }
         let s = binary(Operand::T(source), Operand::S(alpha), BinaryOp::Mul)?;
         self.index_write_raw_("index_add_", dim, index, &s, Reduce::Add, true)
