@@ -573,18 +573,7 @@ def poisson(input, generator=None):
     """
     if not _is_float(input.dtype):
         raise _not_impl("poisson_cpu", input.dtype)
-    import numpy as np
-
-    with _no_grad():
-        lam = input.detach().double()
-        if lam.numel() and not bool((lam >= 0).all()):
-            raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
-        # the stream comes from the ferrotorch generator: one int64 draw seeds the sampler
-        seed = int(_C.randint(0, 2 ** 62, (2,), generator=generator, dtype=_C.int64)[0].item())
-        arr = lam.contiguous().numpy()
-        samples = np.random.default_rng(seed).poisson(arr).astype(np.float64)
-        r = _C.from_numpy(samples).to(input.dtype)
-    return r
+    return _C._poisson(input, generator)
 
 
 # ----- binding -----------------------------------------------------------------------

@@ -95,6 +95,73 @@ impl Generator {
     }
 }
 
+impl Generator {
+    /// One Poisson sample of rate `lambda` (finite or not, `>= 0`), as a
+    /// count in f64, with PyTorch's CPU algorithms: the product of uniforms
+    /// against `exp(-lambda)` below 10, Hörmann's transformed rejection with
+    /// squeeze (PTRS, 1993) from 10 up. A count past i64's range is
+    /// `i64::MIN`, as PyTorch's int64 conversion of it gives on x86.
+    pub fn poisson(&mut self, lambda: f64) -> f64 {
+        if lambda == 0.0 {
+            return 0.0;
+        }
+        if lambda < 10.0 {
+            let limit = (-lambda).exp();
+            let (mut count, mut prod) = (0.0, 1.0);
+            loop {
+                prod *= self.uniform();
+                if prod <= limit {
+                    return count;
+                }
+                count += 1.0;
+            }
+        }
+        let slam = lambda.sqrt();
+        let loglam = lambda.ln();
+        let b = 0.931 + 2.53 * slam;
+        let a = -0.059 + 0.02483 * b;
+        let inv_alpha = 1.1239 + 1.1328 / (b - 3.4);
+        let vr = 0.9277 - 3.6224 / (b - 2.0);
+        loop {
+            let u = self.uniform() - 0.5;
+            let v = self.uniform();
+            let us = 0.5 - u.abs();
+            let k = to_i64_like_x86(((2.0 * a / us + b) * u + lambda + 0.43).floor());
+            // The squeeze: most draws are accepted without any logarithm.
+            if us >= 0.07 && v <= vr {
+                return k as f64;
+            }
+            if k < 0 || (us < 0.013 && v > us) {
+                continue;
+            }
+            let lhs = v.ln() + inv_alpha.ln() - (a / (us * us) + b).ln();
+            if lhs <= -lambda + k as f64 * loglam - ln_factorial(k) {
+                return k as f64;
+            }
+        }
+    }
+}
+
+/// `x as int64` as x86's conversion does it: out of range (or NaN) is `i64::MIN`.
+fn to_i64_like_x86(x: f64) -> i64 {
+    if x.is_finite() && x >= -9.223_372_036_854_775_808e18 && x < 9.223_372_036_854_775_808e18 {
+        x as i64
+    } else {
+        i64::MIN
+    }
+}
+
+/// `ln(k!)` for `k >= 0`: summed logarithms below 16, Stirling's series
+/// (to the x⁻⁷ term, accurate to a few ulps there) above.
+fn ln_factorial(k: i64) -> f64 {
+    if k < 16 {
+        return (2..=k).map(|i| (i as f64).ln()).sum();
+    }
+    let x = k as f64 + 1.0;
+    let (x2, half_ln_2pi) = (x * x, 0.918_938_533_204_672_8);
+    (x - 0.5) * x.ln() - x + half_ln_2pi + (1.0 / 12.0 - (1.0 / 360.0 - (1.0 / 1260.0 - 1.0 / (1680.0 * x2)) / x2) / x2) / x
+}
+
 impl Default for Generator {
     fn default() -> Self {
         Generator::new(67280421310721)
@@ -117,5 +184,35 @@ mod tests {
         assert!(mean.abs() < 0.02, "{mean}");
         assert!((var - 1.0).abs() < 0.03, "{var}");
         assert!((0..1000).all(|_| a.below(7) < 7));
+    }
+}
+
+#[cfg(test)]
+mod poisson_tests {
+    use super::*;
+
+    #[test]
+    fn ln_factorial_matches_summed_logs() {
+        for k in [0i64, 1, 2, 15, 16, 17, 50, 170] {
+            let exact: f64 = (2..=k).map(|i| (i as f64).ln()).sum();
+            assert!((ln_factorial(k) - exact).abs() <= 1e-12 * exact.max(1.0), "k = {k}");
+        }
+    }
+
+    #[test]
+    fn poisson_mean_and_variance() {
+        let mut g = Generator::new(7);
+        for lambda in [0.5, 3.0, 9.9, 10.0, 25.0, 1e4] {
+            let n = 200_000;
+            let xs: Vec<f64> = (0..n).map(|_| g.poisson(lambda)).collect();
+            let mean = xs.iter().sum::<f64>() / n as f64;
+            let var = xs.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / (n - 1) as f64;
+            // Standard errors: sqrt(lambda / n) for the mean, about lambda * sqrt(2 / n) for the variance.
+            assert!((mean - lambda).abs() < 5.0 * (lambda / n as f64).sqrt(), "lambda {lambda}: mean {mean}");
+            assert!((var - lambda).abs() < 6.0 * lambda * (2.0 / n as f64).sqrt() + 0.01, "lambda {lambda}: var {var}");
+            assert!(xs.iter().all(|&x| x >= 0.0 && x.fract() == 0.0));
+        }
+        assert_eq!(g.poisson(0.0), 0.0);
+        assert_eq!(g.poisson(f64::INFINITY), i64::MIN as f64);
     }
 }

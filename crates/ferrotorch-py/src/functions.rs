@@ -376,6 +376,14 @@ macro_rules! random_factory {
 random_factory!(rand, "`torch.rand(*size)`: uniform on [0, 1).", Tensor::rand);
 random_factory!(randn, "`torch.randn(*size)`: standard normal.", Tensor::randn);
 
+/// `torch.poisson(input, generator=None)` (records `PoissonBackward0`).
+#[pyfunction]
+#[pyo3(signature = (input, generator=None))]
+pub fn _poisson<'py>(py: Python<'py>, input: &Bound<'py, PyAny>, generator: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyAny>> {
+    let g = gen_of(generator)?;
+    wrap(py, tensor_of(input)?.poisson(g.as_ref()).py()?)
+}
+
 /// `torch.randint(low=0, high, size)`.
 #[pyfunction]
 #[pyo3(signature = (*args, size=None, low=None, high=None, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=false))]

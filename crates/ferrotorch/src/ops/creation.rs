@@ -239,6 +239,50 @@ impl Tensor {
         Ok(t)
     }
 
+    /// `torch.poisson(self)`: a Poisson count per element, `self` holding
+    /// the rates, in `self`'s float dtype, drawn in row-major order from the
+    /// generator (PyTorch's algorithms, our generator's stream). The result
+    /// is a sample: its `PoissonBackward0` passes a zero gradient, as
+    /// PyTorch's does.
+    ///
+    /// ```
+    /// use ferrotorch::Tensor;
+    /// let rates = Tensor::from_vec(vec![0.0f32, 4.0, 250.0], &[3])?;
+    /// let counts = rates.poisson(None)?.to_vec::<f32>()?;
+    /// assert_eq!(counts[0], 0.0);
+    /// assert!(counts.iter().all(|c| c.fract() == 0.0 && *c >= 0.0));
+    /// # Ok::<(), ferrotorch_core::Error>(())
+    /// ```
+    pub fn poisson(&self, gen: Option<&SharedGenerator>) -> Result<Tensor> {
+        let dtype = self.dtype();
+        if !dtype.is_floating_point() {
+            return Err(Error::not_implemented(format!("\"poisson_cpu\" not implemented for '{}'", pretty(dtype))));
+        }
+        let lam = self.to_f64_vec()?;
+        // NaN fails `>= 0` too.
+        if lam.iter().any(|&l| !(l >= 0.0)) {
+            return Err(Error::runtime("invalid Poisson rate, expected rate to be non-negative"));
+        }
+        let out = Tensor::empty(self.shape(), dtype, self.device())?;
+        with_generator(gen, |g| {
+            dispatch_dtype!(dtype, T => {
+                let p = out.data_ptr_mut() as *mut T;
+                for (i, &l) in lam.iter().enumerate() {
+                    // SAFETY: `out` is fresh and contiguous with `lam.len()` elements.
+                    unsafe { *p.add(i) = ferrotorch_core::element::cast::<f64, T>(g.poisson(l)) };
+                }
+            })
+        });
+        let shape = self.shape().to_vec();
+        crate::autograd::record("PoissonBackward0", &[Some(self)], &[&out], move || {
+            crate::autograd::rule(move |_, grads| {
+                let Some(g) = super::arith_grad::g0(grads) else { return Ok(vec![None]) };
+                Ok(vec![Some(Tensor::zeros(&shape, g.dtype(), g.device())?)])
+            })
+        });
+        Ok(out)
+    }
+
     /// `torch.randperm(n)`: a Fisher–Yates shuffle of `0..n`.
     pub fn randperm(n: usize, dtype: DType, gen: Option<&SharedGenerator>) -> Result<Tensor> {
         // Allocated from the pool first, so an impossible size is an error, not an abort.
