@@ -203,3 +203,46 @@ def test_prelu_matches_pytorch_and_finite_differences(shape, wn):
     a = ft.tensor(xv, requires_grad=True)
     b = ft.tensor(wv, requires_grad=True)
     assert ft.autograd.gradcheck(lambda p, q: ft.nn.functional.prelu(p, q), (a, b))
+
+
+_MATMUL_CASES = [((2, 3, 4), (4, 5), (False, True)), ((2, 3, 4), (4, 5), (False, False)),
+                 ((2, 3, 4), (4, 5), (True, False)), ((4, 2), (3, 3, 2, 3), (True, False)),
+                 ((3, 4), (2, 4, 5), (False, False)), ((3, 4), (2, 4, 5), (False, True)),
+                 ((2, 3, 4), (4,), (False, True)), ((4,), (2, 4, 3), (True, False)),
+                 ((2, 3, 4), (1, 4, 5), (True, True)), ((3,), (2, 2, 3, 4), (False, False)),
+                 ((2, 2, 3, 4), (4,), (True, True)), ((2, 0, 4), (4, 5), (False, True))]
+
+
+@pytest.mark.parametrize("sa,sb,grads", _MATMUL_CASES)
+def test_matmul_folds_like_pytorch(sa, sb, grads):
+    # PyTorch's should_fold: the batch of the larger operand folds into one mm/mv, which shows in
+    # the node (UnsafeViewBackward0, CloneBackward0 after a transposed fold), the strides, and the
+    # smaller operand's gradient (one product over the whole batch).
+    rng = np.random.default_rng(len(sa) * 10 + len(sb))
+    av, bv = rng.standard_normal(sa), rng.standard_normal(sb)
+    res = []
+    for lib in (torch, ft):
+        a = lib.tensor(av, requires_grad=grads[0])
+        b = lib.tensor(bv, requires_grad=grads[1])
+        y = lib.matmul(a, b)
+        node = y.grad_fn.name() if y.grad_fn is not None else None
+        if y.requires_grad:
+            y.backward(lib.ones_like(y))
+        res.append((tuple(y.shape), tuple(y.stride()), node, y.detach().numpy(),
+                    None if a.grad is None else a.grad.numpy(), None if b.grad is None else b.grad.numpy()))
+    assert res[1][:3] == res[0][:3]
+    for o, r in zip(res[1][3:], res[0][3:]):
+        assert (o is None) == (r is None)
+        if o is not None:
+            np.testing.assert_allclose(o, r, rtol=1e-12, atol=1e-12)
+
+
+def test_matmul_fold_errors_name_the_folded_shapes():
+    for sa, sb in (((2, 3, 4), (5, 6)), ((5, 6), (2, 4, 3))):
+        msgs = []
+        for lib in (torch, ft):
+            a = lib.ones(sa, requires_grad=True)
+            with pytest.raises(RuntimeError) as e:
+                lib.matmul(a, lib.ones(sb))
+            msgs.append(str(e.value))
+        assert msgs[0] == msgs[1]

@@ -250,6 +250,25 @@ impl Tensor {
             (1, 2) => return self.unsqueeze(0)?.mm(other)?.squeeze(Some(&[0])),
             _ => {}
         }
+        if should_fold(self, other) {
+            // PyTorch folds the batch of the larger operand into its rows and
+            // runs one mm (or mv): no copies of the other operand per batch,
+            // and its gradient is one product over the whole batch.
+            let transpose = db > da;
+            let t1 = if transpose { other.mt()? } else { self.clone() };
+            let t2 = if !transpose { other.clone() } else if da == 2 { self.t()? } else { self.clone() };
+            let s1 = t1.shape();
+            let last = s1[s1.len() - 1] as i64;
+            let mut out_shape: Vec<i64> = s1[..s1.len() - 1].iter().map(|&v| v as i64).collect();
+            let folded: i64 = out_shape.iter().product();
+            let t1f = t1.reshape(&[folded, last])?;
+            if t2.ndim() == 2 {
+                out_shape.push(t2.shape()[1] as i64);
+                let out = t1f.mm(&t2)?.unsafe_view(&out_shape)?;
+                return if transpose { out.mt()?.contiguous() } else { Ok(out) };
+            }
+            return t1f.mv(&t2)?.unsafe_view(&out_shape);
+        }
         let a = if da == 1 { self.unsqueeze(0)? } else { self.clone() };
         let b = if db == 1 { other.unsqueeze(1)? } else { other.clone() };
         let (na, nb) = (a.ndim(), b.ndim());
@@ -287,7 +306,7 @@ impl Tensor {
         if db > 1 {
             shape.push(p as i64);
         }
-        r.reshape(&shape)
+        r.unsafe_view(&shape)
     }
 
     /// `dot(self, other)` of two 1-D tensors (records `DotBackward0`).
@@ -643,4 +662,35 @@ fn add_product(kind: AddProd, input: &Tensor, a: &Tensor, b: &Tensor, beta: Scal
         })
     });
     Ok(out)
+}
+
+/// PyTorch's `should_fold` for `matmul` (without `out=`): whether the larger
+/// operand (at least 3-D, against a 1-D or 2-D one) is folded into a matrix
+/// for one mm/mv. Always when the smaller operand requires grad (its gradient
+/// is then one product, not a batch summed afterwards); otherwise only when
+/// the fold is a view: not for a 2-D left operand (the result would need a
+/// transposed copy), and only when the batch dims are contiguous.
+fn should_fold(a: &Tensor, b: &Tensor) -> bool {
+    let a_larger = a.ndim() >= b.ndim();
+    let (dim_t1, dim_t2) = if a_larger { (a.ndim(), b.ndim()) } else { (b.ndim(), a.ndim()) };
+    if !(dim_t1 >= 3 && dim_t2 <= 2) {
+        return false;
+    }
+    if (if a_larger { b } else { a }).requires_grad() {
+        return true;
+    }
+    if a.ndim() == 2 {
+        return false;
+    }
+    let larger = if a_larger { a } else { b };
+    if larger.numel() == 0 {
+        return true;
+    }
+    let (mut shape, mut strides) = (larger.shape().to_vec(), larger.strides().to_vec());
+    if !a_larger {
+        // t1 is `b.mT()`.
+        shape.swap(dim_t1 - 2, dim_t1 - 1);
+        strides.swap(dim_t1 - 2, dim_t1 - 1);
+    }
+    (0..dim_t1 - 2).all(|i| strides[i] == strides[i + 1] * shape[i + 1] as isize)
 }

@@ -74,6 +74,25 @@ impl Tensor {
         }
     }
 
+    /// PyTorch's `_unsafe_view`: `self`'s storage seen with `shape`, recorded
+    /// as `UnsafeViewBackward0` and not as a view (no `_base`, its own version
+    /// counter). Only for fresh results no one else holds (matmul's products),
+    /// whose layout can take `shape` without a copy.
+    pub(crate) fn unsafe_view(&self, shape: &[i64]) -> Result<Tensor> {
+        let sizes = infer_size(shape, self.numel())?;
+        let strides = self
+            .layout()
+            .view_strides(&sizes)
+            .ok_or_else(|| Error::runtime(format!("_unsafe_view: cannot view {} as {}", fmt_shape(self.shape()), fmt_shape(&sizes))))?;
+        let l = Layout { shape: sizes, strides, offset: self.storage_offset() };
+        let out = Tensor::from_parts(self.storage().clone(), l, self.dtype())?;
+        let back = self.shape_i64();
+        record("UnsafeViewBackward0", &[Some(self)], &[&out], move || {
+            rule(move |_, g| Ok(vec![g0(g).map(|g| g.reshape(&back)).transpose()?]))
+        });
+        Ok(out)
+    }
+
     /// `flatten(start_dim, end_dim)`.
     pub fn flatten(&self, start: i64, end: i64) -> Result<Tensor> {
         let s = wrap_dim(start, self.ndim())?;
