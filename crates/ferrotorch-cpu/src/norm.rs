@@ -906,6 +906,9 @@ fn vec_dot<F: MomentFloat>(n: usize, a: impl Fn(usize) -> F, b: impl Fn(usize) -
 /// tail adds on with fused multiply-adds.
 #[inline(always)]
 fn lane_dot<F: MomentFloat>(n: usize, a: impl Fn(usize) -> F, b: impl Fn(usize) -> F) -> F {
+    // Inlined like its caller, so that it is compiled inside a task's
+    // AVX2+FMA instantiation (see [`Task`]).
+    #[inline(always)]
     fn go<F: MomentFloat, const L: usize>(n: usize, a: impl Fn(usize) -> F, b: impl Fn(usize) -> F) -> F {
         let full = n / L * L;
         let mut acc = [F::ZERO; L];
@@ -1471,15 +1474,7 @@ pub fn group_norm_backward<T: Element, F: MomentFloat>(
     let per = rows_per_task(nc, s);
     let dsdb: Vec<(F, F)> = run_tasks(nc.div_ceil(per), &GnSums { g, x, s, per, nc, _f: PhantomData }).into_iter().flatten().collect();
     if let Some(gw) = gw {
-        for c in 0..shp.c {
-            let mut acc = F::ZERO;
-            for i in 0..shp.n {
-                let (ds, db) = dsdb[i * shp.c + c];
-                let ng = i * groups + c / d.max(1);
-                acc = (-db).fma(mean[ng], ds).fma(rstd[ng], acc);
-            }
-            gw[c] = acc;
-        }
+        run_tasks(1, &GnWeightGrad { shp, groups, d, mean, rstd, dsdb: &dsdb, gw: Pieces::new(gw, shp.c) });
     }
     if let Some(gb) = gb {
         for c in 0..shp.c {
@@ -1525,6 +1520,37 @@ impl<T: Element, F: MomentFloat> Task for GnSums<'_, T, F> {
             out.push((lane_dot(s, |j| fv(gb_[j]), |j| fv(xb[j])), lane_dot(s, |j| fv(gb_[j]), |_| F::ONE)));
         }
         out
+    }
+}
+
+/// [`group_norm_backward`]'s weight gradient `Σ_n (ds − db·mean)·rstd` per
+/// channel, as one task (so that its fused multiply-adds are instructions).
+struct GnWeightGrad<'a, F> {
+    shp: Ncs,
+    groups: usize,
+    d: usize,
+    mean: &'a [F],
+    rstd: &'a [F],
+    dsdb: &'a [(F, F)],
+    gw: Pieces<'a, F>,
+}
+
+impl<F: MomentFloat> Task for GnWeightGrad<'_, F> {
+    type Out = ();
+    #[inline(always)]
+    fn run(&self, t: usize) {
+        let shp = self.shp;
+        // SAFETY: task `t` (the only one) takes only its own piece.
+        let gw = unsafe { self.gw.get(t) };
+        for (c, gwc) in gw.iter_mut().enumerate() {
+            let mut acc = F::ZERO;
+            for i in 0..shp.n {
+                let (ds, db) = self.dsdb[i * shp.c + c];
+                let ng = i * self.groups + c / self.d.max(1);
+                acc = (-db).fma(self.mean[ng], ds).fma(self.rstd[ng], acc);
+            }
+            *gwc = acc;
+        }
     }
 }
 
