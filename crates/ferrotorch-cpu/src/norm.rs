@@ -63,16 +63,21 @@ fn add_moments<T: MomentFloat>(m0_add: usize, m1_add: T, m2_add: T, m0: &mut usi
     *m0 = n;
 }
 
-/// The vectorised merge (`AddMomentsVec`). Measured against PyTorch's build it
-/// never turns a finite lane into NaN when merging into an empty (m0 == 0)
-/// slot, which `delta * (delta * (c * m0))` reproduces.
+/// The vectorised merge (`AddMomentsVec`) of `L` lanes that share their
+/// count, written over arrays so that it compiles to vector instructions.
+/// Measured against PyTorch's build it never turns a finite lane into NaN
+/// when merging into an empty (m0 == 0) slot, which
+/// `delta * (delta * (c * m0))` reproduces.
 #[inline(always)]
-fn add_moments_vec<T: MomentFloat>(m0_add: usize, m1_add: T, m2_add: T, m0: &mut usize, m1: &mut T, m2: &mut T) {
+fn add_moments_lanes<T: MomentFloat, const L: usize>(m0_add: usize, m1_add: &[T; L], m2_add: &[T; L], m0: &mut usize, m1: &mut [T; L], m2: &mut [T; L]) {
     let n = *m0 + m0_add;
     let c = if n == 0 { T::ZERO } else { T::from_usize(m0_add) / T::from_usize(n) };
-    let delta = m1_add - *m1;
-    *m1 = *m1 + delta * c;
-    *m2 = *m2 + (m2_add + delta * (delta * (c * T::from_usize(*m0))));
+    let cm = c * T::from_usize(*m0);
+    for l in 0..L {
+        let delta = m1_add[l] - m1[l];
+        m1[l] = m1[l] + delta * c;
+        m2[l] = m2[l] + (m2_add[l] + delta * (delta * cm));
+    }
     *m0 = n;
 }
 
@@ -118,50 +123,70 @@ pub fn rowwise_moments<T: MomentFloat, const L: usize>(x: &[T], split: usize, st
     for (i, c) in c_vecs.iter_mut().enumerate() {
         *c = T::ONE / T::from_usize(i + 1);
     }
+    // A chain's Welford result computed ahead, together with the previous
+    // chain (two independent chains in one loop hide the latency of the
+    // dependent fused multiply-adds; each chain's arithmetic is unchanged).
+    let mut ahead: Option<([T; L], [T; L])> = None;
     for i in 0..m {
         let base = i * CHUNK * width;
         let m0 = CHUNK.min(n - i * CHUNK);
         // UpdateMomentsVec
         for h in 0..split {
-            let (mut m1v, mut m2v) = ([T::ZERO; L], [T::ZERO; L]);
             let start = base + h * L;
-            #[cfg(target_arch = "x86_64")]
-            let done = if T::DTYPE == DType::Float32 && L == 8 && fma_ok() && start + (m0.max(1) - 1) * width + L <= big_n {
-                // SAFETY: f32 lanes (checked dtype, L == 8), the m0 vectors
-                // read lie inside `x` (checked above), and the CPU has AVX2+FMA.
-                unsafe {
-                    avx::welford8(
-                        x.as_ptr().add(start) as *const f32,
-                        width,
-                        m0,
-                        c_vecs.as_ptr() as *const f32,
-                        m1v.as_mut_ptr() as *mut f32,
-                        m2v.as_mut_ptr() as *mut f32,
-                    )
-                };
-                true
-            } else {
-                false
-            };
-            #[cfg(not(target_arch = "x86_64"))]
-            let done = false;
-            if !done {
-                for (j, &c) in c_vecs.iter().enumerate().take(m0) {
-                    let v = &x[start + j * width..][..L];
-                    for l in 0..L {
-                        let xv = v[l];
-                        let delta = xv - m1v[l];
-                        m1v[l] = delta.fma(c, m1v[l]);
-                        m2v[l] = delta.fma(xv - m1v[l], m2v[l]);
+            let (m1v, m2v) = match ahead.take() {
+                Some(r) => r,
+                None => {
+                    let (mut m1v, mut m2v) = ([T::ZERO; L], [T::ZERO; L]);
+                    #[cfg(target_arch = "x86_64")]
+                    let done = if T::DTYPE == DType::Float32 && L == 8 && fma_ok() && start + (m0.max(1) - 1) * width + L <= big_n {
+                        // The next chain of the same length: this chunk's other
+                        // half, else the next chunk when both are full.
+                        let next = if h + 1 < split {
+                            Some(start + L)
+                        } else if split == 1 && m0 == CHUNK && n - (i + 1) * CHUNK >= CHUNK {
+                            Some(start + CHUNK * width)
+                        } else {
+                            None
+                        };
+                        let xp = x.as_ptr() as *const f32;
+                        let cp = c_vecs.as_ptr() as *const f32;
+                        let (p1, p2) = (m1v.as_mut_ptr() as *mut f32, m2v.as_mut_ptr() as *mut f32);
+                        // SAFETY: f32 lanes (checked dtype, L == 8); the m0
+                        // vectors read from `start` lie inside `x` (checked
+                        // above), and so do the next chain's: the other half
+                        // of the same `width`-wide vectors, or the next chunk,
+                        // which is full; the CPU has AVX2+FMA.
+                        unsafe {
+                            match next {
+                                Some(ns) => {
+                                    let (mut a1, mut a2) = ([T::ZERO; L], [T::ZERO; L]);
+                                    avx::welford8x2(xp.add(start), xp.add(ns), width, m0, cp, p1, p2, a1.as_mut_ptr() as *mut f32, a2.as_mut_ptr() as *mut f32);
+                                    ahead = Some((a1, a2));
+                                }
+                                None => avx::welford8(xp.add(start), width, m0, cp, p1, p2),
+                            }
+                        };
+                        true
+                    } else {
+                        false
+                    };
+                    #[cfg(not(target_arch = "x86_64"))]
+                    let done = false;
+                    if !done {
+                        for (j, &c) in c_vecs.iter().enumerate().take(m0) {
+                            let v = &x[start + j * width..][..L];
+                            for l in 0..L {
+                                let xv = v[l];
+                                let delta = xv - m1v[l];
+                                m1v[l] = delta.fma(c, m1v[l]);
+                                m2v[l] = delta.fma(xv - m1v[l], m2v[l]);
+                            }
+                        }
                     }
+                    (m1v, m2v)
                 }
-            }
-            let mut cnt = m0_stk[0];
-            for l in 0..L {
-                cnt = m0_stk[0];
-                add_moments_vec(m0, m1v[l], m2v[l], &mut cnt, &mut m1_stk[0][l], &mut m2_stk[0][l]);
-            }
-            m0_stk[0] = cnt;
+            };
+            add_moments_lanes(m0, &m1v, &m2v, &mut m0_stk[0], &mut m1_stk[0], &mut m2_stk[0]);
         }
         let mut mask = i + 1;
         let mut j = 1;
@@ -169,12 +194,7 @@ pub fn rowwise_moments<T: MomentFloat, const L: usize>(x: &[T], split: usize, st
             let (lo, hi) = m0_stk.split_at_mut(j);
             let (l1, h1) = m1_stk.split_at_mut(j);
             let (l2, h2) = m2_stk.split_at_mut(j);
-            let mut cnt = hi[0];
-            for l in 0..L {
-                cnt = hi[0];
-                add_moments_vec(lo[j - 1], l1[j - 1][l], l2[j - 1][l], &mut cnt, &mut h1[0][l], &mut h2[0][l]);
-            }
-            hi[0] = cnt;
+            add_moments_lanes(lo[j - 1], &l1[j - 1], &l2[j - 1], &mut hi[0], &mut h1[0], &mut h2[0]);
             lo[j - 1] = 0;
             l1[j - 1] = [T::ZERO; L];
             l2[j - 1] = [T::ZERO; L];
@@ -186,12 +206,7 @@ pub fn rowwise_moments<T: MomentFloat, const L: usize>(x: &[T], split: usize, st
         let (lo, hi) = m0_stk.split_at_mut(i);
         let (l1, h1) = m1_stk.split_at_mut(i);
         let (l2, h2) = m2_stk.split_at_mut(i);
-        let mut cnt = lo[0];
-        for l in 0..L {
-            cnt = lo[0];
-            add_moments_vec(hi[0], h1[0][l], h2[0][l], &mut cnt, &mut l1[0][l], &mut l2[0][l]);
-        }
-        lo[0] = cnt;
+        add_moments_lanes(hi[0], &h1[0], &h2[0], &mut lo[0], &mut l1[0], &mut l2[0]);
     }
     let (mut m0, mut m1, mut m2) = (0usize, T::ZERO, T::ZERO);
     for &xv in &x[n * width..] {
@@ -694,6 +709,31 @@ mod avx {
         }
         _mm256_storeu_ps(m1, a);
         _mm256_storeu_ps(m2, b);
+    }
+
+    /// [`welford8`] for two chains of `m0` vectors at once (`x` and `y`),
+    /// each computed exactly as alone; interleaving them hides the latency
+    /// of each chain's dependent instructions.
+    #[target_feature(enable = "avx2,fma")]
+    #[allow(clippy::too_many_arguments)]
+    pub(super) unsafe fn welford8x2(x: *const f32, y: *const f32, width: usize, m0: usize, c: *const f32, m1: *mut f32, m2: *mut f32, n1: *mut f32, n2: *mut f32) {
+        let (mut a, mut b) = (_mm256_setzero_ps(), _mm256_setzero_ps());
+        let (mut p, mut q) = (_mm256_setzero_ps(), _mm256_setzero_ps());
+        for j in 0..m0 {
+            let cv = _mm256_set1_ps(*c.add(j));
+            let xv = _mm256_loadu_ps(x.add(j * width));
+            let yv = _mm256_loadu_ps(y.add(j * width));
+            let dx = _mm256_sub_ps(xv, a);
+            let dy = _mm256_sub_ps(yv, p);
+            a = _mm256_fmadd_ps(dx, cv, a);
+            p = _mm256_fmadd_ps(dy, cv, p);
+            b = _mm256_fmadd_ps(dx, _mm256_sub_ps(xv, a), b);
+            q = _mm256_fmadd_ps(dy, _mm256_sub_ps(yv, p), q);
+        }
+        _mm256_storeu_ps(m1, a);
+        _mm256_storeu_ps(m2, b);
+        _mm256_storeu_ps(n1, p);
+        _mm256_storeu_ps(n2, q);
     }
 
     /// `y = (x * rs + shift) * w + b` (w, b optional).
