@@ -123,68 +123,72 @@ pub fn rowwise_moments<T: MomentFloat, const L: usize>(x: &[T], split: usize, st
     for (i, c) in c_vecs.iter_mut().enumerate() {
         *c = T::ONE / T::from_usize(i + 1);
     }
-    // A chain's Welford result computed ahead, together with the previous
-    // chain (two independent chains in one loop hide the latency of the
-    // dependent fused multiply-adds; each chain's arithmetic is unchanged).
-    let mut ahead: Option<([T; L], [T; L])> = None;
+    // Welford results of the chains (chunk `k / split`, half `k % split`)
+    // after the current one, computed with it: up to four independent chains
+    // in one loop hide the latency of each chain's dependent fused
+    // multiply-adds; each chain's arithmetic is unchanged.
+    const AHEAD: usize = 4;
+    let mut group = [[[T::ZERO; L]; 2]; AHEAD];
+    let (mut group_len, mut group_pos) = (0usize, 0usize);
     for i in 0..m {
         let base = i * CHUNK * width;
         let m0 = CHUNK.min(n - i * CHUNK);
         // UpdateMomentsVec
         for h in 0..split {
             let start = base + h * L;
-            let (m1v, m2v) = match ahead.take() {
-                Some(r) => r,
-                None => {
-                    let (mut m1v, mut m2v) = ([T::ZERO; L], [T::ZERO; L]);
-                    #[cfg(target_arch = "x86_64")]
-                    let done = if T::DTYPE == DType::Float32 && L == 8 && fma_ok() && start + (m0.max(1) - 1) * width + L <= big_n {
-                        // The next chain of the same length: this chunk's other
-                        // half, else the next chunk when both are full.
-                        let next = if h + 1 < split {
-                            Some(start + L)
-                        } else if split == 1 && m0 == CHUNK && n - (i + 1) * CHUNK >= CHUNK {
-                            Some(start + CHUNK * width)
-                        } else {
-                            None
-                        };
-                        let xp = x.as_ptr() as *const f32;
-                        let cp = c_vecs.as_ptr() as *const f32;
-                        let (p1, p2) = (m1v.as_mut_ptr() as *mut f32, m2v.as_mut_ptr() as *mut f32);
-                        // SAFETY: f32 lanes (checked dtype, L == 8); the m0
-                        // vectors read from `start` lie inside `x` (checked
-                        // above), and so do the next chain's: the other half
-                        // of the same `width`-wide vectors, or the next chunk,
-                        // which is full; the CPU has AVX2+FMA.
-                        unsafe {
-                            match next {
-                                Some(ns) => {
-                                    let (mut a1, mut a2) = ([T::ZERO; L], [T::ZERO; L]);
-                                    avx::welford8x2(xp.add(start), xp.add(ns), width, m0, cp, p1, p2, a1.as_mut_ptr() as *mut f32, a2.as_mut_ptr() as *mut f32);
-                                    ahead = Some((a1, a2));
-                                }
-                                None => avx::welford8(xp.add(start), width, m0, cp, p1, p2),
-                            }
-                        };
-                        true
-                    } else {
-                        false
+            let (m1v, m2v) = if group_pos < group_len {
+                group_pos += 1;
+                (group[group_pos - 1][0], group[group_pos - 1][1])
+            } else {
+                let (mut m1v, mut m2v) = ([T::ZERO; L], [T::ZERO; L]);
+                #[cfg(target_arch = "x86_64")]
+                let done = if T::DTYPE == DType::Float32 && L == 8 && fma_ok() {
+                    // The chains with the same count `m0` that follow: all
+                    // full chunks, or the halves of the last chunk.
+                    let k = i * split + h;
+                    let same = if m0 == CHUNK { (n / CHUNK) * split } else { m * split };
+                    let len = (same - k).min(AHEAD);
+                    let mut starts = [0usize; AHEAD];
+                    for (q, st) in starts.iter_mut().enumerate().take(len) {
+                        *st = ((k + q) / split) * CHUNK * width + ((k + q) % split) * L;
+                    }
+                    let xp = x.as_ptr() as *const f32;
+                    let cp = c_vecs.as_ptr() as *const f32;
+                    let out = group.as_mut_ptr() as *mut f32;
+                    // SAFETY: f32 lanes (checked dtype, L == 8, so `group`
+                    // is `AHEAD` (m1, m2) pairs of 8 floats, contiguous);
+                    // each chain's `m0` vectors, `width` apart from its start,
+                    // lie inside the first `n * width` elements of `x`; the
+                    // CPU has AVX2+FMA.
+                    unsafe {
+                        let p = |q: usize| xp.add(starts[q]);
+                        match len {
+                            1 => avx::welford8xk::<1>([p(0)], width, m0, cp, out),
+                            2 => avx::welford8xk::<2>([p(0), p(1)], width, m0, cp, out),
+                            3 => avx::welford8xk::<3>([p(0), p(1), p(2)], width, m0, cp, out),
+                            _ => avx::welford8xk::<4>([p(0), p(1), p(2), p(3)], width, m0, cp, out),
+                        }
                     };
-                    #[cfg(not(target_arch = "x86_64"))]
-                    let done = false;
-                    if !done {
-                        for (j, &c) in c_vecs.iter().enumerate().take(m0) {
-                            let v = &x[start + j * width..][..L];
-                            for l in 0..L {
-                                let xv = v[l];
-                                let delta = xv - m1v[l];
-                                m1v[l] = delta.fma(c, m1v[l]);
-                                m2v[l] = delta.fma(xv - m1v[l], m2v[l]);
-                            }
+                    (m1v, m2v) = (group[0][0], group[0][1]);
+                    (group_len, group_pos) = (len, 1);
+                    true
+                } else {
+                    false
+                };
+                #[cfg(not(target_arch = "x86_64"))]
+                let done = false;
+                if !done {
+                    for (j, &c) in c_vecs.iter().enumerate().take(m0) {
+                        let v = &x[start + j * width..][..L];
+                        for l in 0..L {
+                            let xv = v[l];
+                            let delta = xv - m1v[l];
+                            m1v[l] = delta.fma(c, m1v[l]);
+                            m2v[l] = delta.fma(xv - m1v[l], m2v[l]);
                         }
                     }
-                    (m1v, m2v)
                 }
+                (m1v, m2v)
             };
             add_moments_lanes(m0, &m1v, &m2v, &mut m0_stk[0], &mut m1_stk[0], &mut m2_stk[0]);
         }
@@ -696,44 +700,27 @@ impl<T: Element, F: MomentFloat> Task for LayerBackRows<'_, T, F> {
 mod avx {
     use std::arch::x86_64::*;
 
-    /// The per-lane Welford update of 8 lanes over `m0` vectors `width` apart.
+    /// The per-lane Welford update of 8 lanes over `m0` vectors `width`
+    /// apart, for `K` independent chains starting at `x[q]`, each computed
+    /// exactly as alone (interleaving them hides the latency of each chain's
+    /// dependent instructions); chain `q`'s (m1, m2) go to
+    /// `out[16q..16q + 8]` and `out[16q + 8..16q + 16]`.
     #[target_feature(enable = "avx2,fma")]
-    pub(super) unsafe fn welford8(x: *const f32, width: usize, m0: usize, c: *const f32, m1: *mut f32, m2: *mut f32) {
-        let (mut a, mut b) = (_mm256_setzero_ps(), _mm256_setzero_ps());
-        for j in 0..m0 {
-            let xv = _mm256_loadu_ps(x.add(j * width));
-            let cv = _mm256_set1_ps(*c.add(j));
-            let delta = _mm256_sub_ps(xv, a);
-            a = _mm256_fmadd_ps(delta, cv, a);
-            b = _mm256_fmadd_ps(delta, _mm256_sub_ps(xv, a), b);
-        }
-        _mm256_storeu_ps(m1, a);
-        _mm256_storeu_ps(m2, b);
-    }
-
-    /// [`welford8`] for two chains of `m0` vectors at once (`x` and `y`),
-    /// each computed exactly as alone; interleaving them hides the latency
-    /// of each chain's dependent instructions.
-    #[target_feature(enable = "avx2,fma")]
-    #[allow(clippy::too_many_arguments)]
-    pub(super) unsafe fn welford8x2(x: *const f32, y: *const f32, width: usize, m0: usize, c: *const f32, m1: *mut f32, m2: *mut f32, n1: *mut f32, n2: *mut f32) {
-        let (mut a, mut b) = (_mm256_setzero_ps(), _mm256_setzero_ps());
-        let (mut p, mut q) = (_mm256_setzero_ps(), _mm256_setzero_ps());
+    pub(super) unsafe fn welford8xk<const K: usize>(x: [*const f32; K], width: usize, m0: usize, c: *const f32, out: *mut f32) {
+        let (mut a, mut b) = ([_mm256_setzero_ps(); K], [_mm256_setzero_ps(); K]);
         for j in 0..m0 {
             let cv = _mm256_set1_ps(*c.add(j));
-            let xv = _mm256_loadu_ps(x.add(j * width));
-            let yv = _mm256_loadu_ps(y.add(j * width));
-            let dx = _mm256_sub_ps(xv, a);
-            let dy = _mm256_sub_ps(yv, p);
-            a = _mm256_fmadd_ps(dx, cv, a);
-            p = _mm256_fmadd_ps(dy, cv, p);
-            b = _mm256_fmadd_ps(dx, _mm256_sub_ps(xv, a), b);
-            q = _mm256_fmadd_ps(dy, _mm256_sub_ps(yv, p), q);
+            for q in 0..K {
+                let xv = _mm256_loadu_ps(x[q].add(j * width));
+                let delta = _mm256_sub_ps(xv, a[q]);
+                a[q] = _mm256_fmadd_ps(delta, cv, a[q]);
+                b[q] = _mm256_fmadd_ps(delta, _mm256_sub_ps(xv, a[q]), b[q]);
+            }
         }
-        _mm256_storeu_ps(m1, a);
-        _mm256_storeu_ps(m2, b);
-        _mm256_storeu_ps(n1, p);
-        _mm256_storeu_ps(n2, q);
+        for q in 0..K {
+            _mm256_storeu_ps(out.add(16 * q), a[q]);
+            _mm256_storeu_ps(out.add(16 * q + 8), b[q]);
+        }
     }
 
     /// `y = (x * rs + shift) * w + b` (w, b optional).
