@@ -1672,6 +1672,38 @@ mod tests {
         }
     }
 
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn interleaved_welford_chains_match_single_chains() {
+        if !fma_ok() {
+            return;
+        }
+        let x: Vec<f32> = (0..16 * 8 * 4).map(|i| ((i * 7919) % 101) as f32 * 0.37 - 11.0).collect();
+        let c: Vec<f32> = (0..16).map(|i| 1.0 / (i + 1) as f32).collect();
+        let p = |q: usize| x[q * 128..].as_ptr();
+        let (mut four, mut one) = ([0f32; 64], [0f32; 16]);
+        // SAFETY: each chain reads 16 vectors of 8 floats inside `x`; AVX2+FMA checked.
+        unsafe { avx::welford8xk::<4>([p(0), p(1), p(2), p(3)], 8, 16, c.as_ptr(), four.as_mut_ptr()) };
+        for q in 0..4 {
+            // SAFETY: as above.
+            unsafe { avx::welford8xk::<1>([p(q)], 8, 16, c.as_ptr(), one.as_mut_ptr()) };
+            assert_eq!(four[16 * q..16 * q + 16].iter().map(|v| v.to_bits()).collect::<Vec<_>>(), one.iter().map(|v| v.to_bits()).collect::<Vec<_>>());
+        }
+    }
+
+    #[test]
+    fn rowwise_moments_of_many_chunks() {
+        // 5 full chunks of 16 vectors, a partial one and a scalar tail, as
+        // float32 and as widened float16 (two halves per vector).
+        for (len, split) in [(16 * 8 * 5 + 8 * 3 + 5, 1), (16 * 16 * 5 + 16 * 3 + 5, 2)] {
+            let x: Vec<f32> = (0..len).map(|i| ((i * 7919) % 97) as f32 / 13.0 - 3.0).collect();
+            let (mu, var) = rowwise_moments::<f32, 8>(&x, split, &mut MomentStack::default());
+            let m = x.iter().map(|&v| v as f64).sum::<f64>() / len as f64;
+            let v = x.iter().map(|&a| (a as f64 - m).powi(2)).sum::<f64>() / len as f64;
+            assert!((mu as f64 - m).abs() < 1e-5 && (var as f64 - v).abs() < 1e-4, "{mu} {m} {var} {v}");
+        }
+    }
+
     #[test]
     fn batch_norm_matches_naive_and_updates_running_stats() {
         let shp = Ncs { n: 3, c: 2, s: 5 };
