@@ -6,9 +6,10 @@
 //! f32/f16/bf16 inputs, f64 for f64 (PyTorch's opmath types); reduced inputs
 //! are widened row by row and the result rounded once.
 
+use crate::parallel::SendPtr;
 use crate::simd::{isa, Isa};
 use ferrotorch_core::{DType, Element};
-use rayon::prelude::*;
+use std::marker::PhantomData;
 
 /// Float arithmetic the moments kernel needs, done in the type itself (not
 /// widened), so overflow happens exactly where PyTorch's kernel overflows.
@@ -62,16 +63,21 @@ fn add_moments<T: MomentFloat>(m0_add: usize, m1_add: T, m2_add: T, m0: &mut usi
     *m0 = n;
 }
 
-/// The vectorised merge (`AddMomentsVec`). Measured against PyTorch's build it
-/// never turns a finite lane into NaN when merging into an empty (m0 == 0)
-/// slot, which `delta * (delta * (c * m0))` reproduces.
+/// The vectorised merge (`AddMomentsVec`) of `L` lanes that share their
+/// count, written over arrays so that it compiles to vector instructions.
+/// Measured against PyTorch's build it never turns a finite lane into NaN
+/// when merging into an empty (m0 == 0) slot, which
+/// `delta * (delta * (c * m0))` reproduces.
 #[inline(always)]
-fn add_moments_vec<T: MomentFloat>(m0_add: usize, m1_add: T, m2_add: T, m0: &mut usize, m1: &mut T, m2: &mut T) {
+fn add_moments_lanes<T: MomentFloat, const L: usize>(m0_add: usize, m1_add: &[T; L], m2_add: &[T; L], m0: &mut usize, m1: &mut [T; L], m2: &mut [T; L]) {
     let n = *m0 + m0_add;
     let c = if n == 0 { T::ZERO } else { T::from_usize(m0_add) / T::from_usize(n) };
-    let delta = m1_add - *m1;
-    *m1 = *m1 + delta * c;
-    *m2 = *m2 + (m2_add + delta * (delta * (c * T::from_usize(*m0))));
+    let cm = c * T::from_usize(*m0);
+    for l in 0..L {
+        let delta = m1_add[l] - m1[l];
+        m1[l] = m1[l] + delta * c;
+        m2[l] = m2[l] + (m2_add[l] + delta * (delta * cm));
+    }
     *m0 = n;
 }
 
@@ -117,50 +123,74 @@ pub fn rowwise_moments<T: MomentFloat, const L: usize>(x: &[T], split: usize, st
     for (i, c) in c_vecs.iter_mut().enumerate() {
         *c = T::ONE / T::from_usize(i + 1);
     }
+    // Welford results of the chains (chunk `k / split`, half `k % split`)
+    // after the current one, computed with it: up to four independent chains
+    // in one loop hide the latency of each chain's dependent fused
+    // multiply-adds; each chain's arithmetic is unchanged.
+    const AHEAD: usize = 4;
+    let mut group = [[[T::ZERO; L]; 2]; AHEAD];
+    let (mut group_len, mut group_pos) = (0usize, 0usize);
     for i in 0..m {
         let base = i * CHUNK * width;
         let m0 = CHUNK.min(n - i * CHUNK);
         // UpdateMomentsVec
         for h in 0..split {
-            let (mut m1v, mut m2v) = ([T::ZERO; L], [T::ZERO; L]);
             let start = base + h * L;
-            #[cfg(target_arch = "x86_64")]
-            let done = if T::DTYPE == DType::Float32 && L == 8 && fma_ok() && start + (m0.max(1) - 1) * width + L <= big_n {
-                // SAFETY: f32 lanes (checked dtype, L == 8), the m0 vectors
-                // read lie inside `x` (checked above), and the CPU has AVX2+FMA.
-                unsafe {
-                    avx::welford8(
-                        x.as_ptr().add(start) as *const f32,
-                        width,
-                        m0,
-                        c_vecs.as_ptr() as *const f32,
-                        m1v.as_mut_ptr() as *mut f32,
-                        m2v.as_mut_ptr() as *mut f32,
-                    )
-                };
-                true
+            let (m1v, m2v) = if group_pos < group_len {
+                group_pos += 1;
+                (group[group_pos - 1][0], group[group_pos - 1][1])
             } else {
-                false
-            };
-            #[cfg(not(target_arch = "x86_64"))]
-            let done = false;
-            if !done {
-                for (j, &c) in c_vecs.iter().enumerate().take(m0) {
-                    let v = &x[start + j * width..][..L];
-                    for l in 0..L {
-                        let xv = v[l];
-                        let delta = xv - m1v[l];
-                        m1v[l] = delta.fma(c, m1v[l]);
-                        m2v[l] = delta.fma(xv - m1v[l], m2v[l]);
+                let (mut m1v, mut m2v) = ([T::ZERO; L], [T::ZERO; L]);
+                #[cfg(target_arch = "x86_64")]
+                let done = if T::DTYPE == DType::Float32 && L == 8 && fma_ok() {
+                    // The chains with the same count `m0` that follow: all
+                    // full chunks, or the halves of the last chunk.
+                    let k = i * split + h;
+                    let same = if m0 == CHUNK { (n / CHUNK) * split } else { m * split };
+                    let len = (same - k).min(AHEAD);
+                    let mut starts = [0usize; AHEAD];
+                    for (q, st) in starts.iter_mut().enumerate().take(len) {
+                        *st = ((k + q) / split) * CHUNK * width + ((k + q) % split) * L;
+                    }
+                    let xp = x.as_ptr() as *const f32;
+                    let cp = c_vecs.as_ptr() as *const f32;
+                    let out = group.as_mut_ptr() as *mut f32;
+                    // SAFETY: f32 lanes (checked dtype, L == 8, so `group`
+                    // is `AHEAD` (m1, m2) pairs of 8 floats, contiguous);
+                    // each chain's `m0` vectors, `width` apart from its start,
+                    // lie inside the first `n * width` elements of `x`; the
+                    // CPU has AVX2+FMA.
+                    unsafe {
+                        let p = |q: usize| xp.add(starts[q]);
+                        match len {
+                            1 => avx::welford8xk::<1>([p(0)], width, m0, cp, out),
+                            2 => avx::welford8xk::<2>([p(0), p(1)], width, m0, cp, out),
+                            3 => avx::welford8xk::<3>([p(0), p(1), p(2)], width, m0, cp, out),
+                            _ => avx::welford8xk::<4>([p(0), p(1), p(2), p(3)], width, m0, cp, out),
+                        }
+                    };
+                    (m1v, m2v) = (group[0][0], group[0][1]);
+                    (group_len, group_pos) = (len, 1);
+                    true
+                } else {
+                    false
+                };
+                #[cfg(not(target_arch = "x86_64"))]
+                let done = false;
+                if !done {
+                    for (j, &c) in c_vecs.iter().enumerate().take(m0) {
+                        let v = &x[start + j * width..][..L];
+                        for l in 0..L {
+                            let xv = v[l];
+                            let delta = xv - m1v[l];
+                            m1v[l] = delta.fma(c, m1v[l]);
+                            m2v[l] = delta.fma(xv - m1v[l], m2v[l]);
+                        }
                     }
                 }
-            }
-            let mut cnt = m0_stk[0];
-            for l in 0..L {
-                cnt = m0_stk[0];
-                add_moments_vec(m0, m1v[l], m2v[l], &mut cnt, &mut m1_stk[0][l], &mut m2_stk[0][l]);
-            }
-            m0_stk[0] = cnt;
+                (m1v, m2v)
+            };
+            add_moments_lanes(m0, &m1v, &m2v, &mut m0_stk[0], &mut m1_stk[0], &mut m2_stk[0]);
         }
         let mut mask = i + 1;
         let mut j = 1;
@@ -168,12 +198,7 @@ pub fn rowwise_moments<T: MomentFloat, const L: usize>(x: &[T], split: usize, st
             let (lo, hi) = m0_stk.split_at_mut(j);
             let (l1, h1) = m1_stk.split_at_mut(j);
             let (l2, h2) = m2_stk.split_at_mut(j);
-            let mut cnt = hi[0];
-            for l in 0..L {
-                cnt = hi[0];
-                add_moments_vec(lo[j - 1], l1[j - 1][l], l2[j - 1][l], &mut cnt, &mut h1[0][l], &mut h2[0][l]);
-            }
-            hi[0] = cnt;
+            add_moments_lanes(lo[j - 1], &l1[j - 1], &l2[j - 1], &mut hi[0], &mut h1[0], &mut h2[0]);
             lo[j - 1] = 0;
             l1[j - 1] = [T::ZERO; L];
             l2[j - 1] = [T::ZERO; L];
@@ -185,12 +210,7 @@ pub fn rowwise_moments<T: MomentFloat, const L: usize>(x: &[T], split: usize, st
         let (lo, hi) = m0_stk.split_at_mut(i);
         let (l1, h1) = m1_stk.split_at_mut(i);
         let (l2, h2) = m2_stk.split_at_mut(i);
-        let mut cnt = lo[0];
-        for l in 0..L {
-            cnt = lo[0];
-            add_moments_vec(hi[0], h1[0][l], h2[0][l], &mut cnt, &mut l1[0][l], &mut l2[0][l]);
-        }
-        lo[0] = cnt;
+        add_moments_lanes(hi[0], &h1[0], &h2[0], &mut lo[0], &mut l1[0], &mut l2[0]);
     }
     let (mut m0, mut m1, mut m2) = (0usize, T::ZERO, T::ZERO);
     for &xv in &x[n * width..] {
@@ -292,6 +312,82 @@ fn fma_ok() -> bool {
     cfg!(target_arch = "x86_64") && !matches!(isa(), Isa::Scalar)
 }
 
+/// One parallel task of a kernel: its work is a named `#[inline(always)]`
+/// method rather than a closure, so that [`run_tasks`] compiles it inside
+/// the AVX2+FMA instantiation ([`run_fma`]) and every `mul_add` in it is one
+/// instruction. A closure passed to a `#[target_feature]` function is
+/// compiled as a function of its own without the feature, so its `mul_add`s
+/// became calls to libm's `fmaf` (46% of group norm's forward time).
+trait Task: Sync {
+    /// What one task returns.
+    type Out: Send;
+    /// Runs task `t`; implementations are `#[inline(always)]`.
+    fn run(&self, t: usize) -> Self::Out;
+}
+
+/// [`Task::run`] compiled for AVX2+FMA.
+///
+/// # Safety
+/// The CPU must support AVX2 and FMA.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn run_fma<K: Task>(k: &K, t: usize) -> K::Out {
+    k.run(t)
+}
+
+/// Runs tasks `0..tasks` of `k` on [`crate::parallel`] (the calling thread
+/// takes part; `torch.set_num_threads` caps the threads), each in its
+/// AVX2+FMA instantiation when the CPU has one; returns the results in task
+/// order.
+fn run_tasks<K: Task>(tasks: usize, k: &K) -> Vec<K::Out> {
+    crate::parallel::parallel_map(tasks, |t| {
+        #[cfg(target_arch = "x86_64")]
+        if fma_ok() {
+            // SAFETY: the CPU has AVX2 and FMA.
+            return unsafe { run_fma(k, t) };
+        }
+        k.run(t)
+    })
+}
+
+/// Piece `t` of `x` cut into consecutive pieces of `per` elements (the last
+/// may be shorter; past the end, empty).
+#[inline(always)]
+fn piece<T>(x: &[T], t: usize, per: usize) -> &[T] {
+    let lo = (t * per).min(x.len());
+    &x[lo..(lo + per).min(x.len())]
+}
+
+/// A mutable slice that parallel tasks cut into consecutive pieces of `per`
+/// elements, as [`piece`] does, each task taking only its own piece.
+struct Pieces<'a, T> {
+    ptr: SendPtr<T>,
+    len: usize,
+    per: usize,
+    _borrow: PhantomData<&'a mut [T]>,
+}
+
+impl<'a, T> Pieces<'a, T> {
+    fn new(x: &'a mut [T], per: usize) -> Self {
+        Pieces { ptr: SendPtr(x.as_mut_ptr()), len: x.len(), per, _borrow: PhantomData }
+    }
+
+    /// Piece `t`.
+    ///
+    /// # Safety
+    /// Only one reference to a piece may be live at a time: a task takes
+    /// only its own piece, once.
+    #[inline(always)]
+    #[allow(clippy::mut_from_ref)]
+    unsafe fn get(&self, t: usize) -> &'a mut [T] {
+        let lo = (t * self.per).min(self.len);
+        let hi = (lo + self.per).min(self.len);
+        // SAFETY: `[lo, hi)` lies inside the exclusively borrowed slice; the
+        // caller guarantees no other reference to it is live.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.get().add(lo), hi - lo) }
+    }
+}
+
 /// Forward of one task's rows; see [`layer_norm_forward`].
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
@@ -380,18 +476,32 @@ pub fn layer_norm_forward<T: Element, F: MomentFloat>(
     }
     let split = if matches!(T::DTYPE, DType::Float16 | DType::BFloat16) { 2 } else { 1 };
     let per = rows_per_task(rows, n);
-    x.par_chunks(per * n)
-        .zip(out.par_chunks_mut(per * n))
-        .zip(mean.par_chunks_mut(per))
-        .zip(rstd.par_chunks_mut(per))
-        .for_each(|(((x, o), m), r)| {
-            #[cfg(target_arch = "x86_64")]
-            if fma_ok() {
-                // SAFETY: the CPU has AVX2 and FMA.
-                return unsafe { forward_rows_fma(x, o, m, r, n, w, b, eps, split) };
-            }
-            forward_rows(x, o, m, r, n, w, b, eps, split)
-        });
+    let task = LayerRows { x, n, per, w, b, eps, split, out: Pieces::new(out, per * n), mean: Pieces::new(mean, per), rstd: Pieces::new(rstd, per) };
+    run_tasks(rows.div_ceil(per), &task);
+}
+
+/// One task of [`layer_norm_forward`]: `per` rows.
+struct LayerRows<'a, T, F> {
+    x: &'a [T],
+    n: usize,
+    per: usize,
+    w: Option<&'a [F]>,
+    b: Option<&'a [F]>,
+    eps: f64,
+    split: usize,
+    out: Pieces<'a, T>,
+    mean: Pieces<'a, F>,
+    rstd: Pieces<'a, F>,
+}
+
+impl<T: Element, F: MomentFloat> Task for LayerRows<'_, T, F> {
+    type Out = ();
+    #[inline(always)]
+    fn run(&self, t: usize) {
+        // SAFETY: task `t` takes only its own pieces.
+        let (o, m, r) = unsafe { (self.out.get(t), self.mean.get(t), self.rstd.get(t)) };
+        forward_rows(piece(self.x, t, self.per * self.n), o, m, r, self.n, self.w, self.b, self.eps, self.split)
+    }
 }
 
 /// Backward of one task's rows; returns its (dw, db) partial sums when wanted.
@@ -517,58 +627,6 @@ fn backward_rows<T: Element, F: MomentFloat>(
     (dw, db)
 }
 
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma")]
-#[allow(clippy::too_many_arguments)]
-unsafe fn forward_rows_fma<T: Element, F: MomentFloat>(
-    x: &[T],
-    out: &mut [T],
-    mean: &mut [F],
-    rstd: &mut [F],
-    n: usize,
-    w: Option<&[F]>,
-    b: Option<&[F]>,
-    eps: f64,
-    split: usize,
-) {
-    forward_rows(x, out, mean, rstd, n, w, b, eps, split)
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma")]
-#[allow(clippy::too_many_arguments)]
-unsafe fn backward_rows_fma<T: Element, F: MomentFloat>(
-    g: &[T],
-    x: &[T],
-    mean: &[F],
-    rstd: &[F],
-    n: usize,
-    w: Option<&[F]>,
-    gx: Option<&mut [T]>,
-    want_wb: bool,
-) -> (Vec<F>, Vec<F>) {
-    backward_rows(g, x, mean, rstd, n, w, gx, want_wb)
-}
-
-#[allow(clippy::too_many_arguments)]
-fn backward_task<T: Element, F: MomentFloat>(
-    g: &[T],
-    x: &[T],
-    mean: &[F],
-    rstd: &[F],
-    n: usize,
-    w: Option<&[F]>,
-    gx: Option<&mut [T]>,
-    want_wb: bool,
-) -> (Vec<F>, Vec<F>) {
-    #[cfg(target_arch = "x86_64")]
-    if fma_ok() {
-        // SAFETY: the CPU has AVX2 and FMA.
-        return unsafe { backward_rows_fma(g, x, mean, rstd, n, w, gx, want_wb) };
-    }
-    backward_rows(g, x, mean, rstd, n, w, gx, want_wb)
-}
-
 /// Backward of [`layer_norm_forward`] (PyTorch's CPU formulas): with
 /// `ds = Σ g·w·x`, `db = Σ g·w` over a row, `a = rstd`,
 /// `b = (db·mean − ds)·a³/n`, `c = −b·mean − db·a/n`, the input gradient is
@@ -595,21 +653,8 @@ pub fn layer_norm_backward<T: Element, F: MomentFloat>(
         return;
     }
     let per = rows_per_task(rows, n);
-    let parts: Vec<(Vec<F>, Vec<F>)> = match gx {
-        Some(gx) => g
-            .par_chunks(per * n)
-            .zip(x.par_chunks(per * n))
-            .zip(mean.par_chunks(per).zip(rstd.par_chunks(per)))
-            .zip(gx.par_chunks_mut(per * n))
-            .map(|(((g, x), (m, r)), o)| backward_task(g, x, m, r, n, w, Some(o), want_wb))
-            .collect(),
-        None => g
-            .par_chunks(per * n)
-            .zip(x.par_chunks(per * n))
-            .zip(mean.par_chunks(per).zip(rstd.par_chunks(per)))
-            .map(|((g, x), (m, r))| backward_task(g, x, m, r, n, w, None, want_wb))
-            .collect(),
-    };
+    let task = LayerBackRows { g, x, mean, rstd, n, per, w, want_wb, gx: gx.map(|gx| Pieces::new(gx, per * n)) };
+    let parts = run_tasks(rows.div_ceil(per), &task);
     if want_wb {
         dw.fill(F::ZERO);
         db.fill(F::ZERO);
@@ -622,6 +667,32 @@ pub fn layer_norm_backward<T: Element, F: MomentFloat>(
     }
 }
 
+/// One task of [`layer_norm_backward`]: `per` rows, returning its (dw, db)
+/// partial sums when wanted.
+struct LayerBackRows<'a, T, F> {
+    g: &'a [T],
+    x: &'a [T],
+    mean: &'a [F],
+    rstd: &'a [F],
+    n: usize,
+    per: usize,
+    w: Option<&'a [F]>,
+    want_wb: bool,
+    gx: Option<Pieces<'a, T>>,
+}
+
+impl<T: Element, F: MomentFloat> Task for LayerBackRows<'_, T, F> {
+    type Out = (Vec<F>, Vec<F>);
+    #[inline(always)]
+    fn run(&self, t: usize) -> (Vec<F>, Vec<F>) {
+        let (per, n) = (self.per, self.n);
+        // SAFETY: task `t` takes only its own piece.
+        let gx = self.gx.as_ref().map(|p| unsafe { p.get(t) });
+        let (m, r) = (piece(self.mean, t, per), piece(self.rstd, t, per));
+        backward_rows(piece(self.g, t, per * n), piece(self.x, t, per * n), m, r, n, self.w, gx, self.want_wb)
+    }
+}
+
 /// The hot loops for f32 rows with explicit AVX2 vectors (the dev profile
 /// builds at opt-level 1, which does not auto-vectorise). Each computes what
 /// the scalar loop beside its call computes, in the same order per lane.
@@ -629,19 +700,27 @@ pub fn layer_norm_backward<T: Element, F: MomentFloat>(
 mod avx {
     use std::arch::x86_64::*;
 
-    /// The per-lane Welford update of 8 lanes over `m0` vectors `width` apart.
+    /// The per-lane Welford update of 8 lanes over `m0` vectors `width`
+    /// apart, for `K` independent chains starting at `x[q]`, each computed
+    /// exactly as alone (interleaving them hides the latency of each chain's
+    /// dependent instructions); chain `q`'s (m1, m2) go to
+    /// `out[16q..16q + 8]` and `out[16q + 8..16q + 16]`.
     #[target_feature(enable = "avx2,fma")]
-    pub(super) unsafe fn welford8(x: *const f32, width: usize, m0: usize, c: *const f32, m1: *mut f32, m2: *mut f32) {
-        let (mut a, mut b) = (_mm256_setzero_ps(), _mm256_setzero_ps());
+    pub(super) unsafe fn welford8xk<const K: usize>(x: [*const f32; K], width: usize, m0: usize, c: *const f32, out: *mut f32) {
+        let (mut a, mut b) = ([_mm256_setzero_ps(); K], [_mm256_setzero_ps(); K]);
         for j in 0..m0 {
-            let xv = _mm256_loadu_ps(x.add(j * width));
             let cv = _mm256_set1_ps(*c.add(j));
-            let delta = _mm256_sub_ps(xv, a);
-            a = _mm256_fmadd_ps(delta, cv, a);
-            b = _mm256_fmadd_ps(delta, _mm256_sub_ps(xv, a), b);
+            for q in 0..K {
+                let xv = _mm256_loadu_ps(x[q].add(j * width));
+                let delta = _mm256_sub_ps(xv, a[q]);
+                a[q] = _mm256_fmadd_ps(delta, cv, a[q]);
+                b[q] = _mm256_fmadd_ps(delta, _mm256_sub_ps(xv, a[q]), b[q]);
+            }
         }
-        _mm256_storeu_ps(m1, a);
-        _mm256_storeu_ps(m2, b);
+        for q in 0..K {
+            _mm256_storeu_ps(out.add(16 * q), a[q]);
+            _mm256_storeu_ps(out.add(16 * q + 8), b[q]);
+        }
     }
 
     /// `y = (x * rs + shift) * w + b` (w, b optional).
@@ -854,6 +933,9 @@ fn vec_dot<F: MomentFloat>(n: usize, a: impl Fn(usize) -> F, b: impl Fn(usize) -
 /// tail adds on with fused multiply-adds.
 #[inline(always)]
 fn lane_dot<F: MomentFloat>(n: usize, a: impl Fn(usize) -> F, b: impl Fn(usize) -> F) -> F {
+    // Inlined like its caller, so that it is compiled inside a task's
+    // AVX2+FMA instantiation (see [`Task`]).
+    #[inline(always)]
     fn go<F: MomentFloat, const L: usize>(n: usize, a: impl Fn(usize) -> F, b: impl Fn(usize) -> F) -> F {
         let full = n / L * L;
         let mut acc = [F::ZERO; L];
@@ -1027,17 +1109,8 @@ pub fn batch_norm_stats<T: Element, F: MomentFloat>(
     if shp.per_channel() == 0 {
         return;
     }
-    let stats: Vec<(F, f64, f64)> = (0..shp.c)
-        .into_par_iter()
-        .map(|c| {
-            #[cfg(target_arch = "x86_64")]
-            if fma_ok() {
-                // SAFETY: the CPU has AVX2 and FMA.
-                return unsafe { channel_moments_fma(x, shp, c, strided_mean.map(|m| m[c]), round) };
-            }
-            channel_moments(x, shp, c, strided_mean.map(|m| m[c]), round)
-        })
-        .collect();
+    let per = rows_per_task(shp.c, shp.per_channel());
+    let stats: Vec<(F, f64, f64)> = run_tasks(shp.c.div_ceil(per), &ChannelStats { x, shp, per, strided_mean, round }).into_iter().flatten().collect();
     let m = F::from_f64(momentum);
     let keep = F::ONE - m;
     let (mut rm, mut rv) = (running_mean, running_var);
@@ -1053,10 +1126,27 @@ pub fn batch_norm_stats<T: Element, F: MomentFloat>(
     }
 }
 
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma")]
-unsafe fn channel_moments_fma<T: Element, F: MomentFloat>(x: &[T], shp: Ncs, c: usize, strided_mean: Option<F>, round: fn(F) -> F) -> (F, f64, f64) {
-    channel_moments(x, shp, c, strided_mean, round)
+/// One task of [`batch_norm_stats`]: `per` channels' [`channel_moments`].
+struct ChannelStats<'a, T, F> {
+    x: &'a [T],
+    shp: Ncs,
+    per: usize,
+    strided_mean: Option<&'a [F]>,
+    round: fn(F) -> F,
+}
+
+impl<T: Element, F: MomentFloat> Task for ChannelStats<'_, T, F> {
+    type Out = Vec<(F, f64, f64)>;
+    #[inline(always)]
+    fn run(&self, t: usize) -> Vec<(F, f64, f64)> {
+        let mut out = Vec::with_capacity(self.per);
+        // A loop, not a closure, so that the moments stay in this body (see [`Task`]).
+        for c in t * self.per..((t + 1) * self.per).min(self.shp.c) {
+            let m = self.strided_mean.map(|m| m[c]);
+            out.push(channel_moments(self.x, self.shp, c, m, self.round));
+        }
+        out
+    }
 }
 
 /// `1 / sqrt(running_var + eps)` per channel as PyTorch's evaluation-mode
@@ -1105,28 +1195,46 @@ pub fn batch_norm_apply<T: Element, F: MomentFloat>(x: &[T], shp: Ncs, mean: &[F
         })
         .collect();
     let per = blocks_per_task(nc, s);
-    x.par_chunks(per * s).zip(out.par_chunks_mut(per * s)).enumerate().for_each(|(t, (xs, os))| {
-        let mut body = || {
-            for (k, (xb, ob)) in xs.chunks_exact(s).zip(os.chunks_exact_mut(s)).enumerate() {
-                let c = (t * per + k) % shp.c;
-                if strided {
-                    let (m, r, wc, bc) = (mean[c], invstd[c], wv(c), bv(c));
-                    for (o, &v) in ob.iter_mut().zip(xb) {
-                        *o = T::from_f64((((F::from_f64(v.to_f64()) - m) * r) * wc + bc).to_f64());
-                    }
-                } else {
-                    let (a, be) = coef[c];
-                    apply_affine(xb, a, be, ob);
+    run_tasks(nc.div_ceil(per), &BnApply { x, shp, per, mean, invstd, w, b, strided, coef, out: Pieces::new(out, per * s) });
+}
+
+/// One task of [`batch_norm_apply`]: `per` blocks of `s` elements.
+struct BnApply<'a, T, F> {
+    x: &'a [T],
+    shp: Ncs,
+    per: usize,
+    mean: &'a [F],
+    invstd: &'a [F],
+    w: Option<&'a [F]>,
+    b: Option<&'a [F]>,
+    strided: bool,
+    /// `(alpha, beta)` per channel for the contiguous form.
+    coef: Vec<(F, F)>,
+    out: Pieces<'a, T>,
+}
+
+impl<T: Element, F: MomentFloat> Task for BnApply<'_, T, F> {
+    type Out = ();
+    #[inline(always)]
+    fn run(&self, t: usize) {
+        let (s, per) = (self.shp.s, self.per);
+        // SAFETY: task `t` takes only its own piece.
+        let os = unsafe { self.out.get(t) };
+        for (k, (xb, ob)) in piece(self.x, t, per * s).chunks_exact(s).zip(os.chunks_exact_mut(s)).enumerate() {
+            let c = (t * per + k) % self.shp.c;
+            if self.strided {
+                let (m, r) = (self.mean[c], self.invstd[c]);
+                let wc = self.w.map_or(F::ONE, |w| w[c]);
+                let bc = self.b.map_or(F::ZERO, |b| b[c]);
+                for (o, &v) in ob.iter_mut().zip(xb) {
+                    *o = T::from_f64((((F::from_f64(v.to_f64()) - m) * r) * wc + bc).to_f64());
                 }
+            } else {
+                let (a, be) = self.coef[c];
+                apply_affine(xb, a, be, ob);
             }
-        };
-        #[cfg(target_arch = "x86_64")]
-        if fma_ok() {
-            // SAFETY: the CPU has AVX2 and FMA.
-            return unsafe { with_fma(body) };
         }
-        body()
-    });
+    }
 }
 
 /// `out = x * a + b` (one rounding, as the reference build contracts it).
@@ -1143,14 +1251,6 @@ fn apply_affine<T: Element, F: MomentFloat>(x: &[T], a: F, b: F, out: &mut [T]) 
     for (o, &v) in out.iter_mut().zip(x) {
         *o = T::from_f64(F::from_f64(v.to_f64()).fma(a, b).to_f64());
     }
-}
-
-/// Runs `f` with AVX2 and FMA enabled, so that `mul_add` in it is one instruction.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma")]
-#[inline]
-unsafe fn with_fma<R>(f: impl FnOnce() -> R) -> R {
-    f()
 }
 
 /// Backward of batch norm (PyTorch's `batch_norm_cpu_backward` kernels): per
@@ -1176,42 +1276,8 @@ pub fn batch_norm_backward<T: Element, F: MomentFloat>(
     gb: Option<&mut [F]>,
 ) {
     let cnt = shp.per_channel();
-    let fv = |v: T| F::from_f64(v.to_f64());
-    let direct = T::DTYPE == F::DTYPE;
-    let sums: Vec<(f64, f64)> = (0..shp.c)
-        .into_par_iter()
-        .map(|c| {
-            let body = || {
-                let m = mean[c];
-                let blocks = (0..shp.n).map(|i| (&g[(i * shp.c + c) * shp.s..][..shp.s], &x[(i * shp.c + c) * shp.s..][..shp.s]));
-                if let Some(gs) = strided_gsum {
-                    let dotp: f64 = blocks.map(|(gb_, xb)| sum2_f64(xb, gb_, |xv, gv| ((fv(xv) - m) * fv(gv)).to_f64())).sum();
-                    return (gs[c].to_f64(), dotp);
-                }
-                let (mut sum, mut dotp) = (0.0f64, 0.0f64);
-                for (gb_, xb) in blocks {
-                    let s1 = vec_sum(shp.s, |j| fv(gb_[j]));
-                    let s2 = vec_dot(shp.s, |j| fv(xb[j]) - m, |j| fv(gb_[j]));
-                    if direct {
-                        sum += s1.to_f64();
-                        dotp += s2.to_f64();
-                    } else {
-                        // float16/bfloat16: float32 accumulators.
-                        sum = (F::from_f64(sum) + s1).to_f64();
-                        dotp = (F::from_f64(dotp) + s2).to_f64();
-                    }
-                }
-                (sum, dotp)
-            };
-            #[cfg(target_arch = "x86_64")]
-            if fma_ok() {
-                // SAFETY: the CPU has AVX2 and FMA.
-                return unsafe { with_fma(body) };
-            }
-            body()
-        })
-        .collect();
-    let wv = |c: usize| w.map_or(F::ONE, |w| w[c]);
+    let per = rows_per_task(shp.c, cnt);
+    let sums: Vec<(f64, f64)> = run_tasks(shp.c.div_ceil(per), &BnSums { g, x, shp, per, mean, strided_gsum }).into_iter().flatten().collect();
     if let Some(gw) = gw {
         for c in 0..shp.c {
             gw[c] = F::from_f64(sums[c].1 * invstd[c].to_f64());
@@ -1227,7 +1293,7 @@ pub fn batch_norm_backward<T: Element, F: MomentFloat>(
     if nc == 0 || s == 0 {
         return;
     }
-    // Per channel: (mean, k, grad_mean, invstd * w as applied).
+    // Per channel: (mean, k, grad_mean).
     let coef: Vec<(F, F, F)> = (0..shp.c)
         .map(|c| {
             let (sum, dotp) = sums[c];
@@ -1237,33 +1303,95 @@ pub fn batch_norm_backward<T: Element, F: MomentFloat>(
         })
         .collect();
     let per = blocks_per_task(nc, s);
-    gx.par_chunks_mut(per * s).enumerate().for_each(|(t, os)| {
-        let mut body = || {
-            for (k, ob) in os.chunks_exact_mut(s).enumerate() {
-                let blk = t * per + k;
-                let c = blk % shp.c;
-                let (gb_, xb) = (&g[blk * s..][..s], &x[blk * s..][..s]);
-                let (r, wc) = (invstd[c], wv(c));
-                if train {
-                    let (m, kk, gm) = coef[c];
-                    for j in 0..s {
-                        let dx = (fv(xb[j]) - m) * kk;
-                        ob[j] = T::from_f64(((fv(gb_[j]) - gm - dx) * r * wc).to_f64());
-                    }
+    run_tasks(nc.div_ceil(per), &BnGradInput { g, x, shp, per, invstd, w, train, coef, gx: Pieces::new(gx, per * s) });
+}
+
+/// One task of [`batch_norm_backward`]'s reductions: `(Σ g, Σ (x - mean)·g)`
+/// for `per` channels.
+struct BnSums<'a, T, F> {
+    g: &'a [T],
+    x: &'a [T],
+    shp: Ncs,
+    per: usize,
+    mean: &'a [F],
+    strided_gsum: Option<&'a [F]>,
+}
+
+impl<T: Element, F: MomentFloat> Task for BnSums<'_, T, F> {
+    type Out = Vec<(f64, f64)>;
+    #[inline(always)]
+    fn run(&self, t: usize) -> Vec<(f64, f64)> {
+        let (g, x, shp) = (self.g, self.x, self.shp);
+        let fv = |v: T| F::from_f64(v.to_f64());
+        let mut out = Vec::with_capacity(self.per);
+        for c in t * self.per..((t + 1) * self.per).min(shp.c) {
+            let m = self.mean[c];
+            let blocks = (0..shp.n).map(|i| (&g[(i * shp.c + c) * shp.s..][..shp.s], &x[(i * shp.c + c) * shp.s..][..shp.s]));
+            if let Some(gs) = self.strided_gsum {
+                let dotp: f64 = blocks.map(|(gb_, xb)| sum2_f64(xb, gb_, |xv, gv| ((fv(xv) - m) * fv(gv)).to_f64())).sum();
+                out.push((gs[c].to_f64(), dotp));
+                continue;
+            }
+            let (mut sum, mut dotp) = (0.0f64, 0.0f64);
+            for (gb_, xb) in blocks {
+                let s1 = vec_sum(shp.s, |j| fv(gb_[j]));
+                let s2 = vec_dot(shp.s, |j| fv(xb[j]) - m, |j| fv(gb_[j]));
+                if T::DTYPE == F::DTYPE {
+                    sum += s1.to_f64();
+                    dotp += s2.to_f64();
                 } else {
-                    for j in 0..s {
-                        ob[j] = T::from_f64((fv(gb_[j]) * r * wc).to_f64());
-                    }
+                    // float16/bfloat16: float32 accumulators.
+                    sum = (F::from_f64(sum) + s1).to_f64();
+                    dotp = (F::from_f64(dotp) + s2).to_f64();
                 }
             }
-        };
-        #[cfg(target_arch = "x86_64")]
-        if fma_ok() {
-            // SAFETY: the CPU has AVX2 and FMA.
-            return unsafe { with_fma(body) };
+            out.push((sum, dotp));
         }
-        body()
-    });
+        out
+    }
+}
+
+/// One task of [`batch_norm_backward`]'s input gradient: `per` blocks of `s`
+/// elements.
+struct BnGradInput<'a, T, F> {
+    g: &'a [T],
+    x: &'a [T],
+    shp: Ncs,
+    per: usize,
+    invstd: &'a [F],
+    w: Option<&'a [F]>,
+    train: bool,
+    /// `(mean, k, grad_mean)` per channel.
+    coef: Vec<(F, F, F)>,
+    gx: Pieces<'a, T>,
+}
+
+impl<T: Element, F: MomentFloat> Task for BnGradInput<'_, T, F> {
+    type Out = ();
+    #[inline(always)]
+    fn run(&self, t: usize) {
+        let (s, per) = (self.shp.s, self.per);
+        let fv = |v: T| F::from_f64(v.to_f64());
+        // SAFETY: task `t` takes only its own piece.
+        let os = unsafe { self.gx.get(t) };
+        for (k, ob) in os.chunks_exact_mut(s).enumerate() {
+            let blk = t * per + k;
+            let c = blk % self.shp.c;
+            let (gb_, xb) = (&self.g[blk * s..][..s], &self.x[blk * s..][..s]);
+            let (r, wc) = (self.invstd[c], self.w.map_or(F::ONE, |w| w[c]));
+            if self.train {
+                let (m, kk, gm) = self.coef[c];
+                for j in 0..s {
+                    let dx = (fv(xb[j]) - m) * kk;
+                    ob[j] = T::from_f64(((fv(gb_[j]) - gm - dx) * r * wc).to_f64());
+                }
+            } else {
+                for j in 0..s {
+                    ob[j] = T::from_f64((fv(gb_[j]) * r * wc).to_f64());
+                }
+            }
+        }
+    }
 }
 
 /// Group norm forward (PyTorch's `GroupNormKernelImpl`): each sample's
@@ -1293,56 +1421,38 @@ pub fn group_norm_forward<T: Element, F: MomentFloat>(
     }
     let split = if matches!(T::DTYPE, DType::Float16 | DType::BFloat16) { 2 } else { 1 };
     let per = rows_per_task(rows, row);
-    let task = GroupRows { row, d, s: shp.s, groups, split, eps, w, b };
-    x.par_chunks(per * row)
-        .zip(out.par_chunks_mut(per * row))
-        .zip(mean.par_chunks_mut(per))
-        .zip(rstd.par_chunks_mut(per))
-        .enumerate()
-        .for_each(|(t, (((xs, os), ms), rs))| {
-            #[cfg(target_arch = "x86_64")]
-            if fma_ok() {
-                // SAFETY: the CPU has AVX2 and FMA.
-                return unsafe { task.run_fma(t * per, xs, os, ms, rs) };
-            }
-            task.run(t * per, xs, os, ms, rs)
-        });
+    let task = GroupRows { x, row, d, s: shp.s, groups, per, split, eps, w, b, out: Pieces::new(out, per * row), mean: Pieces::new(mean, per), rstd: Pieces::new(rstd, per) };
+    run_tasks(rows.div_ceil(per), &task);
 }
 
-/// One task of [`group_norm_forward`]: its rows (one per sample and group).
-/// A named function rather than a closure, so that its `#[inline(always)]`
-/// body is compiled inside the AVX2+FMA instantiation and `mul_add` is one
-/// instruction (a closure body was compiled on its own, calling libm's
-/// `fmaf` per element: 46% of the forward's time).
-struct GroupRows<'a, F> {
+/// One task of [`group_norm_forward`]: `per` rows (one per sample and group).
+struct GroupRows<'a, T, F> {
+    x: &'a [T],
     row: usize,
     d: usize,
     s: usize,
     groups: usize,
+    per: usize,
     split: usize,
     eps: f64,
     w: Option<&'a [F]>,
     b: Option<&'a [F]>,
+    out: Pieces<'a, T>,
+    mean: Pieces<'a, F>,
+    rstd: Pieces<'a, F>,
 }
 
-impl<F: MomentFloat> GroupRows<'_, F> {
-    /// [`GroupRows::run`] compiled for AVX2+FMA.
-    ///
-    /// # Safety
-    /// The CPU must support AVX2 and FMA.
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx2,fma")]
-    unsafe fn run_fma<T: Element>(&self, first: usize, xs: &[T], os: &mut [T], ms: &mut [F], rs: &mut [F]) {
-        self.run(first, xs, os, ms, rs)
-    }
-
-    /// Normalises rows `first..` (`xs`, `os`), storing each row's mean and
-    /// 1/std in `ms`/`rs`.
+impl<T: Element, F: MomentFloat> Task for GroupRows<'_, T, F> {
+    type Out = ();
+    /// Normalises the task's rows, storing each row's mean and 1/std.
     #[inline(always)]
-    fn run<T: Element>(&self, first: usize, xs: &[T], os: &mut [T], ms: &mut [F], rs: &mut [F]) {
+    fn run(&self, t: usize) {
         let (row, d, groups, w, b) = (self.row, self.d, self.groups, self.w, self.b);
+        // SAFETY: task `t` takes only its own pieces.
+        let (os, ms, rs) = unsafe { (self.out.get(t), self.mean.get(t), self.rstd.get(t)) };
+        let first = t * self.per;
         let mut stats = RowStats::<F>::new::<T>(row, self.split, self.eps);
-        for (k, (xr, or)) in xs.chunks_exact(row).zip(os.chunks_exact_mut(row)).enumerate() {
+        for (k, (xr, or)) in piece(self.x, t, self.per * row).chunks_exact(row).zip(os.chunks_exact_mut(row)).enumerate() {
             let (xf, mu, r) = stats.of(xr);
             ms[k] = mu;
             rs[k] = r;
@@ -1387,35 +1497,11 @@ pub fn group_norm_backward<T: Element, F: MomentFloat>(
 ) {
     let (nc, s) = (shp.n * shp.c, shp.s);
     let d = shp.c / groups.max(1);
-    let fv = |v: T| F::from_f64(v.to_f64());
     // ds, db per (sample, channel).
-    let dsdb: Vec<(F, F)> = (0..nc)
-        .into_par_iter()
-        .with_min_len((crate::iter::GRAIN / s.max(1)).max(1))
-        .map(|blk| {
-            let body = || {
-                let (gb_, xb) = (&g[blk * s..][..s], &x[blk * s..][..s]);
-                (lane_dot(s, |j| fv(gb_[j]), |j| fv(xb[j])), lane_dot(s, |j| fv(gb_[j]), |_| F::ONE))
-            };
-            #[cfg(target_arch = "x86_64")]
-            if fma_ok() {
-                // SAFETY: the CPU has AVX2 and FMA.
-                return unsafe { with_fma(body) };
-            }
-            body()
-        })
-        .collect();
-    let wv = |c: usize| w.map_or(F::ONE, |w| w[c]);
+    let per = rows_per_task(nc, s);
+    let dsdb: Vec<(F, F)> = run_tasks(nc.div_ceil(per), &GnSums { g, x, s, per, nc, _f: PhantomData }).into_iter().flatten().collect();
     if let Some(gw) = gw {
-        for c in 0..shp.c {
-            let mut acc = F::ZERO;
-            for i in 0..shp.n {
-                let (ds, db) = dsdb[i * shp.c + c];
-                let ng = i * groups + c / d.max(1);
-                acc = (-db).fma(mean[ng], ds).fma(rstd[ng], acc);
-            }
-            gw[c] = acc;
-        }
+        run_tasks(1, &GnWeightGrad { shp, groups, d, mean, rstd, dsdb: &dsdb, gw: Pieces::new(gw, shp.c) });
     }
     if let Some(gb) = gb {
         for c in 0..shp.c {
@@ -1434,39 +1520,117 @@ pub fn group_norm_backward<T: Element, F: MomentFloat>(
     }
     let scale = F::ONE / F::from_usize(row);
     let per = rows_per_task(rows, row);
-    gx.par_chunks_mut(per * row).enumerate().for_each(|(t, os)| {
-        let mut body = || {
-            for (k, or) in os.chunks_exact_mut(row).enumerate() {
-                let ng = t * per + k;
-                let (i, gi) = (ng / groups, ng % groups);
-                let base = i * shp.c + gi * d;
-                let dsv = lane_dot(d, |j| dsdb[base + j].0, |j| wv(gi * d + j));
-                let dbv = lane_dot(d, |j| dsdb[base + j].1, |j| wv(gi * d + j));
-                let (mu, r) = (mean[ng], rstd[ng]);
-                // The reference build contracts `db * mean - ds` (and the
-                // products below) into fused multiply-adds; with one element
-                // per group that decides the residue the gradient keeps.
-                let c2 = dbv.fma(mu, -dsv) * r * r * r * scale;
-                let c3 = -c2 * mu - dbv * r * scale;
-                for j in 0..d {
-                    let c = gi * d + j;
-                    let c1 = r * wv(c);
-                    let off = (i * shp.c + c) * s;
-                    let (gb_, xb) = (&g[off..][..s], &x[off..][..s]);
-                    let oc = &mut or[j * s..][..s];
-                    for q in 0..s {
-                        oc[q] = T::from_f64((c1.fma(fv(gb_[q]), c2 * fv(xb[q])) + c3).to_f64());
-                    }
+    let task = GnGradInput { g, x, shp, groups, d, per, mean, rstd, w, dsdb: &dsdb, scale, gx: Pieces::new(gx, per * row) };
+    run_tasks(rows.div_ceil(per), &task);
+}
+
+/// One task of [`group_norm_backward`]'s reductions: `(Σ g·x, Σ g)` for `per`
+/// blocks of `s` elements.
+struct GnSums<'a, T, F> {
+    g: &'a [T],
+    x: &'a [T],
+    s: usize,
+    per: usize,
+    nc: usize,
+    _f: PhantomData<F>,
+}
+
+impl<T: Element, F: MomentFloat> Task for GnSums<'_, T, F> {
+    type Out = Vec<(F, F)>;
+    #[inline(always)]
+    fn run(&self, t: usize) -> Vec<(F, F)> {
+        let s = self.s;
+        let fv = |v: T| F::from_f64(v.to_f64());
+        let mut out = Vec::with_capacity(self.per);
+        for blk in t * self.per..((t + 1) * self.per).min(self.nc) {
+            let (gb_, xb) = (&self.g[blk * s..][..s], &self.x[blk * s..][..s]);
+            out.push((lane_dot(s, |j| fv(gb_[j]), |j| fv(xb[j])), lane_dot(s, |j| fv(gb_[j]), |_| F::ONE)));
+        }
+        out
+    }
+}
+
+/// [`group_norm_backward`]'s weight gradient `Σ_n (ds − db·mean)·rstd` per
+/// channel, as one task (so that its fused multiply-adds are instructions).
+struct GnWeightGrad<'a, F> {
+    shp: Ncs,
+    groups: usize,
+    d: usize,
+    mean: &'a [F],
+    rstd: &'a [F],
+    dsdb: &'a [(F, F)],
+    gw: Pieces<'a, F>,
+}
+
+impl<F: MomentFloat> Task for GnWeightGrad<'_, F> {
+    type Out = ();
+    #[inline(always)]
+    fn run(&self, t: usize) {
+        let shp = self.shp;
+        // SAFETY: task `t` (the only one) takes only its own piece.
+        let gw = unsafe { self.gw.get(t) };
+        for (c, gwc) in gw.iter_mut().enumerate() {
+            let mut acc = F::ZERO;
+            for i in 0..shp.n {
+                let (ds, db) = self.dsdb[i * shp.c + c];
+                let ng = i * self.groups + c / self.d.max(1);
+                acc = (-db).fma(self.mean[ng], ds).fma(self.rstd[ng], acc);
+            }
+            *gwc = acc;
+        }
+    }
+}
+
+/// One task of [`group_norm_backward`]'s input gradient: `per` rows (one per
+/// sample and group).
+struct GnGradInput<'a, T, F> {
+    g: &'a [T],
+    x: &'a [T],
+    shp: Ncs,
+    groups: usize,
+    d: usize,
+    per: usize,
+    mean: &'a [F],
+    rstd: &'a [F],
+    w: Option<&'a [F]>,
+    dsdb: &'a [(F, F)],
+    scale: F,
+    gx: Pieces<'a, T>,
+}
+
+impl<T: Element, F: MomentFloat> Task for GnGradInput<'_, T, F> {
+    type Out = ();
+    #[inline(always)]
+    fn run(&self, t: usize) {
+        let (shp, groups, d, s, scale, dsdb) = (self.shp, self.groups, self.d, self.shp.s, self.scale, self.dsdb);
+        let fv = |v: T| F::from_f64(v.to_f64());
+        let wv = |c: usize| self.w.map_or(F::ONE, |w| w[c]);
+        // SAFETY: task `t` takes only its own piece.
+        let os = unsafe { self.gx.get(t) };
+        for (k, or) in os.chunks_exact_mut(d * s).enumerate() {
+            let ng = t * self.per + k;
+            let (i, gi) = (ng / groups, ng % groups);
+            let base = i * shp.c + gi * d;
+            let dsv = lane_dot(d, |j| dsdb[base + j].0, |j| wv(gi * d + j));
+            let dbv = lane_dot(d, |j| dsdb[base + j].1, |j| wv(gi * d + j));
+            let (mu, r) = (self.mean[ng], self.rstd[ng]);
+            // The reference build contracts `db * mean - ds` (and the
+            // products below) into fused multiply-adds; with one element
+            // per group that decides the residue the gradient keeps.
+            let c2 = dbv.fma(mu, -dsv) * r * r * r * scale;
+            let c3 = -c2 * mu - dbv * r * scale;
+            for j in 0..d {
+                let c = gi * d + j;
+                let c1 = r * wv(c);
+                let off = (i * shp.c + c) * s;
+                let (gb_, xb) = (&self.g[off..][..s], &self.x[off..][..s]);
+                let oc = &mut or[j * s..][..s];
+                for q in 0..s {
+                    oc[q] = T::from_f64((c1.fma(fv(gb_[q]), c2 * fv(xb[q])) + c3).to_f64());
                 }
             }
-        };
-        #[cfg(target_arch = "x86_64")]
-        if fma_ok() {
-            // SAFETY: the CPU has AVX2 and FMA.
-            return unsafe { with_fma(body) };
         }
-        body()
-    });
+    }
 }
 
 #[cfg(test)]
@@ -1505,6 +1669,38 @@ mod tests {
         for j in 0..n {
             let e: f64 = (0..rows).map(|r| g[r * n + j]).sum();
             assert!((db[j] - e).abs() < 1e-9);
+        }
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn interleaved_welford_chains_match_single_chains() {
+        if !fma_ok() {
+            return;
+        }
+        let x: Vec<f32> = (0..16 * 8 * 4).map(|i| ((i * 7919) % 101) as f32 * 0.37 - 11.0).collect();
+        let c: Vec<f32> = (0..16).map(|i| 1.0 / (i + 1) as f32).collect();
+        let p = |q: usize| x[q * 128..].as_ptr();
+        let (mut four, mut one) = ([0f32; 64], [0f32; 16]);
+        // SAFETY: each chain reads 16 vectors of 8 floats inside `x`; AVX2+FMA checked.
+        unsafe { avx::welford8xk::<4>([p(0), p(1), p(2), p(3)], 8, 16, c.as_ptr(), four.as_mut_ptr()) };
+        for q in 0..4 {
+            // SAFETY: as above.
+            unsafe { avx::welford8xk::<1>([p(q)], 8, 16, c.as_ptr(), one.as_mut_ptr()) };
+            assert_eq!(four[16 * q..16 * q + 16].iter().map(|v| v.to_bits()).collect::<Vec<_>>(), one.iter().map(|v| v.to_bits()).collect::<Vec<_>>());
+        }
+    }
+
+    #[test]
+    fn rowwise_moments_of_many_chunks() {
+        // 5 full chunks of 16 vectors, a partial one and a scalar tail, as
+        // float32 and as widened float16 (two halves per vector).
+        for (len, split) in [(16 * 8 * 5 + 8 * 3 + 5, 1), (16 * 16 * 5 + 16 * 3 + 5, 2)] {
+            let x: Vec<f32> = (0..len).map(|i| ((i * 7919) % 97) as f32 / 13.0 - 3.0).collect();
+            let (mu, var) = rowwise_moments::<f32, 8>(&x, split, &mut MomentStack::default());
+            let m = x.iter().map(|&v| v as f64).sum::<f64>() / len as f64;
+            let v = x.iter().map(|&a| (a as f64 - m).powi(2)).sum::<f64>() / len as f64;
+            assert!((mu as f64 - m).abs() < 1e-5 && (var as f64 - v).abs() < 1e-4, "{mu} {m} {var} {v}");
         }
     }
 
