@@ -122,6 +122,10 @@ KNOWN = [
      "product over batch*n terms in its GEMM's order; ours sums the per-batch products. With products beyond "
      "float32's range of both signs (an operand near 3e38 against mixed-sign gradients) the order decides "
      "between -inf and NaN; the values agree to rounding whenever the sums stay finite"),
+    (r"cumprod_?", r"wrong:grad",
+     "PyTorch's float32 cumprod backward overflows in an intermediate: with a zero in the input and a factor "
+     "near 3e38 its products pass float32's range and give inf where the exact gradient is finite (PyTorch's "
+     "own float64 gives 5.4699e37 at the reproducer's position, as ours does in float32)"),
     (r"tensordot/tt", r"wrong:value",
      "PyTorch's float32 tensordot contracting every dim (a 0-d result) is a dot product whose summation order "
      "depends on the operands' strides: MKL's sdot (unit strides) sums in 4-wide lanes, a stride-0 operand goes "

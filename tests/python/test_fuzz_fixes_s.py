@@ -246,3 +246,20 @@ def test_matmul_fold_errors_name_the_folded_shapes():
                 lib.matmul(a, lib.ones(sb))
             msgs.append(str(e.value))
         assert msgs[0] == msgs[1]
+
+
+@pytest.mark.parametrize("name", ["l1_loss", "mse_loss", "smooth_l1_loss", "huber_loss"])
+@pytest.mark.parametrize("reduction", ["mean", "none"])
+def test_pointwise_losses_broadcast_before_promoting(name, reduction):
+    # A 0-d float32 target broadcast against a bfloat16 input is a dimensioned float32 tensor:
+    # l1/mse/smooth_l1 then compute in float32, as PyTorch's broadcast_tensors-first wrappers do.
+    import warnings
+    res = []
+    for lib in (torch, ft):
+        a = lib.tensor([-2.0, 0.5], dtype=lib.bfloat16)
+        b = lib.tensor(-1.0)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            y = getattr(lib.nn.functional, name)(a, b, reduction=reduction)
+        res.append((str(y.dtype).split(".")[-1], y.float().tolist()))
+    assert res[1] == res[0]

@@ -308,6 +308,9 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", wei
     """Mean absolute error."""
     _warn_target_size(input, target)
     reduction = _reduction(size_average, reduce, reduction)
+    # Broadcast first, as PyTorch does: a 0-d float32 target then promotes a
+    # bfloat16 input like any dimensioned tensor (float32 result).
+    input, target = _s.broadcast_tensors(input, target) if tuple(input.shape) != tuple(target.shape) else (input, target)
     d = (input - target).abs()
     if weight is not None:
         return _weighted_pointwise(d, weight, input, reduction)
@@ -320,6 +323,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     reduction = _reduction(size_average, reduce, reduction)
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    input, target = _s.broadcast_tensors(input, target) if tuple(input.shape) != tuple(target.shape) else (input, target)
     if beta == 0.0:
         return l1_loss(input, target, reduction=reduction)
     _check_float_loss("smooth_l1_cpu", input, target)
