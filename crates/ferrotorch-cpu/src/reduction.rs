@@ -146,6 +146,19 @@ trait Reducer<T: Element>: Sync {
         }
         acc
     }
+    /// Folds `accs.len()` runs of `n` elements (spaced `st`), the run of
+    /// output `j` starting at `p + j * ost`, all first at index `idx0`.
+    /// Reducers whose fold is a long dependency chain override this to
+    /// interleave several runs.
+    ///
+    /// # Safety
+    /// Every element read must be inside the input storage.
+    #[inline]
+    unsafe fn run_many(&self, accs: &mut [Self::Acc], p: *const T, ost: isize, n: usize, st: isize, idx0: usize) {
+        for (j, a) in accs.iter_mut().enumerate() {
+            *a = self.run(*a, p.offset(j as isize * ost), n, st, idx0);
+        }
+    }
     /// Folds one contiguous input row into a block of column accumulators
     /// (column mode): `accs[j]` takes `row[j]`, all at reduced index `idx`.
     ///
@@ -216,10 +229,7 @@ unsafe fn fold_outputs<T: Element, R: Reducer<T>>(
     } else if red.outer_count() == 1 {
         // One reduced run: fold directly (the common single-dim case).
         let rst = red.inner_strides[0];
-        for (j, a) in accs.iter_mut().enumerate() {
-            let p = base.offset(off + j as isize * st + lo as isize * rst);
-            *a = r.run(*a, p, hi - lo, rst, lo);
-        }
+        r.run_many(accs, base.offset(off + lo as isize * rst), st, hi - lo, rst, lo);
     } else {
         for (j, a) in accs.iter_mut().enumerate() {
             let o = off + j as isize * st;
@@ -420,6 +430,45 @@ fn prod_lanes(dt: DType) -> usize {
     }
 }
 
+/// [`ProdF`]'s contiguous-run order for f32 with 8 lanes, as fixed-size
+/// blocks the compiler keeps in vector registers (AVX2 where available):
+/// `acc` times the run's product.
+fn prod_f32_lanes8(acc: f32, x: &[f32]) -> f32 {
+    #[cfg(target_arch = "x86_64")]
+    if isa() >= Isa::Avx2 {
+        // SAFETY: AVX2 was detected on this CPU.
+        return unsafe { prod_f32_lanes8_avx2(acc, x) };
+    }
+    prod_f32_lanes8_body(acc, x)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn prod_f32_lanes8_avx2(acc: f32, x: &[f32]) -> f32 {
+    prod_f32_lanes8_body(acc, x)
+}
+
+#[inline(always)]
+fn prod_f32_lanes8_body(acc: f32, x: &[f32]) -> f32 {
+    let mut blocks = x.chunks_exact(32);
+    let Some(first) = blocks.next() else {
+        return x.iter().fold(acc, |a, &v| a * v);
+    };
+    let mut a = [0f32; 32];
+    a.copy_from_slice(first);
+    for b in &mut blocks {
+        for k in 0..32 {
+            a[k] *= b[k];
+        }
+    }
+    let mut b0 = 1.0f32;
+    for l in 0..8 {
+        let v = (a[l] * a[8 + l]) * (a[16 + l] * a[24 + l]);
+        b0 = if l == 0 { v } else { b0 * v };
+    }
+    blocks.remainder().iter().fold(acc * b0, |a, &v| a * v)
+}
+
 /// Float product in the element type, in the order of PyTorch's CPU
 /// `binary_kernel_reduce_vec`: a strided run (and a column-mode row) multiplies
 /// one element after another; a contiguous run folds blocks of `4 * lanes`
@@ -447,6 +496,12 @@ impl<T: Element> Reducer<T> for ProdF {
                 acc = mul_round(acc, *p.offset(i as isize * st));
             }
             return acc;
+        }
+        if T::DTYPE == DType::Float32 && block == 32 {
+            // SAFETY: T is f32; `p` is valid for `n` reads.
+            let acc = std::mem::transmute_copy::<T, f32>(&acc);
+            let r = prod_f32_lanes8(acc, std::slice::from_raw_parts(p as *const f32, n));
+            return std::mem::transmute_copy::<f32, T>(&r);
         }
         let count = n / block;
         let mut a = [T::one(); 128];
@@ -621,6 +676,30 @@ impl<T: Element> Reducer<T> for Moments {
         let d = x - mean;
         let mean = mean + d / n;
         (n, mean, m2 + d * (x - mean))
+    }
+    unsafe fn run_many(&self, accs: &mut [(f64, f64, f64)], p: *const T, ost: isize, n: usize, st: isize, _: usize) {
+        // Four rows stepped together: each row's recurrence is unchanged (so
+        // are its roundings), but four division chains overlap.
+        let mut chunks = accs.chunks_exact_mut(4);
+        let mut j = 0isize;
+        for c in &mut chunks {
+            let mut a = [c[0], c[1], c[2], c[3]];
+            let rows = [p.offset(j * ost), p.offset((j + 1) * ost), p.offset((j + 2) * ost), p.offset((j + 3) * ost)];
+            for i in 0..n as isize {
+                for k in 0..4 {
+                    a[k] = <Self as Reducer<T>>::step(self, a[k], *rows[k].offset(i * st), 0);
+                }
+            }
+            c.copy_from_slice(&a);
+            j += 4;
+        }
+        for a in chunks.into_remainder() {
+            let q = p.offset(j * ost);
+            for i in 0..n as isize {
+                *a = <Self as Reducer<T>>::step(self, *a, *q.offset(i * st), 0);
+            }
+            j += 1;
+        }
     }
     fn combine(&self, a: (f64, f64, f64), b: (f64, f64, f64)) -> (f64, f64, f64) {
         Moments::merge(a, b)

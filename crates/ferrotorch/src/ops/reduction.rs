@@ -827,7 +827,9 @@ fn reverse_cumsum(g: &Tensor, d: usize) -> Result<Tensor> {
 
 /// Number of zeros in `x` (PyTorch's backward formulas branch on it).
 fn zero_count(x: &Tensor) -> Result<usize> {
-    Ok(x.to_f64_vec()?.iter().filter(|&&v| v == 0.0).count())
+    let _no_grad = GradModeGuard::new(false);
+    let nonzero = reduce_engine(x, &vec![true; x.ndim()], ReduceKind::CountNonzero, DType::Int64, false)?;
+    Ok(x.numel() - nonzero.to_vec::<i64>()?[0] as usize)
 }
 
 /// `v` rounded to `dt` (a floating dtype), as PyTorch stores an intermediate
