@@ -156,6 +156,33 @@ def core_workloads(quick):
     add(f"cumsum dim=1 ({side}, {side}) f32", "bandwidth", 8 * side * side,
         lambda T, f: (lambda x: lambda: x.cumsum(1))(f(xs)), lambda: (lambda x: lambda: x.cumsum(1))(xs))
 
+    # the other reductions over each dim, forward (bytes: the input read) and
+    # forward+backward; prod reads values near 1 so 4096 factors stay finite
+    xp = (1.0 + 0.01 * arr(side, side)).astype("float32")
+    red_np = {"prod": lambda x, d: x.prod(d), "var": lambda x, d: x.var(d, ddof=1),
+              "std": lambda x, d: x.std(d, ddof=1), "logsumexp": None}
+
+    def red_case(op, d, backward):
+        src = xp if op == "prod" else xs
+
+        def make(T, f):
+            x = f(src).requires_grad_(backward)
+            fn = (lambda: T.logsumexp(x, d)) if op == "logsumexp" else (lambda: getattr(x, op)(d))
+            if not backward:
+                return fn
+
+            def step():
+                fn().sum().backward()
+            return step
+        return make
+
+    for op in ("prod", "var", "std", "logsumexp"):
+        for d in (1, 0):
+            npf = red_np[op]
+            npfn = None if npf is None else (lambda x, d, npf: lambda: (lambda: npf(x, d)))(xp if op == "prod" else xs, d, npf)
+            add(f"{op} dim={d} ({side}, {side}) f32 fwd", "bandwidth", 4 * side * side, red_case(op, d, False), npfn)
+            add(f"{op} dim={d} ({side}, {side}) f32 fwd+bwd", "nn", None, red_case(op, d, True))
+
     def np_softmax(x):
         e = np.exp(x - x.max(axis=-1, keepdims=True))
         return e / e.sum(axis=-1, keepdims=True)

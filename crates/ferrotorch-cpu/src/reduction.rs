@@ -26,7 +26,8 @@
 //! full-width block of outputs.
 //!
 //! Floating reductions accumulate in f64 (like PyTorch's CPU `acc_type`),
-//! integer sums and products in wrapping i64.
+//! except the product, which PyTorch keeps in the input's dtype; integer sums
+//! and products in wrapping i64.
 
 use crate::iter::{Plan, GRAIN};
 use crate::simd::{fold, isa, sum as vsum, Isa};
@@ -41,13 +42,15 @@ pub enum ReduceKind {
     Sum,
     /// Sum divided by the number of reduced elements.
     Mean,
-    /// Product.
+    /// Product: floats in their own dtype, rounded after every multiplication
+    /// in the order of PyTorch's CPU kernel; integers in wrapping i64.
     Prod,
     /// Maximum (NaN propagates).
     Max,
     /// Minimum (NaN propagates).
     Min,
-    /// Variance with `correction` (1 = unbiased); `m2 / max(0, N - correction)`.
+    /// Variance with `correction` (1 = unbiased); `m2 / max(0, N - correction)`,
+    /// `m2` by PyTorch's Welford recurrence in f64, in index order.
     Var {
         /// Bessel-style correction subtracted from the count.
         correction: f64,
@@ -60,7 +63,18 @@ pub enum ReduceKind {
     /// `log(sum(exp(x)))`, computed stably.
     LogSumExp,
     /// Vector `p`-norm (`inf`/`-inf` = max/min of `|x|`, `0` = count of nonzeros).
+    /// Float32/float16/bfloat16 inputs accumulate as PyTorch's float opmath:
+    /// for `p` finite and not 0 or 1, a sum of powers past float32's range is inf.
     Norm(f64),
+    /// Vector `p`-norm (`p` finite and nonzero) of rows short enough that
+    /// PyTorch's kernels fold each into one float32 accumulator: every term
+    /// `|x|^p` rounded to f32 and added in order, the sum rounded to f32, the
+    /// root taken with `1/p` rounded to f32.
+    NormShortF32(f64),
+    /// 2-norm of float32/bfloat16 rows of fewer than 4 elements lying
+    /// contiguously in memory, as PyTorch's reduce-last-dim kernel forms it:
+    /// each square added with a fused multiply-add rounded to f32.
+    Norm2FusedF32,
     /// Every element nonzero (bool result).
     All,
     /// Some element nonzero (bool result).
@@ -113,6 +127,11 @@ fn val_of<T: Element>(x: T) -> Val {
 /// Folding rules of one reduction over elements of type `T`.
 trait Reducer<T: Element>: Sync {
     type Acc: Copy + Send + Sync;
+    /// Each of several outputs must fold its elements in index order (no
+    /// split of the reduced range over threads): PyTorch's CPU reductions
+    /// only split it for a single output, and the rounding of this fold (the
+    /// product in the element type, Welford's recurrence) shows the order.
+    const ORDERED: bool = false;
     fn init(&self) -> Self::Acc;
     /// Folds element `x`, whose linear index over the reduced dims is `idx`.
     fn step(&self, acc: Self::Acc, x: T, idx: usize) -> Self::Acc;
@@ -126,6 +145,19 @@ trait Reducer<T: Element>: Sync {
             acc = self.step(acc, *p.offset(i as isize * st), idx0 + i);
         }
         acc
+    }
+    /// Folds `accs.len()` runs of `n` elements (spaced `st`), the run of
+    /// output `j` starting at `p + j * ost`, all first at index `idx0`.
+    /// Reducers whose fold is a long dependency chain override this to
+    /// interleave several runs.
+    ///
+    /// # Safety
+    /// Every element read must be inside the input storage.
+    #[inline]
+    unsafe fn run_many(&self, accs: &mut [Self::Acc], p: *const T, ost: isize, n: usize, st: isize, idx0: usize) {
+        for (j, a) in accs.iter_mut().enumerate() {
+            *a = self.run(*a, p.offset(j as isize * ost), n, st, idx0);
+        }
     }
     /// Folds one contiguous input row into a block of column accumulators
     /// (column mode): `accs[j]` takes `row[j]`, all at reduced index `idx`.
@@ -197,10 +229,7 @@ unsafe fn fold_outputs<T: Element, R: Reducer<T>>(
     } else if red.outer_count() == 1 {
         // One reduced run: fold directly (the common single-dim case).
         let rst = red.inner_strides[0];
-        for (j, a) in accs.iter_mut().enumerate() {
-            let p = base.offset(off + j as isize * st + lo as isize * rst);
-            *a = r.run(*a, p, hi - lo, rst, lo);
-        }
+        r.run_many(accs, base.offset(off + lo as isize * rst), st, hi - lo, rst, lo);
     } else {
         for (j, a) in accs.iter_mut().enumerate() {
             let o = off + j as isize * st;
@@ -272,7 +301,9 @@ fn engine<T: Element, R: Reducer<T>>(r: &R, a: Src, g: &Geometry, emit: impl Fn(
     // each input row streams sequentially; when splitting the outputs would
     // cut narrower blocks, split the reduced rows instead.
     let column = g.kept.inner_len > 1 && g.kept.inner_strides[0] == 1 && g.red.inner_strides[0] != 1;
-    let split_outputs = if column {
+    let split_outputs = if R::ORDERED && n_out > 1 {
+        true
+    } else if column {
         n_out / (threads * 4) >= COLS || rn < threads * 8
     } else {
         n_out >= threads * 4 || rn < GRAIN / 4
@@ -287,7 +318,10 @@ fn engine<T: Element, R: Reducer<T>>(r: &R, a: Src, g: &Geometry, emit: impl Fn(
         if work < GRAIN || threads <= 1 {
             g.kept.for_each(body);
         } else {
-            g.kept.for_each_par_grain((GRAIN / rn.max(1)).max(1), body);
+            // Ordered column mode: one wide band of outputs per thread, so
+            // each input row is still read in long sequential runs.
+            let grain = if column && R::ORDERED { n_out.div_ceil(threads) } else { (GRAIN / rn.max(1)).max(1) };
+            g.kept.for_each_par_grain(grain, body);
         }
         return;
     }
@@ -369,18 +403,136 @@ impl<T: Element> Reducer<T> for SumI {
     }
 }
 
-struct ProdF;
+/// `a * b` rounded to `T`, as PyTorch's CPU prod keeps its accumulator in the
+/// input's dtype. The f64 product of two f32/f16/bf16 values is exact, so one
+/// rounding gives the native multiplication's result.
+#[inline(always)]
+fn mul_round<T: Element>(a: T, b: T) -> T {
+    if T::DTYPE == DType::Float32 {
+        // SAFETY: T is f32 (the branch is resolved at compile time).
+        unsafe {
+            let r = std::mem::transmute_copy::<T, f32>(&a) * std::mem::transmute_copy::<T, f32>(&b);
+            std::mem::transmute_copy::<f32, T>(&r)
+        }
+    } else {
+        <T as Element>::from_f64(a.to_f64() * b.to_f64())
+    }
+}
+
+/// Lanes of PyTorch's `Vectorized<T>` in its prod kernel for a floating
+/// dtype: the AVX2 widths, as its reduction kernels have no AVX-512 build
+/// (measured against torch 2.13 on an AVX-512 machine: 8 float32 lanes, not 16).
+fn prod_lanes(dt: DType) -> usize {
+    match dt {
+        DType::Float64 => 4,
+        DType::Float16 | DType::BFloat16 => 16,
+        _ => 8,
+    }
+}
+
+/// [`ProdF`]'s contiguous-run order for f32 with 8 lanes, as fixed-size
+/// blocks the compiler keeps in vector registers (AVX2 where available):
+/// `acc` times the run's product.
+fn prod_f32_lanes8(acc: f32, x: &[f32]) -> f32 {
+    #[cfg(target_arch = "x86_64")]
+    if isa() >= Isa::Avx2 {
+        // SAFETY: AVX2 was detected on this CPU.
+        return unsafe { prod_f32_lanes8_avx2(acc, x) };
+    }
+    prod_f32_lanes8_body(acc, x)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn prod_f32_lanes8_avx2(acc: f32, x: &[f32]) -> f32 {
+    prod_f32_lanes8_body(acc, x)
+}
+
+#[inline(always)]
+fn prod_f32_lanes8_body(acc: f32, x: &[f32]) -> f32 {
+    let mut blocks = x.chunks_exact(32);
+    let Some(first) = blocks.next() else {
+        return x.iter().fold(acc, |a, &v| a * v);
+    };
+    let mut a = [0f32; 32];
+    a.copy_from_slice(first);
+    for b in &mut blocks {
+        for k in 0..32 {
+            a[k] *= b[k];
+        }
+    }
+    let mut b0 = 1.0f32;
+    for l in 0..8 {
+        let v = (a[l] * a[8 + l]) * (a[16 + l] * a[24 + l]);
+        b0 = if l == 0 { v } else { b0 * v };
+    }
+    blocks.remainder().iter().fold(acc * b0, |a, &v| a * v)
+}
+
+/// Float product in the element type, in the order of PyTorch's CPU
+/// `binary_kernel_reduce_vec`: a strided run (and a column-mode row) multiplies
+/// one element after another; a contiguous run folds blocks of `4 * lanes`
+/// elements into 4 vector accumulators, combined as `(a0 * a1) * (a2 * a3)`
+/// and then lane by lane, and multiplies the remaining elements one by one.
+/// The order decides where a float32 product overflows to inf or underflows
+/// to 0 (and so where `inf * 0` gives NaN) although the exact product is finite.
+struct ProdF {
+    lanes: usize,
+}
 impl<T: Element> Reducer<T> for ProdF {
-    type Acc = f64;
-    fn init(&self) -> f64 {
-        1.0
+    type Acc = T;
+    const ORDERED: bool = true;
+    fn init(&self) -> T {
+        T::one()
     }
     #[inline(always)]
-    fn step(&self, acc: f64, x: T, _: usize) -> f64 {
-        acc * x.to_f64()
+    fn step(&self, acc: T, x: T, _: usize) -> T {
+        mul_round(acc, x)
     }
-    fn combine(&self, a: f64, b: f64) -> f64 {
-        a * b
+    unsafe fn run(&self, mut acc: T, p: *const T, n: usize, st: isize, _: usize) -> T {
+        let block = 4 * self.lanes;
+        if st != 1 || block == 0 || n < block || block > 128 {
+            for i in 0..n {
+                acc = mul_round(acc, *p.offset(i as isize * st));
+            }
+            return acc;
+        }
+        if T::DTYPE == DType::Float32 && block == 32 {
+            // SAFETY: T is f32; `p` is valid for `n` reads.
+            let acc = std::mem::transmute_copy::<T, f32>(&acc);
+            let r = prod_f32_lanes8(acc, std::slice::from_raw_parts(p as *const f32, n));
+            return std::mem::transmute_copy::<f32, T>(&r);
+        }
+        let count = n / block;
+        let mut a = [T::one(); 128];
+        a[..block].copy_from_slice(std::slice::from_raw_parts(p, block));
+        for i in 1..count {
+            let src = std::slice::from_raw_parts(p.add(i * block), block);
+            for (v, &x) in a[..block].iter_mut().zip(src) {
+                *v = mul_round(*v, x);
+            }
+        }
+        let l = self.lanes;
+        let mut b0 = T::one();
+        for k in 0..l {
+            let v = mul_round(mul_round(a[k], a[l + k]), mul_round(a[2 * l + k], a[3 * l + k]));
+            b0 = if k == 0 { v } else { mul_round(b0, v) };
+        }
+        acc = mul_round(acc, b0);
+        for i in count * block..n {
+            acc = mul_round(acc, *p.add(i));
+        }
+        acc
+    }
+    #[inline(always)]
+    unsafe fn fold_row(&self, accs: &mut [T], row: *const T, _: usize) {
+        let row = std::slice::from_raw_parts(row, accs.len());
+        for (a, &x) in accs.iter_mut().zip(row) {
+            *a = mul_round(*a, x);
+        }
+    }
+    fn combine(&self, a: T, b: T) -> T {
+        mul_round(a, b)
     }
 }
 
@@ -489,7 +641,12 @@ impl<T: Element> Reducer<T> for ExtremeVal {
     }
 }
 
-/// (count, mean, M2) with Welford steps and Chan's merge.
+/// (count, mean, M2) by PyTorch's `WelfordOps` in f64: one Welford step per
+/// element in index order (so an infinity anywhere but last makes the mean
+/// NaN, `inf + (x - inf) / k`, and equal elements give their value exactly,
+/// hence a variance of exactly 0), partial results merged as its `combine`.
+/// Column mode steps many independent outputs per row, so the divisions of
+/// neighbouring outputs overlap.
 struct Moments;
 impl Moments {
     #[inline]
@@ -502,15 +659,17 @@ impl Moments {
         }
         let n = a.0 + b.0;
         let d = b.1 - a.1;
-        (n, a.1 + d * (b.0 / n), a.2 + b.2 + d * d * (a.0 * b.0 / n))
+        let nb_over_n = b.0 / n;
+        (n, a.1 + d * nb_over_n, a.2 + b.2 + d * d * a.0 * nb_over_n)
     }
 }
 impl<T: Element> Reducer<T> for Moments {
     type Acc = (f64, f64, f64);
+    const ORDERED: bool = true;
     fn init(&self) -> (f64, f64, f64) {
         (0.0, 0.0, 0.0)
     }
-    #[inline]
+    #[inline(always)]
     fn step(&self, (n, mean, m2): (f64, f64, f64), x: T, _: usize) -> (f64, f64, f64) {
         let x = x.to_f64();
         let n = n + 1.0;
@@ -518,28 +677,41 @@ impl<T: Element> Reducer<T> for Moments {
         let mean = mean + d / n;
         (n, mean, m2 + d * (x - mean))
     }
-    unsafe fn run(&self, mut acc: (f64, f64, f64), p: *const T, n: usize, st: isize, _: usize) -> (f64, f64, f64) {
-        // Blocks of 256: two passes over an L1-resident copy, then a merge.
-        let mut buf = [0f64; 256];
-        let mut i = 0;
-        while i < n {
-            let c = 256.min(n - i);
-            for (k, b) in buf[..c].iter_mut().enumerate() {
-                *b = (*p.offset((i + k) as isize * st)).to_f64();
+    unsafe fn run_many(&self, accs: &mut [(f64, f64, f64)], p: *const T, ost: isize, n: usize, st: isize, _: usize) {
+        // Four rows stepped together: each row's recurrence is unchanged (so
+        // are its roundings), but four division chains overlap.
+        let mut chunks = accs.chunks_exact_mut(4);
+        let mut j = 0isize;
+        for c in &mut chunks {
+            let mut a = [c[0], c[1], c[2], c[3]];
+            let rows = [p.offset(j * ost), p.offset((j + 1) * ost), p.offset((j + 2) * ost), p.offset((j + 3) * ost)];
+            for i in 0..n as isize {
+                for k in 0..4 {
+                    a[k] = <Self as Reducer<T>>::step(self, a[k], *rows[k].offset(i * st), 0);
+                }
             }
-            let mean = buf[..c].iter().sum::<f64>() / c as f64;
-            let m2 = buf[..c].iter().map(|v| (v - mean) * (v - mean)).sum::<f64>();
-            acc = Moments::merge(acc, (c as f64, mean, m2));
-            i += c;
+            c.copy_from_slice(&a);
+            j += 4;
         }
-        acc
+        for a in chunks.into_remainder() {
+            let q = p.offset(j * ost);
+            for i in 0..n as isize {
+                *a = <Self as Reducer<T>>::step(self, *a, *q.offset(i * st), 0);
+            }
+            j += 1;
+        }
     }
     fn combine(&self, a: (f64, f64, f64), b: (f64, f64, f64)) -> (f64, f64, f64) {
         Moments::merge(a, b)
     }
 }
 
-/// Running (max, sum of exp(x - max), count) for logsumexp.
+/// Running `(max, sum of exp(x - max))` for logsumexp (the sum counts the
+/// elements while the max is -inf; a NaN max is sticky). Contiguous f32/f64
+/// runs take blocks: the block's max, then a vectorised `exp(x - max)` in the
+/// element type (as PyTorch's `exp(self - maxes)`) summed in f64. Column mode
+/// updates every output of a row at once with one vectorised exp each:
+/// `exp(-|x - max|)` either joins the sum or rescales it to a new max.
 struct Lse(Isa);
 impl Lse {
     #[inline]
@@ -562,6 +734,89 @@ impl Lse {
         }
         (m, a.1 * (a.0 - m).exp() + b.1 * (b.0 - m).exp())
     }
+
+    /// Joins `x` to `(m, s)` given `e = exp(-|x - m|)` (1 when `x == m`).
+    #[inline(always)]
+    fn update((m, s): (f64, f64), x: f64, e: f64) -> (f64, f64) {
+        if x <= m {
+            (m, s + e)
+        } else if x > m {
+            (x, s * e + 1.0)
+        } else {
+            // x or m is NaN
+            (f64::NAN, s)
+        }
+    }
+
+    /// `-|x - m|` (0 when equal, so two infinities do not give NaN).
+    #[inline(always)]
+    fn gap(x: f64, m: f64) -> f64 {
+        if x == m {
+            0.0
+        } else {
+            -(x - m).abs()
+        }
+    }
+
+    /// The finished `log(sum(exp(x)))`.
+    #[inline]
+    fn finish((m, s): (f64, f64)) -> f64 {
+        if m.is_nan() || m.is_infinite() {
+            m
+        } else {
+            m + s.ln()
+        }
+    }
+
+    /// Blocks of a contiguous run of a vector float type.
+    ///
+    /// # Safety
+    /// `p` must be valid for `n` reads.
+    unsafe fn run_blocks<F: RowFloat>(isa: Isa, mut acc: (f64, f64), p: *const F, n: usize) -> (f64, f64) {
+        const B: usize = 256;
+        let mut t = [F::default(); B];
+        let mut i = 0;
+        while i < n {
+            let c = B.min(n - i);
+            let x = std::slice::from_raw_parts(p.add(i), c);
+            let m = F::row_max(isa, x).to_f64();
+            let part = if m.is_nan() {
+                (f64::NAN, 1.0)
+            } else if m == f64::INFINITY {
+                (m, 1.0)
+            } else if m == f64::NEG_INFINITY {
+                (m, c as f64)
+            } else {
+                let mf = F::from_f64(m);
+                for (o, &v) in t[..c].iter_mut().zip(x) {
+                    *o = v.sub(mf);
+                }
+                F::contiguous_unary(isa, UnaryKind::Exp, t.as_ptr(), t.as_mut_ptr(), c);
+                (m, F::row_sum(isa, &t[..c]))
+            };
+            acc = Lse::merge(acc, part);
+            i += c;
+        }
+        acc
+    }
+
+    /// Column step over a contiguous row of a vector float type.
+    ///
+    /// # Safety
+    /// `row` must be valid for `accs.len()` (at most [`COLS`]) reads.
+    #[inline(always)]
+    unsafe fn fold_row_vec<F: RowFloat>(isa: Isa, accs: &mut [(f64, f64)], row: *const F) {
+        let w = accs.len();
+        let row = std::slice::from_raw_parts(row, w);
+        let mut t = [F::default(); COLS];
+        for ((o, &x), a) in t[..w].iter_mut().zip(row).zip(accs.iter()) {
+            *o = F::from_f64(Lse::gap(x.to_f64(), a.0));
+        }
+        F::contiguous_unary(isa, UnaryKind::Exp, t.as_ptr(), t.as_mut_ptr(), w);
+        for ((a, &x), &e) in accs.iter_mut().zip(row).zip(&t[..w]) {
+            *a = Lse::update(*a, x.to_f64(), e.to_f64());
+        }
+    }
 }
 impl<T: Element> Reducer<T> for Lse {
     type Acc = (f64, f64);
@@ -570,33 +825,23 @@ impl<T: Element> Reducer<T> for Lse {
     }
     #[inline]
     fn step(&self, acc: (f64, f64), x: T, _: usize) -> (f64, f64) {
-        Lse::merge(acc, (x.to_f64(), 1.0))
+        let x = x.to_f64();
+        Lse::update(acc, x, Lse::gap(x, acc.0).exp())
     }
-    unsafe fn run(&self, mut acc: (f64, f64), p: *const T, n: usize, st: isize, _: usize) -> (f64, f64) {
-        let mut buf = [0f64; 256];
-        let mut i = 0;
-        while i < n {
-            let c = 256.min(n - i);
-            let mut m = f64::NEG_INFINITY;
-            let mut nan = false;
-            for (k, b) in buf[..c].iter_mut().enumerate() {
-                *b = (*p.offset((i + k) as isize * st)).to_f64();
-                nan |= b.is_nan();
-                m = m.max(*b);
-            }
-            let part = if nan {
-                (f64::NAN, 1.0)
-            } else if m.is_infinite() {
-                (m, if m > 0.0 { 1.0 } else { c as f64 })
-            } else {
-                buf[..c].iter_mut().for_each(|v| *v -= m);
-                f64::contiguous_unary(self.0, UnaryKind::Exp, buf.as_ptr(), buf.as_mut_ptr(), c);
-                (m, vsum::sum_f64(self.0, &buf[..c]))
-            };
-            acc = Lse::merge(acc, part);
-            i += c;
+    unsafe fn run(&self, acc: (f64, f64), p: *const T, n: usize, st: isize, idx0: usize) -> (f64, f64) {
+        match T::DTYPE {
+            DType::Float32 if st == 1 => Lse::run_blocks::<f32>(self.0, acc, p as *const f32, n),
+            DType::Float64 if st == 1 => Lse::run_blocks::<f64>(self.0, acc, p as *const f64, n),
+            _ => (0..n).fold(acc, |acc, i| self.step(acc, *p.offset(i as isize * st), idx0 + i)),
         }
-        acc
+    }
+    #[inline(always)]
+    unsafe fn fold_row(&self, accs: &mut [(f64, f64)], row: *const T, idx: usize) {
+        match T::DTYPE {
+            DType::Float32 => Lse::fold_row_vec::<f32>(self.0, accs, row as *const f32),
+            DType::Float64 => Lse::fold_row_vec::<f64>(self.0, accs, row as *const f64),
+            _ => step_row(self, accs, row, idx),
+        }
     }
     fn combine(&self, a: (f64, f64), b: (f64, f64)) -> (f64, f64) {
         Lse::merge(a, b)
@@ -659,6 +904,38 @@ impl<T: Element> Reducer<T> for NormAcc {
     }
 }
 
+/// `v` rounded to f32 (and widened back).
+#[inline(always)]
+fn f32r(v: f64) -> f64 {
+    v as f32 as f64
+}
+
+/// One float32 accumulator of `|x|^p` terms (see [`ReduceKind::NormShortF32`]);
+/// a NaN `p` adds each square with one rounding ([`ReduceKind::Norm2FusedF32`]).
+struct NormShort {
+    p: f64,
+}
+impl<T: Element> Reducer<T> for NormShort {
+    type Acc = f64;
+    fn init(&self) -> f64 {
+        0.0
+    }
+    #[inline]
+    fn step(&self, acc: f64, x: T, _: usize) -> f64 {
+        let a = x.to_f64().abs();
+        let t = match self.p {
+            p if p.is_nan() => return f32r(acc + a * a),
+            p if p == 1.0 => a,
+            p if p == 2.0 => f32r(a * a),
+            p => f32r(a.powf(p)),
+        };
+        f32r(acc + t)
+    }
+    fn combine(&self, a: f64, b: f64) -> f64 {
+        f32r(a + b)
+    }
+}
+
 /// all / any / count_nonzero as a nonzero count with an early answer.
 struct Nonzero;
 impl<T: Element> Reducer<T> for Nonzero {
@@ -716,7 +993,7 @@ pub fn reduce(kind: ReduceKind, a: Src, a_dtype: DType, dims: &[bool], out: Dst,
             }
             ReduceKind::Mean => engine::<T, _>(&SumI, a, &g, |o, s| put(o, Val::F(s as f64 / n))),
             ReduceKind::Sum => engine::<T, _>(&SumI, a, &g, |o, s| put(o, Val::I(s))),
-            ReduceKind::Prod if float => engine::<T, _>(&ProdF, a, &g, |o, p| put(o, Val::F(p))),
+            ReduceKind::Prod if float => engine::<T, _>(&ProdF { lanes: prod_lanes(a_dtype) }, a, &g, |o, p: T| put(o, val_of(p))),
             ReduceKind::Prod => engine::<T, _>(&ProdI, a, &g, |o, p| put(o, Val::I(p))),
             ReduceKind::Max | ReduceKind::Min if float && count > 0 => {
                 // Values only (no index): a lean accumulator the column mode
@@ -732,30 +1009,81 @@ pub fn reduce(kind: ReduceKind, a: Src, a_dtype: DType, dims: &[bool], out: Dst,
             }
             ReduceKind::Var { correction } | ReduceKind::Std { correction } => {
                 let sqrt = matches!(kind, ReduceKind::Std { .. });
-                engine::<T, _>(&Moments, a, &g, |o, (_, _, m2)| {
-                    let v = m2 / (n - correction).max(0.0);
-                    put(o, Val::F(if sqrt { v.sqrt() } else { v }))
+                engine::<T, _>(&Moments, a, &g, |o, acc| put(o, Val::F(finish_moments(acc, n, correction, sqrt).0)))
+            }
+            ReduceKind::LogSumExp => engine::<T, _>(&Lse(isa), a, &g, |o, acc| put(o, Val::F(Lse::finish(acc)))),
+            ReduceKind::Norm(p) => {
+                let single = matches!(a_dtype, DType::Float32 | DType::Float16 | DType::BFloat16);
+                engine::<T, _>(&NormAcc(p), a, &g, |o, s| {
+                    let v = if p.is_infinite() || p == 0.0 || p == 1.0 {
+                        s
+                    } else {
+                        let s = if single && s > f32::MAX as f64 { f64::INFINITY } else { s };
+                        if p == 2.0 {
+                            s.sqrt()
+                        } else {
+                            s.powf(1.0 / p)
+                        }
+                    };
+                    put(o, Val::F(v))
                 })
             }
-            ReduceKind::LogSumExp => engine::<T, _>(&Lse(isa), a, &g, |o, (m, s)| {
-                let v = if m.is_nan() || m.is_infinite() { m } else { m + s.ln() };
-                put(o, Val::F(v))
-            }),
-            ReduceKind::Norm(p) => engine::<T, _>(&NormAcc(p), a, &g, |o, s| {
-                let v = if p.is_infinite() || p == 0.0 || p == 1.0 {
+            ReduceKind::NormShortF32(p) => engine::<T, _>(&NormShort { p }, a, &g, |o, s| {
+                let v = if p == 1.0 {
                     s
                 } else if p == 2.0 {
-                    s.sqrt()
+                    f32r(s.sqrt())
                 } else {
-                    s.powf(1.0 / p)
+                    f32r(s.powf(f32r(1.0 / p)))
                 };
                 put(o, Val::F(v))
             }),
+            ReduceKind::Norm2FusedF32 => engine::<T, _>(&NormShort { p: f64::NAN }, a, &g, |o, s| put(o, Val::F(f32r(s.sqrt())))),
             ReduceKind::All => engine::<T, _>(&Nonzero, a, &g, |o, c| put(o, Val::I((c == count as i64) as i64))),
             ReduceKind::Any => engine::<T, _>(&Nonzero, a, &g, |o, c| put(o, Val::I((c > 0) as i64))),
             ReduceKind::CountNonzero => engine::<T, _>(&Nonzero, a, &g, |o, c| put(o, Val::I(c))),
         }
     });
+    Ok(())
+}
+
+/// (variance or its square root, mean) of a Welford accumulator over `n`
+/// elements: NaN for both when nothing was reduced; the root is taken in f64
+/// (PyTorch's accumulation type), before any rounding to the output dtype.
+fn finish_moments((count, mean, m2): (f64, f64, f64), n: f64, correction: f64, sqrt: bool) -> (f64, f64) {
+    if count == 0.0 {
+        return (f64::NAN, f64::NAN);
+    }
+    let v = m2 / (n - correction).max(0.0);
+    (if sqrt { v.sqrt() } else { v }, mean)
+}
+
+/// `var`/`std` (with `sqrt`) and, when `mean_out` is given, the mean of float
+/// `a` over the flagged dims, by PyTorch's Welford recurrence in f64 (see
+/// [`ReduceKind::Var`]); both outputs have `a_dtype` and share one layout
+/// (keepdim shape).
+pub fn var_mean(a: Src, a_dtype: DType, dims: &[bool], correction: f64, sqrt: bool, var_out: Dst, mean_out: Option<Dst>) -> Result<()> {
+    if !a_dtype.is_floating_point() {
+        return Err(Error::runtime("std and var only support floating point and complex dtypes"));
+    }
+    let g = out_geometry(a, dims, &var_out)?;
+    if let Some(m) = &mean_out {
+        if m.layout.strides != var_out.layout.strides || m.layout.offset != var_out.layout.offset {
+            return Err(Error::runtime("var_mean: the two outputs must share a layout"));
+        }
+    }
+    let n = g.red.numel as f64;
+    let (vb, mb) = (var_out.base as usize, mean_out.map(|m| m.base as usize));
+    dispatch_dtype!(a_dtype, T => engine::<T, _>(&Moments, a, &g, |o, acc| {
+        let (v, m) = finish_moments(acc, n, correction, sqrt);
+        // SAFETY: `o` comes from the kept plan over the shared output layout.
+        unsafe {
+            store(a_dtype, vb, o, Val::F(v));
+            if let Some(mb) = mb {
+                store(a_dtype, mb, o, Val::F(m));
+            }
+        }
+    }));
     Ok(())
 }
 

@@ -2,10 +2,15 @@
 //! argmax/argmin, var/std, vector norms, logsumexp, all/any, count_nonzero,
 //! and the scans (cumsum, cumprod, cummax, cummin).
 //!
-//! Every kernel here works on `Rows`: the input with its reduced dims moved
-//! last and made contiguous, so a reduction is a function of one `&[T]` row.
-//! That keeps each op a few lines; a faster strided kernel can replace a row
-//! function later without changing the op.
+//! The reductions run on the strided engine of `ferrotorch-cpu`
+//! ([`reduce_engine`]: the input is read in place, vectorised and in
+//! parallel), which reproduces PyTorch's accumulation rules per kind. Two
+//! folds stay here: the product over every element of a float tensor
+//! ([`torch_prod_all`], whose order follows TensorIterator's dim coalescing)
+//! and var/std of one output element of float32/float64 (PyTorch's two-pass
+//! `std_var_all_cpu`). The scans with indices (cummax/cummin) and the
+//! selections in `sort.rs` (sort, topk, kthvalue, median, mode) still work on
+//! [`Rows`]: the input with its reduced dims moved last and made contiguous.
 
 use super::arith::{binary, unary, BinaryOp, Operand, UnaryOp};
 use super::arith_grad::{add, cond, div, g0, keep_where, mul, muls, sub, un, zeros_like};
@@ -26,10 +31,6 @@ pub(crate) struct Rows {
     pub outer: usize,
     /// Length of each row (product of the reduced dims).
     pub inner: usize,
-    /// Output shape with reduced dims kept as 1.
-    pub keep_shape: Vec<usize>,
-    /// Output shape with reduced dims dropped.
-    pub drop_shape: Vec<usize>,
 }
 
 impl Rows {
@@ -42,18 +43,7 @@ impl Rows {
         let t = if nd == 0 { x.clone() } else { x.permute(&perm)?.contiguous()? };
         let inner: usize = (0..nd).filter(|&d| mask[d]).map(|d| x.shape()[d]).product();
         let outer: usize = (0..nd).filter(|&d| !mask[d]).map(|d| x.shape()[d]).product();
-        let keep_shape = (0..nd).map(|d| if mask[d] { 1 } else { x.shape()[d] }).collect();
-        let drop_shape = (0..nd).filter(|&d| !mask[d]).map(|d| x.shape()[d]).collect();
-        Ok(Rows { t, outer, inner, keep_shape, drop_shape })
-    }
-
-    /// The output shape.
-    pub fn shape(&self, keepdim: bool) -> &[usize] {
-        if keepdim {
-            &self.keep_shape
-        } else {
-            &self.drop_shape
-        }
+        Ok(Rows { t, outer, inner })
     }
 
     /// The data as a slice of `T` (must be the tensor's dtype).
@@ -197,12 +187,14 @@ fn evenly_distribute(g: &Tensor, x: &Tensor, result: &Tensor, mask_dims: &[bool]
     keep_where(&hits, &div(&ge, &count)?)
 }
 
-/// Lanes of PyTorch's AVX-512 `Vectorized<T>` for a floating dtype.
+/// Lanes of PyTorch's `Vectorized<T>` in its prod kernel for a floating
+/// dtype: the AVX2 widths, as its reduction kernels have no AVX-512 build
+/// (measured against torch 2.13 on an AVX-512 machine: 8 float32 lanes, not 16).
 fn prod_lanes(dt: DType) -> usize {
     match dt {
-        DType::Float64 => 8,
-        DType::Float16 | DType::BFloat16 => 32,
-        _ => 16,
+        DType::Float64 => 4,
+        DType::Float16 | DType::BFloat16 => 16,
+        _ => 8,
     }
 }
 
@@ -306,28 +298,14 @@ impl Tensor {
         };
         let out = {
             let _no_grad = GradModeGuard::new(false);
-            let rows = Rows::new(&x, &mask)?;
-            let shape = rows.shape(keepdim || (dim.is_none() && false)).to_vec();
-            let shape = if dim.is_none() { vec![] } else { shape };
-            if x.dtype().is_floating_point() {
-                let v: Vec<f64> = match rdim {
-                    Some(d) => {
-                        // One dim: a vectorised row when it is contiguous, else
-                        // a sequential product per output.
-                        let lanes_ok = x.ndim() > 0 && x.strides()[d] == 1;
-                        let r = round_to(x.dtype());
-                        let lanes = prod_lanes(x.dtype());
-                        dispatch_dtype!(x.dtype(), T => rows.map::<T, f64>(|row| {
-                            let row: Vec<f64> = row.iter().map(|v| v.to_f64()).collect();
-                            torch_prod_chunk(1.0, &row, if lanes_ok { lanes } else { 0 }, r)
-                        }))
-                    }
-                    None => vec![torch_prod_all(&x)?],
-                };
-                Tensor::from_vec(v, &shape)?.to_dtype(x.dtype())?
+            let float = x.dtype().is_floating_point();
+            if float && rdim.is_none() {
+                // The full product's order depends on TensorIterator's dim
+                // order and coalescing, which the engine's plans do not follow.
+                Tensor::from_vec(vec![torch_prod_all(&x)?], &[])?.to_dtype(x.dtype())?
             } else {
-                let v: Vec<i64> = dispatch_dtype!(x.dtype(), T => rows.map::<T, i64>(|r| r.iter().fold(1i64, |a, &v| a.wrapping_mul(v.to_i64()))));
-                Tensor::from_vec(v, &shape)?.to_dtype(dtype.unwrap_or(DType::Int64))?
+                let out_dtype = if float { x.dtype() } else { dtype.unwrap_or(DType::Int64) };
+                reduce_engine(&x, &mask, ReduceKind::Prod, out_dtype, keepdim && dim.is_some())?
             }
         };
         crate::ops::reduce::check_differentiable_dtype(self, &out)?;
@@ -553,29 +531,11 @@ impl Tensor {
         }
         let _no_grad = GradModeGuard::new(false);
         let mask = reduced_dims(dims, self.ndim())?;
-        let rows = Rows::new(self, &mask)?;
-        let n = rows.inner as f64;
-        // PyTorch's Welford recurrence in f64, in the row's order: its mean is
-        // what std_mean/var_mean return, so an infinity anywhere but last in a
-        // row makes that mean NaN (`inf + (x - inf) / k`), and equal elements
-        // give their value exactly (hence a std of exactly 0).
-        let vm: Vec<(f64, f64)> = dispatch_dtype!(self.dtype(), T => rows.map::<T, (f64, f64)>(|r| {
-            if r.is_empty() {
-                return (f64::NAN, f64::NAN);
-            }
-            let (mut mean, mut m2) = (0.0f64, 0.0f64);
-            for (k, v) in r.iter().enumerate() {
-                let x = v.to_f64();
-                let delta = x - mean;
-                mean += delta / (k + 1) as f64;
-                m2 += delta * (x - mean);
-            }
-            let v = m2 / (n - correction).max(0.0);
-            (if std { v.sqrt() } else { v }, mean)
-        }));
-        let (v, m): (Vec<f64>, Vec<f64>) = vm.into_iter().unzip();
-        let shape = rows.shape(keepdim);
-        Ok((Tensor::from_vec(v, shape)?.to_dtype(self.dtype())?, Tensor::from_vec(m, shape)?.to_dtype(self.dtype())?))
+        let keep: Vec<usize> = (0..self.ndim()).map(|d| if mask[d] { 1 } else { self.shape()[d] }).collect();
+        let v = Tensor::empty(&keep, self.dtype(), self.device())?;
+        let m = Tensor::empty(&keep, self.dtype(), self.device())?;
+        ferrotorch_cpu::reduction::var_mean(self.src(), self.dtype(), &mask, correction, std, v.dst(), Some(m.dst()))?;
+        Ok((drop_reduced(v, self, &mask, keepdim)?, drop_reduced(m, self, &mask, keepdim)?))
     }
 
     /// `linalg.vector_norm(x, ord, dim, keepdim, dtype)`. Records `LinalgVectorNormBackward0`.
@@ -616,9 +576,8 @@ impl Tensor {
         }
         // PyTorch accumulates float32/float16/bfloat16 norms in float (its
         // opmath type): a sum of powers past float's range is inf there, and
-        // the root does not bring it back.
+        // the root does not bring it back (the engine's `Norm` kind does this).
         let single = matches!(x.dtype(), DType::Float32 | DType::Float16 | DType::BFloat16);
-        let acc_max = if single { f32::MAX as f64 } else { f64::INFINITY };
         // Up to this many elements a row is one sequential float accumulator in
         // PyTorch's loops (no vector lanes to split it), so float32 rounding
         // is reproduced exactly: `|x|^p` rounded to float, added in order, and
@@ -643,42 +602,23 @@ impl Tensor {
                 ok
             })
         };
-        let f32r = |v: f64| v as f32 as f64;
+        // Every output folds the same number of elements, so the rule is one
+        // kernel for the whole reduction.
+        let count = reduced_count(&x, &mask);
+        let kind = if shortcut && count == 1 && ord != 0.0 {
+            // PyTorch reduces a single element to |x| itself (no power and
+            // root, so no overflow: the 3-norm of -1e30 is 1e30).
+            ReduceKind::Norm(f64::INFINITY)
+        } else if fused_short && count < 4 {
+            ReduceKind::Norm2FusedF32
+        } else if single && count <= SHORT_ROW && ord.is_finite() && ord != 0.0 {
+            ReduceKind::NormShortF32(ord)
+        } else {
+            ReduceKind::Norm(ord)
+        };
         let out = {
             let _no_grad = GradModeGuard::new(false);
-            let rows = Rows::new(&x, &mask)?;
-            let acc = |s: f64| if s > acc_max { f64::INFINITY } else { s };
-            let v: Vec<f64> = dispatch_dtype!(x.dtype(), T => rows.map::<T, f64>(|r| {
-                let a = r.iter().map(|v| v.to_f64().abs());
-                if shortcut && r.len() == 1 && ord != 0.0 {
-                    // PyTorch reduces a single element to |x| itself (no power and
-                    // root, so no overflow: the 3-norm of -1e30 is 1e30).
-                    return r[0].to_f64().abs();
-                }
-                if fused_short && r.len() < 4 {
-                    let s = a.fold(0.0f64, |acc, v| f32r(acc + v * v));
-                    return f32r(s.sqrt());
-                }
-                if single && r.len() <= SHORT_ROW && ord.is_finite() && ord != 0.0 {
-                    let s = a.fold(0.0f64, |acc, v| f32r(acc + if ord == 1.0 { v } else if ord == 2.0 { f32r(v * v) } else { f32r(v.powf(ord)) }));
-                    return if ord == 1.0 { s } else if ord == 2.0 { f32r(s.sqrt()) } else { f32r(s.powf(f32r(1.0 / ord))) };
-                }
-                if ord == f64::INFINITY {
-                    // (f64::max would drop a NaN: the fold keeps it.)
-                    if r.is_empty() { 0.0 } else { a.fold(f64::NEG_INFINITY, |m, v| if v.is_nan() || m.is_nan() { f64::NAN } else { m.max(v) }) }
-                } else if ord == f64::NEG_INFINITY {
-                    a.fold(f64::INFINITY, |m, v| if v.is_nan() || m.is_nan() { f64::NAN } else { m.min(v) })
-                } else if ord == 0.0 {
-                    a.filter(|&v| v != 0.0).count() as f64
-                } else if ord == 1.0 {
-                    a.sum()
-                } else if ord == 2.0 {
-                    acc(a.map(|v| v * v).sum::<f64>()).sqrt()
-                } else {
-                    acc(a.map(|v| v.powf(ord)).sum::<f64>()).powf(1.0 / ord)
-                }
-            }));
-            Tensor::from_vec(v, rows.shape(keepdim))?.to_dtype(x.dtype())?
+            reduce_engine(&x, &mask, kind, x.dtype(), keepdim)?
         };
         let (sx, so, dt) = (SavedTensor::input(&x), SavedTensor::output(&out, 0), x.dtype());
         record("LinalgVectorNormBackward0", &[Some(&x)], &[&out], move || {
@@ -709,19 +649,8 @@ impl Tensor {
         }
         let out = {
             let _no_grad = GradModeGuard::new(false);
-            let rows = Rows::new(&x, &mask)?;
-            let v: Vec<f64> = dispatch_dtype!(x.dtype(), T => rows.map::<T, f64>(|r| {
-                let m = r.iter().map(|v| v.to_f64()).fold(f64::NEG_INFINITY, f64::max);
-                if r.iter().any(|v| v.to_f64().is_nan()) {
-                    return f64::NAN;
-                }
-                if m.is_infinite() {
-                    // all -inf gives -inf; any +inf gives +inf
-                    return m;
-                }
-                m + r.iter().map(|v| (v.to_f64() - m).exp()).sum::<f64>().ln()
-            }));
-            Tensor::from_vec(v, rows.shape(keepdim))?.to_dtype(x.dtype())?
+            // NaN anywhere gives NaN; else an +inf gives +inf, all -inf gives -inf.
+            reduce_engine(&x, &mask, ReduceKind::LogSumExp, x.dtype(), keepdim)?
         };
         let (sx, so, dt) = (SavedTensor::input(&x), SavedTensor::output(&out, 0), x.dtype());
         record("LogsumexpBackward0", &[Some(&x)], &[&out], move || {
@@ -740,25 +669,15 @@ impl Tensor {
     pub fn all_any(&self, dims: Option<&[i64]>, keepdim: bool, all: bool) -> Result<Tensor> {
         let _no_grad = GradModeGuard::new(false);
         let mask = structured_reduced_dims(dims, self.ndim())?;
-        let rows = Rows::new(self, &mask)?;
-        let v: Vec<bool> = dispatch_dtype!(self.dtype(), T => rows.map::<T, bool>(|r| {
-            if all { r.iter().all(|&v| v != T::zero()) } else { r.iter().any(|&v| v != T::zero()) }
-        }));
-        let out = Tensor::from_vec(v, rows.shape(keepdim))?;
-        if self.dtype() == DType::UInt8 {
-            out.to_dtype(DType::UInt8)
-        } else {
-            Ok(out)
-        }
+        let out_dtype = if self.dtype() == DType::UInt8 { DType::UInt8 } else { DType::Bool };
+        reduce_engine(self, &mask, if all { ReduceKind::All } else { ReduceKind::Any }, out_dtype, keepdim)
     }
 
     /// `count_nonzero(dim)` as int64.
     pub fn count_nonzero(&self, dims: Option<&[i64]>) -> Result<Tensor> {
         let _no_grad = GradModeGuard::new(false);
         let mask = structured_reduced_dims(dims, self.ndim())?;
-        let rows = Rows::new(self, &mask)?;
-        let v: Vec<i64> = dispatch_dtype!(self.dtype(), T => rows.map::<T, i64>(|r| r.iter().filter(|&&v| v != T::zero()).count() as i64));
-        Tensor::from_vec(v, rows.shape(false))
+        reduce_engine(self, &mask, ReduceKind::CountNonzero, DType::Int64, false)
     }
 
     /// `cumsum(dim, dtype)` / `cumprod`: integers accumulate in int64.
@@ -908,7 +827,9 @@ fn reverse_cumsum(g: &Tensor, d: usize) -> Result<Tensor> {
 
 /// Number of zeros in `x` (PyTorch's backward formulas branch on it).
 fn zero_count(x: &Tensor) -> Result<usize> {
-    Ok(x.to_f64_vec()?.iter().filter(|&&v| v == 0.0).count())
+    let _no_grad = GradModeGuard::new(false);
+    let nonzero = reduce_engine(x, &vec![true; x.ndim()], ReduceKind::CountNonzero, DType::Int64, false)?;
+    Ok(x.numel() - nonzero.to_vec::<i64>()?[0] as usize)
 }
 
 /// `v` rounded to `dt` (a floating dtype), as PyTorch stores an intermediate
