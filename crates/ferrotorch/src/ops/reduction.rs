@@ -3,14 +3,14 @@
 //! and the scans (cumsum, cumprod, cummax, cummin).
 //!
 //! The reductions run on the strided engine of `ferrotorch-cpu`
-//! ([`reduce_engine`]: the input is read in place, vectorised and in
+//! (`reduce_engine`: the input is read in place, vectorised and in
 //! parallel), which reproduces PyTorch's accumulation rules per kind. Two
 //! folds stay here: the product over every element of a float tensor
-//! ([`torch_prod_all`], whose order follows TensorIterator's dim coalescing)
+//! (`torch_prod_all`, whose order follows TensorIterator's dim coalescing)
 //! and var/std of one output element of float32/float64 (PyTorch's two-pass
 //! `std_var_all_cpu`). The scans with indices (cummax/cummin) and the
 //! selections in `sort.rs` (sort, topk, kthvalue, median, mode) still work on
-//! [`Rows`]: the input with its reduced dims moved last and made contiguous.
+//! `Rows`: the input with its reduced dims moved last and made contiguous.
 
 use super::arith::{binary, unary, BinaryOp, Operand, UnaryOp};
 use super::arith_grad::{add, cond, div, g0, keep_where, mul, muls, sub, un, zeros_like};
