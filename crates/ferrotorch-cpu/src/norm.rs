@@ -1030,6 +1030,23 @@ fn channel_moments<T: Element, F: MomentFloat>(x: &[T], shp: Ncs, c: usize, stri
             }
             (vs, m)
         }
+        None if shp.s == 1 => {
+            // An (N, C) input is also channels-last (NC11), and PyTorch takes
+            // its channels-last kernel: the sums run down the batch in float,
+            // and the squares are taken around the mean already stored
+            // (rounded) in the statistics' dtype; their sum stays in float.
+            let mut sum = F::ZERO;
+            for b in blocks.clone() {
+                sum += fv(b[0]);
+            }
+            let mean = round(sum / F::from_usize(cnt));
+            let mut vs = F::ZERO;
+            for b in blocks {
+                let d = fv(b[0]) - mean;
+                vs += d * d;
+            }
+            (vs, mean)
+        }
         None => {
             // Vectors of 16 reduced values widen to two float vectors that
             // accumulate into the same 8 lanes; remainders go to a scalar.
