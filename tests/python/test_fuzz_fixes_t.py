@@ -74,3 +74,49 @@ def test_nc11_input_takes_the_same_kernel(dtype):
         return lib.nn.functional.batch_norm(t, None, None, training=True)
 
     np.testing.assert_allclose(run(ft).float().numpy(), run(torch).float().numpy(), rtol=2e-2, atol=2e-2)
+
+
+# --- seed 10 campaign: add/sub with alpha on float16/bfloat16 -------------------------------
+# PyTorch's AddBackward0/SubBackward0 with alpha scale the gradient by alpha in the output's
+# dtype (rounding each element) before summing it over the other operand's broadcast dims; ours
+# had summed the float32 products of the fused float32 computation and rounded once at the end.
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("fn", ["add", "sub"])
+@pytest.mark.parametrize("seed", range(4))
+def test_add_alpha_gradient_scaled_in_the_output_dtype(dtype, fn, seed):
+    rng = np.random.default_rng(seed)
+    a = rng.standard_normal((4, 80))
+    b = rng.standard_normal(()) if seed % 2 else rng.standard_normal((1, 80))
+    w = rng.standard_normal((4, 80))
+
+    def run(lib):
+        ta = lib.tensor(a, dtype=getattr(lib, dtype), requires_grad=True)
+        tb = lib.tensor(b, dtype=lib.float32, requires_grad=True)
+        out = getattr(lib, fn)(ta, tb, alpha=2.51)
+        (out.float() * lib.tensor(w, dtype=lib.float32)).sum().backward()
+        return out, ta.grad, tb.grad, type(out.grad_fn).__name__
+
+    (o1, ga1, gb1, n1), (o2, ga2, gb2, n2) = run(ft), run(torch)
+    assert n1 == n2
+    assert str(o1.dtype) == str(o2.dtype)
+    np.testing.assert_array_equal(o1.detach().float().numpy(), o2.detach().float().numpy())
+    np.testing.assert_array_equal(ga1.float().numpy(), ga2.float().numpy())
+    # float32 sums of rounded products: equal up to float32 summation order
+    np.testing.assert_allclose(gb1.numpy(), gb2.numpy(), rtol=1e-5, atol=1e-5)
+
+
+def test_add_alpha_float32_gradient_unchanged():
+    # float32/float64 keep the fused forward and PyTorch's alpha * g gradient.
+    rng = np.random.default_rng(3)
+    a, b = rng.standard_normal((3, 5)), rng.standard_normal(5)
+    res = []
+    for lib in (ft, torch):
+        ta = lib.tensor(a, dtype=lib.float64, requires_grad=True)
+        tb = lib.tensor(b, dtype=lib.float64, requires_grad=True)
+        out = lib.sub(ta, tb, alpha=-1.5)
+        out.backward(lib.ones_like(out))
+        res.append((out.detach().numpy(), ta.grad.numpy(), tb.grad.numpy(), type(out.grad_fn).__name__))
+    for x, y in zip(res[0][:3], res[1][:3]):
+        np.testing.assert_allclose(x, y, rtol=1e-15, atol=0)
+    assert res[0][3] == res[1][3]

@@ -245,27 +245,61 @@ pub fn add_scaled(a: Operand, b: Operand, alpha: Scalar, op: BinaryOp) -> Result
     }
     // float16/bfloat16: `a ± alpha·b` in float32 with alpha held in the
     // tensors' dtype, rounded once (PyTorch's vectorised kernel).
-    let (ta, tb) = (to_opmath(&a, compute)?, to_opmath(&b, compute)?);
-    let r = if ta.dtype().is_floating_point() {
-        // One fused multiply-add, as PyTorch's `fmadd(b, alpha, a)`: a
-        // product past the range does not overflow before the sum
-        // (-inf + 3.5 * 3e38 is -inf, not NaN), and rounds once.
-        let s = if op == BinaryOp::Sub { -alpha_c.to_f64() } else { alpha_c.to_f64() };
-        let out = {
-            let _no_grad = crate::autograd::GradModeGuard::new(false);
+    let s = if op == BinaryOp::Sub { -alpha_c.to_f64() } else { alpha_c.to_f64() };
+    let r = {
+        let _no_grad = crate::autograd::GradModeGuard::new(false);
+        let (ta, tb) = (to_opmath(&a, compute)?, to_opmath(&b, compute)?);
+        let r = if ta.dtype().is_floating_point() {
+            // One fused multiply-add, as PyTorch's `fmadd(b, alpha, a)`: a
+            // product past the range does not overflow before the sum
+            // (-inf + 3.5 * 3e38 is -inf, not NaN), and rounds once.
             fused_add_alpha(&ta, &tb, s)?
-        };
-        if crate::autograd::is_grad_enabled() && (ta.requires_grad() || tb.requires_grad()) {
-            // The graph of `a ± (alpha * b)`: b's gradient is alpha * g.
+        } else {
             let sb = binary(Operand::T(&tb), Operand::S(alpha_c), BinaryOp::Mul)?;
-            super::arith_grad::record_binary(Operand::T(&ta), Operand::T(&sb), op, &out);
-        }
-        out
-    } else {
-        let sb = binary(Operand::T(&tb), Operand::S(alpha_c), BinaryOp::Mul)?;
-        binary(Operand::T(&ta), Operand::T(&sb), op)?
+            binary(Operand::T(&ta), Operand::T(&sb), op)?
+        };
+        if r.dtype() != compute { r.to_dtype(compute)? } else { r }
     };
-    if r.dtype() != compute { r.to_dtype(compute) } else { Ok(r) }
+    if r.dtype().is_floating_point() {
+        // The backward scales by the number as given (PyTorch's
+        // `maybe_multiply(grad, alpha)`), not by its value in the kernel's dtype.
+        let sg = if op == BinaryOp::Sub { -alpha.to_f64() } else { alpha.to_f64() };
+        record_add_scaled(a, b, sg, op, &r);
+    }
+    Ok(r)
+}
+
+/// The node of [`add_scaled`], as PyTorch's `AddBackward0`/`SubBackward0`
+/// with `alpha`: `a` gets the output's gradient, `b` the gradient times
+/// `s` (±alpha as given) in the output's dtype (a float16 gradient is scaled and rounded
+/// before it is summed over `b`'s broadcast dims), each summed to its
+/// input's shape and cast to its dtype. A Python-number side has no edge.
+fn record_add_scaled(a: Operand, b: Operand, s: f64, op: BinaryOp, out: &Tensor) {
+    let side = |o: &Operand| match o {
+        Operand::T(t) => Some((t.shape().to_vec(), t.dtype())),
+        Operand::S(_) => None,
+    };
+    let (ma, mb) = (side(&a), side(&b));
+    let inputs = [if let Operand::T(t) = a { Some(t) } else { None }, if let Operand::T(t) = b { Some(t) } else { None }];
+    let name = if op == BinaryOp::Sub { "SubBackward0" } else { "AddBackward0" };
+    crate::autograd::record(name, &inputs, &[out], move || {
+        crate::autograd::rule(move |node, grads| {
+            let Some(g) = super::arith_grad::g0(grads) else { return Ok(vec![None, None]) };
+            let wants = |i: usize| node.next_edges()[i].is_some();
+            let ga = match &ma {
+                Some((shape, dt)) if wants(0) => Some(super::arith_grad::reduce_grad(&g, shape, *dt)?),
+                _ => None,
+            };
+            let gb = match &mb {
+                Some((shape, dt)) if wants(1) => {
+                    let scaled = binary(Operand::T(&g), Operand::S(Scalar::Float(s)), BinaryOp::Mul)?;
+                    Some(super::arith_grad::reduce_grad(&scaled, shape, *dt)?)
+                }
+                _ => None,
+            };
+            Ok(vec![ga, gb])
+        })
+    });
 }
 
 /// `a + s * b` (float32/float64, broadcast) with one rounding: the backend's
