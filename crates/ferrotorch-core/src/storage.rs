@@ -17,6 +17,8 @@ pub enum Owner {
     /// Memory owned by something else (a NumPy array, a DLPack capsule, a device
     /// buffer); dropping the box releases it.
     Foreign(Box<dyn Any + Send + Sync>),
+    /// No memory at all: the storage of a `meta` tensor.
+    Nothing,
 }
 
 /// A flat buffer of bytes on one device.
@@ -40,6 +42,12 @@ impl Storage {
     pub fn new_cpu(nbytes: usize) -> Result<Storage> {
         let block = with_host_pool(|pool| pool.allocate(nbytes))?;
         Ok(Storage { ptr: block.ptr, nbytes, device: Device::CPU, owner: Owner::HostPool(block) })
+    }
+
+    /// The storage of a `meta` tensor: it has a size but no memory. Its
+    /// pointer is dangling; the meta backend's kernels never use it.
+    pub fn new_meta(nbytes: usize) -> Storage {
+        Storage { ptr: NonNull::dangling(), nbytes, device: Device::META, owner: Owner::Nothing }
     }
 
     /// Allocates `nbytes` from the host caching pool for a tensor of zeros.
@@ -96,7 +104,7 @@ impl Storage {
     pub fn foreign_owner(&self) -> Option<&(dyn Any + Send + Sync)> {
         match &self.owner {
             Owner::Foreign(b) => Some(b.as_ref()),
-            Owner::HostPool(_) => None,
+            Owner::HostPool(_) | Owner::Nothing => None,
         }
     }
 }

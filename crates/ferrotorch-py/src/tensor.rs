@@ -577,7 +577,7 @@ impl PyTensor {
         }
         crate::dlpack::to_capsule(py, &self.t)
     }
-    fn __dlpack_device__(&self) -> (i32, i32) {
+    fn __dlpack_device__(&self) -> PyResult<(i32, i32)> {
         crate::dlpack::device_tuple(self.t.device())
     }
 
