@@ -265,12 +265,13 @@ fn numpy_scalar_dtype(obj: &Bound<'_, PyAny>) -> Option<DType> {
 /// Shared body of `to`, `type`, `float()`...: returns `self` when nothing changes.
 pub fn to_impl<'py>(slf: &Bound<'py, PyTensor>, dtype: Option<DType>, device: Option<Device>, copy: bool) -> PyResult<Bound<'py, PyAny>> {
     let t = &slf.get().t;
+    let dt = dtype.unwrap_or(t.dtype());
     if let Some(dev) = device {
         if dev.kind != t.device().kind {
             crate::functions::check_device(dev)?;
+            return wrap(slf.py(), t.to_device(dev, dt, copy).py()?);
         }
     }
-    let dt = dtype.unwrap_or(t.dtype());
     if dt == t.dtype() && !copy {
         return Ok(slf.clone().into_any());
     }

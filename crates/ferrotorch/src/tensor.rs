@@ -197,7 +197,7 @@ impl Tensor {
             let s = Arc::new(backend.allocate(need, device)?);
             // The old bytes move over as a flat byte copy on the device.
             let bytes = Layout::contiguous(&[old.storage.nbytes()]);
-            let (dst, src) = (ferrotorch_core::Dst { base: s.as_mut_ptr(), layout: &bytes }, ferrotorch_core::Src { base: old.storage.as_ptr(), layout: &bytes });
+            let (dst, src) = (ferrotorch_core::Dst { base: s.raw_ptr(), layout: &bytes }, ferrotorch_core::Src { base: old.storage.raw_ptr(), layout: &bytes });
             backend.copy_cast(dst, DType::UInt8, src, DType::UInt8)?;
             s
         };

@@ -457,9 +457,9 @@ pub fn binary_for_inplace(snap: &Tensor, b: Operand, op: BinaryOp, target: DType
 fn run_binary(op: BinaryOp, out: &Tensor, a: &Tensor, b: &Tensor, compute: DType) -> Result<()> {
     let la = broadcast_layout(a, out.shape())?;
     let lb = broadcast_layout(b, out.shape())?;
-    let sa = Src { base: a.storage().as_ptr(), layout: &la };
-    let sb = Src { base: b.storage().as_ptr(), layout: &lb };
-    out.backend()?.binary(op, compute, out.dst(), sa, sb)
+    let sa = Src { base: a.storage().raw_ptr(), layout: &la };
+    let sb = Src { base: b.storage().raw_ptr(), layout: &lb };
+    out.backend()?.binary(op, compute, out.operand_mut(), sa, sb)
 }
 
 /// `a <op>= b` without autograd.
@@ -595,7 +595,7 @@ pub fn unary_raw(x: &Tensor, op: UnaryOp) -> Result<Tensor> {
     let out_dtype = if op.is_predicate() { DType::Bool } else { dtype };
     let xi = x.to_dtype(dtype)?;
     let out = Tensor::empty(x.shape(), out_dtype, x.device())?;
-    out.backend()?.unary(op, dtype, out.dst(), xi.src())?;
+    out.backend()?.unary(op, dtype, out.operand_mut(), xi.operand())?;
     Ok(out)
 }
 

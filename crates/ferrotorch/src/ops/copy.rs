@@ -3,7 +3,7 @@
 use super::broadcast_layout;
 use crate::Tensor;
 use ferrotorch_core::layout::{broadcast_shapes, fmt_shape};
-use ferrotorch_core::{DType, Error, Layout, Result, Scalar};
+use ferrotorch_core::{DType, Device, Error, Layout, Result, Scalar};
 use ferrotorch_core::{Backend, Src};
 use crate::autograd::{record, rule};
 use super::arith_grad::g0;
@@ -48,7 +48,12 @@ impl Tensor {
     /// `empty_like(preserve_format)`: the same strides when this layout is
     /// non-overlapping and dense, otherwise dense strides in the same memory order.
     pub fn empty_like(&self, dtype: DType) -> Result<Tensor> {
-        let flat = Tensor::empty(&[self.numel()], dtype, self.device())?;
+        self.empty_like_on(dtype, self.device())
+    }
+
+    /// [`empty_like`](Self::empty_like) on another device.
+    pub fn empty_like_on(&self, dtype: DType, device: Device) -> Result<Tensor> {
+        let flat = Tensor::empty(&[self.numel()], dtype, device)?;
         let layout = Layout { shape: self.layout().shape.clone(), strides: self.layout().preserved_strides(), offset: 0 };
         Tensor::from_parts(flat.storage().clone(), layout, dtype)
     }
@@ -77,6 +82,27 @@ impl Tensor {
             return Ok(self.clone());
         }
         self.clone_as(dtype)
+    }
+
+    /// `to(device, dtype)`: itself when neither changes (unless `copy`), else
+    /// a copy on `device` converted to `dtype`, laid out as
+    /// [`empty_like`](Self::empty_like). Records `ToCopyBackward0`, whose
+    /// gradient goes back to the source's device and dtype. A `meta` tensor
+    /// has no values to copy to another device (PyTorch's "no data" error);
+    /// any tensor copies to `meta`.
+    pub fn to_device(&self, device: Device, dtype: DType, copy: bool) -> Result<Tensor> {
+        if device.kind == self.device().kind {
+            return if copy { self.clone_as(dtype) } else { self.to_dtype_preserve(dtype) };
+        }
+        let out = self.empty_like_on(dtype, device)?;
+        copy_kernel(&out, self, self.layout())?;
+        if dtype.is_floating_point() {
+            let (src_device, src_dtype) = (self.device(), self.dtype());
+            record("ToCopyBackward0", &[Some(self)], &[&out], move || {
+                rule(move |_, g| g0(g).map(|g| g.to_device(src_device, src_dtype, false)).transpose().map(|g| vec![g]))
+            });
+        }
+        Ok(out)
     }
 
     /// `src`'s values (broadcast and converted) written into `self` without
@@ -230,14 +256,14 @@ impl Tensor {
 
     /// `fill_` without autograd.
     pub fn fill_raw_(&self, value: Scalar) -> Result<()> {
-        self.backend()?.fill(self.dst(), self.dtype(), value)?;
+        self.backend()?.fill(self.operand_mut(), self.dtype(), value)?;
         self.bump_version();
         Ok(())
     }
 
     /// Fills a tensor that was just created (not an in-place op: no version bump).
     pub(crate) fn fill_init(&self, value: Scalar) -> Result<()> {
-        self.backend()?.fill(self.dst(), self.dtype(), value)
+        self.backend()?.fill(self.operand_mut(), self.dtype(), value)
     }
 
     /// `.item()`: the value of a one-element tensor.
@@ -249,7 +275,7 @@ impl Tensor {
             )));
         }
         // SAFETY: the tensor has exactly one element at its storage offset.
-        unsafe { self.backend()?.read_scalar(self.storage().as_ptr(), self.dtype(), self.storage_offset()) }
+        unsafe { self.backend()?.read_scalar(self.storage().raw_ptr(), self.dtype(), self.storage_offset()) }
     }
 
     /// Reads element `index` (row-major position) as a scalar.
@@ -265,7 +291,7 @@ impl Tensor {
             rem /= s;
         }
         // SAFETY: off addresses an element inside the layout, which fits the storage.
-        unsafe { self.backend()?.read_scalar(self.storage().as_ptr(), self.dtype(), off as usize) }
+        unsafe { self.backend()?.read_scalar(self.storage().raw_ptr(), self.dtype(), off as usize) }
     }
 }
 
@@ -282,6 +308,6 @@ fn copy_kernel(dst: &Tensor, src: &Tensor, src_layout: &ferrotorch_core::Layout)
     if to.kind != from.kind && !to.is_meta() {
         return Err(Error::runtime(format!("no copy kernel from {from} to {to}")));
     }
-    let s = Src { base: src.storage().as_ptr(), layout: src_layout };
-    backend.copy_cast(dst.dst(), dst.dtype(), s, src.dtype())
+    let s = Src { base: src.storage().raw_ptr(), layout: src_layout };
+    backend.copy_cast(dst.operand_mut(), dst.dtype(), s, src.dtype())
 }
