@@ -5,8 +5,8 @@
 //! records autograd; it never reads element memory. Everything that touches
 //! the bytes of a tensor goes through one [`Backend`] per device type, chosen
 //! by the tensor's device: allocation, strided copies and casts, fills,
-//! reading one element, and the elementwise ops of the [`op`](crate::op)
-//! vocabulary. Kernels take each operand as a device pointer plus its
+//! reading one element, and the elementwise, reduction, arg-reduction,
+//! cumulative and softmax ops of the [`op`](crate::op) vocabulary. Kernels take each operand as a device pointer plus its
 //! [`Layout`] (sizes, strides and offset in elements), by value.
 //!
 //! [`Meta`] is the backend of the `meta` device: storage without memory, so
@@ -17,7 +17,7 @@ use crate::device::{Device, DeviceType};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::layout::Layout;
-use crate::op::{BinaryOp, UnaryOp};
+use crate::op::{ArgKind, BinaryOp, CumKind, ReduceKind, UnaryOp};
 use crate::scalar::Scalar;
 use crate::storage::Storage;
 
@@ -76,6 +76,31 @@ pub trait Backend: Send + Sync {
     /// `out = a <op> b`: both inputs in `compute`, `out` in the op's result
     /// dtype (bool for comparisons).
     fn binary(&self, op: BinaryOp, compute: DType, out: Dst, a: Src, b: Src) -> Result<()>;
+
+    /// `out = kind(x)` over the dims flagged in `dims`; `out` has `x`'s shape
+    /// with those dims of size 1, in `out_dtype`.
+    fn reduce(&self, kind: ReduceKind, x: Src, x_dtype: DType, dims: &[bool], out: Dst, out_dtype: DType) -> Result<()>;
+
+    /// A floating sum over `dims` in the order and rounding of PyTorch's
+    /// kernel for this device, into the keepdim-shaped `out` of `x`'s dtype
+    /// (`keepdim` is the caller's flag: PyTorch's summation order depends on
+    /// the output's layout).
+    fn sum_float(&self, x: Src, dtype: DType, dims: &[bool], keepdim: bool, out: Dst) -> Result<()>;
+
+    /// Variance (or standard deviation when `sqrt`) with `correction` over
+    /// `dims`, and optionally the mean, both keepdim-shaped in `x`'s dtype.
+    #[allow(clippy::too_many_arguments)]
+    fn var_mean(&self, x: Src, dtype: DType, dims: &[bool], correction: f64, sqrt: bool, var: Dst, mean: Option<Dst>) -> Result<()>;
+
+    /// The extreme value (optional) and its int64 index along the one dim
+    /// flagged in `dims`, keepdim-shaped.
+    fn reduce_arg(&self, kind: ArgKind, x: Src, dtype: DType, dims: &[bool], values: Option<Dst>, indices: Dst) -> Result<()>;
+
+    /// A running fold of `x` along `dim` into `out` (same shape, `out_dtype`).
+    fn cumulative(&self, kind: CumKind, x: Src, x_dtype: DType, dim: usize, out: Dst, out_dtype: DType) -> Result<()>;
+
+    /// `softmax` (or `log_softmax` when `log`) of `x` along `dim`, same dtype.
+    fn softmax(&self, x: Src, out: Dst, dtype: DType, dim: usize, log: bool) -> Result<()>;
 }
 
 /// The `meta` device's backend: storage has a size but no memory, kernels
@@ -105,6 +130,24 @@ impl Backend for Meta {
         Ok(())
     }
     fn binary(&self, _op: BinaryOp, _compute: DType, _out: Dst, _a: Src, _b: Src) -> Result<()> {
+        Ok(())
+    }
+    fn reduce(&self, _kind: ReduceKind, _x: Src, _x_dtype: DType, _dims: &[bool], _out: Dst, _out_dtype: DType) -> Result<()> {
+        Ok(())
+    }
+    fn sum_float(&self, _x: Src, _dtype: DType, _dims: &[bool], _keepdim: bool, _out: Dst) -> Result<()> {
+        Ok(())
+    }
+    fn var_mean(&self, _x: Src, _dtype: DType, _dims: &[bool], _correction: f64, _sqrt: bool, _var: Dst, _mean: Option<Dst>) -> Result<()> {
+        Ok(())
+    }
+    fn reduce_arg(&self, _kind: ArgKind, _x: Src, _dtype: DType, _dims: &[bool], _values: Option<Dst>, _indices: Dst) -> Result<()> {
+        Ok(())
+    }
+    fn cumulative(&self, _kind: CumKind, _x: Src, _x_dtype: DType, _dim: usize, _out: Dst, _out_dtype: DType) -> Result<()> {
+        Ok(())
+    }
+    fn softmax(&self, _x: Src, _out: Dst, _dtype: DType, _dim: usize, _log: bool) -> Result<()> {
         Ok(())
     }
 }

@@ -1,6 +1,7 @@
-//! The op vocabulary: the closed set of elementwise ops every backend
-//! implements. It belongs to no backend: the op layer validates, promotes and
-//! records autograd for an op named here, and a device's
+//! The op vocabulary: the closed set of elementwise, reduction,
+//! arg-reduction and cumulative ops every backend implements. It belongs to
+//! no backend: the op layer validates, promotes and records autograd for an
+//! op named here, and a device's
 //! [`Backend`](crate::backend::Backend) runs it by matching on the variant.
 
 /// Binary elementwise ops (broadcasting two operands of one compute dtype).
@@ -330,4 +331,70 @@ impl UnaryOp {
         use UnaryOp::*;
         matches!(self, Frac | Shrink(..) | LeakyRelu(_) | Elu(..) | Celu(_) | Gelu(_) | Silu | Mish | Softplus(..) | Hardsigmoid | Hardswish | LogSigmoid)
     }
+}
+
+/// A reduction producing one value per output element.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ReduceKind {
+    /// Sum (f64 accumulator for floats, wrapping i64 for integers and bool).
+    Sum,
+    /// Sum divided by the number of reduced elements.
+    Mean,
+    /// Product: floats in their own dtype, rounded after every multiplication
+    /// in the order of PyTorch's CPU kernel; integers in wrapping i64.
+    Prod,
+    /// Maximum (NaN propagates).
+    Max,
+    /// Minimum (NaN propagates).
+    Min,
+    /// Variance with `correction` (1 = unbiased); `m2 / max(0, N - correction)`,
+    /// `m2` by PyTorch's Welford recurrence in f64, in index order.
+    Var {
+        /// Bessel-style correction subtracted from the count.
+        correction: f64,
+    },
+    /// Square root of [`ReduceKind::Var`].
+    Std {
+        /// Bessel-style correction subtracted from the count.
+        correction: f64,
+    },
+    /// `log(sum(exp(x)))`, computed stably.
+    LogSumExp,
+    /// Vector `p`-norm (`inf`/`-inf` = max/min of `|x|`, `0` = count of nonzeros).
+    /// Float32/float16/bfloat16 inputs accumulate as PyTorch's float opmath:
+    /// for `p` finite and not 0 or 1, a sum of powers past float32's range is inf.
+    Norm(f64),
+    /// Vector `p`-norm (`p` finite and nonzero) of rows short enough that
+    /// PyTorch's kernels fold each into one float32 accumulator: every term
+    /// `|x|^p` rounded to f32 and added in order, the sum rounded to f32, the
+    /// root taken with `1/p` rounded to f32.
+    NormShortF32(f64),
+    /// 2-norm of float32/bfloat16 rows of fewer than 4 elements lying
+    /// contiguously in memory, as PyTorch's reduce-last-dim kernel forms it:
+    /// each square added with a fused multiply-add rounded to f32.
+    Norm2FusedF32,
+    /// Every element nonzero (bool result).
+    All,
+    /// Some element nonzero (bool result).
+    Any,
+    /// Number of nonzero elements (int64 result).
+    CountNonzero,
+}
+
+/// Which extreme an arg-reduction (`argmax`/`argmin`, `max(dim)`) looks for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ArgKind {
+    /// Largest value (first index on ties; the first NaN wins).
+    Max,
+    /// Smallest value (first index on ties; the first NaN wins).
+    Min,
+}
+
+/// Which running fold a cumulative op (`cumsum`, `cumprod`) computes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CumKind {
+    /// Running sum.
+    Sum,
+    /// Running product.
+    Prod,
 }

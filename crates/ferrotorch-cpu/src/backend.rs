@@ -1,7 +1,8 @@
 //! The CPU as a [`Backend`]: host memory from the caching pool, and this
 //! crate's kernels.
 
-use crate::{copy, pointwise, Dst, Src};
+use crate::{cascade, copy, pointwise, reduction, Dst, Src};
+use ferrotorch_core::op::{ArgKind, CumKind, ReduceKind};
 use ferrotorch_core::{Backend, BinaryOp, DType, Device, DeviceType, Result, Scalar, Storage, UnaryOp};
 
 /// The host device's backend.
@@ -34,5 +35,23 @@ impl Backend for Cpu {
     }
     fn binary(&self, op: BinaryOp, compute: DType, out: Dst, a: Src, b: Src) -> Result<()> {
         pointwise::binary(op, compute, out, a, b)
+    }
+    fn reduce(&self, kind: ReduceKind, x: Src, x_dtype: DType, dims: &[bool], out: Dst, out_dtype: DType) -> Result<()> {
+        reduction::reduce(kind, x, x_dtype, dims, out, out_dtype)
+    }
+    fn sum_float(&self, x: Src, dtype: DType, dims: &[bool], keepdim: bool, out: Dst) -> Result<()> {
+        cascade::sum(x, dtype, dims, keepdim, out)
+    }
+    fn var_mean(&self, x: Src, dtype: DType, dims: &[bool], correction: f64, sqrt: bool, var: Dst, mean: Option<Dst>) -> Result<()> {
+        reduction::var_mean(x, dtype, dims, correction, sqrt, var, mean)
+    }
+    fn reduce_arg(&self, kind: ArgKind, x: Src, dtype: DType, dims: &[bool], values: Option<Dst>, indices: Dst) -> Result<()> {
+        reduction::reduce_arg(kind, x, dtype, dims, values, indices)
+    }
+    fn cumulative(&self, kind: CumKind, x: Src, x_dtype: DType, dim: usize, out: Dst, out_dtype: DType) -> Result<()> {
+        reduction::cumulative(kind, x, x_dtype, dim, out, out_dtype)
+    }
+    fn softmax(&self, x: Src, out: Dst, dtype: DType, dim: usize, log: bool) -> Result<()> {
+        reduction::softmax(x, out, dtype, dim, log)
     }
 }

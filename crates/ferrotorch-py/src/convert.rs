@@ -31,6 +31,7 @@ pub fn scalar_to_py(py: Python<'_>, s: Scalar) -> PyResult<Bound<'_, PyAny>> {
 
 /// `tensor.tolist()`: nested lists of Python scalars (a scalar for 0-d).
 pub fn tolist<'py>(py: Python<'py>, t: &Tensor) -> PyResult<Bound<'py, PyAny>> {
+    t.check_has_data().py()?;
     let c = t.contiguous().py()?;
     let dtype = c.dtype();
     let leaf = |i: usize| -> PyResult<Bound<'py, PyAny>> {

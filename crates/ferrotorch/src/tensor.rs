@@ -358,7 +358,7 @@ impl Tensor {
     }
 
     /// PyTorch's error for reading values out of a `meta` tensor.
-    fn check_has_data(&self) -> Result<()> {
+    pub fn check_has_data(&self) -> Result<()> {
         if self.device().is_meta() {
             return Err(ferrotorch_core::backend::meta_has_no_data());
         }

@@ -31,12 +31,8 @@ use ferrotorch_core::{Device, Error, Layout, Result};
 use ferrotorch_cpu::{Dst, Src};
 
 impl Tensor {
-    /// This tensor as the input of a CPU kernel called directly (an op not
+    /// This tensor as the output of a CPU kernel called directly (an op not
     /// yet on the backend seam). Panics on `meta` (see `Storage::as_ptr`).
-    pub(crate) fn src(&self) -> Src<'_> {
-        Src { base: self.storage().as_ptr(), layout: self.layout() }
-    }
-    /// This tensor as the output of a CPU kernel called directly.
     pub(crate) fn dst(&self) -> Dst<'_> {
         Dst { base: self.storage().as_mut_ptr(), layout: self.layout() }
     }

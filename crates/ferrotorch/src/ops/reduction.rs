@@ -20,7 +20,7 @@ use crate::autograd::{record, rule, GradModeGuard, SavedTensor};
 use crate::Tensor;
 use ferrotorch_core::error::wrap_dim;
 use ferrotorch_cpu::norm::{rowwise_moments, MomentStack};
-use ferrotorch_cpu::reduction::ReduceKind;
+use ferrotorch_core::op::{ArgKind, CumKind, ReduceKind};
 use ferrotorch_core::{dispatch_dtype, DType, Element, Error, Result, Scalar};
 
 /// A tensor's reduced dims laid out last and contiguous: `outer` rows of `inner`.
@@ -72,19 +72,18 @@ impl Rows {
 pub(crate) fn reduce_engine(x: &Tensor, mask: &[bool], kind: ReduceKind, out_dtype: DType, keepdim: bool) -> Result<Tensor> {
     let keep: Vec<usize> = (0..x.ndim()).map(|d| if mask[d] { 1 } else { x.shape()[d] }).collect();
     let out = Tensor::empty(&keep, out_dtype, x.device())?;
-    ferrotorch_cpu::reduction::reduce(kind, x.src(), x.dtype(), mask, out.dst(), out_dtype)?;
+    out.backend()?.reduce(kind, x.operand(), x.dtype(), mask, out.operand_mut(), out_dtype)?;
     drop_reduced(out, x, mask, keepdim)
 }
 
 /// Values (in `x`'s dtype) and int64 indices of the max/min of `x` along the
 /// one dim in `mask`, by the engine's argmax/argmin.
 fn arg_engine(x: &Tensor, mask: &[bool], max: bool, keepdim: bool, values: bool) -> Result<(Option<Tensor>, Tensor)> {
-    use ferrotorch_cpu::reduction::{reduce_arg, ArgKind};
     let keep: Vec<usize> = (0..x.ndim()).map(|d| if mask[d] { 1 } else { x.shape()[d] }).collect();
     let idx = Tensor::empty(&keep, DType::Int64, x.device())?;
     let vals = if values { Some(Tensor::empty(&keep, x.dtype(), x.device())?) } else { None };
     let kind = if max { ArgKind::Max } else { ArgKind::Min };
-    reduce_arg(kind, x.src(), x.dtype(), mask, vals.as_ref().map(|v| v.dst()), idx.dst())?;
+    idx.backend()?.reduce_arg(kind, x.operand(), x.dtype(), mask, vals.as_ref().map(|v| v.operand_mut()), idx.operand_mut())?;
     let vals = vals.map(|v| drop_reduced(v, x, mask, keepdim)).transpose()?;
     Ok((vals, drop_reduced(idx, x, mask, keepdim)?))
 }
@@ -534,7 +533,7 @@ impl Tensor {
         let keep: Vec<usize> = (0..self.ndim()).map(|d| if mask[d] { 1 } else { self.shape()[d] }).collect();
         let v = Tensor::empty(&keep, self.dtype(), self.device())?;
         let m = Tensor::empty(&keep, self.dtype(), self.device())?;
-        ferrotorch_cpu::reduction::var_mean(self.src(), self.dtype(), &mask, correction, std, v.dst(), Some(m.dst()))?;
+        v.backend()?.var_mean(self.operand(), self.dtype(), &mask, correction, std, v.operand_mut(), Some(m.operand_mut()))?;
         Ok((drop_reduced(v, self, &mask, keepdim)?, drop_reduced(m, self, &mask, keepdim)?))
     }
 
@@ -701,9 +700,9 @@ impl Tensor {
             return Err(Error::not_implemented(format!("\"{name}\" not implemented for 'Bool'")));
         }
         let out = Tensor::empty(x.shape(), out_dtype, x.device())?;
-        let kind = if prod { ferrotorch_cpu::reduction::CumKind::Prod } else { ferrotorch_cpu::reduction::CumKind::Sum };
+        let kind = if prod { CumKind::Prod } else { CumKind::Sum };
         // Reads `x` in place (any strides), parallel over rows.
-        ferrotorch_cpu::reduction::cumulative(kind, x.src(), x.dtype(), d, out.dst(), out_dtype)?;
+        out.backend()?.cumulative(kind, x.operand(), x.dtype(), d, out.operand_mut(), out_dtype)?;
         crate::ops::reduce::check_differentiable_dtype(self, &out)?;
         if out.dtype().is_floating_point() && self.dtype().is_floating_point() {
             let (sx, so, dt) = (SavedTensor::input(self), SavedTensor::output(&out, 0), self.dtype());
