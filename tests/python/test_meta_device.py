@@ -227,7 +227,7 @@ def test_op_without_a_meta_kernel_raises_not_implemented():
 
 
 REDUCTIONS = [
-    lambda t: t.sum(), lambda t: t.sum(1), lambda t: t.sum((0, 2), keepdim=True), lambda t: t.sum(1, dtype=t.new_empty(0).double().dtype),
+    lambda t: t.sum(), lambda t: t.sum(1), lambda t: t.sum((0, 2), keepdim=True), lambda t: t.sum(1, dtype=t.double().dtype),
     lambda t: t.mean(), lambda t: t.mean(0, keepdim=True), lambda t: t.prod(1), lambda t: t.amax(2), lambda t: t.amin((0, 1)),
     lambda t: t.max(), lambda t: t.max(1)[0], lambda t: t.max(1)[1], lambda t: t.min(2, keepdim=True)[1], lambda t: t.argmax(1),
     lambda t: t.argmin(), lambda t: t.var(1), lambda t: t.std(), lambda t: t.var(0, correction=0, keepdim=True),

@@ -43,6 +43,12 @@ impl Backend for Cpu {
         cascade::sum(x, dtype, dims, keepdim, out)
     }
     fn var_mean(&self, x: Src, dtype: DType, dims: &[bool], correction: f64, sqrt: bool, var: Dst, mean: Option<Dst>) -> Result<()> {
+        // PyTorch's CPU `var`/`std` of one output element of float32/float64
+        // is a two-pass kernel of its own; everything else is Welford's.
+        let all = var.layout.numel() == 1 && x.layout.numel() > 0;
+        if mean.is_none() && all && matches!(dtype, DType::Float32 | DType::Float64) {
+            return reduction::var_all_two_pass(x, dtype, correction, sqrt, var);
+        }
         reduction::var_mean(x, dtype, dims, correction, sqrt, var, mean)
     }
     fn reduce_arg(&self, kind: ArgKind, x: Src, dtype: DType, dims: &[bool], values: Option<Dst>, indices: Dst) -> Result<()> {

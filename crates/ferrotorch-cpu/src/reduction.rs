@@ -1004,6 +1004,39 @@ fn finish_moments((count, mean, m2): (f64, f64, f64), n: f64, correction: f64, s
     (if sqrt { v.sqrt() } else { v }, mean)
 }
 
+/// `var`/`std` (with `sqrt`) of every element of a float32/float64 `a` into
+/// the one element of `out`, as PyTorch's `std_var_all_cpu`: two passes, the
+/// mean as `mean()` forms it (the cascade sum in `a`'s dtype divided by the
+/// count in that dtype, so it overflows where that sum does), then the
+/// squared deviations from it summed in f64 in row-major order.
+pub fn var_all_two_pass(a: Src, a_dtype: DType, correction: f64, sqrt: bool, out: Dst) -> Result<()> {
+    fn go<T: Element>(a: Src, correction: f64, sqrt: bool, out: Dst) -> Result<()> {
+        let n = a.layout.numel();
+        let all = vec![true; a.layout.ndim()];
+        let scalar = ferrotorch_core::Layout::contiguous(&[]);
+        let mut sum = T::zero();
+        crate::cascade::sum(a, T::DTYPE, &all, false, Dst { base: (&mut sum as *mut T).cast(), layout: &scalar })?;
+        let mean = T::from_f64(sum.to_f64() / T::from_f64(n as f64).to_f64()).to_f64();
+        // The deviations in row-major order, from a contiguous copy.
+        let mut buf = vec![T::zero(); n];
+        let dense = ferrotorch_core::Layout::contiguous(&a.layout.shape);
+        crate::copy::copy_cast(Dst { base: buf.as_mut_ptr().cast(), layout: &dense }, T::DTYPE, a, T::DTYPE);
+        let sum_dx2 = buf.iter().fold(0.0, |acc, e| {
+            let dx = e.to_f64() - mean;
+            acc + dx * dx
+        });
+        let var = sum_dx2 / (n as f64 - correction).max(0.0);
+        // SAFETY: `out` addresses one element of T at its offset.
+        unsafe { *at_mut::<T>(out.base, out.layout.offset as isize) = T::from_f64(if sqrt { var.sqrt() } else { var }) };
+        Ok(())
+    }
+    match a_dtype {
+        DType::Float32 => go::<f32>(a, correction, sqrt, out),
+        DType::Float64 => go::<f64>(a, correction, sqrt, out),
+        other => Err(Error::runtime(format!("var_all_two_pass: float32/float64 only, got {other}"))),
+    }
+}
+
 /// `var`/`std` (with `sqrt`) and, when `mean_out` is given, the mean of float
 /// `a` over the flagged dims, by PyTorch's Welford recurrence in f64 (see
 /// [`ReduceKind::Var`]); both outputs have `a_dtype` and share one layout

@@ -490,33 +490,19 @@ impl Tensor {
         Ok((v, m))
     }
 
-    /// `var`/`std` without autograd. PyTorch's CPU kernel for one output
-    /// element of float32/float64 (`std_var_all_cpu`) is two passes: the mean
-    /// by `mean()` (a float32 sum for float32, so it overflows where that sum
-    /// does), then the squared deviations from it summed in float64. Every
-    /// other case is [`Tensor::var_mean_raw`]'s Welford recurrence.
+    /// `var`/`std` without autograd, on the device's backend (whose kernel may
+    /// differ from the one `var_mean` uses: PyTorch's CPU `var`/`std` of one
+    /// output element is a two-pass kernel of its own).
     fn var_std_raw(&self, dims: Option<&[i64]>, correction: f64, keepdim: bool, std: bool) -> Result<Tensor> {
-        let mask = reduced_dims(dims, self.ndim())?;
-        let outputs: usize = self.shape().iter().zip(&mask).filter(|(_, &m)| !m).map(|(&s, _)| s).product();
-        let wide = matches!(self.dtype(), DType::Float32 | DType::Float64);
-        if !(wide && outputs == 1 && self.numel() > 0) {
-            return Ok(self.var_mean_raw(dims, correction, keepdim, std)?.0);
+        if !self.dtype().is_floating_point() {
+            return Err(Error::runtime("std and var only support floating point and complex dtypes"));
         }
         let _no_grad = GradModeGuard::new(false);
-        let mean = self.mean_dims(None, false, None)?.to_f64_vec()?[0];
-        let x = self.contiguous()?;
-        let sum_dx2: f64 = dispatch_dtype!(x.dtype(), T => {
-            // SAFETY: x is contiguous with numel elements of T.
-            let v = unsafe { std::slice::from_raw_parts(x.data_ptr() as *const T, x.numel()) };
-            v.iter().fold(0.0, |acc, e| {
-                let dx = e.to_f64() - mean;
-                acc + dx * dx
-            })
-        });
-        let var = sum_dx2 / (self.numel() as f64 - correction).max(0.0);
-        let r = if std { var.sqrt() } else { var };
-        let shape: Vec<usize> = if keepdim { vec![1; self.ndim()] } else { (0..self.ndim()).filter(|&d| !mask[d]).map(|d| self.shape()[d]).collect() };
-        Tensor::from_vec(vec![r], &shape)?.to_dtype(self.dtype())
+        let mask = reduced_dims(dims, self.ndim())?;
+        let keep: Vec<usize> = (0..self.ndim()).map(|d| if mask[d] { 1 } else { self.shape()[d] }).collect();
+        let v = Tensor::empty(&keep, self.dtype(), self.device())?;
+        v.backend()?.var_mean(self.operand(), self.dtype(), &mask, correction, std, v.operand_mut(), None)?;
+        drop_reduced(v, self, &mask, keepdim)
     }
 
     /// Variance and mean without autograd, by Welford's recurrence in `f64`.
