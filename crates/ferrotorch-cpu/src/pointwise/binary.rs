@@ -196,38 +196,6 @@ fn float_misc<T: Compute>(op: BinaryOp, o: Dst, sa: Src, sb: Src) {
     })
 }
 
-/// Runs `$body` with `$T` bound to the Rust type of a floating `$dtype`; for
-/// other dtypes returns PyTorch's "not implemented for 'Long'" error.
-macro_rules! float_dispatch {
-    ($dtype:expr, $op:expr, $T:ident => $body:expr) => {
-        match $dtype {
-            ferrotorch_core::DType::Float16 => {
-                type $T = half::f16;
-                $body
-            }
-            ferrotorch_core::DType::BFloat16 => {
-                type $T = half::bf16;
-                $body
-            }
-            ferrotorch_core::DType::Float32 => {
-                type $T = f32;
-                $body
-            }
-            ferrotorch_core::DType::Float64 => {
-                type $T = f64;
-                $body
-            }
-            other => {
-                return Err(ferrotorch_core::Error::runtime(format!(
-                    "\"{}\" not implemented for '{}'",
-                    $op,
-                    ferrotorch_core::dtype::pretty(other)
-                )))
-            }
-        }
-    };
-}
-
 /// `out = a <op> b` for operands already converted to `compute` and broadcast
 /// to `out`'s shape.
 pub fn binary(op: BinaryOp, compute: DType, o: Dst, sa: Src, sb: Src) -> Result<()> {
@@ -276,10 +244,10 @@ pub fn binary(op: BinaryOp, compute: DType, o: Dst, sa: Src, sb: Src) -> Result<
             dispatch_dtype!(compute, T => bin_kernel::<T, T, T>(o, sa, sb, Num::sub))
         }
         BinaryOp::Mul => dispatch_dtype!(compute, T => bin_kernel::<T, T, T>(o, sa, sb, Num::mul)),
-        BinaryOp::Div => float_dispatch!(compute, "div", T => bin_kernel::<T, T, T>(o, sa, sb, Float::div)),
+        BinaryOp::Div => real_dispatch!(compute, "div", T => bin_kernel::<T, T, T>(o, sa, sb, Float::div)),
         BinaryOp::Pow => {
             if compute.is_floating_point() {
-                float_dispatch!(compute, "pow", T => bin_kernel::<T, T, T>(o, sa, sb, Float::powf))
+                real_dispatch!(compute, "pow", T => bin_kernel::<T, T, T>(o, sa, sb, Float::powf))
             } else {
                 dispatch_dtype!(compute, T => bin_kernel::<T, T, T>(o, sa, sb, |x: T, y: T| int_pow(x, y)))
             }
