@@ -1,4 +1,4 @@
-//! Devices (`cpu`, `cuda:N`) and the parsing of PyTorch's device strings.
+//! Devices (`cpu`, `cuda:N`, `meta`) and the parsing of PyTorch's device strings.
 
 use crate::error::{Error, Result};
 use std::fmt;
@@ -10,6 +10,9 @@ pub enum DeviceType {
     Cpu,
     /// An NVIDIA GPU.
     Cuda,
+    /// PyTorch's `meta` device: tensors with shape, dtype and strides but no
+    /// data, on which every op computes only its output's metadata.
+    Meta,
 }
 
 /// A device with an optional index, like `torch.device`.
@@ -59,9 +62,10 @@ impl Device {
         let kind = match ty {
             "cpu" => DeviceType::Cpu,
             "cuda" => DeviceType::Cuda,
+            "meta" => DeviceType::Meta,
             _ => {
                 return Err(Error::runtime(format!(
-                    "Expected one of cpu, cuda device type at start of device string: {ty}"
+                    "Expected one of cpu, cuda, meta device type at start of device string: {ty}"
                 )))
             }
         };
@@ -74,17 +78,26 @@ impl Device {
         Ok(Device { kind, index })
     }
 
-    /// `"cpu"` or `"cuda"`.
+    /// The `meta` device.
+    pub const META: Device = Device { kind: DeviceType::Meta, index: None };
+
+    /// `"cpu"`, `"cuda"` or `"meta"`.
     pub const fn type_name(self) -> &'static str {
         match self.kind {
             DeviceType::Cpu => "cpu",
             DeviceType::Cuda => "cuda",
+            DeviceType::Meta => "meta",
         }
     }
 
     /// Is this the host?
     pub const fn is_cpu(self) -> bool {
         matches!(self.kind, DeviceType::Cpu)
+    }
+
+    /// Is this the `meta` device (no memory behind its tensors)?
+    pub const fn is_meta(self) -> bool {
+        matches!(self.kind, DeviceType::Meta)
     }
 }
 
@@ -111,5 +124,7 @@ mod tests {
         assert!(Device::parse(" cpu").is_err());
         assert!(Device::parse("").is_err());
         assert_eq!(Device::parse("cpu:1").unwrap().index, Some(1));
+        assert!(Device::parse("meta").unwrap().is_meta());
+        assert_eq!(Device::parse("meta:0").unwrap().to_string(), "meta:0");
     }
 }

@@ -261,6 +261,22 @@ pub fn result_type(operands: &[(DType, OperandKind)]) -> Result<DType> {
         .ok_or_else(|| Error::runtime("result_type needs at least one operand"))
 }
 
+/// PyTorch's capitalised scalar-type names used in kernel errors (`'Long'`).
+pub fn pretty(dtype: DType) -> &'static str {
+    match dtype {
+        DType::Bool => "Bool",
+        DType::UInt8 => "Byte",
+        DType::Int8 => "Char",
+        DType::Int16 => "Short",
+        DType::Int32 => "Int",
+        DType::Int64 => "Long",
+        DType::Float16 => "Half",
+        DType::BFloat16 => "BFloat16",
+        DType::Float32 => "Float",
+        DType::Float64 => "Double",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::DType::*;

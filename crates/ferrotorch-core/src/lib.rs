@@ -2,13 +2,19 @@
 //! promotion rules between them, devices, strided layouts (pure metadata), the
 //! storage that owns tensor memory, and the error type every layer returns.
 //!
-//! Nothing here knows about kernels, autograd or Python.
+//! It also holds what every device shares: the op vocabulary ([`op`]) and
+//! the [`backend::Backend`] trait a device implements, with the `meta`
+//! device's backend (which has no memory, so no kernels).
+//!
+//! Nothing here knows about CPU or GPU kernels, autograd or Python.
 
+pub mod backend;
 pub mod dtype;
 pub mod device;
 pub mod element;
 pub mod error;
 pub mod layout;
+pub mod op;
 pub mod scalar;
 pub mod storage;
 
@@ -18,5 +24,7 @@ pub use element::Element;
 pub use error::{Error, ErrorKind, Result};
 pub use layout::{Layout, Shape, Strides};
 pub use scalar::Scalar;
+pub use backend::{Backend, Dst, Src};
+pub use op::{BinaryOp, UnaryOp};
 pub use storage::Storage;
 pub use half;

@@ -17,6 +17,8 @@ pub enum Owner {
     /// Memory owned by something else (a NumPy array, a DLPack capsule, a device
     /// buffer); dropping the box releases it.
     Foreign(Box<dyn Any + Send + Sync>),
+    /// No memory at all: the storage of a `meta` tensor.
+    Nothing,
 }
 
 /// A flat buffer of bytes on one device.
@@ -40,6 +42,12 @@ impl Storage {
     pub fn new_cpu(nbytes: usize) -> Result<Storage> {
         let block = with_host_pool(|pool| pool.allocate(nbytes))?;
         Ok(Storage { ptr: block.ptr, nbytes, device: Device::CPU, owner: Owner::HostPool(block) })
+    }
+
+    /// The storage of a `meta` tensor: it has a size but no memory. Its
+    /// pointer is dangling; the meta backend's kernels never use it.
+    pub fn new_meta(nbytes: usize) -> Storage {
+        Storage { ptr: NonNull::dangling(), nbytes, device: Device::META, owner: Owner::Nothing }
     }
 
     /// Allocates `nbytes` from the host caching pool for a tensor of zeros.
@@ -76,15 +84,38 @@ impl Storage {
         self.device
     }
 
-    /// Address of the first byte.
+    /// Address of the first byte, for code that reads the bytes on the host.
+    ///
+    /// # Panics
+    /// On a `meta` storage, which has no bytes: an op that reads memory
+    /// directly instead of through its device's backend was given a meta
+    /// tensor (an engine bug, shown to Python as an internal error).
     pub fn as_ptr(&self) -> *const u8 {
+        self.check_has_memory();
         self.ptr.as_ptr()
     }
 
-    /// Address of the first byte, for writing. Callers uphold the rule that a
-    /// kernel writes only its output region.
+    /// Address of the first byte, for writing on the host. Callers uphold the
+    /// rule that a kernel writes only its output region.
+    ///
+    /// # Panics
+    /// As [`as_ptr`](Self::as_ptr).
     pub fn as_mut_ptr(&self) -> *mut u8 {
+        self.check_has_memory();
         self.ptr.as_ptr()
+    }
+
+    /// The address a [`Backend`](crate::backend::Backend) kernel takes: the
+    /// device pointer, or a dangling placeholder for `meta`, whose kernels
+    /// never dereference it.
+    pub fn raw_ptr(&self) -> *mut u8 {
+        self.ptr.as_ptr()
+    }
+
+    fn check_has_memory(&self) {
+        if matches!(self.owner, Owner::Nothing) {
+            panic!("a meta tensor reached code that reads tensor memory on the host; this op has no meta kernel");
+        }
     }
 
     /// Is the memory owned by the caching pool (as opposed to a foreign owner)?
@@ -96,7 +127,7 @@ impl Storage {
     pub fn foreign_owner(&self) -> Option<&(dyn Any + Send + Sync)> {
         match &self.owner {
             Owner::Foreign(b) => Some(b.as_ref()),
-            Owner::HostPool(_) => None,
+            Owner::HostPool(_) | Owner::Nothing => None,
         }
     }
 }

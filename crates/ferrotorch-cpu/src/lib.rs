@@ -6,6 +6,7 @@
 //! drops unit dims, merges dims contiguous across all operands, and hands the
 //! inner loops runs of `(offsets, length, strides)`.
 
+pub mod backend;
 pub mod binary;
 pub mod cascade;
 pub mod copy;
@@ -16,30 +17,17 @@ pub mod nn;
 pub mod norm;
 pub mod optim;
 pub mod parallel;
+pub mod pointwise;
 pub mod pool;
 pub mod rnn;
 pub mod random;
+pub mod real;
 pub mod reduction;
 pub mod simd;
 pub mod unary;
 
-/// A read-only operand: base pointer of its storage plus its layout.
-#[derive(Clone, Copy)]
-pub struct Src<'a> {
-    /// Start of the storage (offset is in `layout`).
-    pub base: *const u8,
-    /// Sizes/strides/offset in elements.
-    pub layout: &'a ferrotorch_core::Layout,
-}
-
-/// A written operand.
-#[derive(Clone, Copy)]
-pub struct Dst<'a> {
-    /// Start of the storage (offset is in `layout`).
-    pub base: *mut u8,
-    /// Sizes/strides/offset in elements.
-    pub layout: &'a ferrotorch_core::Layout,
-}
+pub use ferrotorch_core::backend::{Dst, Src};
+pub use backend::Cpu;
 
 /// Element pointer at an element offset from `base`.
 ///

@@ -34,63 +34,9 @@ use crate::simd::{fold, isa, sum as vsum, Isa};
 use crate::unary::{FastFloat, UnaryKind};
 use crate::{at, at_mut, Dst, Src};
 use ferrotorch_core::{dispatch_dtype, DType, Element, Error, Result};
+pub use ferrotorch_core::op::{ArgKind, CumKind, ReduceKind};
 
-/// A reduction producing one value per output element.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum ReduceKind {
-    /// Sum (f64 accumulator for floats, wrapping i64 for integers and bool).
-    Sum,
-    /// Sum divided by the number of reduced elements.
-    Mean,
-    /// Product: floats in their own dtype, rounded after every multiplication
-    /// in the order of PyTorch's CPU kernel; integers in wrapping i64.
-    Prod,
-    /// Maximum (NaN propagates).
-    Max,
-    /// Minimum (NaN propagates).
-    Min,
-    /// Variance with `correction` (1 = unbiased); `m2 / max(0, N - correction)`,
-    /// `m2` by PyTorch's Welford recurrence in f64, in index order.
-    Var {
-        /// Bessel-style correction subtracted from the count.
-        correction: f64,
-    },
-    /// Square root of [`ReduceKind::Var`].
-    Std {
-        /// Bessel-style correction subtracted from the count.
-        correction: f64,
-    },
-    /// `log(sum(exp(x)))`, computed stably.
-    LogSumExp,
-    /// Vector `p`-norm (`inf`/`-inf` = max/min of `|x|`, `0` = count of nonzeros).
-    /// Float32/float16/bfloat16 inputs accumulate as PyTorch's float opmath:
-    /// for `p` finite and not 0 or 1, a sum of powers past float32's range is inf.
-    Norm(f64),
-    /// Vector `p`-norm (`p` finite and nonzero) of rows short enough that
-    /// PyTorch's kernels fold each into one float32 accumulator: every term
-    /// `|x|^p` rounded to f32 and added in order, the sum rounded to f32, the
-    /// root taken with `1/p` rounded to f32.
-    NormShortF32(f64),
-    /// 2-norm of float32/bfloat16 rows of fewer than 4 elements lying
-    /// contiguously in memory, as PyTorch's reduce-last-dim kernel forms it:
-    /// each square added with a fused multiply-add rounded to f32.
-    Norm2FusedF32,
-    /// Every element nonzero (bool result).
-    All,
-    /// Some element nonzero (bool result).
-    Any,
-    /// Number of nonzero elements (int64 result).
-    CountNonzero,
-}
 
-/// Which extreme [`reduce_arg`] looks for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ArgKind {
-    /// Largest value (first index on ties; the first NaN wins).
-    Max,
-    /// Smallest value (first index on ties; the first NaN wins).
-    Min,
-}
 
 /// A finished value on its way to the output dtype.
 #[derive(Clone, Copy, Debug)]
@@ -1058,6 +1004,39 @@ fn finish_moments((count, mean, m2): (f64, f64, f64), n: f64, correction: f64, s
     (if sqrt { v.sqrt() } else { v }, mean)
 }
 
+/// `var`/`std` (with `sqrt`) of every element of a float32/float64 `a` into
+/// the one element of `out`, as PyTorch's `std_var_all_cpu`: two passes, the
+/// mean as `mean()` forms it (the cascade sum in `a`'s dtype divided by the
+/// count in that dtype, so it overflows where that sum does), then the
+/// squared deviations from it summed in f64 in row-major order.
+pub fn var_all_two_pass(a: Src, a_dtype: DType, correction: f64, sqrt: bool, out: Dst) -> Result<()> {
+    fn go<T: Element>(a: Src, correction: f64, sqrt: bool, out: Dst) -> Result<()> {
+        let n = a.layout.numel();
+        let all = vec![true; a.layout.ndim()];
+        let scalar = ferrotorch_core::Layout::contiguous(&[]);
+        let mut sum = T::zero();
+        crate::cascade::sum(a, T::DTYPE, &all, false, Dst { base: (&mut sum as *mut T).cast(), layout: &scalar })?;
+        let mean = T::from_f64(sum.to_f64() / T::from_f64(n as f64).to_f64()).to_f64();
+        // The deviations in row-major order, from a contiguous copy.
+        let mut buf = vec![T::zero(); n];
+        let dense = ferrotorch_core::Layout::contiguous(&a.layout.shape);
+        crate::copy::copy_cast(Dst { base: buf.as_mut_ptr().cast(), layout: &dense }, T::DTYPE, a, T::DTYPE);
+        let sum_dx2 = buf.iter().fold(0.0, |acc, e| {
+            let dx = e.to_f64() - mean;
+            acc + dx * dx
+        });
+        let var = sum_dx2 / (n as f64 - correction).max(0.0);
+        // SAFETY: `out` addresses one element of T at its offset.
+        unsafe { *at_mut::<T>(out.base, out.layout.offset as isize) = T::from_f64(if sqrt { var.sqrt() } else { var }) };
+        Ok(())
+    }
+    match a_dtype {
+        DType::Float32 => go::<f32>(a, correction, sqrt, out),
+        DType::Float64 => go::<f64>(a, correction, sqrt, out),
+        other => Err(Error::runtime(format!("var_all_two_pass: float32/float64 only, got {other}"))),
+    }
+}
+
 /// `var`/`std` (with `sqrt`) and, when `mean_out` is given, the mean of float
 /// `a` over the flagged dims, by PyTorch's Welford recurrence in f64 (see
 /// [`ReduceKind::Var`]); both outputs have `a_dtype` and share one layout
@@ -1231,14 +1210,6 @@ fn softmax_typed<T: Element, F: RowFloat>(a: Src, out: Dst, dim: usize, log: boo
 
 // ---- cumulative -------------------------------------------------------------
 
-/// Which running fold [`cumulative`] computes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum CumKind {
-    /// Running sum.
-    Sum,
-    /// Running product.
-    Prod,
-}
 
 /// Rows scanned together when the scanned dim is contiguous: independent
 /// running values hide the add latency while each row stays one sequential

@@ -31,6 +31,7 @@ pub fn scalar_to_py(py: Python<'_>, s: Scalar) -> PyResult<Bound<'_, PyAny>> {
 
 /// `tensor.tolist()`: nested lists of Python scalars (a scalar for 0-d).
 pub fn tolist<'py>(py: Python<'py>, t: &Tensor) -> PyResult<Bound<'py, PyAny>> {
+    t.check_has_data().py()?;
     let c = t.contiguous().py()?;
     let dtype = c.dtype();
     let leaf = |i: usize| -> PyResult<Bound<'py, PyAny>> {
@@ -265,12 +266,13 @@ fn numpy_scalar_dtype(obj: &Bound<'_, PyAny>) -> Option<DType> {
 /// Shared body of `to`, `type`, `float()`...: returns `self` when nothing changes.
 pub fn to_impl<'py>(slf: &Bound<'py, PyTensor>, dtype: Option<DType>, device: Option<Device>, copy: bool) -> PyResult<Bound<'py, PyAny>> {
     let t = &slf.get().t;
+    let dt = dtype.unwrap_or(t.dtype());
     if let Some(dev) = device {
         if dev.kind != t.device().kind {
             crate::functions::check_device(dev)?;
+            return wrap(slf.py(), t.to_device(dev, dt, copy).py()?);
         }
     }
-    let dt = dtype.unwrap_or(t.dtype());
     if dt == t.dtype() && !copy {
         return Ok(slf.clone().into_any());
     }

@@ -56,11 +56,12 @@ const K_DL_CUDA: i32 = 2;
 const NAME: &CStr = c"dltensor";
 const USED: &CStr = c"used_dltensor";
 
-/// `__dlpack_device__()`.
-pub fn device_tuple(d: Device) -> (i32, i32) {
+/// `__dlpack_device__()`; DLPack has no code for PyTorch's `meta` device.
+pub fn device_tuple(d: Device) -> PyResult<(i32, i32)> {
     match d.kind {
-        DeviceType::Cpu => (K_DL_CPU, 0),
-        DeviceType::Cuda => (K_DL_CUDA, d.index.unwrap_or(0) as i32),
+        DeviceType::Cpu => Ok((K_DL_CPU, 0)),
+        DeviceType::Cuda => Ok((K_DL_CUDA, d.index.unwrap_or(0) as i32)),
+        DeviceType::Meta => Err(pyo3::exceptions::PyValueError::new_err("Unknown device type meta for Dlpack")),
     }
 }
 
@@ -114,12 +115,15 @@ unsafe extern "C" fn capsule_destructor(cap: *mut ffi::PyObject) {
 /// `__dlpack__()`: a "dltensor" capsule that keeps the tensor alive until the
 /// consumer calls the deleter.
 pub fn to_capsule<'py>(py: Python<'py>, t: &Tensor) -> PyResult<Bound<'py, PyAny>> {
+    if t.device().is_meta() {
+        return Err(pyo3::exceptions::PyBufferError::new_err("Cannot pack tensors on meta"));
+    }
     let mut ctx = Box::new(ExportCtx {
         _tensor: t.clone(),
         shape: t.shape().iter().map(|&s| s as i64).collect(),
         strides: t.strides().iter().map(|&s| s as i64).collect(),
     });
-    let (dt, di) = device_tuple(t.device());
+    let (dt, di) = device_tuple(t.device())?;
     let dl = DLTensor {
         data: t.storage().as_mut_ptr() as *mut c_void,
         device: DLDevice { device_type: dt, device_id: di },

@@ -18,7 +18,7 @@ use std::sync::{Arc, Mutex};
 
 /// Raises PyTorch's error for devices this build cannot use.
 pub fn check_device(dev: Device) -> PyResult<()> {
-    if dev.is_cpu() {
+    if dev.is_cpu() || dev.is_meta() {
         Ok(())
     } else {
         Err(PyRuntimeError::new_err(format!(
@@ -83,7 +83,11 @@ fn sizes(args: &Bound<'_, PyTuple>, what: &str) -> PyResult<Vec<usize>> {
 #[pyo3(signature = (data, *, dtype=None, device=None, requires_grad=false, pin_memory=false))]
 pub fn tensor<'py>(py: Python<'py>, data: &Bound<'py, PyAny>, dtype: Option<&Bound<'py, PyAny>>, device: Option<&Bound<'py, PyAny>>, requires_grad: bool, pin_memory: bool) -> PyResult<Bound<'py, PyAny>> {
     let _ = pin_memory;
-    let t = tensor_from_data(py, data, opt_dtype(dtype)?, opt_device(device)?)?;
+    let dev = opt_device(device)?;
+    let mut t = tensor_from_data(py, data, opt_dtype(dtype)?, dev)?;
+    if let Some(d) = dev {
+        t = on_device(t, d)?;
+    }
     finish(py, t.detach(), requires_grad)
 }
 
@@ -122,6 +126,16 @@ pub fn from_numpy<'py>(py: Python<'py>, ndarray: &Bound<'py, PyAny>) -> PyResult
 #[pyfunction]
 pub fn from_dlpack<'py>(py: Python<'py>, ext_tensor: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
     wrap(py, crate::dlpack::from_dlpack(py, ext_tensor)?)
+}
+
+/// `t` on `dev`: itself when it is there already, else a copy. Factories
+/// whose values are computed on the host (ranges, random draws) build them
+/// on the CPU and move them here.
+fn on_device(t: Tensor, dev: Device) -> PyResult<Tensor> {
+    if t.device().kind == dev.kind {
+        return Ok(t);
+    }
+    t.to_device(dev, t.dtype(), false).py()
 }
 
 fn cpu_device(d: Option<&Bound<'_, PyAny>>) -> PyResult<Device> {
@@ -191,8 +205,14 @@ macro_rules! like {
             let _ = (layout, memory_format);
             let $t = tensor_of(input)?;
             let $dt = like_dtype(&$t, dtype)?;
-            cpu_device(device)?;
-            let r: Tensor = $body.py()?;
+            let dev = opt_device(device)?;
+            if let Some(d) = dev {
+                check_device(d)?;
+            }
+            let mut r: Tensor = $body.py()?;
+            if let Some(d) = dev {
+                r = on_device(r, d)?;
+            }
             finish(py, r, requires_grad)
         }
     };
@@ -211,9 +231,15 @@ like!(randn_like, "`torch.randn_like(input)`.", |t, d| t.new_like_from(&Tensor::
 pub fn full_like<'py>(py: Python<'py>, input: &Bound<'py, PyAny>, fill_value: &Bound<'py, PyAny>, dtype: Option<&Bound<'py, PyAny>>, layout: Option<&Bound<'py, PyAny>>, device: Option<&Bound<'py, PyAny>>, requires_grad: bool, memory_format: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyAny>> {
     let _ = (layout, memory_format);
     let t = tensor_of(input)?;
-    cpu_device(device)?;
+    let dev = opt_device(device)?;
+    if let Some(d) = dev {
+        check_device(d)?;
+    }
     let d = like_dtype(&t, dtype)?;
-    let r = t.full_like(fill_value_of(fill_value, "full_like")?, d).py()?;
+    let mut r = t.full_like(fill_value_of(fill_value, "full_like")?, d).py()?;
+    if let Some(d) = dev {
+        r = on_device(r, d)?;
+    }
     finish(py, r, requires_grad)
 }
 
@@ -223,7 +249,7 @@ pub fn full_like<'py>(py: Python<'py>, input: &Bound<'py, PyAny>, fill_value: &B
 #[allow(clippy::too_many_arguments)]
 pub fn arange<'py>(py: Python<'py>, args: &Bound<'py, PyTuple>, start: Option<&Bound<'py, PyAny>>, end: Option<&Bound<'py, PyAny>>, step: Option<&Bound<'py, PyAny>>, out: Option<&Bound<'py, PyAny>>, dtype: Option<&Bound<'py, PyAny>>, layout: Option<&Bound<'py, PyAny>>, device: Option<&Bound<'py, PyAny>>, requires_grad: bool) -> PyResult<Bound<'py, PyAny>> {
     let _ = layout;
-    cpu_device(device)?;
+    let dev = cpu_device(device)?;
     let num = |a: &Bound<'py, PyAny>| -> PyResult<Scalar> {
         number_of(a)
             .or_else(|| tensor_of(a).ok().and_then(|t| t.item().ok()))
@@ -243,7 +269,7 @@ pub fn arange<'py>(py: Python<'py>, args: &Bound<'py, PyTuple>, start: Option<&B
     let st = st.unwrap_or(Scalar::Int(1));
     let all_int = [s, e, st].iter().all(|v| !v.is_float());
     let dt = factory_dtype(dtype, out, if all_int { DType::Int64 } else { default_dtype() })?;
-    finish_out(py, Tensor::arange(s, e, st, dt).py()?, out, requires_grad)
+    finish_out(py, on_device(Tensor::arange(s, e, st, dt).py()?, dev)?, out, requires_grad)
 }
 
 /// `torch.linspace(start, end, steps)`.
@@ -252,8 +278,8 @@ pub fn arange<'py>(py: Python<'py>, args: &Bound<'py, PyTuple>, start: Option<&B
 #[allow(clippy::too_many_arguments)]
 pub fn linspace<'py>(py: Python<'py>, start: f64, end: f64, steps: i64, out: Option<&Bound<'py, PyAny>>, dtype: Option<&Bound<'py, PyAny>>, layout: Option<&Bound<'py, PyAny>>, device: Option<&Bound<'py, PyAny>>, requires_grad: bool) -> PyResult<Bound<'py, PyAny>> {
     let _ = layout;
-    cpu_device(device)?;
-    finish_out(py, Tensor::linspace(start, end, steps, factory_dtype(dtype, out, default_dtype())?).py()?, out, requires_grad)
+    let dev = cpu_device(device)?;
+    finish_out(py, on_device(Tensor::linspace(start, end, steps, factory_dtype(dtype, out, default_dtype())?).py()?, dev)?, out, requires_grad)
 }
 
 /// `torch.logspace(start, end, steps, base=10.0)`.
@@ -262,8 +288,8 @@ pub fn linspace<'py>(py: Python<'py>, start: f64, end: f64, steps: i64, out: Opt
 #[allow(clippy::too_many_arguments)]
 pub fn logspace<'py>(py: Python<'py>, start: f64, end: f64, steps: i64, base: f64, out: Option<&Bound<'py, PyAny>>, dtype: Option<&Bound<'py, PyAny>>, layout: Option<&Bound<'py, PyAny>>, device: Option<&Bound<'py, PyAny>>, requires_grad: bool) -> PyResult<Bound<'py, PyAny>> {
     let _ = layout;
-    cpu_device(device)?;
-    finish_out(py, Tensor::logspace(start, end, steps, base, factory_dtype(dtype, out, default_dtype())?).py()?, out, requires_grad)
+    let dev = cpu_device(device)?;
+    finish_out(py, on_device(Tensor::logspace(start, end, steps, base, factory_dtype(dtype, out, default_dtype())?).py()?, dev)?, out, requires_grad)
 }
 
 /// `torch.eye(n, m=None)`.
@@ -272,7 +298,7 @@ pub fn logspace<'py>(py: Python<'py>, start: f64, end: f64, steps: i64, base: f6
 #[allow(clippy::too_many_arguments)]
 pub fn eye<'py>(py: Python<'py>, n: i64, m: Option<i64>, out: Option<&Bound<'py, PyAny>>, dtype: Option<&Bound<'py, PyAny>>, layout: Option<&Bound<'py, PyAny>>, device: Option<&Bound<'py, PyAny>>, requires_grad: bool) -> PyResult<Bound<'py, PyAny>> {
     let _ = layout;
-    cpu_device(device)?;
+    let dev = cpu_device(device)?;
     let m = m.unwrap_or(n);
     if n < 0 {
         return Err(PyRuntimeError::new_err(format!("n must be greater or equal to 0, got {n}")));
@@ -280,7 +306,7 @@ pub fn eye<'py>(py: Python<'py>, n: i64, m: Option<i64>, out: Option<&Bound<'py,
     if m < 0 {
         return Err(PyRuntimeError::new_err(format!("m must be greater or equal to 0, got {m}")));
     }
-    finish_out(py, Tensor::eye(n as usize, m as usize, factory_dtype(dtype, out, default_dtype())?).py()?, out, requires_grad)
+    finish_out(py, on_device(Tensor::eye(n as usize, m as usize, factory_dtype(dtype, out, default_dtype())?).py()?, dev)?, out, requires_grad)
 }
 
 /// A random-number generator, as `torch.Generator`.
@@ -365,10 +391,10 @@ macro_rules! random_factory {
         #[allow(clippy::too_many_arguments)]
         pub fn $name<'py>(py: Python<'py>, size: &Bound<'py, PyTuple>, generator: Option<&Bound<'py, PyAny>>, out: Option<&Bound<'py, PyAny>>, dtype: Option<&Bound<'py, PyAny>>, layout: Option<&Bound<'py, PyAny>>, device: Option<&Bound<'py, PyAny>>, requires_grad: bool, pin_memory: bool) -> PyResult<Bound<'py, PyAny>> {
             let _ = (layout, pin_memory);
-            cpu_device(device)?;
+            let dev = cpu_device(device)?;
             let s = sizes(size, stringify!($name))?;
             let g = gen_of(generator)?;
-            finish_out(py, $f(&s, factory_dtype(dtype, out, default_dtype())?, g.as_ref()).py()?, out, requires_grad)
+            finish_out(py, on_device($f(&s, factory_dtype(dtype, out, default_dtype())?, g.as_ref()).py()?, dev)?, out, requires_grad)
         }
     };
 }
@@ -390,7 +416,7 @@ pub fn _poisson<'py>(py: Python<'py>, input: &Bound<'py, PyAny>, generator: Opti
 #[allow(clippy::too_many_arguments)]
 pub fn randint<'py>(py: Python<'py>, args: &Bound<'py, PyTuple>, size: Option<&Bound<'py, PyAny>>, low: Option<&Bound<'py, PyAny>>, high: Option<&Bound<'py, PyAny>>, generator: Option<&Bound<'py, PyAny>>, out: Option<&Bound<'py, PyAny>>, dtype: Option<&Bound<'py, PyAny>>, layout: Option<&Bound<'py, PyAny>>, device: Option<&Bound<'py, PyAny>>, requires_grad: bool) -> PyResult<Bound<'py, PyAny>> {
     let _ = layout;
-    cpu_device(device)?;
+    let dev = cpu_device(device)?;
     let mut pos: Vec<Bound<'py, PyAny>> = args.iter().collect();
     if let Some(s) = size {
         pos.push(s.clone());
@@ -406,7 +432,7 @@ pub fn randint<'py>(py: Python<'py>, args: &Bound<'py, PyTuple>, size: Option<&B
     let s = check_sizes(&crate::args::int_list(&size, "randint")?).py()?.to_vec();
     let dt = factory_dtype(dtype, out, DType::Int64)?;
     let g = gen_of(generator)?;
-    finish_out(py, Tensor::randint(low, high, &s, dt, g.as_ref()).py()?, out, requires_grad)
+    finish_out(py, on_device(Tensor::randint(low, high, &s, dt, g.as_ref()).py()?, dev)?, out, requires_grad)
 }
 
 /// `torch.randperm(n)`.
@@ -415,13 +441,13 @@ pub fn randint<'py>(py: Python<'py>, args: &Bound<'py, PyTuple>, size: Option<&B
 #[allow(clippy::too_many_arguments)]
 pub fn randperm<'py>(py: Python<'py>, n: i64, generator: Option<&Bound<'py, PyAny>>, out: Option<&Bound<'py, PyAny>>, dtype: Option<&Bound<'py, PyAny>>, layout: Option<&Bound<'py, PyAny>>, device: Option<&Bound<'py, PyAny>>, requires_grad: bool) -> PyResult<Bound<'py, PyAny>> {
     let _ = layout;
-    cpu_device(device)?;
+    let dev = cpu_device(device)?;
     if n < 0 {
         return Err(PyRuntimeError::new_err(format!("n must be non-negative, got{n}")));
     }
     let g = gen_of(generator)?;
     let dt = factory_dtype(dtype, out, DType::Int64)?;
-    finish_out(py, Tensor::randperm(n as usize, dt, g.as_ref()).py()?, out, requires_grad)
+    finish_out(py, on_device(Tensor::randperm(n as usize, dt, g.as_ref()).py()?, dev)?, out, requires_grad)
 }
 
 /// `torch.normal(mean, std, size)` with float mean and std.
@@ -430,10 +456,10 @@ pub fn randperm<'py>(py: Python<'py>, n: i64, generator: Option<&Bound<'py, PyAn
 #[allow(clippy::too_many_arguments)]
 pub fn normal<'py>(py: Python<'py>, mean: f64, std: f64, size: &Bound<'py, PyAny>, generator: Option<&Bound<'py, PyAny>>, out: Option<&Bound<'py, PyAny>>, dtype: Option<&Bound<'py, PyAny>>, layout: Option<&Bound<'py, PyAny>>, device: Option<&Bound<'py, PyAny>>, requires_grad: bool) -> PyResult<Bound<'py, PyAny>> {
     let _ = layout;
-    cpu_device(device)?;
+    let dev = cpu_device(device)?;
     let s = check_sizes(&crate::args::int_list(size, "normal")?).py()?.to_vec();
     let g = gen_of(generator)?;
-    finish_out(py, Tensor::normal(mean, std, &s, factory_dtype(dtype, out, default_dtype())?, g.as_ref()).py()?, out, requires_grad)
+    finish_out(py, on_device(Tensor::normal(mean, std, &s, factory_dtype(dtype, out, default_dtype())?, g.as_ref()).py()?, dev)?, out, requires_grad)
 }
 
 /// `torch.manual_seed(seed)`: seeds the default generator and returns it.

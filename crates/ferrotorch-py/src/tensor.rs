@@ -236,7 +236,11 @@ impl PyTensor {
     }
     #[getter]
     fn is_cuda(&self) -> bool {
-        !self.t.device().is_cpu()
+        self.t.device().kind == ferrotorch::DeviceType::Cuda
+    }
+    #[getter]
+    fn is_meta(&self) -> bool {
+        self.t.device().is_meta()
     }
     #[getter]
     fn is_cpu(&self) -> bool {
@@ -266,8 +270,8 @@ impl PyTensor {
         self.t.is_contiguous()
     }
     fn data_ptr(&self) -> usize {
-        // PyTorch reports 0 for tensors without elements.
-        if self.t.numel() == 0 { 0 } else { self.t.data_ptr() as usize }
+        // PyTorch reports 0 for tensors without elements and for meta tensors.
+        if self.t.numel() == 0 || self.t.device().is_meta() { 0 } else { self.t.data_ptr() as usize }
     }
     fn is_floating_point(&self) -> bool {
         self.t.dtype().is_floating_point()
@@ -577,7 +581,7 @@ impl PyTensor {
         }
         crate::dlpack::to_capsule(py, &self.t)
     }
-    fn __dlpack_device__(&self) -> (i32, i32) {
+    fn __dlpack_device__(&self) -> PyResult<(i32, i32)> {
         crate::dlpack::device_tuple(self.t.device())
     }
 

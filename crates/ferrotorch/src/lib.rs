@@ -10,6 +10,7 @@
 //! ```
 
 pub mod autograd;
+pub mod backend;
 pub mod defaults;
 pub mod io;
 pub mod ops;

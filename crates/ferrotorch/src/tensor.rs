@@ -95,28 +95,21 @@ impl Tensor {
         }))
     }
 
-    /// An uninitialised contiguous tensor from the caching pool.
+    /// An uninitialised contiguous tensor on `device`, from its backend's
+    /// caching allocator (on `meta`: a size without memory).
     pub fn empty(shape: &[usize], dtype: DType, device: Device) -> Result<Tensor> {
-        if !device.is_cpu() {
-            return Err(Error::runtime(format!(
-                "Cannot allocate on device {device}: ferrotorch was asked for a device that is not available"
-            )));
-        }
-        let storage = Arc::new(Storage::new_cpu(Self::nbytes_for(shape, dtype)?)?);
-        Ok(Tensor::raw(storage, Layout::contiguous(shape), dtype, Arc::new(AtomicU64::new(0)), None))
+        let storage = crate::backend::for_device(device)?.allocate(Self::nbytes_for(shape, dtype)?, device)?;
+        Ok(Tensor::raw(Arc::new(storage), Layout::contiguous(shape), dtype, Arc::new(AtomicU64::new(0)), None))
     }
 
     /// [`empty`](Self::empty) filled with zeros: a fresh allocation is taken
     /// already zeroed (untouched pages for big sizes, as calloc gives), a
     /// cached block is zeroed by the parallel fill.
     pub(crate) fn empty_zeroed(shape: &[usize], dtype: DType, device: Device) -> Result<Tensor> {
-        if !device.is_cpu() {
-            return Tensor::empty(shape, dtype, device);
-        }
-        let (storage, zeroed) = Storage::new_cpu_zeroed(Self::nbytes_for(shape, dtype)?)?;
+        let (storage, zeroed) = crate::backend::for_device(device)?.allocate_zeroed(Self::nbytes_for(shape, dtype)?, device)?;
         let t = Tensor::raw(Arc::new(storage), Layout::contiguous(shape), dtype, Arc::new(AtomicU64::new(0)), None);
         if !zeroed {
-            t.fill_init(ferrotorch_core::Scalar::Int(0));
+            t.fill_init(ferrotorch_core::Scalar::Int(0))?;
         }
         Ok(t)
     }
@@ -199,9 +192,13 @@ impl Tensor {
         let storage = if need <= old.storage.nbytes() {
             old.storage.clone()
         } else {
-            let s = Arc::new(Storage::new_cpu(need)?);
-            // SAFETY: both buffers hold at least `old.storage.nbytes()` bytes and are distinct.
-            unsafe { std::ptr::copy_nonoverlapping(old.storage.as_ptr(), s.as_ptr() as *mut u8, old.storage.nbytes()) };
+            let device = old.storage.device();
+            let backend = crate::backend::for_device(device)?;
+            let s = Arc::new(backend.allocate(need, device)?);
+            // The old bytes move over as a flat byte copy on the device.
+            let bytes = Layout::contiguous(&[old.storage.nbytes()]);
+            let (dst, src) = (ferrotorch_core::Dst { base: s.raw_ptr(), layout: &bytes }, ferrotorch_core::Src { base: old.storage.raw_ptr(), layout: &bytes });
+            backend.copy_cast(dst, DType::UInt8, src, DType::UInt8)?;
             s
         };
         self.set_storage_(storage, layout)?;
@@ -355,8 +352,22 @@ impl Tensor {
         Arc::as_ptr(&self.0) as usize
     }
 
+    /// The backend that runs this tensor's kernels.
+    pub fn backend(&self) -> Result<&'static dyn ferrotorch_core::Backend> {
+        crate::backend::for_device(self.device())
+    }
+
+    /// PyTorch's error for reading values out of a `meta` tensor.
+    pub fn check_has_data(&self) -> Result<()> {
+        if self.device().is_meta() {
+            return Err(ferrotorch_core::backend::meta_has_no_data());
+        }
+        Ok(())
+    }
+
     /// Reads every element converted to `f64`, in row-major order.
     pub fn to_f64_vec(&self) -> Result<Vec<f64>> {
+        self.check_has_data()?;
         let c = self.to_dtype(DType::Float64)?.contiguous()?;
         let n = c.numel();
         // SAFETY: c is a contiguous f64 tensor of n elements.
@@ -368,6 +379,7 @@ impl Tensor {
         if T::DTYPE != self.dtype() {
             return Err(Error::type_error(format!("expected dtype {} but the tensor is {}", T::DTYPE, self.dtype())));
         }
+        self.check_has_data()?;
         let c = self.contiguous()?;
         // SAFETY: c is a contiguous tensor of numel elements of T.
         Ok(unsafe { std::slice::from_raw_parts(c.data_ptr() as *const T, c.numel()) }.to_vec())

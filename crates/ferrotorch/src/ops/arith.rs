@@ -1,14 +1,15 @@
 //! Elementwise arithmetic with NumPy broadcasting and PyTorch type promotion.
 
-use super::{broadcast_layout, check_cpu};
+use super::{broadcast_layout, check_cpu, common_device};
 use super::creation::pretty;
 use crate::defaults::default_dtype;
 use crate::Tensor;
 use ferrotorch_core::dtype::{result_type, OperandKind};
 use ferrotorch_core::layout::{broadcast_shapes, fmt_shape};
-use ferrotorch_core::{dispatch_dtype, DType, Element, Error, Result, Scalar};
-use ferrotorch_cpu::elementwise::{binary as bin_kernel, unary as un_kernel, Float, Num};
+use ferrotorch_core::{DType, Error, Result, Scalar};
 use ferrotorch_cpu::Src;
+
+pub use ferrotorch_core::op::{BinaryOp, UnaryOp};
 
 /// One side of a binary op: a tensor or a Python number.
 #[derive(Clone, Copy)]
@@ -19,130 +20,6 @@ pub enum Operand<'a> {
     S(Scalar),
 }
 
-/// The binary ops with a kernel here.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum BinaryOp {
-    /// `a + b`
-    Add,
-    /// `a - b`
-    Sub,
-    /// `a * b`
-    Mul,
-    /// true division `a / b`
-    Div,
-    /// `a == b`
-    Eq,
-    /// `a != b`
-    Ne,
-    /// `a < b`
-    Lt,
-    /// `a <= b`
-    Le,
-    /// `a > b`
-    Gt,
-    /// `a >= b`
-    Ge,
-    /// `maximum(a, b)` (NaN-propagating)
-    Maximum,
-    /// `minimum(a, b)` (NaN-propagating)
-    Minimum,
-    /// `a ** b`
-    Pow,
-    /// `div(a, b, rounding_mode='trunc')`
-    DivTrunc,
-    /// `div(a, b, rounding_mode='floor')`, `floor_divide`, `//`
-    DivFloor,
-    /// `remainder(a, b)`: the result takes the sign of `b` (Python's `%`)
-    Remainder,
-    /// `fmod(a, b)`: the result takes the sign of `a` (C's `fmod`)
-    Fmod,
-    /// `atan2(a, b)`
-    Atan2,
-    /// `fmax(a, b)` (NaN-ignoring)
-    Fmax,
-    /// `fmin(a, b)` (NaN-ignoring)
-    Fmin,
-    /// `hypot(a, b)`
-    Hypot,
-    /// `logaddexp(a, b)`
-    LogAddExp,
-    /// `copysign(a, b)`
-    CopySign,
-    /// `a & b`
-    BitAnd,
-    /// `a | b`
-    BitOr,
-    /// `a ^ b`
-    BitXor,
-    /// `a << b`
-    Shl,
-    /// `a >> b`
-    Shr,
-    /// `logical_and(a, b)`
-    LogicalAnd,
-    /// `logical_or(a, b)`
-    LogicalOr,
-    /// `logical_xor(a, b)`
-    LogicalXor,
-}
-
-impl BinaryOp {
-    /// The aten-style name used in messages.
-    pub fn name(self) -> &'static str {
-        match self {
-            BinaryOp::Add => "add",
-            BinaryOp::Sub => "sub",
-            BinaryOp::Mul => "mul",
-            BinaryOp::Div => "div",
-            BinaryOp::Eq => "eq",
-            BinaryOp::Ne => "ne",
-            BinaryOp::Lt => "lt",
-            BinaryOp::Le => "le",
-            BinaryOp::Gt => "gt",
-            BinaryOp::Ge => "ge",
-            BinaryOp::Maximum => "maximum",
-            BinaryOp::Minimum => "minimum",
-            BinaryOp::Pow => "pow",
-            BinaryOp::DivTrunc => "div_trunc",
-            BinaryOp::DivFloor => "div_floor",
-            BinaryOp::Remainder => "remainder",
-            BinaryOp::Fmod => "fmod",
-            BinaryOp::Atan2 => "atan2",
-            BinaryOp::Fmax => "fmax",
-            BinaryOp::Fmin => "fmin",
-            BinaryOp::Hypot => "hypot",
-            BinaryOp::LogAddExp => "logaddexp",
-            BinaryOp::CopySign => "copysign",
-            BinaryOp::BitAnd => "bitwise_and",
-            BinaryOp::BitOr => "bitwise_or",
-            BinaryOp::BitXor => "bitwise_xor",
-            BinaryOp::Shl => "lshift",
-            BinaryOp::Shr => "rshift",
-            BinaryOp::LogicalAnd => "logical_and",
-            BinaryOp::LogicalOr => "logical_or",
-            BinaryOp::LogicalXor => "logical_xor",
-        }
-    }
-    /// Does the op return bool (and so never carry gradients)?
-    pub fn is_comparison(self) -> bool {
-        matches!(
-            self,
-            BinaryOp::Eq
-                | BinaryOp::Ne
-                | BinaryOp::Lt
-                | BinaryOp::Le
-                | BinaryOp::Gt
-                | BinaryOp::Ge
-                | BinaryOp::LogicalAnd
-                | BinaryOp::LogicalOr
-                | BinaryOp::LogicalXor
-        )
-    }
-    /// Ops whose integer inputs compute in the default float dtype.
-    fn int_to_float(self) -> bool {
-        matches!(self, BinaryOp::Div | BinaryOp::Atan2 | BinaryOp::CopySign)
-    }
-}
 
 fn kind_of(t: &Tensor) -> OperandKind {
     if t.ndim() == 0 {
@@ -401,10 +278,10 @@ pub fn binary_raw(a: Operand, b: Operand, op: BinaryOp) -> Result<Tensor> {
         return pow_tensor_scalar(x, *e, compute);
     }
     let (ta, tb) = (as_tensor(&a, compute)?, as_tensor(&b, compute)?);
-    check_cpu(op.name(), &[&ta, &tb])?;
+    let device = common_device(&[&ta, &tb])?;
     let shape = broadcast_shapes(ta.shape(), tb.shape())?;
     check_kernel(op, compute)?;
-    let out = Tensor::empty(&shape, out_dtype, ta.device())?;
+    let out = Tensor::empty(&shape, out_dtype, device)?;
     run_binary(op, &out, &ta, &tb, compute)?;
     Ok(out)
 }
@@ -458,7 +335,6 @@ fn pow_tensor_scalar(base: &Tensor, e: Scalar, compute: DType) -> Result<Tensor>
         d => scalar_arg(e, d)?,
     };
     let te = scalar_tensor(ec)?.to_dtype(compute)?;
-    check_cpu("pow", &[&x, &te])?;
     let out = Tensor::empty(x.shape(), compute, x.device())?;
     run_binary(BinaryOp::Pow, &out, &x, &te, compute)?;
     Ok(out)
@@ -488,9 +364,9 @@ fn reduced_float_scalar_op(op: BinaryOp, a: &Operand, b: &Operand, compute: DTyp
         _ => return Ok(None),
     };
     let (tx, ts) = (as_tensor(x, DType::Float32)?, as_tensor(s, DType::Float32)?);
-    check_cpu(op.name(), &[&tx, &ts])?;
+    let device = common_device(&[&tx, &ts])?;
     let shape = broadcast_shapes(tx.shape(), ts.shape())?;
-    let wide = Tensor::empty(&shape, DType::Float32, tx.device())?;
+    let wide = Tensor::empty(&shape, DType::Float32, device)?;
     run_binary(op, &wide, &tx, &ts, DType::Float32)?;
     Ok(Some(wide.to_dtype(out_dtype)?))
 }
@@ -610,9 +486,22 @@ pub fn binary_for_inplace(snap: &Tensor, b: Operand, op: BinaryOp, target: DType
     Ok(r)
 }
 
+/// `out = a <op> b` on `out`'s backend, the inputs (already in `compute`)
+/// broadcast to `out`'s shape.
+fn run_binary(op: BinaryOp, out: &Tensor, a: &Tensor, b: &Tensor, compute: DType) -> Result<()> {
+    let la = broadcast_layout(a, out.shape())?;
+    let lb = broadcast_layout(b, out.shape())?;
+    let sa = Src { base: a.storage().raw_ptr(), layout: &la };
+    let sb = Src { base: b.storage().raw_ptr(), layout: &lb };
+    out.backend()?.binary(op, compute, out.operand_mut(), sa, sb)
+}
+
 /// `a <op>= b` without autograd.
 pub fn binary_raw_(a: &Tensor, b: Operand, op: BinaryOp) -> Result<()> {
     check_operands(op, &Operand::T(a), &b)?;
+    if let Operand::T(t) = &b {
+        common_device(&[a, t])?;
+    }
     check_inplace_result(a, &b, op)?;
     let (compute, out_dtype) = op_dtypes(op, &Operand::T(a), &b)?;
     if let Some(r) = reduced_float_scalar_op(op, &Operand::T(a), &b, compute, out_dtype)? {
@@ -638,330 +527,8 @@ pub fn binary_raw_(a: &Tensor, b: Operand, op: BinaryOp) -> Result<()> {
     Ok(())
 }
 
-fn run_binary(op: BinaryOp, out: &Tensor, a: &Tensor, b: &Tensor, compute: DType) -> Result<()> {
-    let la = broadcast_layout(a, out.shape())?;
-    let lb = broadcast_layout(b, out.shape())?;
-    let sa = Src { base: a.storage().as_ptr(), layout: &la };
-    let sb = Src { base: b.storage().as_ptr(), layout: &lb };
-    let o = out.dst();
-    if matches!(op, BinaryOp::LogicalAnd | BinaryOp::LogicalOr | BinaryOp::LogicalXor) {
-        super::binary_ext::run_logical(op, o, sa, sb, compute);
-        return Ok(());
-    }
-    if op.is_comparison() {
-        dispatch_dtype!(compute, T => {
-            let f: fn(T, T) -> bool = match op {
-                BinaryOp::Eq => |x, y| x == y,
-                BinaryOp::Ne => |x, y| x != y,
-                BinaryOp::Lt => |x, y| x < y,
-                BinaryOp::Le => |x, y| x <= y,
-                BinaryOp::Gt => |x, y| x > y,
-                _ => |x, y| x >= y,
-            };
-            bin_kernel::<T, T, bool>(o, sa, sb, f)
-        });
-        return Ok(());
-    }
-    if matches!(compute, DType::Float32 | DType::Float64) {
-        // The vectorised kernels of the backend (runtime ISA choice).
-        use ferrotorch_cpu::binary::{binary as simd_binary, BinaryKind};
-        let kind = match op {
-            BinaryOp::Add => Some(BinaryKind::Add),
-            BinaryOp::Sub => Some(BinaryKind::Sub),
-            BinaryOp::Mul => Some(BinaryKind::Mul),
-            BinaryOp::Div => Some(BinaryKind::Div),
-            BinaryOp::Maximum => Some(BinaryKind::Maximum),
-            BinaryOp::Minimum => Some(BinaryKind::Minimum),
-            _ => None,
-        };
-        if let Some(kind) = kind {
-            return simd_binary(kind, compute, o, sa, sb);
-        }
-    }
-    match op {
-        BinaryOp::Add => dispatch_dtype!(compute, T => bin_kernel::<T, T, T>(o, sa, sb, Num::add)),
-        BinaryOp::Sub => {
-            if compute == DType::Bool {
-                return Err(Error::runtime(
-                    "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or `logical_xor()` operator instead.",
-                ));
-            }
-            dispatch_dtype!(compute, T => bin_kernel::<T, T, T>(o, sa, sb, Num::sub))
-        }
-        BinaryOp::Mul => dispatch_dtype!(compute, T => bin_kernel::<T, T, T>(o, sa, sb, Num::mul)),
-        BinaryOp::Div => float_dispatch!(compute, "div", T => bin_kernel::<T, T, T>(o, sa, sb, Float::div)),
-        BinaryOp::Pow => {
-            if compute.is_floating_point() {
-                float_dispatch!(compute, "pow", T => bin_kernel::<T, T, T>(o, sa, sb, Float::powf))
-            } else {
-                dispatch_dtype!(compute, T => bin_kernel::<T, T, T>(o, sa, sb, |x: T, y: T| int_pow(x, y)))
-            }
-        }
-        BinaryOp::Maximum | BinaryOp::Minimum => {
-            let max = op == BinaryOp::Maximum;
-            dispatch_dtype!(compute, T => bin_kernel::<T, T, T>(o, sa, sb, move |x: T, y: T| {
-                // NaN propagates: any comparison with NaN is false, so pick the NaN side.
-                if x != x { x } else if y != y { y } else if (x > y) == max { x } else { y }
-            }))
-        }
-        _ => super::binary_ext::run(op, o, sa, sb, compute, b)?,
-    }
-    Ok(())
-}
 
-/// PyTorch's `powi`: square-and-multiply over the whole exponent, wrapping
-/// as the integer type does (products modulo 2^64 truncate to any narrower
-/// type's wrapped product); a negative exponent gives 1, +-1 or 0.
-fn int_pow<T: Element>(x: T, y: T) -> T {
-    let (mut b, mut e) = (x.to_i64(), y.to_i64());
-    if e < 0 {
-        return T::from_i64(match b {
-            1 => 1,
-            -1 => if e % 2 == 0 { 1 } else { -1 },
-            _ => 0,
-        });
-    }
-    let mut r: i64 = 1;
-    while e != 0 {
-        if e & 1 == 1 {
-            r = r.wrapping_mul(b);
-        }
-        e /= 2;
-        b = b.wrapping_mul(b);
-    }
-    T::from_i64(r)
-}
 
-/// Unary ops. Parameters ride along in the variant (`LeakyRelu(slope)`).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum UnaryOp {
-    /// `-x`
-    Neg,
-    /// `|x|`
-    Abs,
-    /// `e^x`
-    Exp,
-    /// `ln x`
-    Log,
-    /// `sqrt x`
-    Sqrt,
-    /// `tanh x`
-    Tanh,
-    /// `1 / (1 + e^-x)`
-    Sigmoid,
-    /// `max(x, 0)`
-    Relu,
-    /// `sign(x)` (0 for NaN)
-    Sign,
-    /// `1 / sqrt(x)`
-    Rsqrt,
-    /// `2^x`
-    Exp2,
-    /// `e^x - 1`
-    Expm1,
-    /// `log2 x`
-    Log2,
-    /// `log10 x`
-    Log10,
-    /// `ln(1 + x)`
-    Log1p,
-    /// `sin x`
-    Sin,
-    /// `cos x`
-    Cos,
-    /// `tan x`
-    Tan,
-    /// `asin x`
-    Asin,
-    /// `acos x`
-    Acos,
-    /// `atan x`
-    Atan,
-    /// `sinh x`
-    Sinh,
-    /// `cosh x`
-    Cosh,
-    /// `asinh x`
-    Asinh,
-    /// `acosh x`
-    Acosh,
-    /// `atanh x`
-    Atanh,
-    /// `logit(x, eps)`; a negative eps means none
-    Logit(f64),
-    /// `erf x`
-    Erf,
-    /// `erfc x`
-    Erfc,
-    /// `erfinv x`
-    Erfinv,
-    /// `floor x`
-    Floor,
-    /// `ceil x`
-    Ceil,
-    /// `round x` (half to even)
-    Round,
-    /// `round(x, decimals)`
-    RoundDecimals(i64),
-    /// `trunc x`
-    Trunc,
-    /// `x - trunc x`
-    Frac,
-    /// `1 / x`
-    Reciprocal,
-    /// `hardtanh(x, min, max)` (`relu6` is `hardtanh(x, 0, 6)`)
-    Hardtanh(f64, f64),
-    /// `softshrink(x, lambd)` (true) or `hardshrink(x, lambd)` (false)
-    Shrink(f64, bool),
-    /// `leaky_relu(x, negative_slope)`
-    LeakyRelu(f64),
-    /// `elu` family: (alpha, scale, input_scale); selu and celu are instances
-    Elu(f64, f64, f64),
-    /// `celu(x, alpha)` (the elu kernel with input scale 1/alpha)
-    Celu(f64),
-    /// `gelu(x)`; true for the tanh approximation
-    Gelu(bool),
-    /// `x * sigmoid(x)`
-    Silu,
-    /// `x * tanh(softplus(x))`
-    Mish,
-    /// `softplus(x, beta, threshold)`
-    Softplus(f64, f64),
-    /// `hardsigmoid x`
-    Hardsigmoid,
-    /// `hardswish x`
-    Hardswish,
-    /// `log(sigmoid(x))`
-    LogSigmoid,
-    /// `~x` (logical not on bool)
-    BitwiseNot,
-    /// `logical_not x` (bool result)
-    LogicalNot,
-    /// `isnan x`
-    IsNan,
-    /// `isinf x`
-    IsInf,
-    /// `isposinf x`
-    IsPosInf,
-    /// `isneginf x`
-    IsNegInf,
-    /// `isfinite x`
-    IsFinite,
-    /// `nan_to_num(x, nan, posinf, neginf)`; None = the dtype's extremes
-    NanToNum(f64, Option<f64>, Option<f64>),
-}
-
-impl UnaryOp {
-    /// The aten-style name used in messages.
-    pub fn name(self) -> &'static str {
-        use UnaryOp::*;
-        match self {
-            Neg => "neg",
-            Abs => "abs",
-            Exp => "exp",
-            Log => "log",
-            Sqrt => "sqrt",
-            Tanh => "tanh",
-            Sigmoid => "sigmoid",
-            Relu => "relu",
-            Sign => "sign",
-            Rsqrt => "rsqrt",
-            Exp2 => "exp2",
-            Expm1 => "expm1",
-            Log2 => "log2",
-            Log10 => "log10",
-            Log1p => "log1p",
-            Sin => "sin",
-            Cos => "cos",
-            Tan => "tan",
-            Asin => "asin",
-            Acos => "acos",
-            Atan => "atan",
-            Sinh => "sinh",
-            Cosh => "cosh",
-            Asinh => "asinh",
-            Acosh => "acosh",
-            Atanh => "atanh",
-            Logit(_) => "logit",
-            Erf => "erf",
-            Erfc => "erfc",
-            Erfinv => "erfinv",
-            Floor => "floor",
-            Ceil => "ceil",
-            Round | RoundDecimals(_) => "round",
-            Trunc => "trunc",
-            Frac => "frac",
-            Reciprocal => "reciprocal",
-            Hardtanh(..) => "hardtanh",
-            Shrink(_, true) => "softshrink",
-            Shrink(_, false) => "hardshrink",
-            LeakyRelu(_) => "leaky_relu",
-            Elu(..) | Celu(_) => "elu",
-            Gelu(_) => "GeluKernelImpl",
-            Silu => "silu",
-            Mish => "mish",
-            Softplus(..) => "softplus",
-            Hardsigmoid => "hardsigmoid",
-            Hardswish => "hardswish",
-            LogSigmoid => "log_sigmoid",
-            BitwiseNot => "bitwise_not",
-            LogicalNot => "logical_not",
-            IsNan => "isnan",
-            IsInf => "isinf",
-            IsPosInf => "isposinf",
-            IsNegInf => "isneginf",
-            IsFinite => "isfinite",
-            NanToNum(..) => "nan_to_num",
-        }
-    }
-
-    /// Ops with a bool result.
-    pub fn is_predicate(self) -> bool {
-        use UnaryOp::*;
-        matches!(self, LogicalNot | IsNan | IsInf | IsPosInf | IsNegInf | IsFinite)
-    }
-
-    /// Ops that keep integer dtypes (the others compute integers in the default
-    /// float dtype or refuse them).
-    fn keeps_int(self) -> bool {
-        use UnaryOp::*;
-        matches!(self, Neg | Abs | Relu | Sign | Floor | Ceil | Round | RoundDecimals(_) | Trunc | Hardtanh(..) | BitwiseNot | NanToNum(..))
-    }
-
-    /// The kernel of `ferrotorch-cpu`'s vectorised unary module computing
-    /// this op, where it has a vector form.
-    fn simd_kind(self) -> Option<ferrotorch_cpu::unary::UnaryKind> {
-        use ferrotorch_cpu::unary::UnaryKind as K;
-        use UnaryOp::*;
-        let k = match self {
-            Exp => K::Exp,
-            Exp2 => K::Exp2,
-            Expm1 => K::Expm1,
-            Log => K::Log,
-            Log2 => K::Log2,
-            Log10 => K::Log10,
-            Log1p => K::Log1p,
-            Sqrt => K::Sqrt,
-            Rsqrt => K::Rsqrt,
-            Tanh => K::Tanh,
-            Sigmoid => K::Sigmoid,
-            Erf => K::Erf,
-            Erfc => K::Erfc,
-            Reciprocal => K::Reciprocal,
-            Silu => K::Silu,
-            Gelu(false) => K::Gelu,
-            Gelu(true) => K::GeluTanh,
-            _ => return None,
-        };
-        Some(k).filter(|k| k.has_simd())
-    }
-
-    /// Ops PyTorch refuses for integer inputs.
-    fn float_only(self) -> bool {
-        use UnaryOp::*;
-        matches!(self, Frac | Shrink(..) | LeakyRelu(_) | Elu(..) | Celu(_) | Gelu(_) | Silu | Mish | Softplus(..) | Hardsigmoid | Hardswish | LogSigmoid)
-    }
-}
 
 pub use super::arith_grad::unary_for_inplace;
 
@@ -1029,7 +596,6 @@ fn kernel_args(op: UnaryOp, x: DType) -> Result<UnaryOp> {
 pub fn unary_raw(x: &Tensor, op: UnaryOp) -> Result<Tensor> {
     let _no_grad = crate::autograd::GradModeGuard::new(false);
     let op = kernel_args(op, x.dtype())?;
-    check_cpu(op.name(), &[x])?;
     let xd = x.dtype();
     if xd == DType::Bool {
         match op {
@@ -1063,21 +629,7 @@ pub fn unary_raw(x: &Tensor, op: UnaryOp) -> Result<Tensor> {
     let out_dtype = if op.is_predicate() { DType::Bool } else { dtype };
     let xi = x.to_dtype(dtype)?;
     let out = Tensor::empty(x.shape(), out_dtype, x.device())?;
-    let (o, s) = (out.dst(), xi.src());
-    match op {
-        UnaryOp::Neg => dispatch_dtype!(dtype, T => un_kernel::<T, T>(o, s, Num::neg)),
-        UnaryOp::Abs => dispatch_dtype!(dtype, T => un_kernel::<T, T>(o, s, Num::abs)),
-        UnaryOp::Relu => {
-            dispatch_dtype!(dtype, T => un_kernel::<T, T>(o, s, |v: T| if v > T::zero() || v != v { v } else { T::zero() }))
-        }
-        _ if op.is_predicate() => super::unary_ext::run_predicate(op, o, s, dtype),
-        _ if !dtype.is_floating_point() => super::unary_ext::run_int(op, o, s, dtype)?,
-        _ => match (dtype, op.simd_kind()) {
-            // The vectorised kernels (runtime ISA choice) for f32/f64.
-            (DType::Float32 | DType::Float64, Some(kind)) => ferrotorch_cpu::unary::unary(kind, dtype, o, s)?,
-            _ => super::unary_ext::run_float(op, o, s, dtype)?,
-        },
-    }
+    out.backend()?.unary(op, dtype, out.operand_mut(), xi.operand())?;
     Ok(out)
 }
 
@@ -1158,5 +710,40 @@ impl Tensor {
     /// `self / other` (true division).
     pub fn div(&self, other: &Tensor) -> Result<Tensor> {
         binary(Operand::T(self), Operand::T(other), BinaryOp::Div)
+    }
+}
+
+#[cfg(test)]
+mod binary_kernel_tests {
+    use crate::ops::arith::{binary, BinaryOp, Operand};
+    use crate::Tensor;
+
+    fn run(a: Vec<f64>, b: Vec<f64>, op: BinaryOp) -> Vec<f64> {
+        let (ta, tb) = (Tensor::from_vec(a, &[4]).unwrap(), Tensor::from_vec(b, &[4]).unwrap());
+        binary(Operand::T(&ta), Operand::T(&tb), op).unwrap().to_f64_vec().unwrap()
+    }
+
+    #[test]
+    fn remainder_takes_the_divisors_sign_and_fmod_the_dividends() {
+        assert_eq!(run(vec![5.0, -5.0, 5.0, -5.0], vec![3.0, 3.0, -3.0, -3.0], BinaryOp::Remainder), vec![2.0, 1.0, -1.0, -2.0]);
+        assert_eq!(run(vec![5.0, -5.0, 5.0, -5.0], vec![3.0, 3.0, -3.0, -3.0], BinaryOp::Fmod), vec![2.0, -2.0, 2.0, -2.0]);
+        assert_eq!(run(vec![7.0, -7.0, 7.5, -0.5], vec![2.0, 2.0, -2.0, 4.0], BinaryOp::DivFloor), vec![3.0, -4.0, -4.0, -1.0]);
+    }
+
+    #[test]
+    fn integer_division_by_zero_is_an_error_and_overflow_wraps() {
+        let a = Tensor::from_vec(vec![5i64, -7], &[2]).unwrap();
+        let z = Tensor::from_vec(vec![1i64, 0], &[2]).unwrap();
+        assert!(binary(Operand::T(&a), Operand::T(&z), BinaryOp::DivFloor).is_err());
+        let m = Tensor::from_vec(vec![i64::MIN], &[1]).unwrap();
+        let n = Tensor::from_vec(vec![-1i64], &[1]).unwrap();
+        let r = binary(Operand::T(&m), Operand::T(&n), BinaryOp::DivTrunc).unwrap();
+        assert_eq!(r.to_vec::<i64>().unwrap(), vec![i64::MIN]);
+        let s = Tensor::from_vec(vec![1i8, -128], &[2]).unwrap();
+        let k = Tensor::from_vec(vec![8i8, 9], &[2]).unwrap();
+        let l = binary(Operand::T(&s), Operand::T(&k), BinaryOp::Shl).unwrap();
+        let rr = binary(Operand::T(&s), Operand::T(&k), BinaryOp::Shr).unwrap();
+        assert_eq!(l.to_vec::<i8>().unwrap(), vec![0, 0]);
+        assert_eq!(rr.to_vec::<i8>().unwrap(), vec![0, -1]);
     }
 }

@@ -3,8 +3,8 @@
 use super::broadcast_layout;
 use crate::Tensor;
 use ferrotorch_core::layout::{broadcast_shapes, fmt_shape};
-use ferrotorch_core::{DType, Error, Layout, Result, Scalar};
-use ferrotorch_cpu::copy as k;
+use ferrotorch_core::{DType, Device, Error, Layout, Result, Scalar};
+use ferrotorch_core::{Backend, Src};
 use crate::autograd::{record, rule};
 use super::arith_grad::g0;
 
@@ -12,7 +12,7 @@ impl Tensor {
     /// A fresh contiguous copy (`clone()`; records `CloneBackward0`).
     pub fn clone_data(&self) -> Result<Tensor> {
         let out = Tensor::empty(self.shape(), self.dtype(), self.device())?;
-        k::copy_cast(out.dst(), out.dtype(), self.src(), self.dtype());
+        copy_kernel(&out, self, self.layout())?;
         record("CloneBackward0", &[Some(self)], &[&out], || rule(|_, g| Ok(vec![g0(g)])));
         Ok(out)
     }
@@ -40,7 +40,7 @@ impl Tensor {
         } else {
             self.empty_like(self.dtype())?
         };
-        k::copy_cast(out.dst(), out.dtype(), self.src(), self.dtype());
+        copy_kernel(&out, self, self.layout())?;
         Ok(out)
     }
 
@@ -48,7 +48,12 @@ impl Tensor {
     /// `empty_like(preserve_format)`: the same strides when this layout is
     /// non-overlapping and dense, otherwise dense strides in the same memory order.
     pub fn empty_like(&self, dtype: DType) -> Result<Tensor> {
-        let flat = Tensor::empty(&[self.numel()], dtype, self.device())?;
+        self.empty_like_on(dtype, self.device())
+    }
+
+    /// [`empty_like`](Self::empty_like) on another device.
+    pub fn empty_like_on(&self, dtype: DType, device: Device) -> Result<Tensor> {
+        let flat = Tensor::empty(&[self.numel()], dtype, device)?;
         let layout = Layout { shape: self.layout().shape.clone(), strides: self.layout().preserved_strides(), offset: 0 };
         Tensor::from_parts(flat.storage().clone(), layout, dtype)
     }
@@ -58,7 +63,7 @@ impl Tensor {
     /// Records `CloneBackward0`, or `ToCopyBackward0` between floating types.
     pub fn clone_as(&self, dtype: DType) -> Result<Tensor> {
         let out = self.empty_like(dtype)?;
-        k::copy_cast(out.dst(), dtype, self.src(), self.dtype());
+        copy_kernel(&out, self, self.layout())?;
         let src = self.dtype();
         if dtype == src {
             record("CloneBackward0", &[Some(self)], &[&out], || rule(|_, g| Ok(vec![g0(g)])));
@@ -79,13 +84,31 @@ impl Tensor {
         self.clone_as(dtype)
     }
 
+    /// `to(device, dtype)`: itself when neither changes (unless `copy`), else
+    /// a copy on `device` converted to `dtype`, laid out as
+    /// [`empty_like`](Self::empty_like). Records `ToCopyBackward0`, whose
+    /// gradient goes back to the source's device and dtype. A `meta` tensor
+    /// has no values to copy to another device (PyTorch's "no data" error);
+    /// any tensor copies to `meta`.
+    pub fn to_device(&self, device: Device, dtype: DType, copy: bool) -> Result<Tensor> {
+        if device.kind == self.device().kind {
+            return if copy { self.clone_as(dtype) } else { self.to_dtype_preserve(dtype) };
+        }
+        let out = self.empty_like_on(dtype, device)?;
+        copy_kernel(&out, self, self.layout())?;
+        if dtype.is_floating_point() {
+            let (src_device, src_dtype) = (self.device(), self.dtype());
+            record("ToCopyBackward0", &[Some(self)], &[&out], move || {
+                rule(move |_, g| g0(g).map(|g| g.to_device(src_device, src_dtype, false)).transpose().map(|g| vec![g]))
+            });
+        }
+        Ok(out)
+    }
+
     /// `src`'s values (broadcast and converted) written into `self` without
     /// counting as an in-place op: for filling tensors that were just created.
     pub(crate) fn init_from(&self, src: &Tensor) -> Result<()> {
-        let layout = broadcast_layout(src, self.shape())?;
-        let s = ferrotorch_cpu::Src { base: src.storage().as_ptr(), layout: &layout };
-        k::copy_cast(self.dst(), self.dtype(), s, src.dtype());
-        Ok(())
+        copy_kernel(self, src, &broadcast_layout(src, self.shape())?)
     }
 
     /// A fresh tensor laid out like `self` (preserve_format) holding `src`'s
@@ -112,7 +135,7 @@ impl Tensor {
             return Ok(self.clone());
         }
         let out = Tensor::empty(self.shape(), dtype, self.device())?;
-        k::copy_cast(out.dst(), dtype, self.src(), self.dtype());
+        copy_kernel(&out, self, self.layout())?;
         if dtype.is_floating_point() {
             let src = self.dtype();
             record("ToCopyBackward0", &[Some(self)], &[&out], move || {
@@ -175,9 +198,7 @@ impl Tensor {
         } else {
             src
         };
-        let layout = broadcast_layout(src, self.shape())?;
-        let s = ferrotorch_cpu::Src { base: src.storage().as_ptr(), layout: &layout };
-        k::copy_cast(self.dst(), self.dtype(), s, src.dtype());
+        copy_kernel(self, src, &broadcast_layout(src, self.shape())?)?;
         self.bump_version();
         Ok(())
     }
@@ -235,14 +256,14 @@ impl Tensor {
 
     /// `fill_` without autograd.
     pub fn fill_raw_(&self, value: Scalar) -> Result<()> {
-        k::fill(self.dst(), self.dtype(), value);
+        self.backend()?.fill(self.operand_mut(), self.dtype(), value)?;
         self.bump_version();
         Ok(())
     }
 
     /// Fills a tensor that was just created (not an in-place op: no version bump).
-    pub(crate) fn fill_init(&self, value: Scalar) {
-        k::fill(self.dst(), self.dtype(), value);
+    pub(crate) fn fill_init(&self, value: Scalar) -> Result<()> {
+        self.backend()?.fill(self.operand_mut(), self.dtype(), value)
     }
 
     /// `.item()`: the value of a one-element tensor.
@@ -254,7 +275,7 @@ impl Tensor {
             )));
         }
         // SAFETY: the tensor has exactly one element at its storage offset.
-        Ok(unsafe { k::read_scalar(self.storage().as_ptr(), self.dtype(), self.storage_offset()) })
+        unsafe { self.backend()?.read_scalar(self.storage().raw_ptr(), self.dtype(), self.storage_offset()) }
     }
 
     /// Reads element `index` (row-major position) as a scalar.
@@ -270,6 +291,23 @@ impl Tensor {
             rem /= s;
         }
         // SAFETY: off addresses an element inside the layout, which fits the storage.
-        Ok(unsafe { k::read_scalar(self.storage().as_ptr(), self.dtype(), off as usize) })
+        unsafe { self.backend()?.read_scalar(self.storage().raw_ptr(), self.dtype(), off as usize) }
     }
+}
+
+/// `dst = src` converted to `dst`'s dtype, reading `src` through `src_layout`
+/// (its own layout, or broadcast to `dst`'s shape), on the destination's
+/// backend. A `meta` tensor has no values to give: copying one into another
+/// device is PyTorch's "no data" error, while anything copies into `meta`.
+fn copy_kernel(dst: &Tensor, src: &Tensor, src_layout: &ferrotorch_core::Layout) -> Result<()> {
+    let (to, from) = (dst.device(), src.device());
+    if from.is_meta() && !to.is_meta() {
+        return Err(ferrotorch_core::backend::meta_has_no_data());
+    }
+    let backend: &dyn Backend = dst.backend()?;
+    if to.kind != from.kind && !to.is_meta() {
+        return Err(Error::runtime(format!("no copy kernel from {from} to {to}")));
+    }
+    let s = Src { base: src.storage().raw_ptr(), layout: src_layout };
+    backend.copy_cast(dst.operand_mut(), dst.dtype(), s, src.dtype())
 }

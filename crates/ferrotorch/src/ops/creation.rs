@@ -9,7 +9,7 @@ impl Tensor {
     pub fn full(shape: &[usize], value: Scalar, dtype: DType, device: Device) -> Result<Tensor> {
         ferrotorch_core::dtype::check_scalar_fits(value, dtype, ferrotorch_core::layout::numel(shape))?;
         let t = Tensor::empty(shape, dtype, device)?;
-        t.fill_init(value);
+        t.fill_init(value)?;
         Ok(t)
     }
 
@@ -19,7 +19,7 @@ impl Tensor {
     pub fn full_like(&self, value: Scalar, dtype: DType) -> Result<Tensor> {
         ferrotorch_core::dtype::check_scalar_fits(value, dtype, self.numel())?;
         let out = self.empty_like(dtype)?;
-        out.fill_init(value);
+        out.fill_init(value)?;
         Ok(out)
     }
 
@@ -169,7 +169,7 @@ impl Tensor {
     pub fn eye(n: usize, m: usize, dtype: DType) -> Result<Tensor> {
         let t = Tensor::zeros(&[n, m], dtype, Device::CPU)?;
         let d = t.diagonal(0, 0, 1)?;
-        d.fill_init(Scalar::Int(1));
+        d.fill_init(Scalar::Int(1))?;
         Ok(t)
     }
 
@@ -319,19 +319,5 @@ fn fmt_num(s: Scalar) -> String {
     }
 }
 
-/// PyTorch's capitalised scalar-type names used in kernel errors (`'Long'`).
-pub fn pretty(dtype: DType) -> &'static str {
-    match dtype {
-        DType::Bool => "Bool",
-        DType::UInt8 => "Byte",
-        DType::Int8 => "Char",
-        DType::Int16 => "Short",
-        DType::Int32 => "Int",
-        DType::Int64 => "Long",
-        DType::Float16 => "Half",
-        DType::BFloat16 => "BFloat16",
-        DType::Float32 => "Float",
-        DType::Float64 => "Double",
-    }
-}
+pub use ferrotorch_core::dtype::pretty;
 

@@ -1,44 +1,10 @@
 //! The op layer: every op enters here once, checks its arguments, decides the
 //! result dtype and shape, and dispatches to a backend kernel by (device, dtype).
 
-/// Runs `$body` with `$T` bound to the Rust type of a floating `$dtype`; for
-/// other dtypes returns PyTorch's "not implemented for 'Long'" error.
-macro_rules! float_dispatch {
-    ($dtype:expr, $op:expr, $T:ident => $body:expr) => {
-        match $dtype {
-            ferrotorch_core::DType::Float16 => {
-                type $T = half::f16;
-                $body
-            }
-            ferrotorch_core::DType::BFloat16 => {
-                type $T = half::bf16;
-                $body
-            }
-            ferrotorch_core::DType::Float32 => {
-                type $T = f32;
-                $body
-            }
-            ferrotorch_core::DType::Float64 => {
-                type $T = f64;
-                $body
-            }
-            other => {
-                return Err(ferrotorch_core::Error::runtime(format!(
-                    "\"{}\" not implemented for '{}'",
-                    $op,
-                    crate::ops::creation::pretty(other)
-                )))
-            }
-        }
-    };
-}
-
 pub mod activation;
 pub mod arith;
 mod arith_grad;
-mod binary_ext;
 pub mod math;
-mod unary_ext;
 pub mod conv;
 pub mod copy;
 pub mod creation;
@@ -61,17 +27,22 @@ pub mod view;
 pub mod view_grad;
 
 use crate::Tensor;
-use ferrotorch_core::{Error, Layout, Result};
+use ferrotorch_core::{Device, Error, Layout, Result};
 use ferrotorch_cpu::{Dst, Src};
 
 impl Tensor {
-    /// This tensor as a kernel input.
-    pub(crate) fn src(&self) -> Src<'_> {
-        Src { base: self.storage().as_ptr(), layout: self.layout() }
-    }
-    /// This tensor as a kernel output.
+    /// This tensor as the output of a CPU kernel called directly (an op not
+    /// yet on the backend seam). Panics on `meta` (see `Storage::as_ptr`).
     pub(crate) fn dst(&self) -> Dst<'_> {
         Dst { base: self.storage().as_mut_ptr(), layout: self.layout() }
+    }
+    /// This tensor as the input of its backend's kernel.
+    pub(crate) fn operand(&self) -> Src<'_> {
+        Src { base: self.storage().raw_ptr(), layout: self.layout() }
+    }
+    /// This tensor as the output of its backend's kernel.
+    pub(crate) fn operand_mut(&self) -> Dst<'_> {
+        Dst { base: self.storage().raw_ptr(), layout: self.layout() }
     }
 }
 
@@ -85,10 +56,38 @@ pub(crate) fn broadcast_layout(t: &Tensor, shape: &[usize]) -> Result<Layout> {
     t.layout().expand(&sizes)
 }
 
-/// Every tensor of an op must live on the CPU until the CUDA backend lands.
+/// For ops not yet on the backend seam: every tensor must live on the CPU.
+/// A `meta` tensor gets PyTorch's error for an op without a meta kernel.
 pub(crate) fn check_cpu(op: &str, ts: &[&Tensor]) -> Result<()> {
     if let Some(t) = ts.iter().find(|t| !t.device().is_cpu()) {
+        if t.device().is_meta() {
+            return Err(Error::not_implemented(format!(
+                "Could not run 'aten::{op}' with arguments from the 'Meta' backend: ferrotorch has no meta kernel for it yet"
+            )));
+        }
         return Err(Error::runtime(format!("{op}: no kernel for device {}", t.device())));
     }
     Ok(())
+}
+
+/// The device an op's inputs share, which its output lives on. As in
+/// PyTorch, a 0-d CPU tensor counts as a number and goes with any device;
+/// any other mix is an error.
+pub(crate) fn common_device(ts: &[&Tensor]) -> Result<Device> {
+    let is_scalar = |t: &Tensor| t.ndim() == 0 && t.device().is_cpu();
+    let device = match ts.iter().find(|t| !is_scalar(t)).or(ts.first()) {
+        Some(t) => t.device(),
+        None => return Ok(Device::CPU),
+    };
+    for t in ts {
+        let d = t.device();
+        if d != device && !is_scalar(t) {
+            return Err(if device.is_meta() {
+                Error::runtime(format!("Tensor on device {d} is not on the expected device {device}!"))
+            } else {
+                Error::runtime(format!("Expected all tensors to be on the same device, but found at least two devices, {device} and {d}!"))
+            });
+        }
+    }
+    Ok(device)
 }

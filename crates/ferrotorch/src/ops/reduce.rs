@@ -1,10 +1,9 @@
 //! Reductions over one dim, several dims, or all of them.
 
-use super::check_cpu;
 use crate::Tensor;
 use ferrotorch_core::error::wrap_dims;
 use ferrotorch_core::{DType, Error, Result};
-use ferrotorch_cpu::reduction::ReduceKind;
+use ferrotorch_core::op::ReduceKind;
 use super::arith::{binary, BinaryOp, Operand};
 use super::arith_grad::g0;
 use crate::autograd::{record, rule, GradModeGuard};
@@ -95,7 +94,6 @@ impl Tensor {
 
     /// `sum` without autograd.
     pub fn sum_dims_raw(&self, dims: Option<&[i64]>, keepdim: bool, dtype: Option<DType>) -> Result<Tensor> {
-        check_cpu("sum", &[self])?;
         let _no_grad = GradModeGuard::new(false);
         // PyTorch converts with `self.to(dtype)`: preserve_format strides,
         // which decide the order the float sum below visits elements in.
@@ -169,7 +167,7 @@ fn cascade_sum(x: &Tensor, mask: &[bool], keepdim: bool) -> Result<Tensor> {
     }
     let keep: Vec<usize> = (0..x.ndim()).map(|d| if mask[d] { 1 } else { x.shape()[d] }).collect();
     let out = Tensor::empty(&keep, x.dtype(), x.device())?;
-    cascade::sum(x.src(), x.dtype(), mask, keepdim, out.dst())?;
+    out.backend()?.sum_float(x.operand(), x.dtype(), mask, keepdim, out.operand_mut())?;
     if keepdim {
         return Ok(out);
     }

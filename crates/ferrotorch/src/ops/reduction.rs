@@ -20,7 +20,7 @@ use crate::autograd::{record, rule, GradModeGuard, SavedTensor};
 use crate::Tensor;
 use ferrotorch_core::error::wrap_dim;
 use ferrotorch_cpu::norm::{rowwise_moments, MomentStack};
-use ferrotorch_cpu::reduction::ReduceKind;
+use ferrotorch_core::op::{ArgKind, CumKind, ReduceKind};
 use ferrotorch_core::{dispatch_dtype, DType, Element, Error, Result, Scalar};
 
 /// A tensor's reduced dims laid out last and contiguous: `outer` rows of `inner`.
@@ -72,19 +72,18 @@ impl Rows {
 pub(crate) fn reduce_engine(x: &Tensor, mask: &[bool], kind: ReduceKind, out_dtype: DType, keepdim: bool) -> Result<Tensor> {
     let keep: Vec<usize> = (0..x.ndim()).map(|d| if mask[d] { 1 } else { x.shape()[d] }).collect();
     let out = Tensor::empty(&keep, out_dtype, x.device())?;
-    ferrotorch_cpu::reduction::reduce(kind, x.src(), x.dtype(), mask, out.dst(), out_dtype)?;
+    out.backend()?.reduce(kind, x.operand(), x.dtype(), mask, out.operand_mut(), out_dtype)?;
     drop_reduced(out, x, mask, keepdim)
 }
 
 /// Values (in `x`'s dtype) and int64 indices of the max/min of `x` along the
 /// one dim in `mask`, by the engine's argmax/argmin.
 fn arg_engine(x: &Tensor, mask: &[bool], max: bool, keepdim: bool, values: bool) -> Result<(Option<Tensor>, Tensor)> {
-    use ferrotorch_cpu::reduction::{reduce_arg, ArgKind};
     let keep: Vec<usize> = (0..x.ndim()).map(|d| if mask[d] { 1 } else { x.shape()[d] }).collect();
     let idx = Tensor::empty(&keep, DType::Int64, x.device())?;
     let vals = if values { Some(Tensor::empty(&keep, x.dtype(), x.device())?) } else { None };
     let kind = if max { ArgKind::Max } else { ArgKind::Min };
-    reduce_arg(kind, x.src(), x.dtype(), mask, vals.as_ref().map(|v| v.dst()), idx.dst())?;
+    idx.backend()?.reduce_arg(kind, x.operand(), x.dtype(), mask, vals.as_ref().map(|v| v.operand_mut()), idx.operand_mut())?;
     let vals = vals.map(|v| drop_reduced(v, x, mask, keepdim)).transpose()?;
     Ok((vals, drop_reduced(idx, x, mask, keepdim)?))
 }
@@ -491,33 +490,19 @@ impl Tensor {
         Ok((v, m))
     }
 
-    /// `var`/`std` without autograd. PyTorch's CPU kernel for one output
-    /// element of float32/float64 (`std_var_all_cpu`) is two passes: the mean
-    /// by `mean()` (a float32 sum for float32, so it overflows where that sum
-    /// does), then the squared deviations from it summed in float64. Every
-    /// other case is [`Tensor::var_mean_raw`]'s Welford recurrence.
+    /// `var`/`std` without autograd, on the device's backend (whose kernel may
+    /// differ from the one `var_mean` uses: PyTorch's CPU `var`/`std` of one
+    /// output element is a two-pass kernel of its own).
     fn var_std_raw(&self, dims: Option<&[i64]>, correction: f64, keepdim: bool, std: bool) -> Result<Tensor> {
-        let mask = reduced_dims(dims, self.ndim())?;
-        let outputs: usize = self.shape().iter().zip(&mask).filter(|(_, &m)| !m).map(|(&s, _)| s).product();
-        let wide = matches!(self.dtype(), DType::Float32 | DType::Float64);
-        if !(wide && outputs == 1 && self.numel() > 0) {
-            return Ok(self.var_mean_raw(dims, correction, keepdim, std)?.0);
+        if !self.dtype().is_floating_point() {
+            return Err(Error::runtime("std and var only support floating point and complex dtypes"));
         }
         let _no_grad = GradModeGuard::new(false);
-        let mean = self.mean_dims(None, false, None)?.to_f64_vec()?[0];
-        let x = self.contiguous()?;
-        let sum_dx2: f64 = dispatch_dtype!(x.dtype(), T => {
-            // SAFETY: x is contiguous with numel elements of T.
-            let v = unsafe { std::slice::from_raw_parts(x.data_ptr() as *const T, x.numel()) };
-            v.iter().fold(0.0, |acc, e| {
-                let dx = e.to_f64() - mean;
-                acc + dx * dx
-            })
-        });
-        let var = sum_dx2 / (self.numel() as f64 - correction).max(0.0);
-        let r = if std { var.sqrt() } else { var };
-        let shape: Vec<usize> = if keepdim { vec![1; self.ndim()] } else { (0..self.ndim()).filter(|&d| !mask[d]).map(|d| self.shape()[d]).collect() };
-        Tensor::from_vec(vec![r], &shape)?.to_dtype(self.dtype())
+        let mask = reduced_dims(dims, self.ndim())?;
+        let keep: Vec<usize> = (0..self.ndim()).map(|d| if mask[d] { 1 } else { self.shape()[d] }).collect();
+        let v = Tensor::empty(&keep, self.dtype(), self.device())?;
+        v.backend()?.var_mean(self.operand(), self.dtype(), &mask, correction, std, v.operand_mut(), None)?;
+        drop_reduced(v, self, &mask, keepdim)
     }
 
     /// Variance and mean without autograd, by Welford's recurrence in `f64`.
@@ -534,7 +519,7 @@ impl Tensor {
         let keep: Vec<usize> = (0..self.ndim()).map(|d| if mask[d] { 1 } else { self.shape()[d] }).collect();
         let v = Tensor::empty(&keep, self.dtype(), self.device())?;
         let m = Tensor::empty(&keep, self.dtype(), self.device())?;
-        ferrotorch_cpu::reduction::var_mean(self.src(), self.dtype(), &mask, correction, std, v.dst(), Some(m.dst()))?;
+        v.backend()?.var_mean(self.operand(), self.dtype(), &mask, correction, std, v.operand_mut(), Some(m.operand_mut()))?;
         Ok((drop_reduced(v, self, &mask, keepdim)?, drop_reduced(m, self, &mask, keepdim)?))
     }
 
@@ -701,9 +686,9 @@ impl Tensor {
             return Err(Error::not_implemented(format!("\"{name}\" not implemented for 'Bool'")));
         }
         let out = Tensor::empty(x.shape(), out_dtype, x.device())?;
-        let kind = if prod { ferrotorch_cpu::reduction::CumKind::Prod } else { ferrotorch_cpu::reduction::CumKind::Sum };
+        let kind = if prod { CumKind::Prod } else { CumKind::Sum };
         // Reads `x` in place (any strides), parallel over rows.
-        ferrotorch_cpu::reduction::cumulative(kind, x.src(), x.dtype(), d, out.dst(), out_dtype)?;
+        out.backend()?.cumulative(kind, x.operand(), x.dtype(), d, out.operand_mut(), out_dtype)?;
         crate::ops::reduce::check_differentiable_dtype(self, &out)?;
         if out.dtype().is_floating_point() && self.dtype().is_floating_point() {
             let (sx, so, dt) = (SavedTensor::input(self), SavedTensor::output(&out, 0), self.dtype());

@@ -29,7 +29,7 @@ impl Tensor {
             let out = Tensor::empty(x.shape(), x.dtype(), x.device())?;
             // Vectorised rows (max, exp, sum in the compute type), parallel
             // over rows; any strides.
-            ferrotorch_cpu::reduction::softmax(x.src(), out.dst(), x.dtype(), d, log)?;
+            out.backend()?.softmax(x.operand(), out.operand_mut(), x.dtype(), d, log)?;
             out
         };
         let (so, dt) = (SavedTensor::output(&out, 0), x.dtype());

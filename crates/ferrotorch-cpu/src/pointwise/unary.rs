@@ -1,16 +1,38 @@
-//! Kernels of the unary ops: one generic loop per op (`ferrotorch_cpu`'s
-//! `elementwise::unary`), floats computed in their compute type (halves in
-//! `f32`). A SIMD fast path can replace a closure here without touching callers.
+//! The CPU's unary elementwise kernels: one generic loop per op
+//! ([`crate::elementwise::unary`]), floats computed in their compute type
+//! (halves in `f32`); float32/float64 ops with a vector form run the
+//! vectorised [`crate::unary`] module instead.
 
-use super::arith::UnaryOp;
-use super::math::{real_dispatch, Compute, Real};
+use crate::elementwise::{unary as un_kernel, Num};
+use crate::real::{not_impl, Compute, Real};
+use crate::real_dispatch;
+use crate::unary::UnaryKind;
+use crate::{Dst, Src};
+use ferrotorch_core::{dispatch_dtype, DType, Element, Result, UnaryOp};
 use num_traits::Float as _;
-use ferrotorch_core::{dispatch_dtype, DType, Element, Result};
-use ferrotorch_cpu::elementwise::unary as un_kernel;
-use ferrotorch_cpu::{Dst, Src};
+
+/// `out = op(x)`: `x` in the dtype the op computes in (`dtype`), `out` in the
+/// op's result dtype (bool for predicates).
+pub fn unary(op: UnaryOp, dtype: DType, o: Dst, s: Src) -> Result<()> {
+    match op {
+        UnaryOp::Neg => dispatch_dtype!(dtype, T => un_kernel::<T, T>(o, s, Num::neg)),
+        UnaryOp::Abs => dispatch_dtype!(dtype, T => un_kernel::<T, T>(o, s, Num::abs)),
+        UnaryOp::Relu => {
+            dispatch_dtype!(dtype, T => un_kernel::<T, T>(o, s, |v: T| if v > T::zero() || v != v { v } else { T::zero() }))
+        }
+        _ if op.is_predicate() => run_predicate(op, o, s, dtype),
+        _ if !dtype.is_floating_point() => run_int(op, o, s, dtype)?,
+        _ => match (dtype, simd_kind(op)) {
+            // The vectorised kernels (runtime ISA choice) for f32/f64.
+            (DType::Float32 | DType::Float64, Some(kind)) => crate::unary::unary(kind, dtype, o, s)?,
+            _ => run_float(op, o, s, dtype)?,
+        },
+    }
+    Ok(())
+}
 
 /// Bool-valued ops (`isnan`, `logical_not`, ...) on any dtype.
-pub(crate) fn run_predicate(op: UnaryOp, o: Dst, s: Src, dtype: DType) {
+fn run_predicate(op: UnaryOp, o: Dst, s: Src, dtype: DType) {
     dispatch_dtype!(dtype, T => un_kernel::<T, bool>(o, s, move |v: T| {
         let f = v.to_f64();
         match op {
@@ -25,7 +47,7 @@ pub(crate) fn run_predicate(op: UnaryOp, o: Dst, s: Src, dtype: DType) {
 }
 
 /// The ops that keep integer dtypes (`neg`, `abs` and `relu` are done by the caller).
-pub(crate) fn run_int(op: UnaryOp, o: Dst, s: Src, dtype: DType) -> Result<()> {
+fn run_int(op: UnaryOp, o: Dst, s: Src, dtype: DType) -> Result<()> {
     dispatch_dtype!(dtype, T => {
         match op {
             UnaryOp::Sign => un_kernel::<T, T>(o, s, |v: T| T::from_i64(v.to_i64().signum())),
@@ -37,7 +59,7 @@ pub(crate) fn run_int(op: UnaryOp, o: Dst, s: Src, dtype: DType) -> Result<()> {
             UnaryOp::Floor | UnaryOp::Ceil | UnaryOp::Round | UnaryOp::Trunc | UnaryOp::NanToNum(..) => {
                 un_kernel::<T, T>(o, s, |v: T| v)
             }
-            _ => return Err(super::math::not_impl(op.name(), dtype)),
+            _ => return Err(not_impl(op.name(), dtype)),
         }
     });
     Ok(())
@@ -45,7 +67,7 @@ pub(crate) fn run_int(op: UnaryOp, o: Dst, s: Src, dtype: DType) -> Result<()> {
 
 /// Round half to even, as `nearbyint` does.
 #[inline(always)]
-pub(crate) fn rint<C: Real>(x: C) -> C {
+pub fn rint<C: Real>(x: C) -> C {
     let r = x.round();
     if (r - x).abs() == C::c(0.5) {
         C::c(2.0) * (x * C::c(0.5)).round()
@@ -72,9 +94,9 @@ fn sigmoid<C: Real>(x: C) -> C {
 }
 
 /// Floating kernels.
-pub(crate) fn run_float(op: UnaryOp, o: Dst, s: Src, dtype: DType) -> Result<()> {
+fn run_float(op: UnaryOp, o: Dst, s: Src, dtype: DType) -> Result<()> {
     if op == UnaryOp::BitwiseNot || op.is_predicate() {
-        return Err(super::math::not_impl(op.name(), dtype));
+        return Err(not_impl(op.name(), dtype));
     }
     real_dispatch!(dtype, op.name(), T => float_kernel::<T>(op, o, s));
     Ok(())
@@ -117,10 +139,10 @@ fn float_kernel<T: Compute>(op: UnaryOp, o: Dst, s: Src) {
         Sinh => go!(|x| x.sinh()),
         Cosh => go!(|x| x.cosh()),
         // In f64 (std's f32 forms overflow from ~1.7e38), rounded once.
-        Asinh => go!(|x| c(ferrotorch_cpu::unary::asinh(x.f()))),
-        Acosh => go!(|x| c(ferrotorch_cpu::unary::acosh(x.f()))),
+        Asinh => go!(|x| c(crate::unary::asinh(x.f()))),
+        Acosh => go!(|x| c(crate::unary::acosh(x.f()))),
         // In f64 (std's forms lose digits near ±1), rounded once.
-        Atanh => go!(|x| c(ferrotorch_cpu::unary::atanh(x.f()))),
+        Atanh => go!(|x| c(crate::unary::atanh(x.f()))),
         Logit(eps) => {
             // PyTorch computes logit in the input's own type: for float16/
             // bfloat16 the bounds `eps` and `1 - eps`, then `1 - z` and the
@@ -226,4 +248,32 @@ fn softplus<C: Real>(x: C, beta: C, thr: C) -> C {
     } else {
         (x * beta).exp().ln_1p() / beta
     }
+}
+
+/// The kernel of the vectorised [`crate::unary`] module computing `op`,
+/// where it has a vector form.
+fn simd_kind(op: UnaryOp) -> Option<UnaryKind> {
+    use UnaryKind as K;
+    use UnaryOp::*;
+    let k = match op {
+        Exp => K::Exp,
+        Exp2 => K::Exp2,
+        Expm1 => K::Expm1,
+        Log => K::Log,
+        Log2 => K::Log2,
+        Log10 => K::Log10,
+        Log1p => K::Log1p,
+        Sqrt => K::Sqrt,
+        Rsqrt => K::Rsqrt,
+        Tanh => K::Tanh,
+        Sigmoid => K::Sigmoid,
+        Erf => K::Erf,
+        Erfc => K::Erfc,
+        Reciprocal => K::Reciprocal,
+        Silu => K::Silu,
+        Gelu(false) => K::Gelu,
+        Gelu(true) => K::GeluTanh,
+        _ => return None,
+    };
+    Some(k).filter(|k| k.has_simd())
 }

@@ -1,35 +1,37 @@
-//! Kernels of the binary ops beyond `+ - * / **` and comparisons: rounding
-//! divisions, remainders, bitwise and logical ops, and the float-only ops
+//! The CPU's binary elementwise kernels: `+ - * / **`, comparisons (the
+//! float32/float64 arithmetic through the vectorised [`crate::binary`]
+//! module), rounding divisions, remainders, bitwise and logical ops, and the float-only ops
 //! (`atan2`, `hypot`, `logaddexp`, `copysign`). Integer ops compute in `i64`
 //! and wrap back, which reproduces C's two's-complement results.
 
-use super::arith::BinaryOp;
-use super::math::{real_dispatch, Compute, Real};
+use crate::elementwise::{binary as bin_kernel, Float, Num};
+use crate::iter::Plan;
+use crate::real::{not_impl, Compute, Real};
+use crate::real_dispatch;
+use crate::{at, Dst, Src};
+use ferrotorch_core::{dispatch_dtype, BinaryOp, DType, Element, Error, Result};
 use num_traits::Float as _;
-use crate::Tensor;
-use ferrotorch_core::{dispatch_dtype, DType, Element, Error, Result};
-use ferrotorch_cpu::elementwise::binary as bin_kernel;
-use ferrotorch_cpu::{Dst, Src};
+use std::sync::atomic::{AtomicBool, Ordering};
 
-/// Runs `op` into `o` for operands already cast to `compute`.
-pub(crate) fn run(op: BinaryOp, o: Dst, sa: Src, sb: Src, compute: DType, b: &Tensor) -> Result<()> {
+/// The ops beyond arithmetic, comparisons and logical ops.
+fn run_other(op: BinaryOp, o: Dst, sa: Src, sb: Src, compute: DType) -> Result<()> {
     use BinaryOp::*;
     match op {
         DivTrunc | DivFloor | Remainder | Fmod => {
             if compute == DType::Bool {
-                return Err(super::math::not_impl(op.name(), compute));
+                return Err(not_impl(op.name(), compute));
             }
             if compute.is_floating_point() {
                 // PyTorch's trunc division rounds the quotient to the dtype before
                 // truncating (float16/bfloat16 `a / b` is a reduced-float op),
                 // except when the divisor is one broadcast value: that path
                 // divides in float32 (`div_trunc_cpu_reduced_float`).
-                let round_quotient = !is_broadcast_scalar(b);
+                let round_quotient = !is_broadcast_scalar(sb);
                 real_dispatch!(compute, op.name(), T => float_div_like::<T>(op, o, sa, sb, round_quotient));
             } else {
                 // PyTorch checks each divisor as its loop reads it: an empty
                 // result reads none.
-                if o.layout.numel() > 0 && has_zero(b)? {
+                if o.layout.numel() > 0 && dispatch_dtype!(compute, T => any_zero::<T>(sb)) {
                     return Err(Error::runtime("ZeroDivisionError"));
                 }
                 dispatch_dtype!(compute, T => int_div_like::<T>(op, o, sa, sb));
@@ -47,7 +49,7 @@ pub(crate) fn run(op: BinaryOp, o: Dst, sa: Src, sb: Src, compute: DType, b: &Te
         }
         BitAnd | BitOr | BitXor => {
             if compute.is_floating_point() {
-                return Err(super::math::not_impl(op.name(), compute));
+                return Err(not_impl(op.name(), compute));
             }
             dispatch_dtype!(compute, T => bin_kernel::<T, T, T>(o, sa, sb, move |x: T, y: T| {
                 let (a, b) = (x.to_i64(), y.to_i64());
@@ -56,7 +58,7 @@ pub(crate) fn run(op: BinaryOp, o: Dst, sa: Src, sb: Src, compute: DType, b: &Te
         }
         Shl | Shr => {
             if compute.is_floating_point() || compute == DType::Bool {
-                return Err(super::math::not_impl(op.name(), compute));
+                return Err(not_impl(op.name(), compute));
             }
             let bits = (compute.itemsize() * 8) as i64;
             let signed = compute.is_signed();
@@ -79,7 +81,7 @@ pub(crate) fn run(op: BinaryOp, o: Dst, sa: Src, sb: Src, compute: DType, b: &Te
 }
 
 /// `logical_and/or/xor` over any dtype (non-zero is true, NaN included).
-pub(crate) fn run_logical(op: BinaryOp, o: Dst, sa: Src, sb: Src, compute: DType) {
+fn run_logical(op: BinaryOp, o: Dst, sa: Src, sb: Src, compute: DType) {
     dispatch_dtype!(compute, T => bin_kernel::<T, T, bool>(o, sa, sb, move |x: T, y: T| {
         let (a, b) = (x != T::zero(), y != T::zero());
         match op {
@@ -91,13 +93,26 @@ pub(crate) fn run_logical(op: BinaryOp, o: Dst, sa: Src, sb: Src, compute: DType
 }
 
 /// PyTorch's `TensorIterator::is_scalar`: one value read at every position.
-fn is_broadcast_scalar(b: &Tensor) -> bool {
-    b.shape().iter().zip(b.strides()).all(|(&n, &st)| n == 1 || st == 0)
+fn is_broadcast_scalar(b: Src) -> bool {
+    b.layout.shape.iter().zip(&b.layout.strides).all(|(&n, &st)| n == 1 || st == 0)
 }
 
-fn has_zero(b: &Tensor) -> Result<bool> {
-    let v = b.to_dtype(DType::Int64)?.contiguous()?;
-    Ok(v.to_vec::<i64>()?.contains(&0))
+/// Does any element of `b` (over its broadcast shape) equal zero?
+fn any_zero<T: Element>(b: Src) -> bool {
+    let found = AtomicBool::new(false);
+    let plan = Plan::<1>::new(&b.layout.shape, [&b.layout.strides], [b.layout.offset]);
+    let base = b.base as usize;
+    plan.for_each_par(|off, n, st| {
+        // SAFETY: offsets come from the plan over a layout that fits its storage.
+        let x = unsafe { at::<T>(base as *const u8, off[0]) };
+        for i in 0..n as isize {
+            if unsafe { *x.offset(i * st[0]) } == T::zero() {
+                found.store(true, Ordering::Relaxed);
+                return;
+            }
+        }
+    });
+    found.load(Ordering::Relaxed)
 }
 
 fn int_div_like<T: Element>(op: BinaryOp, o: Dst, sa: Src, sb: Src) {
@@ -122,7 +137,7 @@ fn int_div_like<T: Element>(op: BinaryOp, o: Dst, sa: Src, sb: Src) {
 }
 
 /// PyTorch's `div_floor_floating`, `remainder` and `fmod` for floats.
-pub(crate) fn floor_div<C: Real>(a: C, b: C) -> C {
+pub fn floor_div<C: Real>(a: C, b: C) -> C {
     if b == C::zero() {
         return a / b;
     }
@@ -181,37 +196,93 @@ fn float_misc<T: Compute>(op: BinaryOp, o: Dst, sa: Src, sb: Src) {
     })
 }
 
-#[cfg(test)]
-mod tests {
-    use crate::ops::arith::{binary, BinaryOp, Operand};
-    use crate::Tensor;
-
-    fn run(a: Vec<f64>, b: Vec<f64>, op: BinaryOp) -> Vec<f64> {
-        let (ta, tb) = (Tensor::from_vec(a, &[4]).unwrap(), Tensor::from_vec(b, &[4]).unwrap());
-        binary(Operand::T(&ta), Operand::T(&tb), op).unwrap().to_f64_vec().unwrap()
+/// `out = a <op> b` for operands already converted to `compute` and broadcast
+/// to `out`'s shape.
+pub fn binary(op: BinaryOp, compute: DType, o: Dst, sa: Src, sb: Src) -> Result<()> {
+    if matches!(op, BinaryOp::LogicalAnd | BinaryOp::LogicalOr | BinaryOp::LogicalXor) {
+        run_logical(op, o, sa, sb, compute);
+        return Ok(());
     }
-
-    #[test]
-    fn remainder_takes_the_divisors_sign_and_fmod_the_dividends() {
-        assert_eq!(run(vec![5.0, -5.0, 5.0, -5.0], vec![3.0, 3.0, -3.0, -3.0], BinaryOp::Remainder), vec![2.0, 1.0, -1.0, -2.0]);
-        assert_eq!(run(vec![5.0, -5.0, 5.0, -5.0], vec![3.0, 3.0, -3.0, -3.0], BinaryOp::Fmod), vec![2.0, -2.0, 2.0, -2.0]);
-        assert_eq!(run(vec![7.0, -7.0, 7.5, -0.5], vec![2.0, 2.0, -2.0, 4.0], BinaryOp::DivFloor), vec![3.0, -4.0, -4.0, -1.0]);
+    if op.is_comparison() {
+        dispatch_dtype!(compute, T => {
+            let f: fn(T, T) -> bool = match op {
+                BinaryOp::Eq => |x, y| x == y,
+                BinaryOp::Ne => |x, y| x != y,
+                BinaryOp::Lt => |x, y| x < y,
+                BinaryOp::Le => |x, y| x <= y,
+                BinaryOp::Gt => |x, y| x > y,
+                _ => |x, y| x >= y,
+            };
+            bin_kernel::<T, T, bool>(o, sa, sb, f)
+        });
+        return Ok(());
     }
-
-    #[test]
-    fn integer_division_by_zero_is_an_error_and_overflow_wraps() {
-        let a = Tensor::from_vec(vec![5i64, -7], &[2]).unwrap();
-        let z = Tensor::from_vec(vec![1i64, 0], &[2]).unwrap();
-        assert!(binary(Operand::T(&a), Operand::T(&z), BinaryOp::DivFloor).is_err());
-        let m = Tensor::from_vec(vec![i64::MIN], &[1]).unwrap();
-        let n = Tensor::from_vec(vec![-1i64], &[1]).unwrap();
-        let r = binary(Operand::T(&m), Operand::T(&n), BinaryOp::DivTrunc).unwrap();
-        assert_eq!(r.to_vec::<i64>().unwrap(), vec![i64::MIN]);
-        let s = Tensor::from_vec(vec![1i8, -128], &[2]).unwrap();
-        let k = Tensor::from_vec(vec![8i8, 9], &[2]).unwrap();
-        let l = binary(Operand::T(&s), Operand::T(&k), BinaryOp::Shl).unwrap();
-        let rr = binary(Operand::T(&s), Operand::T(&k), BinaryOp::Shr).unwrap();
-        assert_eq!(l.to_vec::<i8>().unwrap(), vec![0, 0]);
-        assert_eq!(rr.to_vec::<i8>().unwrap(), vec![0, -1]);
+    if matches!(compute, DType::Float32 | DType::Float64) {
+        // The vectorised kernels of the backend (runtime ISA choice).
+        use crate::binary::{binary as simd_binary, BinaryKind};
+        let kind = match op {
+            BinaryOp::Add => Some(BinaryKind::Add),
+            BinaryOp::Sub => Some(BinaryKind::Sub),
+            BinaryOp::Mul => Some(BinaryKind::Mul),
+            BinaryOp::Div => Some(BinaryKind::Div),
+            BinaryOp::Maximum => Some(BinaryKind::Maximum),
+            BinaryOp::Minimum => Some(BinaryKind::Minimum),
+            _ => None,
+        };
+        if let Some(kind) = kind {
+            return simd_binary(kind, compute, o, sa, sb);
+        }
     }
+    match op {
+        BinaryOp::Add => dispatch_dtype!(compute, T => bin_kernel::<T, T, T>(o, sa, sb, Num::add)),
+        BinaryOp::Sub => {
+            if compute == DType::Bool {
+                return Err(Error::runtime(
+                    "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or `logical_xor()` operator instead.",
+                ));
+            }
+            dispatch_dtype!(compute, T => bin_kernel::<T, T, T>(o, sa, sb, Num::sub))
+        }
+        BinaryOp::Mul => dispatch_dtype!(compute, T => bin_kernel::<T, T, T>(o, sa, sb, Num::mul)),
+        BinaryOp::Div => real_dispatch!(compute, "div", T => bin_kernel::<T, T, T>(o, sa, sb, Float::div)),
+        BinaryOp::Pow => {
+            if compute.is_floating_point() {
+                real_dispatch!(compute, "pow", T => bin_kernel::<T, T, T>(o, sa, sb, Float::powf))
+            } else {
+                dispatch_dtype!(compute, T => bin_kernel::<T, T, T>(o, sa, sb, |x: T, y: T| int_pow(x, y)))
+            }
+        }
+        BinaryOp::Maximum | BinaryOp::Minimum => {
+            let max = op == BinaryOp::Maximum;
+            dispatch_dtype!(compute, T => bin_kernel::<T, T, T>(o, sa, sb, move |x: T, y: T| {
+                // NaN propagates: any comparison with NaN is false, so pick the NaN side.
+                if x != x { x } else if y != y { y } else if (x > y) == max { x } else { y }
+            }))
+        }
+        _ => run_other(op, o, sa, sb, compute)?,
+    }
+    Ok(())
+}
+
+/// PyTorch's `powi`: square-and-multiply over the whole exponent, wrapping
+/// as the integer type does (products modulo 2^64 truncate to any narrower
+/// type's wrapped product); a negative exponent gives 1, +-1 or 0.
+fn int_pow<T: Element>(x: T, y: T) -> T {
+    let (mut b, mut e) = (x.to_i64(), y.to_i64());
+    if e < 0 {
+        return T::from_i64(match b {
+            1 => 1,
+            -1 => if e % 2 == 0 { 1 } else { -1 },
+            _ => 0,
+        });
+    }
+    let mut r: i64 = 1;
+    while e != 0 {
+        if e & 1 == 1 {
+            r = r.wrapping_mul(b);
+        }
+        e /= 2;
+        b = b.wrapping_mul(b);
+    }
+    T::from_i64(r)
 }

@@ -1,0 +1,159 @@
+//! The backend seam: what a device implements so that the op layer can run
+//! on it.
+//!
+//! The op layer validates arguments, promotes dtypes, broadcasts layouts and
+//! records autograd; it never reads element memory. Everything that touches
+//! the bytes of a tensor goes through one [`Backend`] per device type, chosen
+//! by the tensor's device: allocation, strided copies and casts, fills,
+//! reading one element, and the elementwise, reduction, arg-reduction,
+//! cumulative and softmax ops of the [`op`](crate::op) vocabulary. Kernels take each operand as a device pointer plus its
+//! [`Layout`] (sizes, strides and offset in elements), by value.
+//!
+//! [`Meta`] is the backend of the `meta` device: storage without memory, so
+//! every kernel is a no-op and every op computes only its output metadata,
+//! which is how PyTorch's meta tensors behave.
+
+use crate::device::{Device, DeviceType};
+use crate::dtype::DType;
+use crate::error::{Error, Result};
+use crate::layout::Layout;
+use crate::op::{ArgKind, BinaryOp, CumKind, ReduceKind, UnaryOp};
+use crate::scalar::Scalar;
+use crate::storage::Storage;
+
+/// A read-only kernel operand: the start of its storage plus its layout.
+#[derive(Clone, Copy)]
+pub struct Src<'a> {
+    /// Start of the storage (the element offset is in `layout`).
+    pub base: *const u8,
+    /// Sizes/strides/offset in elements.
+    pub layout: &'a Layout,
+}
+
+/// A written kernel operand.
+#[derive(Clone, Copy)]
+pub struct Dst<'a> {
+    /// Start of the storage (the element offset is in `layout`).
+    pub base: *mut u8,
+    /// Sizes/strides/offset in elements.
+    pub layout: &'a Layout,
+}
+
+/// The kernels one device type provides.
+///
+/// Every method works on operands that live on this backend's device; the op
+/// layer has already checked shapes, dtypes and devices, broadcast the
+/// inputs' layouts to the output's shape, and converted inputs to the dtype
+/// the op computes in.
+pub trait Backend: Send + Sync {
+    /// The device type this backend serves.
+    fn device_type(&self) -> DeviceType;
+
+    /// Fresh storage of `nbytes` bytes on `device` (contents undefined).
+    fn allocate(&self, nbytes: usize, device: Device) -> Result<Storage>;
+
+    /// Fresh storage for a tensor of zeros, and whether its bytes already
+    /// read as zero (when `false` the caller fills it).
+    fn allocate_zeroed(&self, nbytes: usize, device: Device) -> Result<(Storage, bool)>;
+
+    /// `dst = src` converted from `src_dtype` to `dst_dtype`, elementwise
+    /// over `dst`'s shape (`src` is already broadcast to it).
+    fn copy_cast(&self, dst: Dst, dst_dtype: DType, src: Src, src_dtype: DType) -> Result<()>;
+
+    /// Every element of `dst` set to `value` converted to `dtype`.
+    fn fill(&self, dst: Dst, dtype: DType, value: Scalar) -> Result<()>;
+
+    /// The element at element offset `offset` of the storage at `base`.
+    ///
+    /// # Safety
+    /// `offset` must address an element of `dtype` inside the storage.
+    unsafe fn read_scalar(&self, base: *const u8, dtype: DType, offset: usize) -> Result<Scalar>;
+
+    /// `out = op(x)`: `x` is in the dtype the op computes in, `out` in the
+    /// op's result dtype (bool for predicates).
+    fn unary(&self, op: UnaryOp, dtype: DType, out: Dst, x: Src) -> Result<()>;
+
+    /// `out = a <op> b`: both inputs in `compute`, `out` in the op's result
+    /// dtype (bool for comparisons).
+    fn binary(&self, op: BinaryOp, compute: DType, out: Dst, a: Src, b: Src) -> Result<()>;
+
+    /// `out = kind(x)` over the dims flagged in `dims`; `out` has `x`'s shape
+    /// with those dims of size 1, in `out_dtype`.
+    fn reduce(&self, kind: ReduceKind, x: Src, x_dtype: DType, dims: &[bool], out: Dst, out_dtype: DType) -> Result<()>;
+
+    /// A floating sum over `dims` in the order and rounding of PyTorch's
+    /// kernel for this device, into the keepdim-shaped `out` of `x`'s dtype
+    /// (`keepdim` is the caller's flag: PyTorch's summation order depends on
+    /// the output's layout).
+    fn sum_float(&self, x: Src, dtype: DType, dims: &[bool], keepdim: bool, out: Dst) -> Result<()>;
+
+    /// Variance (or standard deviation when `sqrt`) with `correction` over
+    /// `dims`, and optionally the mean, both keepdim-shaped in `x`'s dtype.
+    #[allow(clippy::too_many_arguments)]
+    fn var_mean(&self, x: Src, dtype: DType, dims: &[bool], correction: f64, sqrt: bool, var: Dst, mean: Option<Dst>) -> Result<()>;
+
+    /// The extreme value (optional) and its int64 index along the one dim
+    /// flagged in `dims`, keepdim-shaped.
+    fn reduce_arg(&self, kind: ArgKind, x: Src, dtype: DType, dims: &[bool], values: Option<Dst>, indices: Dst) -> Result<()>;
+
+    /// A running fold of `x` along `dim` into `out` (same shape, `out_dtype`).
+    fn cumulative(&self, kind: CumKind, x: Src, x_dtype: DType, dim: usize, out: Dst, out_dtype: DType) -> Result<()>;
+
+    /// `softmax` (or `log_softmax` when `log`) of `x` along `dim`, same dtype.
+    fn softmax(&self, x: Src, out: Dst, dtype: DType, dim: usize, log: bool) -> Result<()>;
+}
+
+/// The `meta` device's backend: storage has a size but no memory, kernels
+/// do nothing, and reading a value is PyTorch's error.
+pub struct Meta;
+
+impl Backend for Meta {
+    fn device_type(&self) -> DeviceType {
+        DeviceType::Meta
+    }
+    fn allocate(&self, nbytes: usize, _device: Device) -> Result<Storage> {
+        Ok(Storage::new_meta(nbytes))
+    }
+    fn allocate_zeroed(&self, nbytes: usize, _device: Device) -> Result<(Storage, bool)> {
+        Ok((Storage::new_meta(nbytes), true))
+    }
+    fn copy_cast(&self, _dst: Dst, _dst_dtype: DType, _src: Src, _src_dtype: DType) -> Result<()> {
+        Ok(())
+    }
+    fn fill(&self, _dst: Dst, _dtype: DType, _value: Scalar) -> Result<()> {
+        Ok(())
+    }
+    unsafe fn read_scalar(&self, _base: *const u8, _dtype: DType, _offset: usize) -> Result<Scalar> {
+        Err(Error::runtime("Tensor.item() cannot be called on meta tensors"))
+    }
+    fn unary(&self, _op: UnaryOp, _dtype: DType, _out: Dst, _x: Src) -> Result<()> {
+        Ok(())
+    }
+    fn binary(&self, _op: BinaryOp, _compute: DType, _out: Dst, _a: Src, _b: Src) -> Result<()> {
+        Ok(())
+    }
+    fn reduce(&self, _kind: ReduceKind, _x: Src, _x_dtype: DType, _dims: &[bool], _out: Dst, _out_dtype: DType) -> Result<()> {
+        Ok(())
+    }
+    fn sum_float(&self, _x: Src, _dtype: DType, _dims: &[bool], _keepdim: bool, _out: Dst) -> Result<()> {
+        Ok(())
+    }
+    fn var_mean(&self, _x: Src, _dtype: DType, _dims: &[bool], _correction: f64, _sqrt: bool, _var: Dst, _mean: Option<Dst>) -> Result<()> {
+        Ok(())
+    }
+    fn reduce_arg(&self, _kind: ArgKind, _x: Src, _dtype: DType, _dims: &[bool], _values: Option<Dst>, _indices: Dst) -> Result<()> {
+        Ok(())
+    }
+    fn cumulative(&self, _kind: CumKind, _x: Src, _x_dtype: DType, _dim: usize, _out: Dst, _out_dtype: DType) -> Result<()> {
+        Ok(())
+    }
+    fn softmax(&self, _x: Src, _out: Dst, _dtype: DType, _dim: usize, _log: bool) -> Result<()> {
+        Ok(())
+    }
+}
+
+/// PyTorch's error for reading the values of a meta tensor into another
+/// device's memory (`.cpu()`, `.tolist()`, `copy_` from meta).
+pub fn meta_has_no_data() -> Error {
+    Error::not_implemented("Cannot copy out of meta tensor; no data!")
+}

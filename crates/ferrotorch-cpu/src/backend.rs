@@ -1,0 +1,63 @@
+//! The CPU as a [`Backend`]: host memory from the caching pool, and this
+//! crate's kernels.
+
+use crate::{cascade, copy, pointwise, reduction, Dst, Src};
+use ferrotorch_core::op::{ArgKind, CumKind, ReduceKind};
+use ferrotorch_core::{Backend, BinaryOp, DType, Device, DeviceType, Result, Scalar, Storage, UnaryOp};
+
+/// The host device's backend.
+pub struct Cpu;
+
+impl Backend for Cpu {
+    fn device_type(&self) -> DeviceType {
+        DeviceType::Cpu
+    }
+    fn allocate(&self, nbytes: usize, _device: Device) -> Result<Storage> {
+        Storage::new_cpu(nbytes)
+    }
+    fn allocate_zeroed(&self, nbytes: usize, _device: Device) -> Result<(Storage, bool)> {
+        Storage::new_cpu_zeroed(nbytes)
+    }
+    fn copy_cast(&self, dst: Dst, dst_dtype: DType, src: Src, src_dtype: DType) -> Result<()> {
+        copy::copy_cast(dst, dst_dtype, src, src_dtype);
+        Ok(())
+    }
+    fn fill(&self, dst: Dst, dtype: DType, value: Scalar) -> Result<()> {
+        copy::fill(dst, dtype, value);
+        Ok(())
+    }
+    unsafe fn read_scalar(&self, base: *const u8, dtype: DType, offset: usize) -> Result<Scalar> {
+        // SAFETY: the caller guarantees `offset` addresses an element of `dtype`.
+        Ok(unsafe { copy::read_scalar(base, dtype, offset) })
+    }
+    fn unary(&self, op: UnaryOp, dtype: DType, out: Dst, x: Src) -> Result<()> {
+        pointwise::unary(op, dtype, out, x)
+    }
+    fn binary(&self, op: BinaryOp, compute: DType, out: Dst, a: Src, b: Src) -> Result<()> {
+        pointwise::binary(op, compute, out, a, b)
+    }
+    fn reduce(&self, kind: ReduceKind, x: Src, x_dtype: DType, dims: &[bool], out: Dst, out_dtype: DType) -> Result<()> {
+        reduction::reduce(kind, x, x_dtype, dims, out, out_dtype)
+    }
+    fn sum_float(&self, x: Src, dtype: DType, dims: &[bool], keepdim: bool, out: Dst) -> Result<()> {
+        cascade::sum(x, dtype, dims, keepdim, out)
+    }
+    fn var_mean(&self, x: Src, dtype: DType, dims: &[bool], correction: f64, sqrt: bool, var: Dst, mean: Option<Dst>) -> Result<()> {
+        // PyTorch's CPU `var`/`std` of one output element of float32/float64
+        // is a two-pass kernel of its own; everything else is Welford's.
+        let all = var.layout.numel() == 1 && x.layout.numel() > 0;
+        if mean.is_none() && all && matches!(dtype, DType::Float32 | DType::Float64) {
+            return reduction::var_all_two_pass(x, dtype, correction, sqrt, var);
+        }
+        reduction::var_mean(x, dtype, dims, correction, sqrt, var, mean)
+    }
+    fn reduce_arg(&self, kind: ArgKind, x: Src, dtype: DType, dims: &[bool], values: Option<Dst>, indices: Dst) -> Result<()> {
+        reduction::reduce_arg(kind, x, dtype, dims, values, indices)
+    }
+    fn cumulative(&self, kind: CumKind, x: Src, x_dtype: DType, dim: usize, out: Dst, out_dtype: DType) -> Result<()> {
+        reduction::cumulative(kind, x, x_dtype, dim, out, out_dtype)
+    }
+    fn softmax(&self, x: Src, out: Dst, dtype: DType, dim: usize, log: bool) -> Result<()> {
+        reduction::softmax(x, out, dtype, dim, log)
+    }
+}

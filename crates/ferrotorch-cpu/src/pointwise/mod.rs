@@ -1,0 +1,9 @@
+//! The CPU's kernels for the elementwise ops of the core vocabulary
+//! ([`ferrotorch_core::op`]): one match per op kind, dispatching on dtype
+//! once per call.
+
+mod binary;
+mod unary;
+
+pub use binary::{binary, floor_div};
+pub use unary::{rint, unary};

@@ -1,0 +1,23 @@
+//! Which [`Backend`] runs a tensor's kernels: the one registration point of
+//! the devices this build knows (the CPU from `ferrotorch-cpu`, and `meta`).
+//!
+//! Adding a device means implementing [`Backend`] in its own crate and
+//! naming it here; op code asks [`for_device`] and never names a backend.
+
+use ferrotorch_core::backend::Meta;
+use ferrotorch_core::{Backend, Device, DeviceType, Error, Result};
+
+static CPU: ferrotorch_cpu::Cpu = ferrotorch_cpu::Cpu;
+static META: Meta = Meta;
+
+/// The backend of `device`, or PyTorch's error for a device this build
+/// cannot run.
+pub fn for_device(device: Device) -> Result<&'static dyn Backend> {
+    match device.kind {
+        DeviceType::Cpu => Ok(&CPU),
+        DeviceType::Meta => Ok(&META),
+        DeviceType::Cuda => Err(Error::runtime(format!(
+            "Cannot allocate on device {device}: ferrotorch was asked for a device that is not available"
+        ))),
+    }
+}
