@@ -245,3 +245,9 @@ def test_reductions_on_meta(i, dtype):
 def test_reductions_on_meta_views():
     for f in REDUCTIONS:
         _compare(lambda lib: f(_meta(lib, (4, 3, 2), "float32").permute(2, 1, 0)))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16", "int64"])
+@pytest.mark.parametrize("fn", ["add", "sub"])
+def test_add_with_alpha_on_meta(fn, dtype):
+    _compare(lambda lib: getattr(lib, fn)(_meta(lib, (2, 3), dtype), _meta(lib, (3,), dtype), alpha=2))

@@ -77,6 +77,10 @@ pub trait Backend: Send + Sync {
     /// dtype (bool for comparisons).
     fn binary(&self, op: BinaryOp, compute: DType, out: Dst, a: Src, b: Src) -> Result<()>;
 
+    /// `out = a + s * b` for float32/float64 operands of `dtype` (broadcast
+    /// to `out`'s shape), with one rounding: `add`/`sub` with `alpha`.
+    fn add_scaled(&self, dtype: DType, out: Dst, a: Src, b: Src, s: f64) -> Result<()>;
+
     /// `out = kind(x)` over the dims flagged in `dims`; `out` has `x`'s shape
     /// with those dims of size 1, in `out_dtype`.
     fn reduce(&self, kind: ReduceKind, x: Src, x_dtype: DType, dims: &[bool], out: Dst, out_dtype: DType) -> Result<()>;
@@ -130,6 +134,9 @@ impl Backend for Meta {
         Ok(())
     }
     fn binary(&self, _op: BinaryOp, _compute: DType, _out: Dst, _a: Src, _b: Src) -> Result<()> {
+        Ok(())
+    }
+    fn add_scaled(&self, _dtype: DType, _out: Dst, _a: Src, _b: Src, _s: f64) -> Result<()> {
         Ok(())
     }
     fn reduce(&self, _kind: ReduceKind, _x: Src, _x_dtype: DType, _dims: &[bool], _out: Dst, _out_dtype: DType) -> Result<()> {

@@ -1,13 +1,13 @@
 //! Elementwise arithmetic with NumPy broadcasting and PyTorch type promotion.
 
-use super::{broadcast_layout, check_cpu, common_device};
+use super::{broadcast_layout, common_device};
 use super::creation::pretty;
 use crate::defaults::default_dtype;
 use crate::Tensor;
 use ferrotorch_core::dtype::{result_type, OperandKind};
 use ferrotorch_core::layout::{broadcast_shapes, fmt_shape};
 use ferrotorch_core::{DType, Error, Result, Scalar};
-use ferrotorch_cpu::Src;
+use ferrotorch_core::Src;
 
 pub use ferrotorch_core::op::{BinaryOp, UnaryOp};
 
@@ -179,17 +179,16 @@ fn record_add_scaled(a: Operand, b: Operand, s: f64, op: BinaryOp, out: &Tensor)
     });
 }
 
-/// `a + s * b` (float32/float64, broadcast) with one rounding: the backend's
-/// `AddAlpha` kernel.
+/// `a + s * b` (float32/float64, broadcast) with one rounding: the
+/// backend's fused multiply-add kernel.
 fn fused_add_alpha(a: &Tensor, b: &Tensor, s: f64) -> Result<Tensor> {
-    use ferrotorch_cpu::binary::{binary as simd_binary, BinaryKind};
-    check_cpu("add", &[a, b])?;
+    let device = common_device(&[a, b])?;
     let shape = ferrotorch_core::layout::broadcast_shapes(a.shape(), b.shape())?;
-    let out = Tensor::empty(&shape, a.dtype(), a.device())?;
+    let out = Tensor::empty(&shape, a.dtype(), device)?;
     let (la, lb) = (broadcast_layout(a, &shape)?, broadcast_layout(b, &shape)?);
-    let sa = Src { base: a.storage().as_ptr(), layout: &la };
-    let sb = Src { base: b.storage().as_ptr(), layout: &lb };
-    simd_binary(BinaryKind::AddAlpha(s), a.dtype(), out.dst(), sa, sb)?;
+    let sa = Src { base: a.storage().raw_ptr(), layout: &la };
+    let sb = Src { base: b.storage().raw_ptr(), layout: &lb };
+    out.backend()?.add_scaled(a.dtype(), out.operand_mut(), sa, sb, s)?;
     Ok(out)
 }
 

@@ -28,14 +28,9 @@ pub mod view_grad;
 
 use crate::Tensor;
 use ferrotorch_core::{Device, Error, Layout, Result};
-use ferrotorch_cpu::{Dst, Src};
+use ferrotorch_core::{Dst, Src};
 
 impl Tensor {
-    /// This tensor as the output of a CPU kernel called directly (an op not
-    /// yet on the backend seam). Panics on `meta` (see `Storage::as_ptr`).
-    pub(crate) fn dst(&self) -> Dst<'_> {
-        Dst { base: self.storage().as_mut_ptr(), layout: self.layout() }
-    }
     /// This tensor as the input of its backend's kernel.
     pub(crate) fn operand(&self) -> Src<'_> {
         Src { base: self.storage().raw_ptr(), layout: self.layout() }
