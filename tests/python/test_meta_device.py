@@ -219,11 +219,52 @@ def test_module_on_meta():
 
 
 def test_op_without_a_meta_kernel_raises_not_implemented():
-    # Matrix products are not on the backend seam yet: a clean
+    # Convolutions are not on the backend seam yet: a clean
     # NotImplementedError (as PyTorch gives for an op without a meta
     # kernel), not an internal error or a crash.
     with pytest.raises(NotImplementedError, match="Meta"):
-        ft.empty(2, 3, device="meta") @ ft.empty(3, 2, device="meta")
+        ft.nn.functional.conv2d(ft.empty(1, 2, 5, 5, device="meta"), ft.empty(3, 2, 3, 3, device="meta"))
+
+
+PRODUCTS = [
+    lambda lib, d: lib.mm(_meta(lib, (2, 3), d), _meta(lib, (3, 4), d)),
+    lambda lib, d: lib.bmm(_meta(lib, (5, 2, 3), d), _meta(lib, (5, 3, 4), d)),
+    lambda lib, d: lib.matmul(_meta(lib, (3,), d), _meta(lib, (3,), d)),
+    lambda lib, d: lib.matmul(_meta(lib, (2, 3), d), _meta(lib, (3,), d)),
+    lambda lib, d: lib.matmul(_meta(lib, (3,), d), _meta(lib, (3, 4), d)),
+    lambda lib, d: lib.matmul(_meta(lib, (6, 2, 3), d), _meta(lib, (3, 4), d)),
+    lambda lib, d: lib.matmul(_meta(lib, (2, 3), d), _meta(lib, (6, 3, 4), d)),
+    lambda lib, d: lib.matmul(_meta(lib, (2, 1, 2, 3), d), _meta(lib, (5, 3, 4), d)),
+    lambda lib, d: lib.matmul(_meta(lib, (2, 3), d).t(), _meta(lib, (2, 4), d)),
+    lambda lib, d: lib.addmm(_meta(lib, (4,), d), _meta(lib, (2, 3), d), _meta(lib, (3, 4), d), beta=0.5, alpha=2),
+    lambda lib, d: lib.baddbmm(_meta(lib, (5, 2, 4), d), _meta(lib, (5, 2, 3), d), _meta(lib, (5, 3, 4), d)),
+    lambda lib, d: lib.nn.functional.linear(_meta(lib, (7, 3), d), _meta(lib, (4, 3), d), _meta(lib, (4,), d)),
+    lambda lib, d: lib.mm(_meta(lib, (2, 3), d), _meta(lib, (4, 4), d)),
+]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16", "int64"])
+@pytest.mark.parametrize("i", range(len(PRODUCTS)))
+def test_matrix_products_on_meta(i, dtype):
+    _compare(lambda lib: PRODUCTS[i](lib, dtype))
+
+
+def test_model_forward_and_backward_on_meta():
+    # Shape inference of a whole model: forward, loss, backward, all on meta.
+    def run(lib):
+        lib.manual_seed(0)
+        model = lib.nn.Sequential(lib.nn.Linear(8, 16), lib.nn.ReLU(), lib.nn.Linear(16, 4)).to("meta")
+        x = lib.empty(5, 8, device="meta")
+        out = model(x)
+        loss = (out.softmax(1) * out).sum()
+        loss.backward()
+        return out, [p.grad for p in model.parameters()]
+
+    (o1, g1), (o2, g2) = run(ft), run(torch)
+    _same_meta(o1, o2)
+    assert len(g1) == len(g2)
+    for a, b in zip(g1, g2):
+        _same_meta(a, b)
 
 
 REDUCTIONS = [

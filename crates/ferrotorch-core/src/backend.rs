@@ -5,8 +5,9 @@
 //! records autograd; it never reads element memory. Everything that touches
 //! the bytes of a tensor goes through one [`Backend`] per device type, chosen
 //! by the tensor's device: allocation, strided copies and casts, fills,
-//! reading one element, and the elementwise, reduction, arg-reduction,
-//! cumulative and softmax ops of the [`op`](crate::op) vocabulary. Kernels take each operand as a device pointer plus its
+//! reading one element, matrix products, and the elementwise, reduction,
+//! arg-reduction, cumulative and softmax ops of the [`op`](crate::op)
+//! vocabulary. Kernels take each operand as a device pointer plus its
 //! [`Layout`] (sizes, strides and offset in elements), by value.
 //!
 //! [`Meta`] is the backend of the `meta` device: storage without memory, so
@@ -81,6 +82,12 @@ pub trait Backend: Send + Sync {
     /// to `out`'s shape), with one rounding: `add`/`sub` with `alpha`.
     fn add_scaled(&self, dtype: DType, out: Dst, a: Src, b: Src, s: f64) -> Result<()>;
 
+    /// `out[i] (+)= a[i] @ b[i]` over the batch dims the three share: `a` is
+    /// (.., m, k), `b` (.., k, p), `out` (.., m, p), all of `dtype` (the op
+    /// layer computes float16/bfloat16 products in float32). With
+    /// `accumulate` the products add onto `out`'s values.
+    fn matmul(&self, dtype: DType, out: Dst, a: Src, b: Src, accumulate: bool) -> Result<()>;
+
     /// `out = kind(x)` over the dims flagged in `dims`; `out` has `x`'s shape
     /// with those dims of size 1, in `out_dtype`.
     fn reduce(&self, kind: ReduceKind, x: Src, x_dtype: DType, dims: &[bool], out: Dst, out_dtype: DType) -> Result<()>;
@@ -137,6 +144,9 @@ impl Backend for Meta {
         Ok(())
     }
     fn add_scaled(&self, _dtype: DType, _out: Dst, _a: Src, _b: Src, _s: f64) -> Result<()> {
+        Ok(())
+    }
+    fn matmul(&self, _dtype: DType, _out: Dst, _a: Src, _b: Src, _accumulate: bool) -> Result<()> {
         Ok(())
     }
     fn reduce(&self, _kind: ReduceKind, _x: Src, _x_dtype: DType, _dims: &[bool], _out: Dst, _out_dtype: DType) -> Result<()> {

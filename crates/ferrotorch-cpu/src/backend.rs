@@ -39,6 +39,9 @@ impl Backend for Cpu {
     fn add_scaled(&self, dtype: DType, out: Dst, a: Src, b: Src, s: f64) -> Result<()> {
         crate::binary::binary(crate::binary::BinaryKind::AddAlpha(s), dtype, out, a, b)
     }
+    fn matmul(&self, dtype: DType, out: Dst, a: Src, b: Src, accumulate: bool) -> Result<()> {
+        crate::matmul::batched(dtype, out, a, b, accumulate)
+    }
     fn reduce(&self, kind: ReduceKind, x: Src, x_dtype: DType, dims: &[bool], out: Dst, out_dtype: DType) -> Result<()> {
         reduction::reduce(kind, x, x_dtype, dims, out, out_dtype)
     }

@@ -4,8 +4,8 @@
 //! old destination, beta the product, the reverse of BLAS), with strides in
 //! elements given as (column stride, row stride).
 
-use crate::{at, at_mut};
-use ferrotorch_core::Element;
+use crate::{at, at_mut, Dst, Src};
+use ferrotorch_core::{dispatch_dtype, DType, Element, Layout, Result};
 use gemm::Parallelism;
 
 /// One matrix operand: pointer to element [0, 0] and its row/column strides.
@@ -169,6 +169,58 @@ pub unsafe fn matmul<T: Element>(m: usize, n: usize, k: usize, dst: Mat, lhs: Ma
 /// As for [`matmul`].
 pub unsafe fn matmul_threads<T: Element>(m: usize, n: usize, k: usize, dst: Mat, lhs: Mat, rhs: Mat, threads: bool) {
     matmul_acc::<T>(m, n, k, dst, lhs, rhs, false, threads)
+}
+
+/// `out[i] (+)= a[i] @ b[i]` for every index `i` of the batch dims (all but
+/// the last two) that the three layouts share: `a` is (.., m, k), `b`
+/// (.., k, p), `out` (.., m, p), all of `dtype`. Many small products run one
+/// per thread; big ones thread inside GEMM. With `accumulate` the products
+/// add onto `out`'s values ([`matmul_acc`]). `out` must not overlap the inputs.
+pub fn batched(dtype: DType, out: Dst, a: Src, b: Src, accumulate: bool) -> Result<()> {
+    let n = out.layout.ndim();
+    let (m, p) = (out.layout.shape[n - 2], out.layout.shape[n - 1]);
+    let k = a.layout.shape[n - 1];
+    let batch = &out.layout.shape[..n - 2];
+    let nb: usize = batch.iter().product();
+    let item = dtype.itemsize() as isize;
+    let mat = |base: *const u8, l: &Layout, off: isize| Mat {
+        ptr: base.wrapping_offset((l.offset as isize + off) * item) as *mut u8,
+        rs: l.strides[n - 2],
+        cs: l.strides[n - 1],
+    };
+    let offsets = |bi: usize| {
+        let (mut oa, mut ob, mut oo) = (0isize, 0isize, 0isize);
+        let mut rem = bi;
+        for d in (0..batch.len()).rev() {
+            let i = (rem % batch[d]) as isize;
+            rem /= batch[d];
+            oa += i * a.layout.strides[d];
+            ob += i * b.layout.strides[d];
+            oo += i * out.layout.strides[d];
+        }
+        (oa, ob, oo)
+    };
+    let (ob, ab, bb) = (out.base as usize, a.base as usize, b.base as usize);
+    let per_batch = m.saturating_mul(p).saturating_mul(k);
+    let across_batch = nb >= 2 && per_batch <= 256 * 256 * 256 && crate::parallel::threads() > 1;
+    dispatch_dtype!(dtype, T => {
+        let one = |bi: usize, threads: bool| {
+            let (oa, obo, oo) = offsets(bi);
+            // SAFETY: the three matrices lie inside their layouts, which fit
+            // their storages; each batch index writes its own output matrix.
+            unsafe {
+                matmul_acc::<T>(m, p, k, mat(ob as *const u8, out.layout, oo), mat(ab as *const u8, a.layout, oa), mat(bb as *const u8, b.layout, obo), accumulate, threads)
+            }
+        };
+        if across_batch {
+            crate::parallel::parallel_for(nb, |bi| one(bi, false));
+        } else {
+            for bi in 0..nb {
+                one(bi, true);
+            }
+        }
+    });
+    Ok(())
 }
 
 /// `dst (m×n) = [dst +] lhs (m×k) @ rhs (k×n)`: with `accumulate`, the

@@ -1,20 +1,12 @@
 //! Matrix products: `mm`, `bmm`, `matmul` (PyTorch's rules for 1-D/2-D/N-D).
 
-use super::check_cpu;
+use super::common_device;
 use super::creation::pretty;
 use crate::Tensor;
 use ferrotorch_core::layout::{broadcast_shapes, fmt_shape};
-use ferrotorch_core::{dispatch_dtype, DType, Device, Error, Result, Scalar};
-use ferrotorch_cpu::matmul::{matmul_acc, matmul_threads as kernel_threads, Mat};
+use ferrotorch_core::{DType, Error, Result, Scalar};
 use super::arith_grad::{g0, reduce_grad};
 use crate::autograd::{record, rule, GradModeGuard, SavedTensor};
-
-fn mat(t: &Tensor, batch_off: isize) -> Mat {
-    let n = t.ndim();
-    // SAFETY: batch_off addresses a matrix inside t's layout.
-    let ptr = unsafe { (t.data_ptr_mut()).offset(batch_off * t.dtype().itemsize() as isize) };
-    Mat { ptr, rs: t.strides()[n - 2], cs: t.strides()[n - 1] }
-}
 
 /// Is `t` a column-major matrix (a transposed contiguous one, as the weight
 /// `linear` multiplies by)? PyTorch's `mm_mat1_backward`/`mm_mat2_backward`
@@ -47,7 +39,7 @@ fn mm_mat2_grad(g: &Tensor, mat1: &Tensor, mat2_col_major: bool) -> Result<Tenso
 impl Tensor {
     /// `mm(self, other)` for two 2-D tensors of one dtype (records `MmBackward0`).
     pub fn mm(&self, other: &Tensor) -> Result<Tensor> {
-        check_cpu("mm", &[self, other])?;
+        common_device(&[self, other])?;
         if self.ndim() != 2 {
             return Err(Error::runtime("self must be a matrix"));
         }
@@ -71,7 +63,7 @@ impl Tensor {
 
     /// `bmm(self, other)` for two 3-D tensors (records `BmmBackward0`).
     pub fn bmm(&self, other: &Tensor) -> Result<Tensor> {
-        check_cpu("bmm", &[self, other])?;
+        let device = common_device(&[self, other])?;
         if self.ndim() != 3 || other.ndim() != 3 {
             return Err(Error::runtime(format!(
                 "batch1 must be a 3D tensor, got {}D and {}D",
@@ -101,7 +93,7 @@ impl Tensor {
             // nothing to multiply.
             let shape = [self.shape()[0], self.shape()[1], other.shape()[2]];
             if shape.contains(&0) || self.shape()[2] == 0 {
-                Tensor::zeros(&shape, other.dtype(), Device::CPU)?
+                Tensor::zeros(&shape, other.dtype(), device)?
             } else if self.dtype() == DType::Bool {
                 return Err(Error::not_implemented("\"bmm\" not implemented for 'Bool'"));
             } else {
@@ -180,7 +172,7 @@ impl Tensor {
             // kernel when there is nothing to multiply: an empty result, or an
             // empty inner dim (all-False result). `dot` has no such early exit.
             if op != "dot" && (k == 0 || out_shape.contains(&0)) {
-                return Tensor::zeros(&out_shape, DType::Bool, Device::CPU);
+                return Tensor::zeros(&out_shape, DType::Bool, common_device(&[self, other])?);
             }
             // PyTorch has no boolean GEMM: every product (einsum and tensordot
             // included) fails here, named after the CPU kernel it reaches.
@@ -197,46 +189,16 @@ impl Tensor {
         // opmath), so a product past float16's range still adds as a float.
         let compute = crate::ops::arith::opmath(dtype);
         let (a, b) = (self.to_dtype(compute)?, other.to_dtype(compute)?);
-        let out = Tensor::empty(&out_shape, compute, Device::CPU)?;
-        let nb: usize = batch.iter().product();
-        let offsets = |bi: usize| {
-            let (mut oa, mut ob, mut oo) = (0isize, 0isize, 0isize);
-            let mut rem = bi;
-            for d in (0..batch.len()).rev() {
-                let i = (rem % batch[d]) as isize;
-                rem /= batch[d];
-                oa += i * a.strides()[d];
-                ob += i * b.strides()[d];
-                oo += i * out.strides()[d];
-            }
-            (oa, ob, oo)
-        };
-        // Many small products run one per thread; big ones thread inside GEMM.
-        let per_batch = m.saturating_mul(p).saturating_mul(k);
-        let across_batch = nb >= 2 && per_batch <= 256 * 256 * 256 && ferrotorch_cpu::parallel::threads() > 1;
-        dispatch_dtype!(compute, T => {
-            if across_batch {
-                ferrotorch_cpu::parallel::parallel_for(nb, |bi| {
-                    let (oa, ob, oo) = offsets(bi);
-                    // SAFETY: all three matrices lie inside their tensors'
-                    // layouts; out is fresh and each batch writes its own matrix.
-                    unsafe { kernel_threads::<T>(m, p, k, mat(&out, oo), mat(&a, oa), mat(&b, ob), false) }
-                });
-            } else {
-                for bi in 0..nb {
-                    let (oa, ob, oo) = offsets(bi);
-                    // SAFETY: as above.
-                    unsafe { kernel_threads::<T>(m, p, k, mat(&out, oo), mat(&a, oa), mat(&b, ob), true) }
-                }
-            }
-        });
+        let device = common_device(&[&a, &b])?;
+        let out = Tensor::empty(&out_shape, compute, device)?;
+        out.backend()?.matmul(compute, out.operand_mut(), a.operand(), b.operand(), false)?;
         out.to_dtype(dtype)
     }
 
     /// `matmul(self, other)` with PyTorch's rules for 1-D and batched operands,
     /// built from differentiable pieces (dot, mv, mm, bmm, views).
     pub fn matmul(&self, other: &Tensor) -> Result<Tensor> {
-        check_cpu("matmul", &[self, other])?;
+        common_device(&[self, other])?;
         let (da, db) = (self.ndim(), other.ndim());
         if da == 0 || db == 0 {
             return Err(Error::runtime(format!(
@@ -421,13 +383,8 @@ fn maybe_multiply(t: &Tensor, s: Scalar) -> Result<Tensor> {
 /// `acc += lhs @ rhs` (2-D, one dtype, `acc` fresh): the products are added
 /// to `acc`'s values one at a time, as PyTorch's BLAS `addmm` does.
 fn mm_accumulate(acc: &Tensor, lhs: &Tensor, rhs: &Tensor) -> Result<()> {
-    let (m, k, n) = (lhs.shape()[0], lhs.shape()[1], rhs.shape()[1]);
-    dispatch_dtype!(acc.dtype(), T => {
-        // SAFETY: the three are 2-D tensors of T with the given sizes, and
-        // `acc` is a fresh tensor that overlaps neither input.
-        unsafe { matmul_acc::<T>(m, n, k, mat(acc, 0), mat(lhs, 0), mat(rhs, 0), true, true) }
-    });
-    Ok(())
+    // `acc` is a fresh tensor that overlaps neither input.
+    acc.backend()?.matmul(acc.dtype(), acc.operand_mut(), lhs.operand(), rhs.operand(), true)
 }
 
 /// Which operand MKL's float32/float64 gemm scales by `alpha` before it adds
@@ -495,8 +452,7 @@ enum AlphaOn {
 /// Records `AddmmBackward0` / `BaddbmmBackward0`.
 fn add_product(kind: AddProd, input: &Tensor, a: &Tensor, b: &Tensor, beta: Scalar, alpha: Scalar) -> Result<Tensor> {
     use crate::ops::arith::{binary, opmath, scalar_arg, BinaryOp, Operand};
-    let name = if kind == AddProd::Addmm { "addmm" } else { "baddbmm" };
-    check_cpu(name, &[input, a, b])?;
+    let device = common_device(&[input, a, b])?;
     let out_shape: Vec<usize> = match kind {
         AddProd::Addmm => {
             for (t, what) in [(a, "mat1"), (b, "mat2")] {
@@ -567,11 +523,11 @@ fn add_product(kind: AddProd, input: &Tensor, a: &Tensor, b: &Tensor, beta: Scal
         let _no_grad = GradModeGuard::new(false);
         if numel == 0 || k == 0 {
             if numel == 0 || beta.to_f64() == 0.0 {
-                Tensor::zeros(&out_shape, dt, Device::CPU)?
+                Tensor::zeros(&out_shape, dt, device)?
             } else {
                 // `result.copy_(input); result.mul_(beta)`: the in-place
                 // product's type must cast back (beta=0.5 into an integer fails).
-                let r = Tensor::zeros(&out_shape, dt, Device::CPU)?;
+                let r = Tensor::zeros(&out_shape, dt, device)?;
                 r.copy_(&input.expand(&shape_i64)?)?;
                 crate::ops::arith::binary_(&r, Operand::S(beta), BinaryOp::Mul)?;
                 r
@@ -598,10 +554,10 @@ fn add_product(kind: AddProd, input: &Tensor, a: &Tensor, b: &Tensor, beta: Scal
             let r = if kind == AddProd::Addmm && work == dt && al.to_f64() == 0.0 {
                 match scaled_input()? {
                     Some(t) => t,
-                    None => Tensor::zeros(&out_shape, work, Device::CPU)?,
+                    None => Tensor::zeros(&out_shape, work, device)?,
                 }
             } else if let Some(scale) = (kind == AddProd::Addmm && work == dt).then(|| blas_alpha_operand(a, b)).flatten() {
-                let acc = Tensor::zeros(&out_shape, work, Device::CPU)?;
+                let acc = Tensor::zeros(&out_shape, work, device)?;
                 if let Some(t) = scaled_input()? {
                     acc.copy_(&t)?;
                 }
