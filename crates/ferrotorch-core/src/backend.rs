@@ -82,6 +82,10 @@ pub trait Backend: Send + Sync {
     /// to `out`'s shape), with one rounding: `add`/`sub` with `alpha`.
     fn add_scaled(&self, dtype: DType, out: Dst, a: Src, b: Src, s: f64) -> Result<()>;
 
+    /// `out = cond ? x : y` elementwise (`where`): `cond` bool, the others
+    /// of `dtype`, all broadcast to `out`'s shape.
+    fn select(&self, dtype: DType, out: Dst, cond: Src, x: Src, y: Src) -> Result<()>;
+
     /// `out[i] (+)= a[i] @ b[i]` over the batch dims the three share: `a` is
     /// (.., m, k), `b` (.., k, p), `out` (.., m, p), all of `dtype` (the op
     /// layer computes float16/bfloat16 products in float32). With
@@ -144,6 +148,9 @@ impl Backend for Meta {
         Ok(())
     }
     fn add_scaled(&self, _dtype: DType, _out: Dst, _a: Src, _b: Src, _s: f64) -> Result<()> {
+        Ok(())
+    }
+    fn select(&self, _dtype: DType, _out: Dst, _cond: Src, _x: Src, _y: Src) -> Result<()> {
         Ok(())
     }
     fn matmul(&self, _dtype: DType, _out: Dst, _a: Src, _b: Src, _accumulate: bool) -> Result<()> {

@@ -39,6 +39,9 @@ impl Backend for Cpu {
     fn add_scaled(&self, dtype: DType, out: Dst, a: Src, b: Src, s: f64) -> Result<()> {
         crate::binary::binary(crate::binary::BinaryKind::AddAlpha(s), dtype, out, a, b)
     }
+    fn select(&self, dtype: DType, out: Dst, cond: Src, x: Src, y: Src) -> Result<()> {
+        pointwise::select(dtype, out, cond, x, y)
+    }
     fn matmul(&self, dtype: DType, out: Dst, a: Src, b: Src, accumulate: bool) -> Result<()> {
         crate::matmul::batched(dtype, out, a, b, accumulate)
     }

@@ -3,7 +3,9 @@
 //! once per call.
 
 mod binary;
+mod select;
 mod unary;
 
 pub use binary::{binary, floor_div};
+pub use select::select;
 pub use unary::{rint, unary};

@@ -7,46 +7,25 @@ use crate::autograd::{apply_inplace, apply_inplace_kernel, needs_grad, record, r
 use crate::defaults::default_dtype;
 use crate::ops::arith::Operand;
 use crate::ops::arith_grad::{g0, reduce_grad};
-use crate::ops::{broadcast_layout, check_cpu};
+use crate::ops::{broadcast_layout, check_cpu, common_device};
 use crate::ops::creation::pretty;
 use crate::Tensor;
 use ferrotorch_core::dtype::{result_type, OperandKind};
 use ferrotorch_core::layout::{broadcast_shapes, fmt_shape};
-use ferrotorch_core::{dispatch_dtype, DType, Element, Error, Result, Scalar};
-use ferrotorch_cpu::iter::Plan;
+use ferrotorch_core::{DType, Error, Result, Scalar};
 
 /// `out = cond ? x : y` over the broadcast shape, computed in `dtype`.
 pub(crate) fn where_raw(cond: &Tensor, x: &Tensor, y: &Tensor, dtype: DType) -> Result<Tensor> {
     let _g = GradModeGuard::new(false);
-    check_cpu("where", &[cond, x, y])?;
+    let device = common_device(&[cond, x, y])?;
     let shape = broadcast_shapes(&broadcast_shapes(cond.shape(), x.shape())?, y.shape())?;
     let c = cond.to_dtype(DType::Bool)?;
     let (x, y) = (x.to_dtype(dtype)?, y.to_dtype(dtype)?);
-    let out = Tensor::empty(&shape, dtype, x.device())?;
+    let out = Tensor::empty(&shape, dtype, device)?;
     let (lc, lx, ly) = (broadcast_layout(&c, &shape)?, broadcast_layout(&x, &shape)?, broadcast_layout(&y, &shape)?);
-    let ol = out.layout();
-    let plan = Plan::<4>::new(&shape, [&ol.strides, &lc.strides, &lx.strides, &ly.strides], [ol.offset, lc.offset, lx.offset, ly.offset]);
-    dispatch_dtype!(dtype, T => where_loop::<T>(&plan, &out, &c, &x, &y));
+    let operand = |t: &Tensor, l| ferrotorch_core::Src { base: t.storage().raw_ptr(), layout: l };
+    out.backend()?.select(dtype, out.operand_mut(), operand(&c, &lc), operand(&x, &lx), operand(&y, &ly))?;
     Ok(out)
-}
-
-fn where_loop<T: Element>(plan: &Plan<4>, out: &Tensor, c: &Tensor, x: &Tensor, y: &Tensor) {
-    // Addresses as integers so the closure can be shared across threads; each
-    // run writes only its own elements of the fresh `out`.
-    let (ou, cu) = (out.storage().as_mut_ptr() as usize, c.storage().as_ptr() as usize);
-    let (xu, yu) = (x.storage().as_ptr() as usize, y.storage().as_ptr() as usize);
-    plan.for_each_par(|off, n, st| {
-        let (o, cb) = (ou as *mut T, cu as *const bool);
-        let (xb, yb) = (xu as *const T, yu as *const T);
-        for i in 0..n as isize {
-            // SAFETY: the plan walks layouts broadcast from each operand's own
-            // layout; `out` is fresh.
-            unsafe {
-                let pick = *cb.offset(off[1] + i * st[1]);
-                *o.offset(off[0] + i * st[0]) = if pick { *xb.offset(off[2] + i * st[2]) } else { *yb.offset(off[3] + i * st[3]) };
-            }
-        }
-    });
 }
 
 fn scalar_t(s: Scalar) -> Result<Tensor> {
