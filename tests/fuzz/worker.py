@@ -82,7 +82,11 @@ def main():
     warnings.simplefilter("ignore")
     import ferrotorch as ft
     import torch
+    # Both libraries on one thread: where PyTorch's result depends on its
+    # thread count (the blocks a channels-last batch_norm sums in float32),
+    # ours follows its own count, so the two must be equal.
     torch.set_num_threads(1)
+    ft.set_num_threads(1)
     builtins = __builtins__ if isinstance(__builtins__, dict) else __builtins__.__dict__
     builtins["nan"], builtins["inf"] = math.nan, math.inf  # so reprs of special floats evaluate
     only = set(os.environ["FUZZ_ONLY"].split(",")) if os.environ.get("FUZZ_ONLY") else None

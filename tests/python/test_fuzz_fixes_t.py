@@ -120,3 +120,49 @@ def test_add_alpha_float32_gradient_unchanged():
     for x, y in zip(res[0][:3], res[1][:3]):
         np.testing.assert_allclose(x, y, rtol=1e-15, atol=0)
     assert res[0][3] == res[1][3]
+
+
+# --- seed 11 campaign: float32 batch_norm of an (N, C) input ----------------------------------
+# PyTorch's channels-last statistics kernel (one element per sample and channel): with more rows
+# than threads each thread sums its block of rows in float32 (which can overflow to inf, giving
+# NaN outputs), and the blocks add up in double.
+
+@pytest.fixture
+def threads():
+    saved = (ft.get_num_threads(), torch.get_num_threads())
+
+    def set_both(n):
+        ft.set_num_threads(n)
+        torch.set_num_threads(n)
+    yield set_both
+    ft.set_num_threads(saved[0])
+    torch.set_num_threads(saved[1])
+
+
+def _bn32(lib, x):
+    t = lib.tensor(x, dtype=lib.float32)
+    rm, rv = lib.zeros(x.shape[1]), lib.ones(x.shape[1])
+    out = lib.nn.functional.batch_norm(t, rm, rv, training=True)
+    return out.numpy(), rm.numpy(), rv.numpy()
+
+
+def test_float32_nc_batch_norm_sums_rows_in_float32(threads):
+    threads(1)
+    x = np.array([[np.inf, 3e38, -0.5416], [0.4111, 3e38, -np.inf], [-np.inf, -1e-40, -0.9636]], dtype=np.float32)
+    ours, ref = _bn32(ft, x), _bn32(torch, x)
+    for a, b in zip(ours, ref):
+        np.testing.assert_array_equal(np.isnan(a), np.isnan(b))
+        np.testing.assert_allclose(a[~np.isnan(a)], b[~np.isnan(b)], rtol=1e-5)
+
+
+@pytest.mark.parametrize("n_threads", [1, 2])
+@pytest.mark.parametrize("n", [2, 3, 5, 8])
+def test_float32_nc_batch_norm_matches_per_thread_count(threads, n_threads, n):
+    threads(n_threads)
+    rng = np.random.default_rng(n)
+    x = (rng.standard_normal((n, 4)) * np.array([1.0, 1e37, 1e38, 0.01])).astype(np.float32)
+    x[0, 2] = x[1, 2] = 3e38  # a column whose float32 row sum overflows
+    ours, ref = _bn32(ft, x), _bn32(torch, x)
+    for a, b in zip(ours, ref):
+        np.testing.assert_array_equal(np.isnan(a), np.isnan(b))
+        np.testing.assert_allclose(a[~np.isnan(a)], b[~np.isnan(b)], rtol=1e-4, atol=1e-6)

@@ -1009,10 +1009,23 @@ fn channel_moments<T: Element, F: MomentFloat>(x: &[T], shp: Ncs, c: usize, stri
             let vs: f64 = blocks.map(|b| sum_f64(b, |v| (v.to_f64() - md) * (v.to_f64() - md))).sum();
             return (m, vs / cnt as f64, vs / (cnt as f64 - 1.0));
         }
-        let sum: f64 = blocks.clone().map(|b| sum_f64(b, |v| v.to_f64())).sum();
-        let mean = F::from_f64(sum / cnt as f64);
-        // (x - mean)^2 in the input's type, summed in float64, stored in the input's type.
-        let vs: f64 = blocks.map(|b| sum_f64(b, |v| ((fv(v) - mean) * (fv(v) - mean)).to_f64())).sum();
+        let (mean, vs) = if shp.s == 1 && shp.n > crate::parallel::threads() {
+            // An (N, C) input is channels-last for PyTorch (NC11), and with
+            // more rows than threads its kernel gives each thread a block of
+            // rows summed in the input's type (a float32 sum can overflow),
+            // and adds the blocks in the accumulate type; the squares likewise.
+            let rows = shp.n.div_ceil(crate::parallel::threads().max(1));
+            let block_sums = |f: &dyn Fn(F) -> F| -> f64 {
+                (0..shp.n).step_by(rows).map(|r0| (r0..(r0 + rows).min(shp.n)).fold(F::ZERO, |acc, i| acc + f(fv(x[i * shp.c + c]))).to_f64()).sum()
+            };
+            let mean = F::from_f64(block_sums(&|v| v) / cnt as f64);
+            (mean, block_sums(&|v| (v - mean) * (v - mean)))
+        } else {
+            let sum: f64 = blocks.clone().map(|b| sum_f64(b, |v| v.to_f64())).sum();
+            let mean = F::from_f64(sum / cnt as f64);
+            // (x - mean)^2 in the input's type, summed in float64, stored in the input's type.
+            (mean, blocks.map(|b| sum_f64(b, |v| ((fv(v) - mean) * (fv(v) - mean)).to_f64())).sum())
+        };
         let vs = F::from_f64(vs);
         let var = (vs / F::from_usize(cnt)).to_f64();
         let unb = (vs / F::from_usize(cnt - 1)).to_f64();

@@ -76,53 +76,41 @@ pub trait Compute: Element {
     fn down(c: Self::C) -> Self;
 }
 
-impl Compute for f32 {
-    type C = f32;
-    #[inline(always)]
-    fn up(self) -> f32 {
-        self
-    }
-    #[inline(always)]
-    fn down(c: f32) -> Self {
-        c
-    }
+/// Native floats compute in themselves.
+macro_rules! compute_native {
+    ($($t:ty),*) => {$(
+        impl Compute for $t {
+            type C = $t;
+            #[inline(always)]
+            fn up(self) -> $t {
+                self
+            }
+            #[inline(always)]
+            fn down(c: $t) -> Self {
+                c
+            }
+        }
+    )*};
 }
+compute_native!(f32, f64);
 
-impl Compute for f64 {
-    type C = f64;
-    #[inline(always)]
-    fn up(self) -> f64 {
-        self
-    }
-    #[inline(always)]
-    fn down(c: f64) -> Self {
-        c
-    }
+/// Half types compute in `f32` and round once on the way back.
+macro_rules! compute_half {
+    ($($t:ty),*) => {$(
+        impl Compute for $t {
+            type C = f32;
+            #[inline(always)]
+            fn up(self) -> f32 {
+                self.to_f32()
+            }
+            #[inline(always)]
+            fn down(c: f32) -> Self {
+                <$t>::from_f32(c)
+            }
+        }
+    )*};
 }
-
-impl Compute for f16 {
-    type C = f32;
-    #[inline(always)]
-    fn up(self) -> f32 {
-        self.to_f32()
-    }
-    #[inline(always)]
-    fn down(c: f32) -> Self {
-        f16::from_f32(c)
-    }
-}
-
-impl Compute for bf16 {
-    type C = f32;
-    #[inline(always)]
-    fn up(self) -> f32 {
-        self.to_f32()
-    }
-    #[inline(always)]
-    fn down(c: f32) -> Self {
-        bf16::from_f32(c)
-    }
-}
+compute_half!(f16, bf16);
 
 /// Runs `$body` with `$T` bound to a floating storage type; other dtypes give
 /// PyTorch's `NotImplementedError` ("\"op_cpu\" not implemented for 'Long'").
