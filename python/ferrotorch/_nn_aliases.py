@@ -142,21 +142,28 @@ def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, generator=None):
 def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False, generator=None):
     r"""rrelu_(input, lower=1./8, upper=1./3, training=False, generator=None) -> Tensor
 
-    In-place :func:`rrelu`.
+    In-place :func:`rrelu`. Unlike :func:`rrelu` it accepts infinite bounds
+    outside training (the slope is their mean), as PyTorch's in-place kernel does.
     """
-    lower, upper = _check_rrelu(lower, upper)
+    lower, upper = _check_rrelu(lower, upper, finite=False)
+    if training and input.is_floating_point() and not (math.isfinite(lower) and math.isfinite(upper)):
+        # the uniform draw of the slopes refuses an infinite range
+        raise RuntimeError(
+            "Expected to - from <= std::numeric_limits<T>::max() to be true, but got false.  "
+            "(Could this error message be improved?  If so, please report an enhancement request to PyTorch.)"
+        )
     if generator is None or not training:
         return _F().rrelu_(input, lower, upper, training)
     return _rrelu_gen(input, lower, upper, generator, True)
 
 
-def _check_rrelu(lower, upper):
+def _check_rrelu(lower, upper, finite=True):
     # Scalars: a 0-d tensor bound is its value as a Python number (no arithmetic in its dtype).
     lo, hi = float(_args.number(lower, "rrelu", "lower", 2)), float(_args.number(upper, "rrelu", "upper", 3))
     for name, v in (("lower", lo), ("upper", hi)):
-        if not math.isfinite(v):
+        if finite and not math.isfinite(v):
             raise RuntimeError(f"rrelu: {name} bound must be finite, got {v}")
-    if lo > hi:
+    if not lo <= hi:  # a NaN bound fails too
         raise RuntimeError("Lower bound should be less than or equal to the upper bound")
     return lo, hi
 

@@ -166,3 +166,51 @@ def test_float32_nc_batch_norm_matches_per_thread_count(threads, n_threads, n):
     for a, b in zip(ours, ref):
         np.testing.assert_array_equal(np.isnan(a), np.isnan(b))
         np.testing.assert_allclose(a[~np.isnan(a)], b[~np.isnan(b)], rtol=1e-4, atol=1e-6)
+
+
+# --- seed 11 campaign: rrelu_ bounds ------------------------------------------------------------
+# PyTorch's in-place rrelu_ does not require finite bounds outside training (the slope is their
+# mean); it checks `lower <= upper` (so a NaN bound fails that check), and an integer input fails
+# its kernel's dtype check first.
+
+RRELU_CASES = [
+    ("float32", -np.inf, 0.3, False), ("float32", 0.1, np.inf, False), ("float32", np.nan, 0.3, False),
+    ("float32", -np.inf, 0.3, True), ("float32", 0.1, np.inf, True), ("float32", 0.5, 0.1, False),
+    ("int16", -np.inf, 0.3, False), ("int16", 0.1, 0.3, False), ("int16", 0.5, 0.1, False), ("float64", 0.1, 0.2, False),
+]
+
+
+@pytest.mark.parametrize("dtype,lower,upper,training", RRELU_CASES)
+def test_rrelu_inplace_bounds(dtype, lower, upper, training):
+    def run(lib):
+        x = lib.tensor([1.5, -2.0, 0.0], dtype=getattr(lib, dtype))
+        try:
+            return lib.rrelu_(x, lower, upper, training), None
+        except Exception as e:  # noqa: BLE001 - the class is compared
+            return None, type(e).__name__
+    (r1, e1), (r2, e2) = run(ft), run(torch)
+    assert e1 == e2, (e1, e2)
+    if e1 is None and not training:
+        np.testing.assert_array_equal(r1.double().numpy(), r2.double().numpy())
+
+
+def test_rrelu_function_still_requires_finite_bounds():
+    for lib in (ft, torch):
+        with pytest.raises(RuntimeError, match="lower bound must be finite"):
+            lib.nn.functional.rrelu(lib.tensor([1.0, -1.0]), float("-inf"), 0.3)
+
+
+@pytest.mark.parametrize("args", [(float("-inf"), 0.3, False, False), (0.5, 0.1, False, False), (0.1, float("inf"), False, False),
+                                  (float("-inf"), 0.3, False, True), (float("nan"), 0.3, False, False), (float("-inf"), 0.3, True, False)])
+def test_functional_rrelu_bounds(args):
+    lower, upper, training, inplace = args
+
+    def run(lib):
+        try:
+            return lib.nn.functional.rrelu(lib.tensor([1.0, -1.0]), lower, upper, training=training, inplace=inplace), None
+        except Exception as e:  # noqa: BLE001 - the class is compared
+            return None, type(e).__name__
+    (r1, e1), (r2, e2) = run(ft), run(torch)
+    assert e1 == e2, (e1, e2)
+    if e1 is None:
+        np.testing.assert_array_equal(r1.numpy(), r2.numpy())

@@ -1009,17 +1009,21 @@ fn channel_moments<T: Element, F: MomentFloat>(x: &[T], shp: Ncs, c: usize, stri
             let vs: f64 = blocks.map(|b| sum_f64(b, |v| (v.to_f64() - md) * (v.to_f64() - md))).sum();
             return (m, vs / cnt as f64, vs / (cnt as f64 - 1.0));
         }
-        let (mean, vs) = if shp.s == 1 && shp.n > crate::parallel::threads() {
-            // An (N, C) input is channels-last for PyTorch (NC11), and with
-            // more rows than threads its kernel gives each thread a block of
-            // rows summed in the input's type (a float32 sum can overflow),
-            // and adds the blocks in the accumulate type; the squares likewise.
-            let rows = shp.n.div_ceil(crate::parallel::threads().max(1));
-            let block_sums = |f: &dyn Fn(F) -> F| -> f64 {
-                (0..shp.n).step_by(rows).map(|r0| (r0..(r0 + rows).min(shp.n)).fold(F::ZERO, |acc, i| acc + f(fv(x[i * shp.c + c]))).to_f64()).sum()
+        let (mean, vs) = if shp.s == 1 {
+            // An (N, C) input is channels-last for PyTorch (NC11), and its
+            // kernel sums in the input's type (a float32 sum of rows can
+            // overflow to inf): with more rows than threads, each thread a
+            // block of rows, then the blocks in thread order; the squares
+            // around the mean (rounded to the input's type) likewise.
+            let threads = crate::parallel::threads().max(1);
+            let rows = if shp.n > threads { shp.n.div_ceil(threads) } else { shp.n };
+            let block_sums = |f: &dyn Fn(F) -> F| -> F {
+                (0..shp.n).step_by(rows.max(1)).fold(F::ZERO, |total, r0| {
+                    total + (r0..(r0 + rows).min(shp.n)).fold(F::ZERO, |acc, i| acc + f(fv(x[i * shp.c + c])))
+                })
             };
-            let mean = F::from_f64(block_sums(&|v| v) / cnt as f64);
-            (mean, block_sums(&|v| (v - mean) * (v - mean)))
+            let mean = block_sums(&|v| v) / F::from_usize(cnt);
+            (mean, block_sums(&|v| (v - mean) * (v - mean)).to_f64())
         } else {
             let sum: f64 = blocks.clone().map(|b| sum_f64(b, |v| v.to_f64())).sum();
             let mean = F::from_f64(sum / cnt as f64);

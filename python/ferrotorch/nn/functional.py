@@ -196,7 +196,15 @@ def _rrelu_training_checks(input, lower, upper):
 
 
 def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
-    """Randomised leaky ReLU: slope ~ U(lower, upper) in training, their mean otherwise."""
+    """Randomised leaky ReLU: slope ~ U(lower, upper) in training, their mean otherwise.
+
+    The out-of-place form requires finite bounds (``torch.rrelu``); the in-place
+    one (``torch.rrelu_``) accepts infinite bounds outside training.
+    """
+    if not inplace:
+        for name, v in (("lower", lower), ("upper", upper)):
+            if not math.isfinite(float(v)):
+                raise RuntimeError(f"rrelu: {name} bound must be finite, got {float(v)}")
     if lower > upper:
         raise RuntimeError("Lower bound should be less than or equal to the upper bound")
     if not training:
