@@ -127,6 +127,12 @@ KNOWN = [
      "PyTorch's float32 cumprod backward overflows in an intermediate: with a zero in the input and a factor "
      "near 3e38 its products pass float32's range and give inf where the exact gradient is finite (PyTorch's "
      "own float64 gives 5.4699e37 at the reproducer's position, as ours does in float32)"),
+    (r"(torch\.|F\.|T\.)?logit_?(/\w+)?", r"wrong:value",
+     "logit with eps above 1/2 (a lower clamp bound above the upper one) has a layout-dependent result in "
+     "PyTorch: contiguous inputs (and 1-d strided ones) clamp as its scalar loop, x < lo ? lo : x > hi ? hi : x "
+     "(logit_(full((4, 150), 0.3), 1) is +inf), while the same values in a non-contiguous tensor whose rows "
+     "are contiguous (full((4, 150), 0.3)[::2]) go through its vectorized clamp, min(max(x, lo), hi), and "
+     "give -inf; ours gives the contiguous answer for every layout"),
     (r"tensordot/tt", r"wrong:value",
      "PyTorch's float32 tensordot contracting every dim (a 0-d result) is a dot product whose summation order "
      "depends on the operands' strides: MKL's sdot (unit strides) sums in 4-wide lanes, a stride-0 operand goes "

@@ -12,6 +12,7 @@ either ``{"id": n, "seed": s}`` (the case is drawn from the seed) or
 import json
 import math
 import os
+import resource
 import sys
 import warnings
 import zlib
@@ -78,6 +79,20 @@ def run_case(case, torch, ft, side=lambda name: None):
     return judge(spec, params, ours, ref, case["recipes"])
 
 
+def limit_memory():
+    """Caps this worker's address space (FUZZ_MEM_GB, default 8 GiB).
+
+    A case such as ``ones(2**31 - 1, 2)`` asks for 17 GB: on a machine with
+    little more than that, the second library's copy swaps until the hang
+    limit (or the kernel kills a worker), which says nothing about either
+    library. Under the cap both raise their out-of-memory RuntimeError and
+    are compared like any other error."""
+    gb = float(os.environ.get("FUZZ_MEM_GB", 8))
+    if gb > 0:
+        cap = int(gb * 2**30)
+        resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+
+
 def main():
     warnings.simplefilter("ignore")
     import ferrotorch as ft
@@ -87,6 +102,7 @@ def main():
     # ours follows its own count, so the two must be equal.
     torch.set_num_threads(1)
     ft.set_num_threads(1)
+    limit_memory()
     builtins = __builtins__ if isinstance(__builtins__, dict) else __builtins__.__dict__
     builtins["nan"], builtins["inf"] = math.nan, math.inf  # so reprs of special floats evaluate
     only = set(os.environ["FUZZ_ONLY"].split(",")) if os.environ.get("FUZZ_ONLY") else None
@@ -112,6 +128,9 @@ def main():
         out.flush()
         try:
             verdict, detail = run_case(case, torch, ft, side)
+            # Memory our caching allocator keeps would count against the
+            # next case's cap (PyTorch's CPU allocator keeps none).
+            ft.empty_cache()
         except Exception as e:  # a bug of the fuzzer itself, reported as such
             verdict, detail = "fuzzer_error", f"{type(e).__name__}: {e}"
         ans = {"id": req["id"], "op": case["op"], "verdict": verdict}

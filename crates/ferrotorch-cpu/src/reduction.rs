@@ -31,7 +31,8 @@
 
 use crate::iter::{Plan, GRAIN};
 use crate::simd::{fold, isa, sum as vsum, Isa};
-use crate::unary::{FastFloat, UnaryKind};
+use crate::unary::FastFloat;
+use ferrotorch_core::UnaryOp;
 use crate::{at, at_mut, Dst, Src};
 use ferrotorch_core::{dispatch_dtype, DType, Element, Error, Result};
 pub use ferrotorch_core::op::{ArgKind, CumKind, ReduceKind};
@@ -737,7 +738,7 @@ impl Lse {
                 for (o, &v) in t[..c].iter_mut().zip(x) {
                     *o = v.sub(mf);
                 }
-                F::contiguous_unary(isa, UnaryKind::Exp, t.as_ptr(), t.as_mut_ptr(), c);
+                F::contiguous_unary(isa, UnaryOp::Exp, t.as_ptr(), t.as_mut_ptr(), c);
                 (m, F::row_sum(isa, &t[..c]))
             };
             acc = Lse::merge(acc, part);
@@ -758,7 +759,7 @@ impl Lse {
         for ((o, &x), a) in t[..w].iter_mut().zip(row).zip(accs.iter()) {
             *o = F::from_f64(Lse::gap(x.to_f64(), a.0));
         }
-        F::contiguous_unary(isa, UnaryKind::Exp, t.as_ptr(), t.as_mut_ptr(), w);
+        F::contiguous_unary(isa, UnaryOp::Exp, t.as_ptr(), t.as_mut_ptr(), w);
         for ((a, &x), &e) in accs.iter_mut().zip(row).zip(&t[..w]) {
             *a = Lse::update(*a, x.to_f64(), e.to_f64());
         }
@@ -1128,14 +1129,14 @@ fn softmax_row<F: RowFloat>(isa: Isa, x: &[F], y: &mut [F], tmp: &mut [F], log: 
     }
     if log {
         // SAFETY: `y` and `tmp` hold `x.len()` elements each.
-        unsafe { F::contiguous_unary(isa, UnaryKind::Exp, y.as_ptr(), tmp.as_mut_ptr(), y.len()) };
+        unsafe { F::contiguous_unary(isa, UnaryOp::Exp, y.as_ptr(), tmp.as_mut_ptr(), y.len()) };
         let ls = F::from_f64(F::row_sum(isa, tmp).ln());
         for o in y.iter_mut() {
             *o = o.sub(ls);
         }
     } else {
         // SAFETY: in place over `y`'s own elements.
-        unsafe { F::contiguous_unary(isa, UnaryKind::Exp, y.as_ptr(), y.as_mut_ptr(), y.len()) };
+        unsafe { F::contiguous_unary(isa, UnaryOp::Exp, y.as_ptr(), y.as_mut_ptr(), y.len()) };
         let inv = F::from_f64(1.0 / F::row_sum(isa, y));
         for o in y.iter_mut() {
             *o = o.mul(inv);

@@ -8,7 +8,8 @@
 
 use crate::elementwise::Float;
 use crate::simd::isa;
-use crate::unary::{FastFloat, UnaryKind};
+use crate::unary::FastFloat;
+use ferrotorch_core::UnaryOp;
 use ferrotorch_core::Element;
 
 /// Rows per parallel task are chosen so a task holds at least this many
@@ -45,7 +46,7 @@ impl<T> Out<T> {
 /// # Safety
 /// `x` must be valid for `n` elements that no other task touches.
 #[inline(always)]
-unsafe fn activate<T: FastFloat>(op: UnaryKind, x: *mut T, n: usize) {
+unsafe fn activate<T: FastFloat>(op: UnaryOp, x: *mut T, n: usize) {
     T::contiguous_unary(isa(), op, x, x, n)
 }
 
@@ -64,16 +65,16 @@ pub fn lstm_forward<T: Float + FastFloat>(igates: &[T], hgates: &[T], cx: &[T], 
                 ws_p.set(g0 + k, igates[g0 + k].add(hgates[g0 + k]));
             }
             let w = ws_p.0.add(g0);
-            activate(UnaryKind::Sigmoid, w, 2 * hidden);
-            activate(UnaryKind::Tanh, w.add(2 * hidden), hidden);
-            activate(UnaryKind::Sigmoid, w.add(3 * hidden), hidden);
+            activate(UnaryOp::Sigmoid, w, 2 * hidden);
+            activate(UnaryOp::Tanh, w.add(2 * hidden), hidden);
+            activate(UnaryOp::Sigmoid, w.add(3 * hidden), hidden);
             for j in 0..hidden {
                 let (i, f, g) = (*w.add(j), *w.add(hidden + j), *w.add(2 * hidden + j));
                 let c = f.mul(cx[s0 + j]).add(i.mul(g));
                 cy_p.set(s0 + j, c);
                 hy_p.set(s0 + j, c);
             }
-            activate(UnaryKind::Tanh, hy_p.0.add(s0), hidden);
+            activate(UnaryOp::Tanh, hy_p.0.add(s0), hidden);
             for j in 0..hidden {
                 let o = *w.add(3 * hidden + j);
                 hy_p.set(s0 + j, o.mul(*hy_p.0.add(s0 + j)));
@@ -98,7 +99,7 @@ pub fn lstm_backward<T: Float + FastFloat>(ws: &[T], cx: &[T], cy: &[T], dhy: Op
             for j in 0..hidden {
                 dcx_p.set(s0 + j, cy[s0 + j]);
             }
-            activate(UnaryKind::Tanh, dcx_p.0.add(s0), hidden);
+            activate(UnaryOp::Tanh, dcx_p.0.add(s0), hidden);
             for j in 0..hidden {
                 let s = s0 + j;
                 let (i, f, g, o) = (ws[g0 + j], ws[g0 + hidden + j], ws[g0 + 2 * hidden + j], ws[g0 + 3 * hidden + j]);
@@ -128,13 +129,13 @@ pub fn gru_forward<T: Float + FastFloat>(igates: &[T], hgates: &[T], hx: &[T], h
             for k in 0..2 * hidden {
                 ws_p.set(w0 + k, igates[g0 + k].add(hgates[g0 + k]));
             }
-            activate(UnaryKind::Sigmoid, w, 2 * hidden);
+            activate(UnaryOp::Sigmoid, w, 2 * hidden);
             for j in 0..hidden {
                 let hn = hgates[g0 + 2 * hidden + j];
                 ws_p.set(w0 + 3 * hidden + j, hn);
                 ws_p.set(w0 + 2 * hidden + j, igates[g0 + 2 * hidden + j].add((*w.add(j)).mul(hn)));
             }
-            activate(UnaryKind::Tanh, w.add(2 * hidden), hidden);
+            activate(UnaryOp::Tanh, w.add(2 * hidden), hidden);
             for j in 0..hidden {
                 let (z, n) = (*w.add(hidden + j), *w.add(2 * hidden + j));
                 hy_p.set(s0 + j, n.add(z.mul(hx[s0 + j].sub(n))));

@@ -1,255 +1,43 @@
-//! Unary elementwise kernels: the op list of PyTorch's pointwise unary
-//! functions as [`UnaryKind`], a scalar f64 reference per op, and fast f32/f64
-//! kernels that run vectorised (with runtime ISA dispatch) on contiguous runs.
+//! The vectorised float32/float64 forms of the unary ops of the core
+//! vocabulary ([`UnaryOp`]) that have one, with runtime ISA dispatch on
+//! contiguous runs, and an f64 scalar reference of each (strided runs, and
+//! the accuracy tests of the vector forms).
 //!
-//! Paths, per run of the strided iterator:
-//! - f32/f64, contiguous input and output, op with a vector form
-//!   ([`UnaryKind::has_simd`]): the SIMD algorithm of `simd::math`;
-//! - f16/bf16, contiguous: converted to f32 in blocks, the f32 SIMD path, and back;
-//! - anything else (strided or broadcast runs, ops without a vector form):
-//!   [`reference()`] per element, computed in f64 and rounded to the dtype.
-//!
-//! Integer and bool dtypes support the ops that keep their dtype in PyTorch
-//! (neg, abs, sign, square, relu, floor/ceil/round/trunc); the op layer
-//! promotes to a float dtype for the rest.
+//! The op set is core's: this module adds no op names of its own. Which ops
+//! run here is [`has_simd`]; [`crate::pointwise`] routes float32/float64
+//! inputs of those ops here and computes every other case with its generic
+//! per-dtype closures.
 
 use crate::elementwise::Num;
 use crate::iter::Plan;
 use crate::simd::{isa, map1, math as m, Isa, Vf};
 use crate::{at, at_mut, Dst, Src};
-use ferrotorch_core::{DType, Element, Error, Result};
-use half::{bf16, f16};
+use ferrotorch_core::{Element, UnaryOp};
 
-/// A pointwise unary function. Parameterised variants carry their PyTorch
-/// arguments; [`UnaryKind::SOFTPLUS`] is softplus with the defaults.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum UnaryKind {
-    /// `-x`
-    Neg,
-    /// `|x|`
-    Abs,
-    /// `-1`, `0` or `1` (`0` for NaN, as PyTorch)
-    Sign,
-    /// `√x`
-    Sqrt,
-    /// `1/√x`
-    Rsqrt,
-    /// `e^x`
-    Exp,
-    /// `2^x`
-    Exp2,
-    /// `e^x - 1`
-    Expm1,
-    /// `ln x`
-    Log,
-    /// `log2 x`
-    Log2,
-    /// `log10 x`
-    Log10,
-    /// `ln(1 + x)`
-    Log1p,
-    /// `sin x`
-    Sin,
-    /// `cos x`
-    Cos,
-    /// `tan x`
-    Tan,
-    /// `asin x`
-    Asin,
-    /// `acos x`
-    Acos,
-    /// `atan x`
-    Atan,
-    /// `sinh x`
-    Sinh,
-    /// `cosh x`
-    Cosh,
-    /// `tanh x`
-    Tanh,
-    /// `asinh x`
-    Asinh,
-    /// `acosh x`
-    Acosh,
-    /// `atanh x`
-    Atanh,
-    /// `1/(1 + e^-x)`
-    Sigmoid,
-    /// `ln(x/(1 - x))`
-    Logit,
-    /// `logit(clamp(x, eps, 1 - eps))`
-    LogitEps(f64),
-    /// error function
-    Erf,
-    /// `1 - erf x`
-    Erfc,
-    /// inverse error function
-    Erfinv,
-    /// `⌊x⌋`
-    Floor,
-    /// `⌈x⌉`
-    Ceil,
-    /// round half to even
-    Round,
-    /// `round(x · 10^d) / 10^d` (PyTorch's `round(decimals=d)`)
-    RoundDecimals(i32),
-    /// toward zero
-    Trunc,
-    /// `x - trunc(x)`
-    Frac,
-    /// `1/x`
-    Reciprocal,
-    /// `x²`
-    Square,
-    /// `max(x, 0)` (NaN propagates)
-    Relu,
-    /// `min(max(x, 0), 6)`
-    Relu6,
-    /// `x > 0 ? x : slope·x`
-    LeakyRelu(f64),
-    /// `x > 0 ? x : alpha·(e^x - 1)`
-    Elu(f64),
-    /// `x > 0 ? x : alpha·(e^(x/alpha) - 1)`
-    Celu(f64),
-    /// `scale · (x > 0 ? x : alpha·(e^x - 1))` with PyTorch's constants
-    Selu,
-    /// `x · sigmoid(x)`
-    Silu,
-    /// `x · tanh(softplus(x))`
-    Mish,
-    /// `x·beta > threshold ? x : ln(1 + e^(beta·x))/beta`
-    Softplus {
-        /// `beta`
-        beta: f64,
-        /// `threshold`
-        threshold: f64,
-    },
-    /// `x / (1 + |x|)`
-    Softsign,
-    /// `clamp(x, min, max)`
-    Hardtanh(f64, f64),
-    /// `relu6(x + 3) / 6`
-    Hardsigmoid,
-    /// `x · relu6(x + 3) / 6`
-    Hardswish,
-    /// `x/2 · (1 + erf(x/√2))`
-    Gelu,
-    /// `x/2 · (1 + tanh(√(2/π)(x + 0.044715x³)))`
-    GeluTanh,
-    /// NaN → `nan`, +inf → `posinf`, -inf → `neginf` (the op layer resolves
-    /// PyTorch's defaults to the dtype's finite extremes)
-    NanToNum {
-        /// replacement for NaN
-        nan: f64,
-        /// replacement for +inf
-        posinf: f64,
-        /// replacement for -inf
-        neginf: f64,
-    },
+/// The ops with a vector form here: float32/float64 inputs of these run
+/// vectorised on contiguous runs.
+pub const SIMD_OPS: [UnaryOp; 17] = {
+    use UnaryOp::*;
+    [
+        Exp, Exp2, Expm1, Log, Log2, Log10, Log1p, Sqrt, Rsqrt, Tanh, Sigmoid, Erf, Erfc, Reciprocal, Silu,
+        Gelu(false), Gelu(true),
+    ]
+};
+
+/// Does `op` have a vectorised float32/float64 form ([`SIMD_OPS`])?
+pub fn has_simd(op: UnaryOp) -> bool {
+    use UnaryOp::*;
+    matches!(
+        op,
+        Exp | Exp2 | Expm1 | Log | Log2 | Log10 | Log1p | Sqrt | Rsqrt | Tanh | Sigmoid | Erf | Erfc | Reciprocal | Silu | Gelu(_)
+    )
 }
 
-const SELU_ALPHA: f64 = 1.6732632423543772848170429916717;
-const SELU_SCALE: f64 = 1.0507009873554804934193349852946;
-
-impl UnaryKind {
-    /// `softplus` with PyTorch's defaults (`beta = 1`, `threshold = 20`).
-    pub const SOFTPLUS: UnaryKind = UnaryKind::Softplus { beta: 1.0, threshold: 20.0 };
-
-    /// Every op, with default parameters for the parameterised ones (for tests
-    /// and benchmarks).
-    pub const ALL: [UnaryKind; 55] = {
-        use UnaryKind::*;
-        [
-            Neg, Abs, Sign, Sqrt, Rsqrt, Exp, Exp2, Expm1, Log, Log2, Log10, Log1p, Sin, Cos, Tan, Asin,
-            Acos, Atan, Sinh, Cosh, Tanh, Asinh, Acosh, Atanh, Sigmoid, Logit, LogitEps(9.5367431640625e-7), Erf, Erfc,
-            Erfinv, Floor, Ceil, Round, RoundDecimals(2), Trunc, Frac, Reciprocal, Square, Relu, Relu6,
-            LeakyRelu(0.01), Elu(1.0), Celu(1.0), Selu, Silu, Mish, UnaryKind::SOFTPLUS, Softsign,
-            Hardtanh(-1.0, 1.0), Hardsigmoid, Hardswish, Gelu, GeluTanh,
-            NanToNum { nan: 0.0, posinf: 3.4028234663852886e38, neginf: -3.4028234663852886e38 },
-            RoundDecimals(-1),
-        ]
-    };
-
-    /// The PyTorch function name.
-    pub fn name(self) -> &'static str {
-        use UnaryKind::*;
-        match self {
-            Neg => "neg",
-            Abs => "abs",
-            Sign => "sign",
-            Sqrt => "sqrt",
-            Rsqrt => "rsqrt",
-            Exp => "exp",
-            Exp2 => "exp2",
-            Expm1 => "expm1",
-            Log => "log",
-            Log2 => "log2",
-            Log10 => "log10",
-            Log1p => "log1p",
-            Sin => "sin",
-            Cos => "cos",
-            Tan => "tan",
-            Asin => "asin",
-            Acos => "acos",
-            Atan => "atan",
-            Sinh => "sinh",
-            Cosh => "cosh",
-            Tanh => "tanh",
-            Asinh => "asinh",
-            Acosh => "acosh",
-            Atanh => "atanh",
-            Sigmoid => "sigmoid",
-            Logit | LogitEps(_) => "logit",
-            Erf => "erf",
-            Erfc => "erfc",
-            Erfinv => "erfinv",
-            Floor => "floor",
-            Ceil => "ceil",
-            Round | RoundDecimals(_) => "round",
-            Trunc => "trunc",
-            Frac => "frac",
-            Reciprocal => "reciprocal",
-            Square => "square",
-            Relu => "relu",
-            Relu6 => "relu6",
-            LeakyRelu(_) => "leaky_relu",
-            Elu(_) => "elu",
-            Celu(_) => "celu",
-            Selu => "selu",
-            Silu => "silu",
-            Mish => "mish",
-            Softplus { .. } => "softplus",
-            Softsign => "softsign",
-            Hardtanh(..) => "hardtanh",
-            Hardsigmoid => "hardsigmoid",
-            Hardswish => "hardswish",
-            Gelu => "gelu",
-            GeluTanh => "gelu",
-            NanToNum { .. } => "nan_to_num",
-        }
-    }
-
-    /// Does the op have a vectorised f32/f64 form?
-    pub fn has_simd(self) -> bool {
-        use UnaryKind::*;
-        !matches!(self, Sin | Cos | Tan | Asin | Acos | Atan | Sinh | Cosh | Asinh | Acosh | Atanh | Erfinv | RoundDecimals(_))
-    }
-
-    /// Is the op defined on integer dtypes (keeping the dtype)?
-    pub fn supports_integers(self) -> bool {
-        use UnaryKind::*;
-        matches!(self, Neg | Abs | Sign | Square | Relu | Floor | Ceil | Round | Trunc)
-    }
-}
-
-/// Scalar reference of every op, in f64 (std math; erf/erfc/erfinv hand-written).
-/// The strided paths of every float dtype use it, and the tests measure the
-/// vectorised kernels against it.
-pub fn reference(op: UnaryKind, x: f64) -> f64 {
-    use UnaryKind::*;
+/// Scalar reference of the [`SIMD_OPS`], in f64: the strided runs use it, and
+/// the tests measure the vector forms against it. NaN for any other op.
+pub fn reference(op: UnaryOp, x: f64) -> f64 {
+    use UnaryOp::*;
     match op {
-        Neg => -x,
-        Abs => x.abs(),
-        Sign => sign(x),
         Sqrt => x.sqrt(),
         Rsqrt => 1.0 / x.sqrt(),
         Exp => x.exp(),
@@ -259,57 +47,18 @@ pub fn reference(op: UnaryKind, x: f64) -> f64 {
         Log2 => x.log2(),
         Log10 => x.log10(),
         Log1p => if x == 0.0 { x } else { x.ln_1p() },
-        Sin => x.sin(),
-        Cos => x.cos(),
-        Tan => x.tan(),
-        Asin => x.asin(),
-        Acos => x.acos(),
-        Atan => x.atan(),
-        Sinh => x.sinh(),
-        Cosh => x.cosh(),
         Tanh => x.tanh(),
-        Asinh => asinh(x),
-        Acosh => acosh(x),
-        Atanh => atanh(x),
         Sigmoid => x_sigmoid(1.0, x),
-        Logit => logit(x),
-        LogitEps(eps) => logit(clamp(x, eps, 1.0 - eps)),
         Erf => erf(x),
         Erfc => erfc(x),
-        Erfinv => erfinv(x),
-        Floor => x.floor(),
-        Ceil => x.ceil(),
-        Round => x.round_ties_even(),
-        RoundDecimals(d) => round_decimals(x, d),
-        Trunc => x.trunc(),
-        Frac => x - x.trunc(),
         Reciprocal => 1.0 / x,
-        Square => x * x,
-        Relu => relu(x),
-        Relu6 => clamp(x, 0.0, 6.0),
-        LeakyRelu(s) => {
-            if x > 0.0 {
-                x
-            } else {
-                x * s
-            }
-        }
-        Elu(a) => elu(x, a, 1.0),
-        Celu(a) => elu(x, a, 1.0 / a),
-        Selu => SELU_SCALE * elu(x, SELU_ALPHA, 1.0),
         Silu => x_sigmoid(x, x),
-        Mish => x * x.exp().ln_1p().tanh(),
-        Softplus { beta, threshold } => softplus(x, beta, threshold),
-        Softsign => x / (1.0 + x.abs()),
-        Hardtanh(lo, hi) => clamp(x, lo, hi),
-        Hardsigmoid => clamp(x + 3.0, 0.0, 6.0) / 6.0,
-        Hardswish => x * clamp(x + 3.0, 0.0, 6.0) / 6.0,
-        Gelu => m::gelu::<f64>(x),
-        GeluTanh => {
+        Gelu(false) => m::gelu::<f64>(x),
+        Gelu(true) => {
             let inner = std::f64::consts::FRAC_2_SQRT_PI * std::f64::consts::FRAC_1_SQRT_2 * (x + 0.044715 * x * x * x);
             x_sigmoid(x, 2.0 * inner)
         }
-        NanToNum { nan, posinf, neginf } => nan_to_num(x, nan, posinf, neginf),
+        _ => f64::NAN,
     }
 }
 
@@ -348,29 +97,6 @@ pub fn atanh(x: f64) -> f64 {
     r.copysign(x)
 }
 
-fn sign(x: f64) -> f64 {
-    ((0.0 < x) as i32 - (x < 0.0) as i32) as f64
-}
-
-/// `max(x, 0)` keeping NaN and `-0.0` as PyTorch does.
-fn relu(x: f64) -> f64 {
-    if x < 0.0 {
-        0.0
-    } else {
-        x
-    }
-}
-
-/// `min(max(x, lo), hi)` with NaN passing through.
-fn clamp(x: f64, lo: f64, hi: f64) -> f64 {
-    let y = if x < lo { lo } else { x };
-    if y > hi {
-        hi
-    } else {
-        y
-    }
-}
-
 /// `x · sigmoid(z)` without overflow or cancellation.
 fn x_sigmoid(x: f64, z: f64) -> f64 {
     if z >= 0.0 {
@@ -378,53 +104,6 @@ fn x_sigmoid(x: f64, z: f64) -> f64 {
     } else {
         let e = z.exp();
         x * e / (1.0 + e)
-    }
-}
-
-/// `ln(x/(1-x))`, via `ln_1p((2x-1)/(1-x))` near 1/2 where the ratio is close to 1.
-fn logit(x: f64) -> f64 {
-    if (x - 0.5).abs() < 0.25 {
-        ((2.0 * x - 1.0) / (1.0 - x)).ln_1p()
-    } else {
-        (x / (1.0 - x)).ln()
-    }
-}
-
-fn elu(x: f64, alpha: f64, input_scale: f64) -> f64 {
-    if x > 0.0 {
-        x
-    } else {
-        alpha * (x * input_scale).exp_m1()
-    }
-}
-
-fn softplus(x: f64, beta: f64, threshold: f64) -> f64 {
-    if x * beta > threshold {
-        x
-    } else {
-        (x * beta).exp().ln_1p() / beta
-    }
-}
-
-fn round_decimals(x: f64, d: i32) -> f64 {
-    if d >= 0 {
-        let s = 10f64.powi(d);
-        (x * s).round_ties_even() / s
-    } else {
-        let s = 10f64.powi(-d);
-        (x / s).round_ties_even() * s
-    }
-}
-
-fn nan_to_num(x: f64, nan: f64, posinf: f64, neginf: f64) -> f64 {
-    if x.is_nan() {
-        nan
-    } else if x == f64::INFINITY {
-        posinf
-    } else if x == f64::NEG_INFINITY {
-        neginf
-    } else {
-        x
     }
 }
 
@@ -491,17 +170,12 @@ fn horner(x: f64, c: &[f64]) -> f64 {
     c.iter().rev().fold(0.0, |p, &ci| p * x + ci)
 }
 
-/// The vector form of `op` on one vector (for ops where [`UnaryKind::has_simd`]).
+/// The vector form of `op` on one vector (for the [`SIMD_OPS`]).
 #[inline(always)]
-fn simd_apply<V: Vf>(op: UnaryKind, x: V) -> V {
-    use UnaryKind::*;
+fn simd_apply<V: Vf>(op: UnaryOp, x: V) -> V {
+    use UnaryOp::*;
     let k = V::c;
-    let relu = |v: V| k(0.0).max(v);
-    let clamp = |v: V, lo: f64, hi: f64| k(hi).min(k(lo).max(v));
     match op {
-        Neg => x.neg(),
-        Abs => x.abs(),
-        Sign => V::select(x.gt(k(0.0)), k(1.0), V::select(x.lt(k(0.0)), k(-1.0), k(0.0))),
         Sqrt => x.sqrt(),
         Rsqrt => k(1.0).div(x.sqrt()),
         Exp => m::exp(x),
@@ -513,59 +187,21 @@ fn simd_apply<V: Vf>(op: UnaryKind, x: V) -> V {
         Log1p => m::log1p(x),
         Tanh => m::tanh(x),
         Sigmoid => m::sigmoid(x),
-        Logit => simd_logit(x),
-        LogitEps(eps) => simd_logit(clamp(x, eps, 1.0 - eps)),
         Erf => m::erf(x),
         Erfc => m::erfc(x),
-        Floor => x.floor(),
-        Ceil => x.ceil(),
-        Round => x.round(),
-        Trunc => x.trunc(),
-        Frac => x.sub(x.trunc()),
         Reciprocal => k(1.0).div(x),
-        Square => x.mul(x),
-        Relu => relu(x),
-        Relu6 => clamp(x, 0.0, 6.0),
-        LeakyRelu(s) => V::select(x.gt(k(0.0)), x, x.mul(k(s))),
-        Elu(a) => V::select(x.gt(k(0.0)), x, k(a).mul(m::expm1(x))),
-        Celu(a) => V::select(x.gt(k(0.0)), x, k(a).mul(m::expm1(x.mul(k(1.0 / a))))),
-        Selu => k(SELU_SCALE).mul(V::select(x.gt(k(0.0)), x, k(SELU_ALPHA).mul(m::expm1(x)))),
         Silu => m::silu(x),
-        Mish => m::mish(x),
-        Softplus { beta, threshold } => m::softplus(x, k(beta), k(threshold)),
-        Softsign => x.div(k(1.0).add(x.abs())),
-        Hardtanh(lo, hi) => clamp(x, lo, hi),
-        Hardsigmoid => clamp(x.add(k(3.0)), 0.0, 6.0).div(k(6.0)),
-        Hardswish => x.mul(clamp(x.add(k(3.0)), 0.0, 6.0)).div(k(6.0)),
-        Gelu => m::gelu(x),
-        GeluTanh => m::gelu_tanh(x),
-        NanToNum { nan, posinf, neginf } => {
-            let y = V::select(x.is_nan(), k(nan), x);
-            let y = V::select(x.eq(k(f64::INFINITY)), k(posinf), y);
-            V::select(x.eq(k(f64::NEG_INFINITY)), k(neginf), y)
-        }
-        Sin | Cos | Tan | Asin | Acos | Atan | Sinh | Cosh | Asinh | Acosh | Atanh | Erfinv | RoundDecimals(_) => {
-            unreachable!("no vector form")
-        }
+        Gelu(false) => m::gelu(x),
+        Gelu(true) => m::gelu_tanh(x),
+        _ => unreachable!("no vector form: callers check has_simd"),
     }
 }
 
-/// `ln(x/(1-x))`, as `log1p((2x-1)/(1-x))` near 1/2 where the ratio is close to 1.
-#[inline(always)]
-fn simd_logit<V: Vf>(x: V) -> V {
-    let one = V::c(1.0);
-    let om = one.sub(x);
-    let far = m::log(x.div(om));
-    let near = m::log1p(x.add(x).sub(one).div(om));
-    V::select(x.sub(V::c(0.5)).abs().lt(V::c(0.25)), near, far)
-}
-
-/// One specialised loop per listed op (`op` is a constant inside each arm);
-/// parameterised ops share one loop.
+/// One specialised loop per listed op (`op` is a constant inside each arm).
 macro_rules! unary_arms {
-    ($V:ty, $op:expr, $x:expr, $o:expr, $n:expr; $($k:ident),*) => {
+    ($V:ty, $op:expr, $x:expr, $o:expr, $n:expr; $($k:pat),*) => {
         match $op {
-            $(UnaryKind::$k => map1::<$V>($x, $o, $n, |v| simd_apply(UnaryKind::$k, v)),)*
+            $(op @ $k => map1::<$V>($x, $o, $n, |v| simd_apply(op, v)),)*
             other => map1::<$V>($x, $o, $n, |v| simd_apply(other, v)),
         }
     };
@@ -575,12 +211,12 @@ macro_rules! unary_arms {
 macro_rules! simd_unary_fn {
     ($name:ident, $V:ty, $E:ty $(, $feat:literal)?) => {
         $(#[target_feature(enable = $feat)])?
-        unsafe fn $name(op: UnaryKind, x: *const $E, o: *mut $E, n: usize) {
+        unsafe fn $name(op: UnaryOp, x: *const $E, o: *mut $E, n: usize) {
             unary_arms!(
                 $V, op, x, o, n;
-                Neg, Abs, Sign, Sqrt, Rsqrt, Exp, Exp2, Expm1, Log, Log2, Log10, Log1p, Tanh, Sigmoid, Logit, Erf,
-                Erfc, Floor, Ceil, Round, Trunc, Frac, Reciprocal, Square, Relu, Relu6, Selu, Silu, Mish, Softsign,
-                Hardsigmoid, Hardswish, Gelu, GeluTanh
+                UnaryOp::Exp, UnaryOp::Exp2, UnaryOp::Expm1, UnaryOp::Log, UnaryOp::Log2, UnaryOp::Log10,
+                UnaryOp::Log1p, UnaryOp::Sqrt, UnaryOp::Rsqrt, UnaryOp::Tanh, UnaryOp::Sigmoid, UnaryOp::Erf,
+                UnaryOp::Erfc, UnaryOp::Reciprocal, UnaryOp::Silu, UnaryOp::Gelu(false), UnaryOp::Gelu(true)
             )
         }
     };
@@ -605,17 +241,17 @@ pub(crate) trait FastFloat: Element + Num {
     /// # Safety
     /// `x`/`o` valid for `n` elements (may be equal, must not otherwise overlap);
     /// `isa` must be supported by this CPU.
-    unsafe fn contiguous_unary(isa: Isa, op: UnaryKind, x: *const Self, o: *mut Self, n: usize);
+    unsafe fn contiguous_unary(isa: Isa, op: UnaryOp, x: *const Self, o: *mut Self, n: usize);
 }
 
 macro_rules! fast_float {
     ($t:ty, $scalar:ident, $avx2:ident, $avx512:ident) => {
         impl FastFloat for $t {
-            unsafe fn contiguous_unary(isa: Isa, op: UnaryKind, x: *const $t, o: *mut $t, n: usize) {
+            unsafe fn contiguous_unary(isa: Isa, op: UnaryOp, x: *const $t, o: *mut $t, n: usize) {
                 if n == 0 {
                     return;
                 }
-                if !op.has_simd() {
+                if !has_simd(op) {
                     for i in 0..n {
                         *o.add(i) = reference(op, *x.add(i) as f64) as $t;
                     }
@@ -637,16 +273,16 @@ fast_float!(f64, unary_scalar_f64, unary_avx2_f64, unary_avx512_f64);
 
 /// `out = op(a)` for float32 tensors; `a` already broadcast to `out`'s shape.
 /// Contiguous runs are vectorised; other runs use [`reference()`].
-pub fn unary_f32(op: UnaryKind, out: Dst, a: Src) {
+pub fn unary_f32(op: UnaryOp, out: Dst, a: Src) {
     unary_fast::<f32>(op, out, a)
 }
 
 /// `out = op(a)` for float64 tensors; `a` already broadcast to `out`'s shape.
-pub fn unary_f64(op: UnaryKind, out: Dst, a: Src) {
+pub fn unary_f64(op: UnaryOp, out: Dst, a: Src) {
     unary_fast::<f64>(op, out, a)
 }
 
-fn unary_fast<T: FastFloat>(op: UnaryKind, out: Dst, a: Src) {
+fn unary_fast<T: FastFloat>(op: UnaryOp, out: Dst, a: Src) {
     let isa = isa();
     run_unary::<T>(out, a, |x, o, n, st| {
         // SAFETY: the plan's offsets address elements of both layouts, which
@@ -678,113 +314,11 @@ fn run_unary<T: Element>(out: Dst, a: Src, f: impl Fn(*const T, *mut T, usize, [
     });
 }
 
-/// Half types: contiguous runs go through the f32 vector path in blocks.
-macro_rules! half_unary {
-    ($name:ident, $h:ty) => {
-        fn $name(op: UnaryKind, out: Dst, a: Src) {
-            use half::slice::HalfFloatSliceExt;
-            let isa = isa();
-            run_unary::<$h>(out, a, |x, o, n, st| {
-                // SAFETY: as in `unary_fast`: plan offsets inside both layouts.
-                unsafe {
-                    if st == [1, 1] {
-                        const B: usize = 512;
-                        let mut buf = [0f32; B];
-                        let mut i = 0;
-                        while i < n {
-                            let c = B.min(n - i);
-                            let src = std::slice::from_raw_parts(x.add(i), c);
-                            src.convert_to_f32_slice(&mut buf[..c]);
-                            f32::contiguous_unary(isa, op, buf.as_ptr(), buf.as_mut_ptr(), c);
-                            std::slice::from_raw_parts_mut(o.add(i), c).convert_from_f32_slice(&buf[..c]);
-                            i += c;
-                        }
-                    } else {
-                        for i in 0..n as isize {
-                            *o.offset(i * st[0]) = <$h as Element>::from_f64(reference(op, (*x.offset(i * st[1])).to_f64()));
-                        }
-                    }
-                }
-            });
-        }
-    };
-}
-half_unary!(unary_f16, f16);
-half_unary!(unary_bf16, bf16);
-
-/// Integer/bool ops that keep the dtype.
-fn unary_int<T: Num>(op: UnaryKind, out: Dst, a: Src) {
-    let zero = T::zero();
-    let one = T::one();
-    let f = move |v: T| -> T {
-        match op {
-            UnaryKind::Neg => v.neg(),
-            UnaryKind::Abs => v.abs(),
-            UnaryKind::Sign => {
-                if v > zero {
-                    one
-                } else if v < zero {
-                    zero.sub(one)
-                } else {
-                    zero
-                }
-            }
-            UnaryKind::Square => v.mul(v),
-            UnaryKind::Relu => {
-                if v < zero {
-                    zero
-                } else {
-                    v
-                }
-            }
-            _ => v, // floor/ceil/round/trunc are the identity on integers
-        }
-    };
-    run_unary::<T>(out, a, |x, o, n, st| {
-        // SAFETY: plan offsets inside both layouts.
-        unsafe {
-            for i in 0..n as isize {
-                *o.offset(i * st[0]) = f(*x.offset(i * st[1]));
-            }
-        }
-    });
-}
-
-/// `out = op(a)` for any dtype (`out` and `a` share `dtype`; `a` already
-/// broadcast to `out`'s shape; `out` may be `a` itself for in-place ops).
-///
-/// Errors with `NotImplementedError` for an op the dtype does not support
-/// (the op layer promotes integer inputs of float-only ops first).
-pub fn unary(op: UnaryKind, dtype: DType, out: Dst, a: Src) -> Result<()> {
-    match dtype {
-        DType::Float32 => unary_f32(op, out, a),
-        DType::Float64 => unary_f64(op, out, a),
-        DType::Float16 => unary_f16(op, out, a),
-        DType::BFloat16 => unary_bf16(op, out, a),
-        DType::Bool if op == UnaryKind::Neg => {
-            return Err(Error::runtime(
-                "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.",
-            ))
-        }
-        _ if op.supports_integers() => {
-            ferrotorch_core::dispatch_dtype!(dtype, T => unary_int::<T>(op, out, a))
-        }
-        _ => {
-            return Err(Error::not_implemented(format!(
-                "\"{}_cpu\" not implemented for '{}'",
-                op.name(),
-                dtype.name()
-            )))
-        }
-    }
-    Ok(())
-}
-
 /// `out[i] = op(x[i])` on contiguous f32 slices, on the calling thread.
 ///
 /// # Panics
 /// If the lengths differ.
-pub fn unary_slice_f32(op: UnaryKind, x: &[f32], out: &mut [f32]) {
+pub fn unary_slice_f32(op: UnaryOp, x: &[f32], out: &mut [f32]) {
     unary_slice_with(isa(), op, x, out)
 }
 
@@ -792,14 +326,14 @@ pub fn unary_slice_f32(op: UnaryKind, x: &[f32], out: &mut [f32]) {
 ///
 /// # Panics
 /// If the lengths differ.
-pub fn unary_slice_f64(op: UnaryKind, x: &[f64], out: &mut [f64]) {
+pub fn unary_slice_f64(op: UnaryOp, x: &[f64], out: &mut [f64]) {
     unary_slice_with(isa(), op, x, out)
 }
 
 /// As [`unary_slice_f32`] with an explicit instruction set (for tests and
 /// benchmarks). Levels this CPU lacks fall back to the best supported one below.
 #[allow(private_bounds)]
-pub fn unary_slice_with<T: FastFloat>(isa_req: Isa, op: UnaryKind, x: &[T], out: &mut [T]) {
+pub fn unary_slice_with<T: FastFloat>(isa_req: Isa, op: UnaryOp, x: &[T], out: &mut [T]) {
     assert_eq!(x.len(), out.len(), "unary_slice: length mismatch");
     let isa = Isa::ALL.iter().rev().copied().find(|i| *i <= isa_req && i.is_supported()).unwrap_or(Isa::Scalar);
     // SAFETY: both slices hold `len` elements and cannot overlap (borrow rules);

@@ -114,13 +114,27 @@ impl Tensor {
         Ok(t)
     }
 
-    /// The byte size of a contiguous `shape` of `dtype`, or the "too large" error.
+    /// The byte size of a contiguous `shape` of `dtype`, with PyTorch's
+    /// checks in its order: the byte count must fit (`empty(2**62, 4)`), then
+    /// the contiguous strides (products of the sizes, a 0 counted as 1) must
+    /// fit an i64, which an empty shape can break too (`empty(0, 2**62, 2)`).
     fn nbytes_for(shape: &[usize], dtype: DType) -> Result<usize> {
-        shape
+        let nbytes = shape
             .iter()
             .try_fold(1usize, |acc, &s| acc.checked_mul(s))
             .and_then(|n| n.checked_mul(dtype.itemsize()))
-            .ok_or_else(|| Error::runtime(format!("Trying to create tensor of shape {} which is too large", fmt_shape(shape))))
+            .ok_or_else(|| Error::runtime(format!("Storage size calculation overflowed with sizes={}", fmt_shape(shape))))?;
+        // The stride of dim 0 is the product of the other sizes; one past it
+        // (the size of dim 0 times that) is never a stride.
+        let strides_fit = shape
+            .iter()
+            .skip(1)
+            .try_fold(1i64, |acc, &s| acc.checked_mul(i64::try_from(s.max(1)).ok()?))
+            .is_some();
+        if !strides_fit {
+            return Err(Error::runtime("Stride calculation overflowed"));
+        }
+        Ok(nbytes)
     }
 
     /// A contiguous tensor holding `data` with `shape`.

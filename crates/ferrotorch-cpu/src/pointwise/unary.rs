@@ -6,7 +6,7 @@
 use crate::elementwise::{unary as un_kernel, Num};
 use crate::real::{not_impl, Compute, Real};
 use crate::real_dispatch;
-use crate::unary::UnaryKind;
+use crate::unary::{has_simd, unary_f32, unary_f64};
 use crate::{Dst, Src};
 use ferrotorch_core::{dispatch_dtype, DType, Element, Result, UnaryOp};
 use num_traits::Float as _;
@@ -22,11 +22,10 @@ pub fn unary(op: UnaryOp, dtype: DType, o: Dst, s: Src) -> Result<()> {
         }
         _ if op.is_predicate() => run_predicate(op, o, s, dtype),
         _ if !dtype.is_floating_point() => run_int(op, o, s, dtype)?,
-        _ => match (dtype, simd_kind(op)) {
-            // The vectorised kernels (runtime ISA choice) for f32/f64.
-            (DType::Float32 | DType::Float64, Some(kind)) => crate::unary::unary(kind, dtype, o, s)?,
-            _ => run_float(op, o, s, dtype)?,
-        },
+        // The vectorised kernels (runtime ISA choice) for f32/f64.
+        _ if dtype == DType::Float32 && has_simd(op) => unary_f32(op, o, s),
+        _ if dtype == DType::Float64 && has_simd(op) => unary_f64(op, o, s),
+        _ => run_float(op, o, s, dtype)?,
     }
     Ok(())
 }
@@ -197,7 +196,8 @@ fn float_kernel<T: Compute>(op: UnaryOp, o: Dst, s: Src) {
         }
         Elu(alpha, scale, iscale) => {
             let (a, sc, isc) = (c(alpha), c(scale), c(iscale));
-            go!(|x| if x > zero { x * sc } else { ((x * isc).exp_m1()) * a * sc })
+            // x = ±0 takes the linear branch, as PyTorch's (expm1(0) * inf is NaN).
+            go!(|x| if x >= zero { x * sc } else { ((x * isc).exp_m1()) * a * sc })
         }
         Celu(alpha) => float_kernel::<T>(Elu(alpha, 1.0, 1.0 / alpha), o, s),
         Gelu(false) => go!(|x| x * c(0.5) * (one + (x * c(std::f64::consts::FRAC_1_SQRT_2)).erf())),
@@ -250,30 +250,3 @@ fn softplus<C: Real>(x: C, beta: C, thr: C) -> C {
     }
 }
 
-/// The kernel of the vectorised [`crate::unary`] module computing `op`,
-/// where it has a vector form.
-fn simd_kind(op: UnaryOp) -> Option<UnaryKind> {
-    use UnaryKind as K;
-    use UnaryOp::*;
-    let k = match op {
-        Exp => K::Exp,
-        Exp2 => K::Exp2,
-        Expm1 => K::Expm1,
-        Log => K::Log,
-        Log2 => K::Log2,
-        Log10 => K::Log10,
-        Log1p => K::Log1p,
-        Sqrt => K::Sqrt,
-        Rsqrt => K::Rsqrt,
-        Tanh => K::Tanh,
-        Sigmoid => K::Sigmoid,
-        Erf => K::Erf,
-        Erfc => K::Erfc,
-        Reciprocal => K::Reciprocal,
-        Silu => K::Silu,
-        Gelu(false) => K::Gelu,
-        Gelu(true) => K::GeluTanh,
-        _ => return None,
-    };
-    Some(k).filter(|k| k.has_simd())
-}

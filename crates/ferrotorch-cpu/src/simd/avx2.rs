@@ -95,16 +95,8 @@ impl Vf for F32x8 {
         F32x8(avx!(_mm256_round_ps::<{ _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC }>(self.0)))
     }
     #[inline(always)]
-    fn ceil(self) -> Self {
-        F32x8(avx!(_mm256_round_ps::<{ _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC }>(self.0)))
-    }
-    #[inline(always)]
     fn round(self) -> Self {
         F32x8(avx!(_mm256_round_ps::<{ _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }>(self.0)))
-    }
-    #[inline(always)]
-    fn trunc(self) -> Self {
-        F32x8(avx!(_mm256_round_ps::<{ _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC }>(self.0)))
     }
     #[inline(always)]
     fn copysign(self, s: Self) -> Self {
@@ -251,16 +243,8 @@ impl Vf for F64x4 {
         F64x4(avx!(_mm256_round_pd::<{ _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC }>(self.0)))
     }
     #[inline(always)]
-    fn ceil(self) -> Self {
-        F64x4(avx!(_mm256_round_pd::<{ _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC }>(self.0)))
-    }
-    #[inline(always)]
     fn round(self) -> Self {
         F64x4(avx!(_mm256_round_pd::<{ _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }>(self.0)))
-    }
-    #[inline(always)]
-    fn trunc(self) -> Self {
-        F64x4(avx!(_mm256_round_pd::<{ _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC }>(self.0)))
     }
     #[inline(always)]
     fn copysign(self, s: Self) -> Self {

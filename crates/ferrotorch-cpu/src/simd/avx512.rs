@@ -31,8 +31,6 @@ pub(crate) struct F64x8(pub __m512d);
 // with exceptions suppressed.
 const RN: i32 = 0x08;
 const RD: i32 = 0x09;
-const RU: i32 = 0x0A;
-const RZ: i32 = 0x0B;
 
 mod f32v {
     use super::*;
@@ -108,16 +106,8 @@ impl Vf for F32x16 {
         F32x16(avx!(_mm512_roundscale_ps::<RD>(self.0)))
     }
     #[inline(always)]
-    fn ceil(self) -> Self {
-        F32x16(avx!(_mm512_roundscale_ps::<RU>(self.0)))
-    }
-    #[inline(always)]
     fn round(self) -> Self {
         F32x16(avx!(_mm512_roundscale_ps::<RN>(self.0)))
-    }
-    #[inline(always)]
-    fn trunc(self) -> Self {
-        F32x16(avx!(_mm512_roundscale_ps::<RZ>(self.0)))
     }
     #[inline(always)]
     fn copysign(self, s: Self) -> Self {
@@ -277,16 +267,8 @@ impl Vf for F64x8 {
         F64x8(avx!(_mm512_roundscale_pd::<RD>(self.0)))
     }
     #[inline(always)]
-    fn ceil(self) -> Self {
-        F64x8(avx!(_mm512_roundscale_pd::<RU>(self.0)))
-    }
-    #[inline(always)]
     fn round(self) -> Self {
         F64x8(avx!(_mm512_roundscale_pd::<RN>(self.0)))
-    }
-    #[inline(always)]
-    fn trunc(self) -> Self {
-        F64x8(avx!(_mm512_roundscale_pd::<RZ>(self.0)))
     }
     #[inline(always)]
     fn copysign(self, s: Self) -> Self {

@@ -308,26 +308,7 @@ pub(crate) fn gelu_tanh<V: Vf>(x: V) -> V {
     x_sigmoid(x, z, ze)
 }
 
-/// `log(1 + e^x)` for `x <= threshold`, else `x` (PyTorch's softplus, beta = 1).
-#[inline(always)]
-pub(crate) fn softplus<V: Vf>(x: V, beta: V, threshold: V) -> V {
-    let bx = x.mul(beta);
-    let y = log1p(exp(bx)).div(beta);
-    V::select(bx.gt(threshold), x, y)
-}
 
-/// `x · tanh(softplus(x))`, using `tanh(log(1 + e)) = e·(e + 2)/(e·(e + 2) + 2)`
-/// with `e = e^x = p·2^n`, scaled by `2^n` last.
-#[inline(always)]
-pub(crate) fn mish<V: Vf>(x: V) -> V {
-    let (p, n) = exp_parts(x);
-    let e = scale2(p, n);
-    let e2 = e.add(k(2.0));
-    let g = e2.div(e.mul_add(e2, k(2.0)));
-    let y = scale2(x.mul(p).mul(g), n);
-    let y = V::select(x.gt(k(20.0)), x, y);
-    V::select(x.lt(k(exp_bounds::<V>().0)), x.mul(k(0.0)), y)
-}
 
 /// fdlibm's erf/erfc coefficients (see the module notice).
 mod erfc {

@@ -140,10 +140,8 @@ pub(crate) trait Vf: Copy {
     /// `if self < o { self } else { o }`.
     fn min(self, o: Self) -> Self;
     fn floor(self) -> Self;
-    fn ceil(self) -> Self;
     /// Round half to even.
     fn round(self) -> Self;
-    fn trunc(self) -> Self;
     /// Magnitude of `self` with the sign of `sign`.
     fn copysign(self, sign: Self) -> Self;
 
@@ -269,16 +267,8 @@ macro_rules! scalar_vf {
                 <$t>::floor(self)
             }
             #[inline(always)]
-            fn ceil(self) -> $t {
-                <$t>::ceil(self)
-            }
-            #[inline(always)]
             fn round(self) -> $t {
                 <$t>::round_ties_even(self)
-            }
-            #[inline(always)]
-            fn trunc(self) -> $t {
-                <$t>::trunc(self)
             }
             #[inline(always)]
             fn copysign(self, s: $t) -> $t {

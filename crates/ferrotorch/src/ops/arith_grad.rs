@@ -784,28 +784,44 @@ fn elu_grad(g: &Tensor, x: &Tensor, alpha: f64, scale: f64, iscale: f64) -> Resu
     }
 }
 
-/// `op(x)` for the in-place forms (`elu_`, `celu_`). PyTorch's in-place elu
-/// backward works from the result and refuses a negative alpha when the
-/// gradient is computed (not in the forward): the node raises then.
+/// `op(x)` for the in-place forms (`elu_`, `celu_`, `selu_`). PyTorch records
+/// `EluBackward1`/`CeluBackward1`, whose rule works from the result:
+/// `y <= 0 ? g * iscale * (y + alpha * scale) : g * scale`. A NaN result
+/// (x < 0 with an infinite alpha) takes the positive branch in its scalar
+/// loop. It refuses an alpha that is not `>= 0` (negative or NaN) when the
+/// gradient is computed, not in the forward.
 pub fn unary_for_inplace(x: &Tensor, op: UnaryOp) -> Result<Tensor> {
-    let negative_alpha = match op {
-        UnaryOp::Elu(alpha, ..) | UnaryOp::Celu(alpha) => alpha < 0.0,
-        _ => false,
+    let (alpha, scale, iscale, name) = match op {
+        UnaryOp::Elu(a, s, i) => (a, s, i, "EluBackward1"),
+        UnaryOp::Celu(a) => (a, 1.0, 1.0 / a, "CeluBackward1"),
+        _ => return unary(x, op),
     };
-    if !negative_alpha {
-        return unary(x, op);
-    }
     let out = super::arith::unary_raw(x, op)?;
-    if out.dtype().is_floating_point() {
-        let name = if matches!(op, UnaryOp::Celu(_)) { "CeluBackward1" } else { "EluBackward1" };
-        record(name, &[Some(x)], &[&out], move || {
-            rule(move |_node, _grads| {
-                Err(ferrotorch_core::Error::runtime(
-                    "In-place elu backward calculation is triggered with a negative slope which is not supported. This is caused by calling in-place forward function with a negative slope, please call out-of-place version instead.",
-                ))
-            })
-        });
+    if !out.dtype().is_floating_point() {
+        return Ok(out);
     }
+    let saved_out = SavedTensor::output(&out, 0);
+    let dtype = out.dtype();
+    record(name, &[Some(x)], &[&out], move || {
+        rule(move |node, grads| {
+            if !(alpha >= 0.0) {
+                return Err(ferrotorch_core::Error::runtime(
+                    "In-place elu backward calculation is triggered with a negative slope which is not supported. This is caused by calling in-place forward function with a negative slope, please call out-of-place version instead.",
+                ));
+            }
+            let Some(g) = g0(grads) else { return Ok(vec![None]) };
+            let y = saved_out.unpack(node)?;
+            let neg = mul(&muls(&g, iscale)?, &adds(&y, alpha * scale)?)?;
+            let r = pick(&cond(&y, BinaryOp::Le, 0.0)?, &neg, &muls(&g, scale)?)?;
+            // The vectorized kernel's blendv on `y > 0` sends NaN to the negative branch.
+            let r = match vectorized_nan(&y, &g, 2)? {
+                Some(vnan) => pick(&vnan, &neg, &r)?,
+                None => r,
+            };
+            let r = if r.dtype() != dtype { r.to_dtype(dtype)? } else { r };
+            Ok(vec![Some(r)])
+        })
+    });
     Ok(out)
 }
 
