@@ -41,6 +41,8 @@ Tensor = _C.Tensor
 # argument 1/2 is a tensor, else the second; ``dim`` the first when no dim is
 # given; the others are in ``_RULES``.  A ``T.x`` entry also covers the
 # function ``ferrotorch.x`` when there is one and the table names no ``torch.x``.
+# The parameterless unary ops of the op registry are added from it
+# (``_registry_lines``): a line here only for the ones with more entry points.
 _LEAF_TABLE = """
 T.add T.__add__ T.__radd__                     | add.Tensor                          |      |
 T.add_ T.__iadd__                              | add_.Tensor                         |      |
@@ -74,39 +76,11 @@ T.logical_and                                  | logical_and.default            
 T.logical_or                                   | logical_or.default                  |      |
 T.maximum                                      | maximum.default                     |      |
 T.minimum                                      | minimum.default                     |      |
-T.exp   | exp.default   | |
-T.exp_  | exp_.default  | |
-T.log   | log.default   | |
-T.log_  | log_.default  | |
-T.log2  | log2.default  | |
-T.log10 | log10.default | |
-T.log1p | log1p.default | |
-T.expm1 | expm1.default | |
-T.sqrt  | sqrt.default  | |
-T.sqrt_ | sqrt_.default | |
-T.rsqrt | rsqrt.default | |
-T.sin   | sin.default   | |
-T.cos   | cos.default   | |
-T.tan   | tan.default   | |
-T.tanh  | tanh.default  | |
-T.tanh_ | tanh_.default | |
-T.sigmoid  | sigmoid.default  | |
-T.sigmoid_ | sigmoid_.default | |
-T.sign  | sign.default  | |
-T.floor | floor.default | |
-T.ceil  | ceil.default  | |
 T.round | round.default | |
-T.trunc | trunc.default | |
-T.erf   | erf.default   | |
-T.reciprocal | reciprocal.default | |
-T.neg_  | neg_.default  | |
-T.abs_  | abs_.default  | |
 T.clamp T.clip           | clamp.default     | |
 T.clamp_ T.clip_         | clamp_.default    | |
 T.clamp_min              | clamp_min.default | |
 T.clamp_max              | clamp_max.default | |
-T.relu                   | relu.default      | |
-T.relu_                  | relu_.default     | |
 F.gelu                   | gelu.default       | |
 F.silu                   | silu.default       | |
 F.leaky_relu             | leaky_relu.default | |
@@ -530,12 +504,32 @@ def _parse(text):
             yield [part.strip() for part in line.split("|")]
 
 
+# Registered ops that PyTorch decomposes before its dispatcher's modes see them
+# (``isfinite`` is ``abs``, ``ne``, ``eq`` and ``mul`` there): not leaves.
+_DECOMPOSED_IN_PYTORCH = {"isfinite"}
+
+
+def _registry_lines(lines):
+    """Leaf lines ``T.op | op.default`` (and ``T.op_ | op_.default``) for the
+    registered unary ops that ``lines`` does not already name."""
+    named = {e for line in lines for e in line[0].split()}
+    out = []
+    for name, _function, method, inplace_method, _inplace_function in _C._unary_registry():
+        if name in _DECOMPOSED_IN_PYTORCH:
+            continue
+        for has, n in ((method, name), (inplace_method, name + "_")):
+            if has and f"T.{n}" not in named:
+                out.append([f"T.{n}", f"{n}.default", "", ""])
+    return out
+
+
 def _build():
     """Parses the tables: resolves entry points and gives each overload its implementation."""
     global _entries
     spaces = _namespaces()
     entries = []  # (owner-or-None, name, original, kind, data)
     lines = list(_parse(_LEAF_TABLE))
+    lines += _registry_lines(lines)
     explicit = {e for line in lines for e in line[0].split() if e.startswith("torch.")}
     torch_mod = spaces["torch"]
     for entry_names, overloads, rule, pname in lines:

@@ -164,17 +164,12 @@ return_types.svd = _rt("svd", ("U", "S", "V"))
 
 # ----- unary ----------------------------------------------------------------------
 
-_PLAIN_UNARY = [
-    "neg", "abs", "sign", "sqrt", "rsqrt", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p",
-    "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh",
-    "sigmoid", "erf", "erfc", "erfinv", "floor", "ceil", "trunc", "frac", "reciprocal", "relu",
-    "bitwise_not", "logical_not",
-]
+# PyTorch's aliases of registered ops: alias -> (op, whether ``torch.alias_`` exists).
 _ALIASES = {
-    "negative": "neg", "absolute": "abs", "arcsin": "asin", "arccos": "acos", "arctan": "atan",
-    "arcsinh": "asinh", "arccosh": "acosh", "arctanh": "atanh", "fix": "trunc",
+    "negative": ("neg", True), "absolute": ("abs", False), "arcsin": ("asin", True), "arccos": ("acos", True),
+    "arctan": ("atan", True), "arcsinh": ("asinh", True), "arccosh": ("acosh", True), "arctanh": ("atanh", True),
+    "fix": ("trunc", True),
 }
-_PREDICATES = ["isnan", "isinf", "isfinite", "isposinf", "isneginf"]
 
 
 def _make_unary(kernel, pub):
@@ -200,22 +195,28 @@ def _attach(name, method):
         setattr(Tensor, name, method)
 
 
-for _name in _PLAIN_UNARY + list(_ALIASES):
-    _k = _ALIASES.get(_name, _name)
-    _f, _m, _m_ = _make_unary(_k, _name)
-    globals()[_name] = _export(_f, _name)
-    _attach(_name, _m)
-    _attach(_name + "_", _m_)
-    if _name in ("relu", "sigmoid", "exp", "sqrt", "neg", "abs", "tanh", "log", "sin", "cos", "floor", "ceil",
-                 "trunc", "frac", "round", "erf", "exp2", "log2", "log10", "log1p", "expm1", "rsqrt", "reciprocal",
-                 "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "erfc", "erfinv",
-                 "negative", "arcsin", "arccos", "arctan", "arcsinh", "arccosh", "arctanh", "fix"):
-        globals()[_name + "_"] = _export(_m_, _name + "_")
+def _bind_unary(kernel, pub, function, method, inplace_method, inplace_function):
+    """Binds ``kernel`` as ``pub`` on the entry points the registry lists for it."""
+    f, m, m_ = _make_unary(kernel, pub)
+    if function:
+        globals()[pub] = _export(f, pub)
+    if method:
+        _attach(pub, m)
+    if inplace_method:
+        _attach(pub + "_", m_)
+    if inplace_function:
+        globals()[pub + "_"] = _export(m_, pub + "_")
 
-for _name in _PREDICATES:
-    _f, _m, _ = _make_unary(_name, _name)
-    globals()[_name] = _export(_f, _name)
-    _attach(_name, _m)
+
+# The parameterless unary ops of the engine's op registry (``UnaryOp::REGISTRY``
+# in ferrotorch-core), each with the entry points PyTorch has for it; ops whose
+# surface is bound by hand (``round``, the ``nn.functional`` activations) list none.
+_UNARY_SURFACE = {}
+for _name, *_surface in _C._unary_registry():
+    _UNARY_SURFACE[_name] = _surface
+    _bind_unary(_name, _name, *_surface)
+for _name, (_k, _inplace_fn) in _ALIASES.items():
+    _bind_unary(_k, _name, *_UNARY_SURFACE[_k][:3], _inplace_fn)
 
 
 def round(input, *, decimals=0, out=None):

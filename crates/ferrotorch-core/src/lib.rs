@@ -25,6 +25,6 @@ pub use error::{Error, ErrorKind, Result};
 pub use layout::{Layout, Shape, Strides};
 pub use scalar::Scalar;
 pub use backend::{Backend, Dst, Src};
-pub use op::{BinaryOp, UnaryOp};
+pub use op::{BinaryOp, Surface, UnaryEntry, UnaryOp};
 pub use storage::Storage;
 pub use half;

@@ -129,186 +129,249 @@ impl BinaryOp {
     }
 }
 
-/// Unary ops. Parameters ride along in the variant (`LeakyRelu(slope)`).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum UnaryOp {
-    /// `-x`
-    Neg,
-    /// `|x|`
-    Abs,
-    /// `e^x`
-    Exp,
-    /// `ln x`
-    Log,
-    /// `sqrt x`
-    Sqrt,
-    /// `tanh x`
-    Tanh,
-    /// `1 / (1 + e^-x)`
-    Sigmoid,
-    /// `max(x, 0)`
-    Relu,
-    /// `sign(x)` (0 for NaN)
-    Sign,
-    /// `1 / sqrt(x)`
-    Rsqrt,
-    /// `2^x`
-    Exp2,
-    /// `e^x - 1`
-    Expm1,
-    /// `log2 x`
-    Log2,
-    /// `log10 x`
-    Log10,
-    /// `ln(1 + x)`
-    Log1p,
-    /// `sin x`
-    Sin,
-    /// `cos x`
-    Cos,
-    /// `tan x`
-    Tan,
-    /// `asin x`
-    Asin,
-    /// `acos x`
-    Acos,
-    /// `atan x`
-    Atan,
-    /// `sinh x`
-    Sinh,
-    /// `cosh x`
-    Cosh,
-    /// `asinh x`
-    Asinh,
-    /// `acosh x`
-    Acosh,
-    /// `atanh x`
-    Atanh,
-    /// `logit(x, eps)`; a negative eps means none
-    Logit(f64),
-    /// `erf x`
-    Erf,
-    /// `erfc x`
-    Erfc,
-    /// `erfinv x`
-    Erfinv,
-    /// `floor x`
-    Floor,
-    /// `ceil x`
-    Ceil,
-    /// `round x` (half to even)
-    Round,
-    /// `round(x, decimals)`
-    RoundDecimals(i64),
-    /// `trunc x`
-    Trunc,
-    /// `x - trunc x`
-    Frac,
-    /// `1 / x`
-    Reciprocal,
-    /// `hardtanh(x, min, max)` (`relu6` is `hardtanh(x, 0, 6)`)
-    Hardtanh(f64, f64),
-    /// `softshrink(x, lambd)` (true) or `hardshrink(x, lambd)` (false)
-    Shrink(f64, bool),
-    /// `leaky_relu(x, negative_slope)`
-    LeakyRelu(f64),
-    /// `elu` family: (alpha, scale, input_scale); selu and celu are instances
-    Elu(f64, f64, f64),
-    /// `celu(x, alpha)` (the elu kernel with input scale 1/alpha)
-    Celu(f64),
-    /// `gelu(x)`; true for the tanh approximation
-    Gelu(bool),
-    /// `x * sigmoid(x)`
-    Silu,
-    /// `x * tanh(softplus(x))`
-    Mish,
-    /// `softplus(x, beta, threshold)`
-    Softplus(f64, f64),
-    /// `hardsigmoid x`
-    Hardsigmoid,
-    /// `hardswish x`
-    Hardswish,
-    /// `log(sigmoid(x))`
-    LogSigmoid,
-    /// `~x` (logical not on bool)
-    BitwiseNot,
-    /// `logical_not x` (bool result)
-    LogicalNot,
-    /// `isnan x`
-    IsNan,
-    /// `isinf x`
-    IsInf,
-    /// `isposinf x`
-    IsPosInf,
-    /// `isneginf x`
-    IsNegInf,
-    /// `isfinite x`
-    IsFinite,
-    /// `nan_to_num(x, nan, posinf, neginf)`; None = the dtype's extremes
-    NanToNum(f64, Option<f64>, Option<f64>),
+/// Which PyTorch entry points an op has, as the `variants` of PyTorch's
+/// `native_functions.yaml`: the Python layer binds exactly these.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Surface {
+    /// `torch.op(x)`
+    pub function: bool,
+    /// `Tensor.op()`
+    pub method: bool,
+    /// `Tensor.op_()`
+    pub inplace_method: bool,
+    /// `torch.op_(x)`
+    pub inplace_function: bool,
+}
+
+impl Surface {
+    /// `torch.op`, `Tensor.op`, `Tensor.op_` and `torch.op_`.
+    pub const ALL: Surface = Surface { function: true, method: true, inplace_method: true, inplace_function: true };
+    /// `torch.op`, `Tensor.op` and `Tensor.op_` (no `torch.op_`).
+    pub const NO_INPLACE_FUNCTION: Surface = Surface { inplace_function: false, ..Surface::ALL };
+    /// `torch.op` and `Tensor.op` (predicates: no in-place form).
+    pub const OUT_OF_PLACE: Surface = Surface { inplace_method: false, inplace_function: false, ..Surface::ALL };
+    /// None generated from the registry: the op is bound by hand (extra
+    /// arguments, or only in `nn.functional`).
+    pub const CUSTOM: Surface = Surface { function: false, method: false, inplace_method: false, inplace_function: false };
+}
+
+/// Declares [`UnaryOp`] and its registry. Each parameterless op is one
+/// entry: variant, aten name, backward node name, Python surface; every
+/// table that needs an op's name (messages, bindings, autograd nodes) reads
+/// it from here. Ops with arguments are declared after them and named in
+/// [`UnaryOp::name`]/[`UnaryOp::node_name`].
+macro_rules! unary_ops {
+    (
+        simple { $( $(#[$sm:meta])* $v:ident => $name:literal, $node:literal, $surface:ident; )* }
+        with_args { $( $(#[$pm:meta])* $pv:ident($($pt:ty),*); )* }
+    ) => {
+        /// Unary ops. Parameters ride along in the variant (`LeakyRelu(slope)`).
+        #[derive(Clone, Copy, Debug, PartialEq)]
+        pub enum UnaryOp {
+            $( $(#[$sm])* $v, )*
+            $( $(#[$pm])* $pv($($pt),*), )*
+        }
+
+        /// One registry entry of a parameterless unary op.
+        #[derive(Clone, Copy, Debug, PartialEq)]
+        pub struct UnaryEntry {
+            /// The op.
+            pub op: UnaryOp,
+            /// Its aten name (`torch.<name>`).
+            pub name: &'static str,
+            /// The `grad_fn` node PyTorch records for it.
+            pub node: &'static str,
+            /// The Python entry points it has.
+            pub surface: Surface,
+        }
+
+        impl UnaryOp {
+            /// The registry of parameterless unary ops, in declaration order.
+            pub const REGISTRY: &'static [UnaryEntry] = &[
+                $( UnaryEntry { op: UnaryOp::$v, name: $name, node: $node, surface: Surface::$surface }, )*
+            ];
+
+            /// The parameterless op whose aten name is `name`.
+            pub fn from_name(name: &str) -> Option<UnaryOp> {
+                match name {
+                    $( $name => Some(UnaryOp::$v), )*
+                    _ => None,
+                }
+            }
+
+            /// (aten name, node name) of a parameterless op.
+            fn simple_names(self) -> Option<(&'static str, &'static str)> {
+                match self {
+                    $( UnaryOp::$v => Some(($name, $node)), )*
+                    _ => None,
+                }
+            }
+        }
+    };
+}
+
+unary_ops! {
+    simple {
+        /// `-x`
+        Neg => "neg", "NegBackward0", ALL;
+        /// `|x|`
+        Abs => "abs", "AbsBackward0", ALL;
+        /// `e^x`
+        Exp => "exp", "ExpBackward0", ALL;
+        /// `ln x`
+        Log => "log", "LogBackward0", ALL;
+        /// `sqrt x`
+        Sqrt => "sqrt", "SqrtBackward0", ALL;
+        /// `tanh x`
+        Tanh => "tanh", "TanhBackward0", ALL;
+        /// `1 / (1 + e^-x)`
+        Sigmoid => "sigmoid", "SigmoidBackward0", ALL;
+        /// `max(x, 0)`
+        Relu => "relu", "ReluBackward0", ALL;
+        /// `sign(x)` (0 for NaN)
+        Sign => "sign", "SignBackward0", NO_INPLACE_FUNCTION;
+        /// `1 / sqrt(x)`
+        Rsqrt => "rsqrt", "RsqrtBackward0", ALL;
+        /// `2^x`
+        Exp2 => "exp2", "Exp2Backward0", ALL;
+        /// `e^x - 1`
+        Expm1 => "expm1", "Expm1Backward0", ALL;
+        /// `log2 x`
+        Log2 => "log2", "Log2Backward0", ALL;
+        /// `log10 x`
+        Log10 => "log10", "Log10Backward0", ALL;
+        /// `ln(1 + x)`
+        Log1p => "log1p", "Log1PBackward0", ALL;
+        /// `sin x`
+        Sin => "sin", "SinBackward0", ALL;
+        /// `cos x`
+        Cos => "cos", "CosBackward0", ALL;
+        /// `tan x`
+        Tan => "tan", "TanBackward0", ALL;
+        /// `asin x`
+        Asin => "asin", "AsinBackward0", ALL;
+        /// `acos x`
+        Acos => "acos", "AcosBackward0", ALL;
+        /// `atan x`
+        Atan => "atan", "AtanBackward0", ALL;
+        /// `sinh x`
+        Sinh => "sinh", "SinhBackward0", ALL;
+        /// `cosh x`
+        Cosh => "cosh", "CoshBackward0", ALL;
+        /// `asinh x`
+        Asinh => "asinh", "AsinhBackward0", ALL;
+        /// `acosh x`
+        Acosh => "acosh", "AcoshBackward0", ALL;
+        /// `atanh x`
+        Atanh => "atanh", "AtanhBackward0", ALL;
+        /// `erf x`
+        Erf => "erf", "ErfBackward0", ALL;
+        /// `erfc x`
+        Erfc => "erfc", "ErfcBackward0", ALL;
+        /// `erfinv x`
+        Erfinv => "erfinv", "ErfinvBackward0", NO_INPLACE_FUNCTION;
+        /// `floor x`
+        Floor => "floor", "FloorBackward0", ALL;
+        /// `ceil x`
+        Ceil => "ceil", "CeilBackward0", ALL;
+        /// `round x` (half to even; `round(decimals=)` is bound by hand)
+        Round => "round", "RoundBackward0", CUSTOM;
+        /// `trunc x`
+        Trunc => "trunc", "TruncBackward0", ALL;
+        /// `x - trunc x`
+        Frac => "frac", "FracBackward0", ALL;
+        /// `1 / x`
+        Reciprocal => "reciprocal", "ReciprocalBackward0", ALL;
+        /// `x * sigmoid(x)`
+        Silu => "silu", "SiluBackward0", CUSTOM;
+        /// `x * tanh(softplus(x))`
+        Mish => "mish", "MishBackward0", CUSTOM;
+        /// `hardsigmoid x`
+        Hardsigmoid => "hardsigmoid", "HardsigmoidBackward0", CUSTOM;
+        /// `hardswish x`
+        Hardswish => "hardswish", "HardswishBackward0", CUSTOM;
+        /// `log(sigmoid(x))`
+        LogSigmoid => "log_sigmoid", "LogSigmoidBackward0", CUSTOM;
+        /// `~x` (logical not on bool)
+        BitwiseNot => "bitwise_not", "NotDifferentiable", NO_INPLACE_FUNCTION;
+        /// `logical_not x` (bool result)
+        LogicalNot => "logical_not", "NotDifferentiable", NO_INPLACE_FUNCTION;
+        /// `isnan x`
+        IsNan => "isnan", "NotDifferentiable", OUT_OF_PLACE;
+        /// `isinf x`
+        IsInf => "isinf", "NotDifferentiable", OUT_OF_PLACE;
+        /// `isposinf x`
+        IsPosInf => "isposinf", "NotDifferentiable", OUT_OF_PLACE;
+        /// `isneginf x`
+        IsNegInf => "isneginf", "NotDifferentiable", OUT_OF_PLACE;
+        /// `isfinite x`
+        IsFinite => "isfinite", "NotDifferentiable", OUT_OF_PLACE;
+    }
+    with_args {
+        /// `logit(x, eps)`; a negative eps means none
+        Logit(f64);
+        /// `round(x, decimals)`
+        RoundDecimals(i64);
+        /// `hardtanh(x, min, max)` (`relu6` is `hardtanh(x, 0, 6)`)
+        Hardtanh(f64, f64);
+        /// `softshrink(x, lambd)` (true) or `hardshrink(x, lambd)` (false)
+        Shrink(f64, bool);
+        /// `leaky_relu(x, negative_slope)`
+        LeakyRelu(f64);
+        /// `elu` family: (alpha, scale, input_scale); selu and celu are instances
+        Elu(f64, f64, f64);
+        /// `celu(x, alpha)` (the elu kernel with input scale 1/alpha)
+        Celu(f64);
+        /// `gelu(x)`; true for the tanh approximation
+        Gelu(bool);
+        /// `softplus(x, beta, threshold)`
+        Softplus(f64, f64);
+        /// `nan_to_num(x, nan, posinf, neginf)`; None = the dtype's extremes
+        NanToNum(f64, Option<f64>, Option<f64>);
+    }
 }
 
 impl UnaryOp {
     /// The aten-style name used in messages.
     pub fn name(self) -> &'static str {
         use UnaryOp::*;
+        if let Some((name, _)) = self.simple_names() {
+            return name;
+        }
         match self {
-            Neg => "neg",
-            Abs => "abs",
-            Exp => "exp",
-            Log => "log",
-            Sqrt => "sqrt",
-            Tanh => "tanh",
-            Sigmoid => "sigmoid",
-            Relu => "relu",
-            Sign => "sign",
-            Rsqrt => "rsqrt",
-            Exp2 => "exp2",
-            Expm1 => "expm1",
-            Log2 => "log2",
-            Log10 => "log10",
-            Log1p => "log1p",
-            Sin => "sin",
-            Cos => "cos",
-            Tan => "tan",
-            Asin => "asin",
-            Acos => "acos",
-            Atan => "atan",
-            Sinh => "sinh",
-            Cosh => "cosh",
-            Asinh => "asinh",
-            Acosh => "acosh",
-            Atanh => "atanh",
             Logit(_) => "logit",
-            Erf => "erf",
-            Erfc => "erfc",
-            Erfinv => "erfinv",
-            Floor => "floor",
-            Ceil => "ceil",
-            Round | RoundDecimals(_) => "round",
-            Trunc => "trunc",
-            Frac => "frac",
-            Reciprocal => "reciprocal",
+            RoundDecimals(_) => "round",
             Hardtanh(..) => "hardtanh",
             Shrink(_, true) => "softshrink",
             Shrink(_, false) => "hardshrink",
             LeakyRelu(_) => "leaky_relu",
             Elu(..) | Celu(_) => "elu",
             Gelu(_) => "GeluKernelImpl",
-            Silu => "silu",
-            Mish => "mish",
             Softplus(..) => "softplus",
-            Hardsigmoid => "hardsigmoid",
-            Hardswish => "hardswish",
-            LogSigmoid => "log_sigmoid",
-            BitwiseNot => "bitwise_not",
-            LogicalNot => "logical_not",
-            IsNan => "isnan",
-            IsInf => "isinf",
-            IsPosInf => "isposinf",
-            IsNegInf => "isneginf",
-            IsFinite => "isfinite",
             NanToNum(..) => "nan_to_num",
+            _ => unreachable!("every parameterless op is in the registry"),
+        }
+    }
+
+    /// The `grad_fn` node PyTorch records for `op(x)` (the out-of-place form).
+    pub fn node_name(self) -> &'static str {
+        use UnaryOp::*;
+        if let Some((_, node)) = self.simple_names() {
+            return node;
+        }
+        match self {
+            Logit(_) => "LogitBackward0",
+            RoundDecimals(_) => "RoundBackward1",
+            Hardtanh(..) => "HardtanhBackward0",
+            Shrink(_, true) => "SoftshrinkBackward0",
+            Shrink(_, false) => "HardshrinkBackward0",
+            LeakyRelu(_) => "LeakyReluBackward0",
+            Elu(..) => "EluBackward0",
+            Celu(_) => "CeluBackward0",
+            Gelu(_) => "GeluBackward0",
+            Softplus(..) => "SoftplusBackward0",
+            NanToNum(..) => "NanToNumBackward0",
+            _ => unreachable!("every parameterless op is in the registry"),
         }
     }
 

@@ -36,49 +36,23 @@ fn f(p: Option<f64>, default: f64) -> f64 {
     p.unwrap_or(default)
 }
 
-/// The unary op called `name` with up to three numeric parameters.
+/// The unary op called `name` with up to three numeric parameters: a
+/// parameterless op by its registry name ([`UnaryOp::from_name`]), else an
+/// alias or an op with arguments.
 fn unary_op(name: &str, p0: Option<f64>, p1: Option<f64>, p2: Option<f64>) -> PyResult<UnaryOp> {
     use UnaryOp::*;
+    if let Some(op) = UnaryOp::from_name(name) {
+        if !(op == Round && p0.is_some_and(|d| d != 0.0)) {
+            return Ok(op);
+        }
+    }
     Ok(match name {
-        "neg" | "negative" => Neg,
-        "abs" | "absolute" => Abs,
-        "exp" => Exp,
-        "log" => Log,
-        "sqrt" => Sqrt,
-        "tanh" => Tanh,
-        "sigmoid" => Sigmoid,
-        "relu" => Relu,
-        "sign" => Sign,
-        "rsqrt" => Rsqrt,
-        "exp2" => Exp2,
-        "expm1" => Expm1,
-        "log2" => Log2,
-        "log10" => Log10,
-        "log1p" => Log1p,
-        "sin" => Sin,
-        "cos" => Cos,
-        "tan" => Tan,
-        "asin" => Asin,
-        "acos" => Acos,
-        "atan" => Atan,
-        "sinh" => Sinh,
-        "cosh" => Cosh,
-        "asinh" => Asinh,
-        "acosh" => Acosh,
-        "atanh" => Atanh,
+        "negative" => Neg,
+        "absolute" => Abs,
+        "fix" => Trunc,
+        "logsigmoid" => LogSigmoid,
         "logit" => Logit(p0.unwrap_or(-1.0)),
-        "erf" => Erf,
-        "erfc" => Erfc,
-        "erfinv" => Erfinv,
-        "floor" => Floor,
-        "ceil" => Ceil,
-        "round" => match p0 {
-            Some(d) if d != 0.0 => RoundDecimals(d as i64),
-            _ => Round,
-        },
-        "trunc" | "fix" => Trunc,
-        "frac" => Frac,
-        "reciprocal" => Reciprocal,
+        "round" => RoundDecimals(p0.unwrap_or(0.0) as i64),
         "hardtanh" => Hardtanh(f(p0, -1.0), f(p1, 1.0)),
         "relu6" => Hardtanh(0.0, 6.0),
         "softshrink" => Shrink(f(p0, 0.5), true),
@@ -88,22 +62,21 @@ fn unary_op(name: &str, p0: Option<f64>, p1: Option<f64>, p2: Option<f64>) -> Py
         "selu" => Elu(1.673_263_242_354_377_3, 1.050_700_987_355_480_5, 1.0),
         "celu" => Celu(f(p0, 1.0)),
         "gelu" => Gelu(p0.is_some_and(|v| v != 0.0)),
-        "silu" => Silu,
-        "mish" => Mish,
         "softplus" => Softplus(f(p0, 1.0), f(p1, 20.0)),
-        "hardsigmoid" => Hardsigmoid,
-        "hardswish" => Hardswish,
-        "logsigmoid" => LogSigmoid,
-        "bitwise_not" => BitwiseNot,
-        "logical_not" => LogicalNot,
-        "isnan" => IsNan,
-        "isinf" => IsInf,
-        "isposinf" => IsPosInf,
-        "isneginf" => IsNegInf,
-        "isfinite" => IsFinite,
         "nan_to_num" => NanToNum(f(p0, 0.0), p1, p2),
         _ => return Err(PyValueError::new_err(format!("unknown unary op {name}"))),
     })
+}
+
+/// The registry of parameterless unary ops for the Python layer: (name,
+/// function, method, in-place method, in-place function) per op, in
+/// declaration order, so `ferrotorch` binds exactly the registered ones.
+#[pyfunction]
+pub fn _unary_registry() -> Vec<(&'static str, bool, bool, bool, bool)> {
+    UnaryOp::REGISTRY
+        .iter()
+        .map(|e| (e.name, e.surface.function, e.surface.method, e.surface.inplace_method, e.surface.inplace_function))
+        .collect()
 }
 
 fn binary_op(name: &str) -> PyResult<BinaryOp> {
@@ -476,6 +449,7 @@ pub fn _math_softmax<'py>(py: Python<'py>, input: &Bound<'py, PyAny>, dim: i64, 
 /// Registers every function of this file on the module.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_math_unary, m)?)?;
+    m.add_function(wrap_pyfunction!(_unary_registry, m)?)?;
     m.add_function(wrap_pyfunction!(_math_binary, m)?)?;
     m.add_function(wrap_pyfunction!(_math_clamp, m)?)?;
     m.add_function(wrap_pyfunction!(_math_lerp, m)?)?;

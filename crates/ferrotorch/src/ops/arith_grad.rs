@@ -354,65 +354,6 @@ impl Tensor {
     }
 }
 
-/// PyTorch's node name for `op`.
-fn unary_name(op: UnaryOp) -> &'static str {
-    use UnaryOp::*;
-    match op {
-        Neg => "NegBackward0",
-        Abs => "AbsBackward0",
-        Exp => "ExpBackward0",
-        Log => "LogBackward0",
-        Sqrt => "SqrtBackward0",
-        Tanh => "TanhBackward0",
-        Sigmoid => "SigmoidBackward0",
-        Relu => "ReluBackward0",
-        Sign => "SignBackward0",
-        Rsqrt => "RsqrtBackward0",
-        Exp2 => "Exp2Backward0",
-        Expm1 => "Expm1Backward0",
-        Log2 => "Log2Backward0",
-        Log10 => "Log10Backward0",
-        Log1p => "Log1PBackward0",
-        Sin => "SinBackward0",
-        Cos => "CosBackward0",
-        Tan => "TanBackward0",
-        Asin => "AsinBackward0",
-        Acos => "AcosBackward0",
-        Atan => "AtanBackward0",
-        Sinh => "SinhBackward0",
-        Cosh => "CoshBackward0",
-        Asinh => "AsinhBackward0",
-        Acosh => "AcoshBackward0",
-        Atanh => "AtanhBackward0",
-        Logit(_) => "LogitBackward0",
-        Erf => "ErfBackward0",
-        Erfc => "ErfcBackward0",
-        Erfinv => "ErfinvBackward0",
-        Floor => "FloorBackward0",
-        Ceil => "CeilBackward0",
-        Round => "RoundBackward0",
-        RoundDecimals(_) => "RoundBackward1",
-        Trunc => "TruncBackward0",
-        Frac => "FracBackward0",
-        Reciprocal => "ReciprocalBackward0",
-        Hardtanh(..) => "HardtanhBackward0",
-        Shrink(_, true) => "SoftshrinkBackward0",
-        Shrink(_, false) => "HardshrinkBackward0",
-        LeakyRelu(_) => "LeakyReluBackward0",
-        Elu(..) => "EluBackward0",
-        Celu(_) => "CeluBackward0",
-        Gelu(_) => "GeluBackward0",
-        Silu => "SiluBackward0",
-        Mish => "MishBackward0",
-        Softplus(..) => "SoftplusBackward0",
-        Hardsigmoid => "HardsigmoidBackward0",
-        Hardswish => "HardswishBackward0",
-        LogSigmoid => "LogSigmoidBackward0",
-        NanToNum(..) => "NanToNumBackward0",
-        BitwiseNot | LogicalNot | IsNan | IsInf | IsPosInf | IsNegInf | IsFinite => "NotDifferentiable",
-    }
-}
-
 // Small autograd-aware helpers: rules are written with them so that
 // gradients of gradients flow through the same ops.
 pub(crate) fn mul(a: &Tensor, b: &Tensor) -> Result<Tensor> {
@@ -800,17 +741,27 @@ pub fn unary_for_inplace(x: &Tensor, op: UnaryOp) -> Result<Tensor> {
     if !out.dtype().is_floating_point() {
         return Ok(out);
     }
-    let saved_out = SavedTensor::output(&out, 0);
+    // PyTorch's rule reads the written tensor itself: the result in the
+    // layout of `x` (the snapshot of the target, with its strides), which
+    // decides the vectorized loop's elements below.
+    let result = if crate::autograd::is_grad_enabled() && x.requires_grad() {
+        let _no_grad = crate::autograd::GradModeGuard::new(false);
+        let y = x.clone_same_layout(true)?;
+        y.copy_(&out)?;
+        Some(y)
+    } else {
+        None
+    };
     let dtype = out.dtype();
     record(name, &[Some(x)], &[&out], move || {
-        rule(move |node, grads| {
+        rule(move |_node, grads| {
             if !(alpha >= 0.0) {
                 return Err(ferrotorch_core::Error::runtime(
                     "In-place elu backward calculation is triggered with a negative slope which is not supported. This is caused by calling in-place forward function with a negative slope, please call out-of-place version instead.",
                 ));
             }
             let Some(g) = g0(grads) else { return Ok(vec![None]) };
-            let y = saved_out.unpack(node)?;
+            let Some(y) = result.clone() else { return Ok(vec![None]) };
             let neg = mul(&muls(&g, iscale)?, &adds(&y, alpha * scale)?)?;
             let r = pick(&cond(&y, BinaryOp::Le, 0.0)?, &neg, &muls(&g, scale)?)?;
             // The vectorized kernel's blendv on `y > 0` sends NaN to the negative branch.
@@ -830,7 +781,7 @@ pub(crate) fn record_unary(x: &Tensor, op: UnaryOp, out: &Tensor) {
     if op.is_predicate() || op == UnaryOp::BitwiseNot {
         return;
     }
-    let name = unary_name(op);
+    let name = op.node_name();
     let saved_in = SavedTensor::input(x);
     let saved_out = SavedTensor::output(out, 0);
     let dtype = x.dtype();
