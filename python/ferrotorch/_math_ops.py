@@ -412,9 +412,15 @@ relu_ = _export(lambda input: _unary("relu", input, inplace=True), "relu_")
 # ----- binary -----------------------------------------------------------------------
 
 
+# The binary ops of the engine's op registry (``BinaryOp::REGISTRY`` in
+# ferrotorch-core): name -> (function, method, in-place method, tensor-only ``other``).
+_BINARY_SURFACE = {e[0]: tuple(e[1:]) for e in _C._binary_registry()}
+# PyTorch's aliases of registered binary ops.
+_BINARY_ALIASES = {"arctan2": "atan2", "not_equal": "ne", "less": "lt", "less_equal": "le", "greater": "gt",
+                   "greater_equal": "ge"}
 # Ops whose PyTorch signature takes no Python number as ``other``.
-_TENSOR_ONLY = {"atan2", "arctan2", "fmax", "fmin", "hypot", "logaddexp", "logical_and", "logical_or", "logical_xor",
-                "maximum", "minimum"}
+_TENSOR_ONLY = {n for n, surface in _BINARY_SURFACE.items() if surface[3]} | {
+    a for a, n in _BINARY_ALIASES.items() if _BINARY_SURFACE[n][3]}
 
 
 def _check_other(pub, other):
@@ -463,23 +469,23 @@ def _make_binary(kernel, pub, inplace=True):
     return fn, method, method_
 
 
-_BINARY = {
-    "remainder": "remainder", "fmod": "fmod", "atan2": "atan2", "arctan2": "atan2", "fmax": "fmax",
-    "fmin": "fmin", "hypot": "hypot", "logaddexp": "logaddexp", "copysign": "copysign",
-    "bitwise_and": "bitwise_and", "bitwise_or": "bitwise_or", "bitwise_xor": "bitwise_xor",
-    "bitwise_left_shift": "bitwise_left_shift", "bitwise_right_shift": "bitwise_right_shift",
-    "logical_and": "logical_and", "logical_or": "logical_or", "logical_xor": "logical_xor",
-    "floor_divide": "floor_divide", "maximum": "maximum", "minimum": "minimum",
-    "eq": "eq", "ne": "ne", "lt": "lt", "le": "le", "gt": "gt", "ge": "ge",
-    "not_equal": "ne", "less": "lt", "less_equal": "le", "greater": "gt", "greater_equal": "ge",
-}
+def _bind_binary(kernel, pub, function, method, inplace_method):
+    """Binds ``kernel`` as ``pub`` on the entry points the registry lists for it."""
+    f, m, m_ = _make_binary(kernel, pub)
+    if function:
+        globals()[pub] = _export(f, pub)
+    if method:
+        _attach(pub, m)
+    if inplace_method:
+        _attach(pub + "_", m_)
 
-for _name, _k in _BINARY.items():
-    _f, _m, _m_ = _make_binary(_k, _name)
-    globals()[_name] = _export(_f, _name)
-    _attach(_name, _m)
-    if _name not in ("maximum", "minimum"):  # PyTorch has no maximum_/minimum_
-        _attach(_name + "_", _m_)
+
+for _name, (_fn, _meth, _meth_, _) in _BINARY_SURFACE.items():
+    _bind_binary(_name, _name, _fn, _meth, _meth_)
+for _name, _k in _BINARY_ALIASES.items():
+    _bind_binary(_k, _name, *_BINARY_SURFACE[_k][:3])
+# floor_divide is div(rounding_mode='floor') without a derivative (its own kernel name).
+_bind_binary("floor_divide", "floor_divide", True, True, True)
 
 
 def _tensor_only_method(pub, native):

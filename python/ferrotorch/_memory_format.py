@@ -103,6 +103,23 @@ def _format_strides(shape, mf):
     return _channels_last_strides(shape)
 
 
+def _strides_like_channels_last_2d(shape, strides):
+    """Whether PyTorch's ``suggest_memory_format()`` reads a 4-d layout as
+    ``channels_last`` (c10's ``is_channels_last_strides_2d``: the strides of
+    dims C, W, H, N non-decreasing, with its tie rules for size-1 dims)."""
+    if len(shape) != 4 or strides[1] == 0:
+        return False
+    low = 0
+    for d in (1, 3, 2, 0):
+        if shape[d] == 0 or strides[d] < low:
+            return False
+        # An N111 layout, or one sliced to it, stays contiguous_format.
+        if d == 0 and low == strides[1]:
+            return False
+        low = strides[d] * (shape[d] if shape[d] > 1 else 1)
+    return True
+
+
 def _is_channels_last_contiguous(shape, strides, order):
     expected = 1
     for d in order:

@@ -132,3 +132,46 @@ def test_empty_shapes_whose_strides_fit_are_created(shape):
     t = torch.empty(*shape)
     f = ft.empty(*shape)
     assert tuple(f.shape) == tuple(t.shape) and f.stride() == t.stride()
+
+
+def _layouts():
+    # (base shape, permutation): unbatched (C, D, H, W) inputs in several stride orders.
+    return [((4, 5, 3, 2), (3, 0, 1, 2)), ((2, 4, 5, 3), (0, 3, 1, 2)), ((3, 4, 5, 1), (0, 3, 1, 2)),
+            ((2, 3, 4, 5), (0, 1, 2, 3)), ((2, 3, 4, 5), (1, 0, 2, 3)), ((1, 1, 1, 4), (3, 0, 1, 2)),
+            ((2, 0, 4, 4), (0, 3, 1, 2))]
+
+
+@pytest.mark.parametrize("base,perm", _layouts())
+@pytest.mark.parametrize("return_indices", [False, True])
+def test_max_pool3d_unbatched_channels_last_layout(base, perm, return_indices):
+    # PyTorch's max_pool3d raises for an unbatched input whose strides read as
+    # a channels-last 4-d tensor; other layouts (and other pools) compute.
+    data = np.arange(int(np.prod(base)), dtype=np.float32).reshape(base)
+    outs = []
+    for lib in (torch, ft):
+        x = lib.tensor(data).permute(*perm)
+        try:
+            r = lib.nn.functional.max_pool3d(x, 1, return_indices=return_indices)
+            outs.append(("ok", [t.tolist() for t in r] if return_indices else r.tolist()))
+        except RuntimeError as e:
+            outs.append(("error", str(e)))
+    assert outs[0] == outs[1]
+
+
+def test_group_norm_with_huge_group_count_raises_instead_of_aborting():
+    # (1, 0) input and 2**31 - 2 groups: 2**31 per-group statistics. Under an
+    # address-space cap the host allocation fails: an OutOfMemoryError, not an abort.
+    code = textwrap.dedent("""
+        import resource
+        cap = 4 * 2**30
+        resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+        import ferrotorch as ft
+        try:
+            ft.group_norm(ft.zeros(1, 0), 2147483646)
+            print("no error")
+        except RuntimeError as e:
+            print(type(e).__name__)
+    """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "OutOfMemoryError"

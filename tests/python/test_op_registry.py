@@ -72,3 +72,42 @@ def test_dispatch_modes_see_registered_ops(name):
             getattr(x, name)()
         seen[lib.__name__] = calls
     assert seen["ferrotorch"] == seen["torch"]
+
+
+BINARY = ft._C._binary_registry()
+BINARY_BOUND = [e for e in BINARY if any(e[1:4])]
+
+
+def test_binary_registry_names_are_unique():
+    names = [e[0] for e in BINARY]
+    assert len(names) >= 30 and len(set(names)) == len(names)
+
+
+@pytest.mark.parametrize("entry", BINARY_BOUND, ids=[e[0] for e in BINARY_BOUND])
+def test_binary_entry_points_are_pytorchs(entry):
+    name, function, method, inplace_method, tensor_only = entry
+    for lib in (torch, ft):
+        assert hasattr(lib, name) == function
+        assert hasattr(lib.Tensor, name) == method
+        assert hasattr(lib.Tensor, name + "_") == inplace_method
+        assert not hasattr(lib, name + "_")
+    # `other` as a Python number: refused with TypeError exactly where PyTorch refuses it.
+    integer = name.startswith("bitwise")
+    for lib in (torch, ft):
+        x = lib.tensor([1, 2]) if integer else lib.tensor([1.0, 2.0])
+        if tensor_only:
+            with pytest.raises(TypeError):
+                getattr(lib, name)(x, 2)
+        else:
+            getattr(lib, name)(x, 2)
+
+
+@pytest.mark.parametrize("name", ["bitwise_left_shift", "bitwise_right_shift"])
+def test_binary_kernel_names_in_messages(name):
+    # The registry's kernel name is PyTorch's (`lshift`, not the function's name).
+    msgs = []
+    for lib in (torch, ft):
+        with pytest.raises(NotImplementedError) as e:
+            getattr(lib, name)(lib.tensor([1.0]), lib.tensor([2.0]))
+        msgs.append(str(e.value))
+    assert msgs[0] == msgs[1]

@@ -50,6 +50,10 @@ impl Error {
     pub fn not_implemented(msg: impl Into<String>) -> Self {
         Error { kind: ErrorKind::NotImplemented, msg: msg.into() }
     }
+    /// A `torch.OutOfMemoryError`.
+    pub fn out_of_memory(msg: impl Into<String>) -> Self {
+        Error { kind: ErrorKind::OutOfMemory, msg: msg.into() }
+    }
 }
 
 impl fmt::Display for Error {

@@ -4,110 +4,128 @@
 //! op named here, and a device's
 //! [`Backend`](crate::backend::Backend) runs it by matching on the variant.
 
-/// Binary elementwise ops (broadcasting two operands of one compute dtype).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum BinaryOp {
-    /// `a + b`
-    Add,
+/// Declares [`BinaryOp`] and its registry: each binary op is one entry with
+/// its aten name (what the bindings call it), the name its kernels give in
+/// messages (`"lshift_cpu" not implemented for ...`), its Python surface
+/// and whether `other` may be a Python number there.
+macro_rules! binary_ops {
+    ($( $(#[$m:meta])* $v:ident => $name:literal, $kernel:literal, $surface:ident, $other:ident; )*) => {
+        /// Binary elementwise ops (broadcasting two operands of one compute dtype).
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub enum BinaryOp {
+            $( $(#[$m])* $v, )*
+        }
+
+        /// One registry entry of a binary op.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub struct BinaryEntry {
+            /// The op.
+            pub op: BinaryOp,
+            /// Its aten name (`torch.<name>`).
+            pub name: &'static str,
+            /// The Python entry points generated for it.
+            pub surface: Surface,
+            /// Whether PyTorch's signature takes only a tensor as `other`.
+            pub tensor_only: bool,
+        }
+
+        impl BinaryOp {
+            /// The registry of binary ops, in declaration order.
+            pub const REGISTRY: &'static [BinaryEntry] = &[
+                $( BinaryEntry {
+                    op: BinaryOp::$v,
+                    name: $name,
+                    surface: Surface::$surface,
+                    tensor_only: binary_ops!(@tensor_only $other),
+                }, )*
+            ];
+
+            /// The op whose aten name is `name`.
+            pub fn from_name(name: &str) -> Option<BinaryOp> {
+                match name {
+                    $( $name => Some(BinaryOp::$v), )*
+                    _ => None,
+                }
+            }
+
+            /// The name its kernels give in messages.
+            pub fn name(self) -> &'static str {
+                match self {
+                    $( BinaryOp::$v => $kernel, )*
+                }
+            }
+        }
+    };
+    (@tensor_only TENSOR) => { true };
+    (@tensor_only NUMBER) => { false };
+}
+
+binary_ops! {
+    /// `a + b` (bound by hand: `alpha`, operators)
+    Add => "add", "add", CUSTOM, NUMBER;
     /// `a - b`
-    Sub,
+    Sub => "sub", "sub", CUSTOM, NUMBER;
     /// `a * b`
-    Mul,
-    /// true division `a / b`
-    Div,
+    Mul => "mul", "mul", CUSTOM, NUMBER;
+    /// true division `a / b` (`rounding_mode` bound by hand)
+    Div => "div", "div", CUSTOM, NUMBER;
     /// `a == b`
-    Eq,
+    Eq => "eq", "eq", NO_INPLACE_FUNCTION, NUMBER;
     /// `a != b`
-    Ne,
+    Ne => "ne", "ne", NO_INPLACE_FUNCTION, NUMBER;
     /// `a < b`
-    Lt,
+    Lt => "lt", "lt", NO_INPLACE_FUNCTION, NUMBER;
     /// `a <= b`
-    Le,
+    Le => "le", "le", NO_INPLACE_FUNCTION, NUMBER;
     /// `a > b`
-    Gt,
+    Gt => "gt", "gt", NO_INPLACE_FUNCTION, NUMBER;
     /// `a >= b`
-    Ge,
+    Ge => "ge", "ge", NO_INPLACE_FUNCTION, NUMBER;
     /// `maximum(a, b)` (NaN-propagating)
-    Maximum,
+    Maximum => "maximum", "maximum", OUT_OF_PLACE, TENSOR;
     /// `minimum(a, b)` (NaN-propagating)
-    Minimum,
+    Minimum => "minimum", "minimum", OUT_OF_PLACE, TENSOR;
     /// `a ** b`
-    Pow,
+    Pow => "pow", "pow", CUSTOM, NUMBER;
     /// `div(a, b, rounding_mode='trunc')`
-    DivTrunc,
+    DivTrunc => "div_trunc", "div_trunc", CUSTOM, NUMBER;
     /// `div(a, b, rounding_mode='floor')`, `floor_divide`, `//`
-    DivFloor,
+    DivFloor => "div_floor", "div_floor", CUSTOM, NUMBER;
     /// `remainder(a, b)`: the result takes the sign of `b` (Python's `%`)
-    Remainder,
+    Remainder => "remainder", "remainder", NO_INPLACE_FUNCTION, NUMBER;
     /// `fmod(a, b)`: the result takes the sign of `a` (C's `fmod`)
-    Fmod,
+    Fmod => "fmod", "fmod", NO_INPLACE_FUNCTION, NUMBER;
     /// `atan2(a, b)`
-    Atan2,
+    Atan2 => "atan2", "atan2", NO_INPLACE_FUNCTION, TENSOR;
     /// `fmax(a, b)` (NaN-ignoring)
-    Fmax,
+    Fmax => "fmax", "fmax", OUT_OF_PLACE, TENSOR;
     /// `fmin(a, b)` (NaN-ignoring)
-    Fmin,
+    Fmin => "fmin", "fmin", OUT_OF_PLACE, TENSOR;
     /// `hypot(a, b)`
-    Hypot,
+    Hypot => "hypot", "hypot", NO_INPLACE_FUNCTION, TENSOR;
     /// `logaddexp(a, b)`
-    LogAddExp,
+    LogAddExp => "logaddexp", "logaddexp", OUT_OF_PLACE, TENSOR;
     /// `copysign(a, b)`
-    CopySign,
+    CopySign => "copysign", "copysign", NO_INPLACE_FUNCTION, NUMBER;
     /// `a & b`
-    BitAnd,
+    BitAnd => "bitwise_and", "bitwise_and", NO_INPLACE_FUNCTION, NUMBER;
     /// `a | b`
-    BitOr,
+    BitOr => "bitwise_or", "bitwise_or", NO_INPLACE_FUNCTION, NUMBER;
     /// `a ^ b`
-    BitXor,
+    BitXor => "bitwise_xor", "bitwise_xor", NO_INPLACE_FUNCTION, NUMBER;
     /// `a << b`
-    Shl,
+    Shl => "bitwise_left_shift", "lshift", NO_INPLACE_FUNCTION, NUMBER;
     /// `a >> b`
-    Shr,
+    Shr => "bitwise_right_shift", "rshift", NO_INPLACE_FUNCTION, NUMBER;
     /// `logical_and(a, b)`
-    LogicalAnd,
+    LogicalAnd => "logical_and", "logical_and", NO_INPLACE_FUNCTION, TENSOR;
     /// `logical_or(a, b)`
-    LogicalOr,
+    LogicalOr => "logical_or", "logical_or", NO_INPLACE_FUNCTION, TENSOR;
     /// `logical_xor(a, b)`
-    LogicalXor,
+    LogicalXor => "logical_xor", "logical_xor", NO_INPLACE_FUNCTION, TENSOR;
 }
 
 impl BinaryOp {
-    /// The aten-style name used in messages.
-    pub fn name(self) -> &'static str {
-        match self {
-            BinaryOp::Add => "add",
-            BinaryOp::Sub => "sub",
-            BinaryOp::Mul => "mul",
-            BinaryOp::Div => "div",
-            BinaryOp::Eq => "eq",
-            BinaryOp::Ne => "ne",
-            BinaryOp::Lt => "lt",
-            BinaryOp::Le => "le",
-            BinaryOp::Gt => "gt",
-            BinaryOp::Ge => "ge",
-            BinaryOp::Maximum => "maximum",
-            BinaryOp::Minimum => "minimum",
-            BinaryOp::Pow => "pow",
-            BinaryOp::DivTrunc => "div_trunc",
-            BinaryOp::DivFloor => "div_floor",
-            BinaryOp::Remainder => "remainder",
-            BinaryOp::Fmod => "fmod",
-            BinaryOp::Atan2 => "atan2",
-            BinaryOp::Fmax => "fmax",
-            BinaryOp::Fmin => "fmin",
-            BinaryOp::Hypot => "hypot",
-            BinaryOp::LogAddExp => "logaddexp",
-            BinaryOp::CopySign => "copysign",
-            BinaryOp::BitAnd => "bitwise_and",
-            BinaryOp::BitOr => "bitwise_or",
-            BinaryOp::BitXor => "bitwise_xor",
-            BinaryOp::Shl => "lshift",
-            BinaryOp::Shr => "rshift",
-            BinaryOp::LogicalAnd => "logical_and",
-            BinaryOp::LogicalOr => "logical_or",
-            BinaryOp::LogicalXor => "logical_xor",
-        }
-    }
     /// Does the op return bool (and so never carry gradients)?
     pub fn is_comparison(self) -> bool {
         matches!(

@@ -79,42 +79,19 @@ pub fn _unary_registry() -> Vec<(&'static str, bool, bool, bool, bool)> {
         .collect()
 }
 
+/// The binary op with the registry name `name` ([`BinaryOp::from_name`]).
 fn binary_op(name: &str) -> PyResult<BinaryOp> {
-    use BinaryOp::*;
-    Ok(match name {
-        "add" => Add,
-        "sub" => Sub,
-        "mul" => Mul,
-        "div" => Div,
-        "div_trunc" => DivTrunc,
-        "div_floor" => DivFloor,
-        "remainder" => Remainder,
-        "fmod" => Fmod,
-        "pow" => Pow,
-        "atan2" => Atan2,
-        "maximum" => Maximum,
-        "minimum" => Minimum,
-        "fmax" => Fmax,
-        "fmin" => Fmin,
-        "hypot" => Hypot,
-        "logaddexp" => LogAddExp,
-        "copysign" => CopySign,
-        "bitwise_and" => BitAnd,
-        "bitwise_or" => BitOr,
-        "bitwise_xor" => BitXor,
-        "bitwise_left_shift" => Shl,
-        "bitwise_right_shift" => Shr,
-        "logical_and" => LogicalAnd,
-        "logical_or" => LogicalOr,
-        "logical_xor" => LogicalXor,
-        "eq" => Eq,
-        "ne" => Ne,
-        "lt" => Lt,
-        "le" => Le,
-        "gt" => Gt,
-        "ge" => Ge,
-        _ => return Err(PyValueError::new_err(format!("unknown binary op {name}"))),
-    })
+    BinaryOp::from_name(name).ok_or_else(|| PyValueError::new_err(format!("unknown binary op {name}")))
+}
+
+/// The registry of binary ops for the Python layer: (name, function, method,
+/// in-place method, tensor-only `other`) per op, in declaration order.
+#[pyfunction]
+pub fn _binary_registry() -> Vec<(&'static str, bool, bool, bool, bool)> {
+    BinaryOp::REGISTRY
+        .iter()
+        .map(|e| (e.name, e.surface.function, e.surface.method, e.surface.inplace_method, e.tensor_only))
+        .collect()
 }
 
 /// Runs `f` out of place, or in place on `input` (the `op_` forms).
@@ -450,6 +427,7 @@ pub fn _math_softmax<'py>(py: Python<'py>, input: &Bound<'py, PyAny>, dim: i64, 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_math_unary, m)?)?;
     m.add_function(wrap_pyfunction!(_unary_registry, m)?)?;
+    m.add_function(wrap_pyfunction!(_binary_registry, m)?)?;
     m.add_function(wrap_pyfunction!(_math_binary, m)?)?;
     m.add_function(wrap_pyfunction!(_math_clamp, m)?)?;
     m.add_function(wrap_pyfunction!(_math_lerp, m)?)?;

@@ -9,6 +9,7 @@ from .. import _C, _args
 from .. import _math_ops as _m
 from .. import _shape_ops as _s
 from ..amp.autocast_mode import _cast_inputs as _autocast
+from .._memory_format import _strides_like_channels_last_2d
 
 # Activations implemented in the op layer.
 relu6 = _m.relu6
@@ -1236,6 +1237,11 @@ def _max_pool(input, nd, kernel_size, stride, padding, dilation, ceil_mode, retu
         if not (input.requires_grad and _C.is_grad_enabled()):
             _pool_kernel_check(input, "max_pool1d_impl", ints=False)
     vals, idx = _C._max_pool(input, nd, k, s, p, d, bool(ceil_mode), bool(return_indices))
+    if nd == 3 and input.dim() == 4 and _strides_like_channels_last_2d(tuple(input.shape), input.stride()):
+        # PyTorch's max_pool3d kernel switches on the input's suggested memory
+        # format after its argument checks; an unbatched (C, D, H, W) input laid
+        # out as a channels-last 4-d tensor is neither of its two cases.
+        raise RuntimeError("Unsupported memory format. Supports only ChannelsLast3d, Contiguous")
     return (vals, idx) if return_indices else vals
 
 

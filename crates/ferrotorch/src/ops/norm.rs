@@ -5,6 +5,7 @@
 //! `NativeLayerNormBackward0`, `NativeBatchNormBackward0` and
 //! `NativeGroupNormBackward0` with edges (input, weight, bias) as in PyTorch.
 
+use ferrotorch_core::host_vec::filled;
 use super::arith::UnaryOp;
 use super::arith_grad::{adds, g0, mul, sub, un};
 use super::creation::pretty;
@@ -87,7 +88,7 @@ enum Stats {
 
 fn forward_typed<T: Element, F: MomentFloat>(x: &Tensor, out: &Tensor, n: usize, rows: usize, w: Option<&Tensor>, b: Option<&Tensor>, eps: f64) -> Result<(Vec<F>, Vec<F>)> {
     let (wv, bv) = (param::<F>(w)?, param::<F>(b)?);
-    let (mut mean, mut rstd) = (vec![F::ZERO; rows], vec![F::ZERO; rows]);
+    let (mut mean, mut rstd) = (filled(rows, F::ZERO)?, filled(rows, F::ZERO)?);
     // SAFETY: `x` is contiguous of dtype T; `out` is fresh, contiguous, of dtype T.
     let (xd, od) = unsafe { (elems::<T>(x), elems_mut::<T>(out)) };
     layer_norm_forward::<T, F>(xd, n, wv.as_deref(), bv.as_deref(), eps, od, &mut mean, &mut rstd);
@@ -108,7 +109,7 @@ fn backward_typed<T: Element, F: MomentFloat>(
 ) -> Result<(Option<Tensor>, Option<(Tensor, Tensor)>)> {
     let wv = param::<F>(w)?;
     let gx = if want_x { Some(Tensor::empty(x.shape(), x.dtype(), x.device())?) } else { None };
-    let (mut dw, mut db) = if want_wb { (vec![F::ZERO; n], vec![F::ZERO; n]) } else { (Vec::new(), Vec::new()) };
+    let (mut dw, mut db) = if want_wb { (filled(n, F::ZERO)?, filled(n, F::ZERO)?) } else { (Vec::new(), Vec::new()) };
     // SAFETY: `g` and `x` are contiguous of dtype T; `gx` is fresh.
     let (gd, xd) = unsafe { (elems::<T>(g), elems::<T>(x)) };
     let gxd = gx.as_ref().map(|t| unsafe { elems_mut::<T>(t) });
@@ -377,7 +378,7 @@ fn bn_forward_typed<T: Element, F: MomentFloat + SaveAs>(
     if training {
         let (mut rmv, mut rvv) = (param::<F>(rm)?, param::<F>(rv)?);
         let sm = strided_mean.map(|m| m.to_dtype(F::DTYPE)?.contiguous()?.to_vec::<F>()).transpose()?;
-        let (mut mean, mut invstd) = (vec![F::ZERO; shp.c], vec![F::ZERO; shp.c]);
+        let (mut mean, mut invstd) = (filled(shp.c, F::ZERO)?, filled(shp.c, F::ZERO)?);
         let round = rounder::<T, F>(pdt);
         batch_norm_stats::<T, F>(xd, shp, sm.as_deref(), eps, momentum, rmv.as_deref_mut(), rvv.as_deref_mut(), round, &mut mean, &mut invstd);
         if let (Some(t), Some(v)) = (rm, &rmv) {
@@ -416,7 +417,7 @@ fn bn_backward_typed<T: Element, F: MomentFloat + SaveAs>(
     let wv = param::<F>(w)?;
     let gs = gsum.map(|s| s.to_dtype(F::DTYPE)?.contiguous()?.to_vec::<F>()).transpose()?;
     let gx = if want[0] { Some(Tensor::empty(x.shape(), x.dtype(), x.device())?) } else { None };
-    let (mut gw, mut gb) = (vec![F::ZERO; shp.c], vec![F::ZERO; shp.c]);
+    let (mut gw, mut gb) = (filled(shp.c, F::ZERO)?, filled(shp.c, F::ZERO)?);
     // SAFETY: `g`/`x` are contiguous of dtype T; `gx` is fresh.
     let (gd, xd) = unsafe { (elems::<T>(g), elems::<T>(x)) };
     let gxd = gx.as_ref().map(|t| unsafe { elems_mut::<T>(t) });
@@ -692,7 +693,7 @@ fn gn_forward_typed<T: Element, F: MomentFloat + SaveAs>(
     let shp = ncs(x);
     let (wv, bv) = (param::<F>(w)?, param::<F>(b)?);
     let rows = shp.n * groups;
-    let (mut mean, mut rstd) = (vec![F::ZERO; rows], vec![F::ZERO; rows]);
+    let (mut mean, mut rstd) = (filled(rows, F::ZERO)?, filled(rows, F::ZERO)?);
     let out = Tensor::empty(x.shape(), x.dtype(), x.device())?;
     // SAFETY: `x` is contiguous of dtype T; `out` is fresh, contiguous, of dtype T.
     let (xd, od) = unsafe { (elems::<T>(x), elems_mut::<T>(&out)) };
@@ -720,7 +721,7 @@ fn gn_backward_typed<T: Element, F: MomentFloat + SaveAs>(
     let (mean, rstd) = F::load(saved).ok_or_else(|| Error::runtime("group_norm backward: statistics do not match the input dtype"))?;
     let wv = param::<F>(w)?;
     let gx = if want[0] { Some(Tensor::empty(x.shape(), x.dtype(), x.device())?) } else { None };
-    let (mut gw, mut gb) = (vec![F::ZERO; shp.c], vec![F::ZERO; shp.c]);
+    let (mut gw, mut gb) = (filled(shp.c, F::ZERO)?, filled(shp.c, F::ZERO)?);
     // SAFETY: `g`/`x` are contiguous of dtype T; `gx` is fresh.
     let (gd, xd) = unsafe { (elems::<T>(g), elems::<T>(x)) };
     let gxd = gx.as_ref().map(|t| unsafe { elems_mut::<T>(t) });
