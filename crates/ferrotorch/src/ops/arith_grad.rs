@@ -76,6 +76,9 @@ impl OperandOwned {
 pub(crate) fn record_binary(a: Operand, b: Operand, op: BinaryOp, out: &Tensor) {
     let ta = if let Operand::T(x) = a { Some(x) } else { None };
     let tb = if let Operand::T(x) = b { Some(x) } else { None };
+    if !crate::autograd::will_record(&[ta, tb]) {
+        return;
+    }
     let name = match (op, &a, &b) {
         (BinaryOp::Add, ..) => "AddBackward0",
         (BinaryOp::Sub, Operand::S(_), _) => "RsubBackward1",
@@ -778,7 +781,7 @@ pub fn unary_for_inplace(x: &Tensor, op: UnaryOp) -> Result<Tensor> {
 
 /// Records the node of `op(x)` producing `out`.
 pub(crate) fn record_unary(x: &Tensor, op: UnaryOp, out: &Tensor) {
-    if op.is_predicate() || op == UnaryOp::BitwiseNot {
+    if op.is_predicate() || op == UnaryOp::BitwiseNot || !crate::autograd::will_record(&[Some(x)]) {
         return;
     }
     let name = op.node_name();
