@@ -37,7 +37,7 @@ impl Backend for Cpu {
         pointwise::binary(op, compute, out, a, b)
     }
     fn add_scaled(&self, dtype: DType, out: Dst, a: Src, b: Src, s: f64) -> Result<()> {
-        crate::binary::binary(crate::binary::BinaryKind::AddAlpha(s), dtype, out, a, b)
+        crate::binary::add_scaled(s, dtype, out, a, b)
     }
     fn select(&self, dtype: DType, out: Dst, cond: Src, x: Src, y: Src) -> Result<()> {
         pointwise::select(dtype, out, cond, x, y)

@@ -9,52 +9,35 @@ use crate::elementwise::{binary as generic_binary, Float, Num};
 use crate::iter::Plan;
 use crate::simd::{isa, map2, Isa, Vf};
 use crate::{at, at_mut, Dst, Src};
-use ferrotorch_core::{dispatch_dtype, DType, Error, Result};
+use ferrotorch_core::{dispatch_dtype, BinaryOp, DType, Error, Result};
 
-/// A binary arithmetic op.
+/// The ops of core's vocabulary with a vectorised f32/f64 loop here.
+pub const SIMD_OPS: [BinaryOp; 6] =
+    [BinaryOp::Add, BinaryOp::Sub, BinaryOp::Mul, BinaryOp::Div, BinaryOp::Maximum, BinaryOp::Minimum];
+
+/// What one loop of this module computes: one of [`SIMD_OPS`], or `add`'s
+/// alpha form `a + s·b` (one fused multiply-add, as PyTorch's vectorised add).
+/// It names no op of its own; the op set is core's [`BinaryOp`].
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub enum BinaryKind {
-    /// `a + b`
-    Add,
-    /// `a + alpha·b` (`torch.add(a, b, alpha=…)`; `sub` is `alpha = -alpha`)
-    AddAlpha(f64),
-    /// `a - b`
-    Sub,
-    /// `a · b`
-    Mul,
-    /// true division `a / b` (float dtypes only)
-    Div,
-    /// `maximum(a, b)`, NaN-propagating
-    Maximum,
-    /// `minimum(a, b)`, NaN-propagating
-    Minimum,
-}
-
-impl BinaryKind {
-    /// The PyTorch function name.
-    pub fn name(self) -> &'static str {
-        match self {
-            BinaryKind::Add | BinaryKind::AddAlpha(_) => "add",
-            BinaryKind::Sub => "sub",
-            BinaryKind::Mul => "mul",
-            BinaryKind::Div => "div",
-            BinaryKind::Maximum => "maximum",
-            BinaryKind::Minimum => "minimum",
-        }
-    }
+enum Lanes {
+    /// One of [`SIMD_OPS`].
+    Op(BinaryOp),
+    /// `a + s·b`
+    AddScaled(f64),
 }
 
 /// Scalar semantics of every op (NaN-propagating max/min), in the element type.
 #[inline(always)]
-fn scalar_op<T: Num + Float>(op: BinaryKind, a: T, b: T) -> T {
+fn scalar_op<T: Num + Float>(op: Lanes, a: T, b: T) -> T {
     match op {
-        BinaryKind::Add => a.add(b),
-        BinaryKind::AddAlpha(s) => a.add(b.mul(T::from_f64(s))),
-        BinaryKind::Sub => a.sub(b),
-        BinaryKind::Mul => a.mul(b),
-        BinaryKind::Div => a.div(b),
-        BinaryKind::Maximum => max_nan(a, b),
-        BinaryKind::Minimum => min_nan(a, b),
+        Lanes::Op(BinaryOp::Add) => a.add(b),
+        Lanes::AddScaled(s) => a.add(b.mul(T::from_f64(s))),
+        Lanes::Op(BinaryOp::Sub) => a.sub(b),
+        Lanes::Op(BinaryOp::Mul) => a.mul(b),
+        Lanes::Op(BinaryOp::Div) => a.div(b),
+        Lanes::Op(BinaryOp::Maximum) => max_nan(a, b),
+        Lanes::Op(BinaryOp::Minimum) => min_nan(a, b),
+        Lanes::Op(_) => unreachable!("not one of SIMD_OPS: the entry points check"),
     }
 }
 
@@ -90,23 +73,24 @@ fn min_nan<T: PartialOrd + Copy>(a: T, b: T) -> T {
 
 /// The vector form of `op`.
 #[inline(always)]
-fn simd_op<V: Vf>(op: BinaryKind, a: V, b: V) -> V {
+fn simd_op<V: Vf>(op: Lanes, a: V, b: V) -> V {
     match op {
-        BinaryKind::Add => a.add(b),
-        BinaryKind::AddAlpha(s) => b.mul_add(V::c(s), a),
-        BinaryKind::Sub => a.sub(b),
-        BinaryKind::Mul => a.mul(b),
-        BinaryKind::Div => a.div(b),
+        Lanes::Op(BinaryOp::Add) => a.add(b),
+        Lanes::AddScaled(s) => b.mul_add(V::c(s), a),
+        Lanes::Op(BinaryOp::Sub) => a.sub(b),
+        Lanes::Op(BinaryOp::Mul) => a.mul(b),
+        Lanes::Op(BinaryOp::Div) => a.div(b),
         // `max(a, b)` returns b on NaN; a + b is NaN when either is.
-        BinaryKind::Maximum => V::select(V::mor(a.is_nan(), b.is_nan()), a.add(b), a.max(b)),
-        BinaryKind::Minimum => V::select(V::mor(a.is_nan(), b.is_nan()), a.add(b), a.min(b)),
+        Lanes::Op(BinaryOp::Maximum) => V::select(V::mor(a.is_nan(), b.is_nan()), a.add(b), a.max(b)),
+        Lanes::Op(BinaryOp::Minimum) => V::select(V::mor(a.is_nan(), b.is_nan()), a.add(b), a.min(b)),
+        Lanes::Op(_) => unreachable!("not one of SIMD_OPS: the entry points check"),
     }
 }
 
 macro_rules! binary_arms {
     ($V:ty, $op:expr, $x:expr, $sx:expr, $y:expr, $sy:expr, $o:expr, $n:expr; $($k:ident),*) => {
         match $op {
-            $(BinaryKind::$k => map2::<$V>($x, $sx, $y, $sy, $o, $n, |a, b| simd_op(BinaryKind::$k, a, b)),)*
+            $(Lanes::Op(BinaryOp::$k) => map2::<$V>($x, $sx, $y, $sy, $o, $n, |a, b| simd_op(Lanes::Op(BinaryOp::$k), a, b)),)*
             other => map2::<$V>($x, $sx, $y, $sy, $o, $n, |a, b| simd_op(other, a, b)),
         }
     };
@@ -115,7 +99,7 @@ macro_rules! binary_arms {
 macro_rules! simd_binary_fn {
     ($name:ident, $V:ty, $E:ty $(, $feat:literal)?) => {
         $(#[target_feature(enable = $feat)])?
-        unsafe fn $name(op: BinaryKind, x: *const $E, sx: usize, y: *const $E, sy: usize, o: *mut $E, n: usize) {
+        unsafe fn $name(op: Lanes, x: *const $E, sx: usize, y: *const $E, sy: usize, o: *mut $E, n: usize) {
             binary_arms!($V, op, x, sx, y, sy, o, n; Add, Sub, Mul, Div, Maximum, Minimum)
         }
     };
@@ -133,18 +117,18 @@ simd_binary_fn!(binary_avx512_f32, crate::simd::avx512::F32x16, f32, "avx512f,av
 simd_binary_fn!(binary_avx512_f64, crate::simd::avx512::F64x8, f64, "avx512f,avx2,fma");
 
 /// f32/f64 with a vectorised contiguous binary loop.
-pub(crate) trait FastBinary: Num + Float {
+trait FastBinary: Num + Float {
     /// `o[i] = op(x[i·sx], y[i·sy])`, `sx`/`sy` ∈ {0, 1}.
     ///
     /// # Safety
     /// `n >= 1`; pointers valid for the elements their strides reach; `isa` supported.
-    unsafe fn contiguous_binary(isa: Isa, op: BinaryKind, x: *const Self, sx: usize, y: *const Self, sy: usize, o: *mut Self, n: usize);
+    unsafe fn contiguous_binary(isa: Isa, op: Lanes, x: *const Self, sx: usize, y: *const Self, sy: usize, o: *mut Self, n: usize);
 }
 
 macro_rules! fast_binary {
     ($t:ty, $scalar:ident, $avx2:ident, $avx512:ident) => {
         impl FastBinary for $t {
-            unsafe fn contiguous_binary(isa: Isa, op: BinaryKind, x: *const $t, sx: usize, y: *const $t, sy: usize, o: *mut $t, n: usize) {
+            unsafe fn contiguous_binary(isa: Isa, op: Lanes, x: *const $t, sx: usize, y: *const $t, sy: usize, o: *mut $t, n: usize) {
                 match isa {
                     #[cfg(target_arch = "x86_64")]
                     Isa::Avx512 => $avx512(op, x, sx, y, sy, o, n),
@@ -161,16 +145,16 @@ fast_binary!(f64, binary_scalar_f64, binary_avx2_f64, binary_avx512_f64);
 
 /// `out = op(a, b)` for float32; `a` and `b` already broadcast to `out`'s shape
 /// (stride 0 along broadcast dims). `out` may alias an input exactly (in-place ops).
-pub fn binary_f32(op: BinaryKind, out: Dst, a: Src, b: Src) {
+fn binary_f32(op: Lanes, out: Dst, a: Src, b: Src) {
     binary_fast::<f32>(op, out, a, b)
 }
 
 /// `out = op(a, b)` for float64; as [`binary_f32`].
-pub fn binary_f64(op: BinaryKind, out: Dst, a: Src, b: Src) {
+fn binary_f64(op: Lanes, out: Dst, a: Src, b: Src) {
     binary_fast::<f64>(op, out, a, b)
 }
 
-fn binary_fast<T: FastBinary>(op: BinaryKind, out: Dst, a: Src, b: Src) {
+fn binary_fast<T: FastBinary>(op: Lanes, out: Dst, a: Src, b: Src) {
     let isa = isa();
     let plan = Plan::<3>::new(
         &out.layout.shape,
@@ -189,7 +173,7 @@ fn binary_fast<T: FastBinary>(op: BinaryKind, out: Dst, a: Src, b: Src) {
                 [1, sx @ (0 | 1), sy @ (0 | 1)] if n > 0 => T::contiguous_binary(isa, op, x, sx as usize, y, sy as usize, o, n),
                 // One element at a time through the vector kernel, whose
                 // fused multiply-add `scalar_op` has no portable form for.
-                _ if matches!(op, BinaryKind::AddAlpha(_)) => {
+                _ if matches!(op, Lanes::AddScaled(_)) => {
                     for i in 0..n as isize {
                         T::contiguous_binary(isa, op, x.offset(i * st[1]), 0, y.offset(i * st[2]), 0, o.offset(i * st[0]), 1);
                     }
@@ -204,16 +188,32 @@ fn binary_fast<T: FastBinary>(op: BinaryKind, out: Dst, a: Src, b: Src) {
     });
 }
 
-/// `out = op(a, b)` for any dtype (all three share `dtype`). Integers wrap;
-/// `Div` on integer or bool dtypes is an error (the op layer promotes to float).
-pub fn binary(op: BinaryKind, dtype: DType, out: Dst, a: Src, b: Src) -> Result<()> {
+/// `out = op(a, b)` for one of [`SIMD_OPS`] in any dtype (all three share
+/// `dtype`; `a` and `b` already broadcast to `out`'s shape, stride 0 along
+/// broadcast dims; `out` may alias an input exactly, for in-place ops).
+/// Integers wrap; `Div` on integer or bool dtypes is an error (the op layer
+/// promotes to float).
+pub fn binary(op: BinaryOp, dtype: DType, out: Dst, a: Src, b: Src) -> Result<()> {
+    if !SIMD_OPS.contains(&op) {
+        return Err(Error::runtime(format!("internal error: no vectorised loop for {}", op.name())));
+    }
+    run(Lanes::Op(op), dtype, out, a, b)
+}
+
+/// `out = a + s·b` (`add`/`sub` with `alpha`), with [`binary`]'s layout rules.
+pub fn add_scaled(s: f64, dtype: DType, out: Dst, a: Src, b: Src) -> Result<()> {
+    run(Lanes::AddScaled(s), dtype, out, a, b)
+}
+
+/// The loops of [`binary`] and [`add_scaled`].
+fn run(op: Lanes, dtype: DType, out: Dst, a: Src, b: Src) -> Result<()> {
     match dtype {
         DType::Float32 => binary_f32(op, out, a, b),
         DType::Float64 => binary_f64(op, out, a, b),
         DType::Float16 => generic_binary::<half::f16, half::f16, half::f16>(out, a, b, move |x, y| scalar_op(op, x, y)),
         DType::BFloat16 => generic_binary::<half::bf16, half::bf16, half::bf16>(out, a, b, move |x, y| scalar_op(op, x, y)),
         _ => {
-            if matches!(op, BinaryKind::Div) {
+            if matches!(op, Lanes::Op(BinaryOp::Div)) {
                 return Err(Error::not_implemented(format!("\"div_cpu\" not implemented for '{}'", dtype.name())));
             }
             dispatch_dtype!(dtype, T => int_binary::<T>(op, out, a, b));
@@ -222,27 +222,27 @@ pub fn binary(op: BinaryKind, dtype: DType, out: Dst, a: Src, b: Src) -> Result<
     Ok(())
 }
 
-fn int_binary<T: Num>(op: BinaryKind, out: Dst, a: Src, b: Src) {
+fn int_binary<T: Num>(op: Lanes, out: Dst, a: Src, b: Src) {
     generic_binary::<T, T, T>(out, a, b, move |x, y| match op {
-        BinaryKind::Add => x.add(y),
-        BinaryKind::AddAlpha(s) => x.add(y.mul(T::from_f64(s))),
-        BinaryKind::Sub => x.sub(y),
-        BinaryKind::Mul => x.mul(y),
-        BinaryKind::Maximum => {
+        Lanes::Op(BinaryOp::Add) => x.add(y),
+        Lanes::AddScaled(s) => x.add(y.mul(T::from_f64(s))),
+        Lanes::Op(BinaryOp::Sub) => x.sub(y),
+        Lanes::Op(BinaryOp::Mul) => x.mul(y),
+        Lanes::Op(BinaryOp::Maximum) => {
             if x >= y {
                 x
             } else {
                 y
             }
         }
-        BinaryKind::Minimum => {
+        Lanes::Op(BinaryOp::Minimum) => {
             if x <= y {
                 x
             } else {
                 y
             }
         }
-        BinaryKind::Div => unreachable!(),
+        Lanes::Op(_) => unreachable!("division and non-SIMD ops never reach the integer loop"),
     })
 }
 
@@ -251,8 +251,8 @@ fn int_binary<T: Num>(op: BinaryKind, out: Dst, a: Src, b: Src) {
 ///
 /// # Panics
 /// If the lengths differ.
-#[allow(private_bounds)]
-pub fn binary_slice_with<T: FastBinary>(isa_req: Isa, op: BinaryKind, x: &[T], y: &[T], out: &mut [T]) {
+#[cfg(test)]
+fn binary_slice_with<T: FastBinary>(isa_req: Isa, op: Lanes, x: &[T], y: &[T], out: &mut [T]) {
     assert!(x.len() == out.len() && y.len() == out.len(), "binary_slice: length mismatch");
     if out.is_empty() {
         return;
@@ -271,26 +271,27 @@ mod tests {
         Layout { shape: shape.into(), strides: strides.into(), offset }
     }
 
-    fn reference(op: BinaryKind, a: f64, b: f64) -> f64 {
+    fn reference(op: Lanes, a: f64, b: f64) -> f64 {
         match op {
-            BinaryKind::Add => a + b,
-            BinaryKind::AddAlpha(s) => a + s * b,
-            BinaryKind::Sub => a - b,
-            BinaryKind::Mul => a * b,
-            BinaryKind::Div => a / b,
-            BinaryKind::Maximum => if a.is_nan() || b.is_nan() { f64::NAN } else { a.max(b) },
-            BinaryKind::Minimum => if a.is_nan() || b.is_nan() { f64::NAN } else { a.min(b) },
+            Lanes::Op(BinaryOp::Add) => a + b,
+            Lanes::AddScaled(s) => a + s * b,
+            Lanes::Op(BinaryOp::Sub) => a - b,
+            Lanes::Op(BinaryOp::Mul) => a * b,
+            Lanes::Op(BinaryOp::Div) => a / b,
+            Lanes::Op(BinaryOp::Maximum) => if a.is_nan() || b.is_nan() { f64::NAN } else { a.max(b) },
+            Lanes::Op(BinaryOp::Minimum) => if a.is_nan() || b.is_nan() { f64::NAN } else { a.min(b) },
+            Lanes::Op(op) => unreachable!("{op:?} is not in SIMD_OPS"),
         }
     }
 
-    const OPS: [BinaryKind; 7] = [
-        BinaryKind::Add,
-        BinaryKind::AddAlpha(2.5),
-        BinaryKind::Sub,
-        BinaryKind::Mul,
-        BinaryKind::Div,
-        BinaryKind::Maximum,
-        BinaryKind::Minimum,
+    const OPS: [Lanes; 7] = [
+        Lanes::Op(BinaryOp::Add),
+        Lanes::AddScaled(2.5),
+        Lanes::Op(BinaryOp::Sub),
+        Lanes::Op(BinaryOp::Mul),
+        Lanes::Op(BinaryOp::Div),
+        Lanes::Op(BinaryOp::Maximum),
+        Lanes::Op(BinaryOp::Minimum),
     ];
 
     fn same(g: f64, w: f64) -> bool {
@@ -318,12 +319,12 @@ mod tests {
                 binary_slice_with(isa, op, &x32, &y32, &mut o32);
                 for i in 0..xs.len() {
                     let w = reference(op, xs[i], ys[i]);
-                    let alpha_ok = matches!(op, BinaryKind::AddAlpha(_)) && ((o[i] - w).abs() <= 1e-15 * w.abs() || same(o[i], scalar_op(op, xs[i], ys[i])));
+                    let alpha_ok = matches!(op, Lanes::AddScaled(_)) && ((o[i] - w).abs() <= 1e-15 * w.abs() || same(o[i], scalar_op(op, xs[i], ys[i])));
                     assert!(same(o[i], w) || alpha_ok, "{isa:?} {op:?}({}, {}) = {} want {w}", xs[i], ys[i], o[i]);
                     // f32 semantics; AddAlpha may be fused (as PyTorch's vectorised add) or not.
                     let w32 = scalar_op(op, x32[i], y32[i]);
                     let fused = reference(op, x32[i] as f64, y32[i] as f64) as f32;
-                    let ok = same(o32[i] as f64, w32 as f64) || (matches!(op, BinaryKind::AddAlpha(_)) && same(o32[i] as f64, fused as f64));
+                    let ok = same(o32[i] as f64, w32 as f64) || (matches!(op, Lanes::AddScaled(_)) && same(o32[i] as f64, fused as f64));
                     assert!(ok, "{isa:?} {op:?} f32({}, {}) = {} want {w32}", x32[i], y32[i], o32[i]);
                 }
             }
@@ -347,7 +348,7 @@ mod tests {
         for bl in &cases {
             for op in OPS {
                 let mut o = vec![0f32; 15];
-                binary(op, DType::Float32, Dst { base: o.as_mut_ptr() as *mut u8, layout: &ol }, Src { base: a.as_ptr() as *const u8, layout: &al }, Src { base: b.as_ptr() as *const u8, layout: bl }).unwrap();
+                run(op, DType::Float32, Dst { base: o.as_mut_ptr() as *mut u8, layout: &ol }, Src { base: a.as_ptr() as *const u8, layout: &al }, Src { base: b.as_ptr() as *const u8, layout: bl }).unwrap();
                 for i in 0..3 {
                     for j in 0..5 {
                         let bv = b[(bl.offset as isize + i as isize * bl.strides[0] + j as isize * bl.strides[1]) as usize];
@@ -364,18 +365,18 @@ mod tests {
         let sb = l(&[8, 9], &[0, 0], 1);
         for op in OPS {
             let mut o = vec![0f32; 72];
-            binary(op, DType::Float32, Dst { base: o.as_mut_ptr() as *mut u8, layout: &big }, Src { base: a.as_ptr() as *const u8, layout: &sa }, Src { base: b.as_ptr() as *const u8, layout: &sb }).unwrap();
+            run(op, DType::Float32, Dst { base: o.as_mut_ptr() as *mut u8, layout: &big }, Src { base: a.as_ptr() as *const u8, layout: &sa }, Src { base: b.as_ptr() as *const u8, layout: &sb }).unwrap();
             let w = reference(op, a[6] as f64, b[1] as f64) as f32;
             assert!(o.iter().all(|&v| (v - w).abs() <= 1e-6 * w.abs()), "{op:?} scalar-scalar: {o:?} vs {w}");
         }
         // empty and 0-d
         let e = l(&[0, 5], &[5, 1], 0);
         let mut o = vec![9f32; 1];
-        binary(BinaryKind::Add, DType::Float32, Dst { base: o.as_mut_ptr() as *mut u8, layout: &e }, Src { base: a.as_ptr() as *const u8, layout: &e }, Src { base: b.as_ptr() as *const u8, layout: &e }).unwrap();
+        run(Lanes::Op(BinaryOp::Add), DType::Float32, Dst { base: o.as_mut_ptr() as *mut u8, layout: &e }, Src { base: a.as_ptr() as *const u8, layout: &e }, Src { base: b.as_ptr() as *const u8, layout: &e }).unwrap();
         assert_eq!(o, [9.0]);
         let z = l(&[], &[], 0);
         let z1 = l(&[], &[], 3);
-        binary(BinaryKind::Mul, DType::Float32, Dst { base: o.as_mut_ptr() as *mut u8, layout: &z }, Src { base: a.as_ptr() as *const u8, layout: &z1 }, Src { base: b.as_ptr() as *const u8, layout: &z1 }).unwrap();
+        run(Lanes::Op(BinaryOp::Mul), DType::Float32, Dst { base: o.as_mut_ptr() as *mut u8, layout: &z }, Src { base: a.as_ptr() as *const u8, layout: &z1 }, Src { base: b.as_ptr() as *const u8, layout: &z1 }).unwrap();
         assert_eq!(o, [-1.0 * 2.5]);
     }
 
@@ -386,16 +387,30 @@ mod tests {
         let b: Vec<f64> = (0..n).map(|i| (i % 7) as f64).collect();
         let lay = l(&[n], &[1], 0);
         let p = a.as_mut_ptr();
-        binary_f64(BinaryKind::Sub, Dst { base: p as *mut u8, layout: &lay }, Src { base: p as *const u8, layout: &lay }, Src { base: b.as_ptr() as *const u8, layout: &lay });
+        binary_f64(Lanes::Op(BinaryOp::Sub), Dst { base: p as *mut u8, layout: &lay }, Src { base: p as *const u8, layout: &lay }, Src { base: b.as_ptr() as *const u8, layout: &lay });
         assert!(a.iter().enumerate().all(|(i, &v)| v == (i - i % 7) as f64));
         let xi: Vec<i8> = vec![100, -128, 5];
         let yi: Vec<i8> = vec![100, 1, -7];
         let li = l(&[3], &[1], 0);
         let mut oi = vec![0i8; 3];
-        for (op, want) in [(BinaryKind::Add, [-56i8, -127, -2]), (BinaryKind::Mul, [16, -128, -35]), (BinaryKind::Maximum, [100, 1, 5])] {
-            binary(op, DType::Int8, Dst { base: oi.as_mut_ptr() as *mut u8, layout: &li }, Src { base: xi.as_ptr() as *const u8, layout: &li }, Src { base: yi.as_ptr() as *const u8, layout: &li }).unwrap();
+        for (op, want) in [(Lanes::Op(BinaryOp::Add), [-56i8, -127, -2]), (Lanes::Op(BinaryOp::Mul), [16, -128, -35]), (Lanes::Op(BinaryOp::Maximum), [100, 1, 5])] {
+            run(op, DType::Int8, Dst { base: oi.as_mut_ptr() as *mut u8, layout: &li }, Src { base: xi.as_ptr() as *const u8, layout: &li }, Src { base: yi.as_ptr() as *const u8, layout: &li }).unwrap();
             assert_eq!(oi, want, "{op:?}");
         }
-        assert!(binary(BinaryKind::Div, DType::Int8, Dst { base: oi.as_mut_ptr() as *mut u8, layout: &li }, Src { base: xi.as_ptr() as *const u8, layout: &li }, Src { base: yi.as_ptr() as *const u8, layout: &li }).is_err());
+        assert!(run(Lanes::Op(BinaryOp::Div), DType::Int8, Dst { base: oi.as_mut_ptr() as *mut u8, layout: &li }, Src { base: xi.as_ptr() as *const u8, layout: &li }, Src { base: yi.as_ptr() as *const u8, layout: &li }).is_err());
+    }
+
+    #[test]
+    fn public_entry_points_take_core_ops() {
+        let (x, y) = ([1.5f32, -2.0], [2.0f32, 4.0]);
+        let lay = l(&[2], &[1], 0);
+        let mut o = [0f32; 2];
+        let (xs, ys) = (Src { base: x.as_ptr() as *const u8, layout: &lay }, Src { base: y.as_ptr() as *const u8, layout: &lay });
+        binary(BinaryOp::Mul, DType::Float32, Dst { base: o.as_mut_ptr() as *mut u8, layout: &lay }, xs, ys).unwrap();
+        assert_eq!(o, [3.0, -8.0]);
+        add_scaled(0.5, DType::Float32, Dst { base: o.as_mut_ptr() as *mut u8, layout: &lay }, xs, ys).unwrap();
+        assert_eq!(o, [2.5, 0.0]);
+        // Ops without a loop here are the pointwise module's: an error, not a wrong result.
+        assert!(binary(BinaryOp::Pow, DType::Float32, Dst { base: o.as_mut_ptr() as *mut u8, layout: &lay }, xs, ys).is_err());
     }
 }

@@ -219,18 +219,8 @@ pub fn binary(op: BinaryOp, compute: DType, o: Dst, sa: Src, sb: Src) -> Result<
     }
     if matches!(compute, DType::Float32 | DType::Float64) {
         // The vectorised kernels of the backend (runtime ISA choice).
-        use crate::binary::{binary as simd_binary, BinaryKind};
-        let kind = match op {
-            BinaryOp::Add => Some(BinaryKind::Add),
-            BinaryOp::Sub => Some(BinaryKind::Sub),
-            BinaryOp::Mul => Some(BinaryKind::Mul),
-            BinaryOp::Div => Some(BinaryKind::Div),
-            BinaryOp::Maximum => Some(BinaryKind::Maximum),
-            BinaryOp::Minimum => Some(BinaryKind::Minimum),
-            _ => None,
-        };
-        if let Some(kind) = kind {
-            return simd_binary(kind, compute, o, sa, sb);
+        if crate::binary::SIMD_OPS.contains(&op) {
+            return crate::binary::binary(op, compute, o, sa, sb);
         }
     }
     match op {
