@@ -195,9 +195,10 @@ def _attach(name, method):
         setattr(Tensor, name, method)
 
 
-def _bind_unary(kernel, pub, function, method, inplace_method, inplace_function):
-    """Binds ``kernel`` as ``pub`` on the entry points the registry lists for it."""
-    f, m, m_ = _make_unary(kernel, pub)
+def _bind(make, kernel, pub, function, method, inplace_method, inplace_function=False):
+    """Binds ``kernel`` as ``pub`` on the entry points the op registry lists for it;
+    ``make`` builds the (function, method, in-place method) trio."""
+    f, m, m_ = make(kernel, pub)
     if function:
         globals()[pub] = _export(f, pub)
     if method:
@@ -214,9 +215,9 @@ def _bind_unary(kernel, pub, function, method, inplace_method, inplace_function)
 _UNARY_SURFACE = {}
 for _name, *_surface in _C._unary_registry():
     _UNARY_SURFACE[_name] = _surface
-    _bind_unary(_name, _name, *_surface)
+    _bind(_make_unary, _name, _name, *_surface)
 for _name, (_k, _inplace_fn) in _ALIASES.items():
-    _bind_unary(_k, _name, *_UNARY_SURFACE[_k][:3], _inplace_fn)
+    _bind(_make_unary, _k, _name, *_UNARY_SURFACE[_k][:3], _inplace_fn)
 
 
 def round(input, *, decimals=0, out=None):
@@ -469,23 +470,12 @@ def _make_binary(kernel, pub, inplace=True):
     return fn, method, method_
 
 
-def _bind_binary(kernel, pub, function, method, inplace_method):
-    """Binds ``kernel`` as ``pub`` on the entry points the registry lists for it."""
-    f, m, m_ = _make_binary(kernel, pub)
-    if function:
-        globals()[pub] = _export(f, pub)
-    if method:
-        _attach(pub, m)
-    if inplace_method:
-        _attach(pub + "_", m_)
-
-
 for _name, (_fn, _meth, _meth_, _) in _BINARY_SURFACE.items():
-    _bind_binary(_name, _name, _fn, _meth, _meth_)
+    _bind(_make_binary, _name, _name, _fn, _meth, _meth_)
 for _name, _k in _BINARY_ALIASES.items():
-    _bind_binary(_k, _name, *_BINARY_SURFACE[_k][:3])
+    _bind(_make_binary, _k, _name, *_BINARY_SURFACE[_k][:3])
 # floor_divide is div(rounding_mode='floor') without a derivative (its own kernel name).
-_bind_binary("floor_divide", "floor_divide", True, True, True)
+_bind(_make_binary, "floor_divide", "floor_divide", True, True, True)
 
 
 def _tensor_only_method(pub, native):
