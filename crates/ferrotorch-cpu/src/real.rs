@@ -1,6 +1,7 @@
 //! Scalar math shared by the CPU's elementwise kernels: the compute type of each
-//! floating dtype (halves compute in `f32`, as PyTorch does) and the special
-//! functions the standard library lacks (`erf`, `erfc`, `erfinv`).
+//! floating dtype (halves compute in `f32`, as PyTorch does), with the special
+//! functions the standard library lacks (`erf`, `erfc`, `erfinv`) taken from the
+//! vectorised kernels' own scalar forms, so every path computes them alike.
 
 use ferrotorch_core::Element;
 use half::{bf16, f16};
@@ -31,15 +32,15 @@ impl Real for f32 {
     }
     #[inline(always)]
     fn erf(self) -> Self {
-        libm::erff(self)
+        crate::simd::math::erf::<f32>(self)
     }
     #[inline(always)]
     fn erfc(self) -> Self {
-        libm::erfcf(self)
+        crate::simd::math::erfc::<f32>(self)
     }
     #[inline(always)]
     fn erfinv(self) -> Self {
-        erfinv_f64(self as f64) as f32
+        crate::unary::erfinv(self as f64) as f32
     }
 }
 
@@ -54,15 +55,15 @@ impl Real for f64 {
     }
     #[inline(always)]
     fn erf(self) -> Self {
-        libm::erf(self)
+        crate::unary::erf(self)
     }
     #[inline(always)]
     fn erfc(self) -> Self {
-        libm::erfc(self)
+        crate::unary::erfc(self)
     }
     #[inline(always)]
     fn erfinv(self) -> Self {
-        erfinv_f64(self)
+        crate::unary::erfinv(self)
     }
 }
 
@@ -142,51 +143,4 @@ macro_rules! real_dispatch {
 /// PyTorch's "\"op_cpu\" not implemented for 'Long'" error.
 pub fn not_impl(op: &str, dtype: ferrotorch_core::DType) -> ferrotorch_core::Error {
     ferrotorch_core::Error::not_implemented(format!("\"{op}_cpu\" not implemented for '{}'", ferrotorch_core::dtype::pretty(dtype)))
-}
-
-/// Inverse error function: Giles' single-precision approximation refined by
-/// two Newton steps on `erf`, which gives full double precision.
-pub fn erfinv_f64(y: f64) -> f64 {
-    if y.is_nan() || !(-1.0..=1.0).contains(&y) {
-        return f64::NAN;
-    }
-    if y == 1.0 {
-        return f64::INFINITY;
-    }
-    if y == -1.0 {
-        return f64::NEG_INFINITY;
-    }
-    let w = -((1.0 - y) * (1.0 + y)).ln();
-    let mut x = if w < 5.0 {
-        let w = w - 2.5;
-        let mut p = 2.810_226_36e-08;
-        for c in [3.432_739_39e-07, -3.523_387_7e-06, -4.391_506_54e-06, 0.000_218_580_87, -0.001_253_725_03, -0.004_177_681_64, 0.246_640_727, 1.501_409_41] {
-            p = c + p * w;
-        }
-        p * y
-    } else {
-        let w = w.sqrt() - 3.0;
-        let mut p = -0.000_200_214_257;
-        for c in [0.000_100_950_558, 0.001_349_343_22, -0.003_673_428_44, 0.005_739_507_73, -0.007_622_461_3, 0.009_438_870_47, 1.001_674_06, 2.832_976_82] {
-            p = c + p * w;
-        }
-        p * y
-    };
-    // Newton: x -= (erf(x) - y) / erf'(x), erf'(x) = 2/sqrt(pi) e^{-x^2}.
-    for _ in 0..2 {
-        let err = libm::erf(x) - y;
-        x -= err / (std::f64::consts::FRAC_2_SQRT_PI * (-x * x).exp());
-    }
-    x
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn erfinv_inverts_erf() {
-        for &v in &[-0.999, -0.5, -1e-9, 0.0, 0.3, 0.9, 0.999_999] {
-            let x = super::erfinv_f64(v);
-            assert!((libm::erf(x) - v).abs() < 1e-15, "{v}");
-        }
-    }
 }

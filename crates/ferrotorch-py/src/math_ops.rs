@@ -41,10 +41,11 @@ fn f(p: Option<f64>, default: f64) -> f64 {
 /// alias or an op with arguments.
 fn unary_op(name: &str, p0: Option<f64>, p1: Option<f64>, p2: Option<f64>) -> PyResult<UnaryOp> {
     use UnaryOp::*;
+    if let (true, Some(d)) = (name == "round", p0.filter(|&d| d != 0.0)) {
+        return Ok(RoundDecimals(d as i64));
+    }
     if let Some(op) = UnaryOp::from_name(name) {
-        if !(op == Round && p0.is_some_and(|d| d != 0.0)) {
-            return Ok(op);
-        }
+        return Ok(op);
     }
     Ok(match name {
         "negative" => Neg,
@@ -52,7 +53,6 @@ fn unary_op(name: &str, p0: Option<f64>, p1: Option<f64>, p2: Option<f64>) -> Py
         "fix" => Trunc,
         "logsigmoid" => LogSigmoid,
         "logit" => Logit(p0.unwrap_or(-1.0)),
-        "round" => RoundDecimals(p0.unwrap_or(0.0) as i64),
         "hardtanh" => Hardtanh(f(p0, -1.0), f(p1, 1.0)),
         "relu6" => Hardtanh(0.0, 6.0),
         "softshrink" => Shrink(f(p0, 0.5), true),

@@ -59,17 +59,10 @@ pub fn set_history(t: &Tensor, node: Arc<Node>, output_nr: usize) {
     m.output_nr = output_nr;
 }
 
-/// Whether [`record`] would record a node for these inputs (grad mode on and
-/// one of them requiring grad): ops check it before saving anything, so a
-/// call outside autograd pays nothing for its rule.
-pub fn will_record(inputs: &[Option<&Tensor>]) -> bool {
-    is_grad_enabled() && inputs.iter().flatten().any(|t| t.requires_grad())
-}
-
 /// Records `backward` as the node producing `outputs` from `inputs`, when
 /// needed. Inputs that are `None` (Python scalars) get no edge.
 pub fn record(name: &'static str, inputs: &[Option<&Tensor>], outputs: &[&Tensor], backward: impl FnOnce() -> Box<dyn Backward>) {
-    if !will_record(inputs) {
+    if !is_grad_enabled() || !inputs.iter().flatten().any(|t| t.requires_grad()) {
         saved::forget_pending();
         return;
     }

@@ -76,7 +76,13 @@ impl OperandOwned {
 pub(crate) fn record_binary(a: Operand, b: Operand, op: BinaryOp, out: &Tensor) {
     let ta = if let Operand::T(x) = a { Some(x) } else { None };
     let tb = if let Operand::T(x) = b { Some(x) } else { None };
-    if !crate::autograd::will_record(&[ta, tb]) {
+    // Nothing to save when no node will be recorded (the common call outside autograd).
+    let recording = match (ta, tb) {
+        (Some(x), Some(y)) => crate::autograd::needs_grad(&[x, y]),
+        (Some(x), None) | (None, Some(x)) => crate::autograd::needs_grad(&[x]),
+        (None, None) => false,
+    };
+    if !recording {
         return;
     }
     let name = match (op, &a, &b) {
@@ -781,7 +787,7 @@ pub fn unary_for_inplace(x: &Tensor, op: UnaryOp) -> Result<Tensor> {
 
 /// Records the node of `op(x)` producing `out`.
 pub(crate) fn record_unary(x: &Tensor, op: UnaryOp, out: &Tensor) {
-    if op.is_predicate() || op == UnaryOp::BitwiseNot || !crate::autograd::will_record(&[Some(x)]) {
+    if op.is_predicate() || op == UnaryOp::BitwiseNot || !crate::autograd::needs_grad(&[x]) {
         return;
     }
     let name = op.node_name();
