@@ -10,6 +10,7 @@ pub mod backend;
 pub mod binary;
 pub mod cascade;
 pub mod copy;
+pub mod dense;
 pub mod elementwise;
 pub mod iter;
 pub mod matmul;

@@ -12,118 +12,27 @@
 //! kernels check sizes and return PyTorch's messages for bad shapes.
 
 use crate::matmul::{gemm_into, GemmFloat, Mat};
+pub use ferrotorch_core::op::conv::{conv_output_size, ConvSpec, MAX_SPATIAL};
 use ferrotorch_core::{Element, Error, Result};
 use std::ops::AddAssign;
 
-/// Most spatial dimensions a convolution may have.
-pub const MAX_SPATIAL: usize = 3;
-
-/// Shapes and window of one convolution `y = conv(x, w)`, in the forward
-/// (not transposed) sense: `x` is `(batch, in_channels, *input)`, `w` is
-/// `(out_channels, in_channels / groups, *kernel)` and `y` is
-/// `(batch, out_channels, *output)`. Output position `o` along a dimension
-/// reads input position `o * stride + k * dilation - padding` for tap `k`;
-/// positions outside the input are zeros.
-///
-/// Spatial arrays hold `dims` entries (1..=3).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ConvSpec {
-    /// Number of spatial dimensions (1..=3).
-    pub dims: usize,
-    /// Batch size.
-    pub batch: usize,
-    /// Channels of `x`.
-    pub in_channels: usize,
-    /// Channels of `y` (rows of `w`).
-    pub out_channels: usize,
-    /// Channel groups: both channel counts are multiples of it.
-    pub groups: usize,
-    /// Spatial size of `x`.
-    pub input: [usize; MAX_SPATIAL],
-    /// Spatial size of `w`.
-    pub kernel: [usize; MAX_SPATIAL],
-    /// Spatial size of `y`; at most [`conv_output_size`] of the others (a
-    /// transposed convolution's output padding can make its input larger than
-    /// the one its output would need, and the extra positions are never read).
-    pub output: [usize; MAX_SPATIAL],
-    /// Step between output positions.
-    pub stride: [usize; MAX_SPATIAL],
-    /// Implicit zero padding on each side.
-    pub padding: [usize; MAX_SPATIAL],
-    /// Spacing between kernel taps.
-    pub dilation: [usize; MAX_SPATIAL],
-}
-
-/// Output length of a convolution along one dimension, `None` when the
-/// (dilated) kernel does not fit in the padded input or the stride is 0.
-pub fn conv_output_size(input: usize, kernel: usize, stride: usize, padding: usize, dilation: usize) -> Option<usize> {
-    let reach = dilation.checked_mul(kernel.checked_sub(1)?)?.checked_add(1)?;
-    let padded = input.checked_add(padding.checked_mul(2)?)?;
-    if stride == 0 || padded < reach {
-        return None;
+/// `spec` as a 3-d problem: leading singleton dimensions with unit
+/// stride and dilation and no padding.
+fn as_3d(spec: &ConvSpec) -> Vol {
+    let lead = MAX_SPATIAL - spec.dims;
+    let pad3 = |a: &[usize; MAX_SPATIAL], fill: usize| {
+        let mut r = [fill; MAX_SPATIAL];
+        r[lead..].copy_from_slice(&a[..spec.dims]);
+        r
+    };
+    Vol {
+        input: pad3(&spec.input, 1),
+        kernel: pad3(&spec.kernel, 1),
+        output: pad3(&spec.output, 1),
+        stride: pad3(&spec.stride, 1),
+        padding: pad3(&spec.padding, 0),
+        dilation: pad3(&spec.dilation, 1),
     }
-    Some((padded - reach) / stride + 1)
-}
-
-impl ConvSpec {
-    /// Element counts of `x`, `w` and `y`.
-    pub fn lens(&self) -> (usize, usize, usize) {
-        let sp = |s: &[usize; MAX_SPATIAL]| s[..self.dims].iter().product::<usize>();
-        (
-            self.batch * self.in_channels * sp(&self.input),
-            self.out_channels * (self.in_channels / self.groups.max(1)) * sp(&self.kernel),
-            self.batch * self.out_channels * sp(&self.output),
-        )
-    }
-
-    /// Checks the channel split and that every output position exists;
-    /// the messages are PyTorch's.
-    pub fn validate(&self) -> Result<()> {
-        let d = self.dims;
-        if d == 0 || d > MAX_SPATIAL {
-            return Err(Error::runtime(format!("convolution: expected 1 to 3 spatial dimensions, got {d}")));
-        }
-        let (c, o, g) = (self.in_channels, self.out_channels, self.groups);
-        if g == 0 || c % g != 0 || o % g != 0 {
-            return Err(Error::runtime(format!(
-                "Given groups={g}, expected weight to be divisible by {g} at dimension 0, but got {o} output and {c} input channels"
-            )));
-        }
-        for i in 0..d {
-            let natural = conv_output_size(self.input[i], self.kernel[i], self.stride[i], self.padding[i], self.dilation[i]);
-            if self.kernel[i] == 0 || self.dilation[i] == 0 || natural.is_none_or(|n| n < self.output[i]) {
-                return Err(Error::runtime(format!(
-                    "Calculated padded input size per channel: ({}). Kernel size: ({}). Kernel size can't be greater than actual input size",
-                    join(self.input[..d].iter().zip(&self.padding).map(|(s, p)| s + 2 * p)),
-                    join(self.kernel[..d].iter().zip(&self.dilation).map(|(k, dl)| dl * (k.max(&1) - 1) + 1)),
-                )));
-            }
-        }
-        Ok(())
-    }
-
-    /// The problem as a 3-d one: leading singleton dimensions with unit
-    /// stride and dilation and no padding.
-    fn as_3d(&self) -> Vol {
-        let lead = MAX_SPATIAL - self.dims;
-        let pad3 = |a: &[usize; MAX_SPATIAL], fill: usize| {
-            let mut r = [fill; MAX_SPATIAL];
-            r[lead..].copy_from_slice(&a[..self.dims]);
-            r
-        };
-        Vol {
-            input: pad3(&self.input, 1),
-            kernel: pad3(&self.kernel, 1),
-            output: pad3(&self.output, 1),
-            stride: pad3(&self.stride, 1),
-            padding: pad3(&self.padding, 0),
-            dilation: pad3(&self.dilation, 1),
-        }
-    }
-}
-
-fn join(it: impl Iterator<Item = usize>) -> String {
-    it.map(|v| v.to_string()).collect::<Vec<_>>().join(" x ")
 }
 
 /// A [`ConvSpec`]'s window seen in three dimensions.
@@ -351,7 +260,7 @@ pub fn conv_forward<T: GemmFloat>(spec: &ConvSpec, x: &[T], w: &[T], bias: Optio
     if out.is_empty() {
         return Ok(());
     }
-    let v = spec.as_3d();
+    let v = as_3d(spec);
     let (groups, o) = (spec.groups, spec.out_channels);
     let (cg, og) = (spec.in_channels / groups, o / groups);
     let (k, p, plane) = (cg * v.taps(), v.out_plane(), v.in_plane());
@@ -420,7 +329,7 @@ pub fn conv_input_grad<T: GemmFloat + AddAssign>(spec: &ConvSpec, grad: &[T], w:
     if out.is_empty() {
         return Ok(());
     }
-    let v = spec.as_3d();
+    let v = as_3d(spec);
     let (groups, o, c) = (spec.groups, spec.out_channels, spec.in_channels);
     let (cg, og) = (c / groups, o / groups);
     let (k, p, plane) = (cg * v.taps(), v.out_plane(), v.in_plane());
@@ -474,7 +383,7 @@ pub fn conv_weight_grad<T: GemmFloat + AddAssign>(spec: &ConvSpec, grad: &[T], x
     if out.is_empty() || grad.is_empty() {
         return Ok(());
     }
-    let v = spec.as_3d();
+    let v = as_3d(spec);
     let (groups, o, c, n) = (spec.groups, spec.out_channels, spec.in_channels, spec.batch);
     let (cg, og) = (c / groups, o / groups);
     let (k, p, plane) = (cg * v.taps(), v.out_plane(), v.in_plane());
@@ -568,7 +477,7 @@ mod tests {
     /// Visits every (image, out channel, out position, in channel, tap) term:
     /// `f(x index, w index, y index)`.
     fn terms(sp: &ConvSpec, mut f: impl FnMut(usize, usize, usize)) {
-        let v = sp.as_3d();
+        let v = as_3d(&sp);
         let (cg, og) = (sp.in_channels / sp.groups, sp.out_channels / sp.groups);
         for img in 0..sp.batch {
             for oc in 0..sp.out_channels {
@@ -625,7 +534,7 @@ mod tests {
                 }
                 let (xl, wl, yl) = sp.lens();
                 let (x, w, b, g) = (data(xl, 1), data(wl, 2), data(sp.out_channels, 3), data(yl, 4));
-                let mut want_y: Vec<f64> = (0..yl).map(|i| b[i / sp.as_3d().out_plane() % sp.out_channels]).collect();
+                let mut want_y: Vec<f64> = (0..yl).map(|i| b[i / as_3d(&sp).out_plane() % sp.out_channels]).collect();
                 let (mut want_gx, mut want_gw) = (vec![0.0; xl], vec![0.0; wl]);
                 terms(&sp, |xi, wi, yi| {
                     want_y[yi] += x[xi] * w[wi];

@@ -2,7 +2,7 @@
 //! op (`aten::convolution`) recording one node, `ConvolutionBackward0`, as
 //! PyTorch does for every variant on the CPU.
 //!
-//! Three kernels of `ferrotorch-cpu` do all the work: the forward convolution
+//! Three kernels of the tensor's backend ([`ConvKernels`](ferrotorch_core::backend::ConvKernels)) do all the work: the forward convolution
 //! (vol2col + GEMM), its input gradient (GEMM + col2vol, which is also the
 //! transposed convolution) and its weight gradient. Each is bilinear in its
 //! two tensor operands, and the derivative of each in either operand is
@@ -15,7 +15,7 @@ use super::creation::pretty;
 use crate::autograd::{record, rule, GradModeGuard, SavedTensor};
 use crate::Tensor;
 use ferrotorch_core::{DType, Error, Result};
-use ferrotorch_cpu::nn::{conv_forward, conv_input_grad, conv_output_size, conv_weight_grad, ConvSpec, MAX_SPATIAL};
+use ferrotorch_core::op::conv::{conv_output_size, ConvRole, ConvSpec, MAX_SPATIAL};
 
 /// Stride, padding, dilation, transposition, output padding and groups of a
 /// convolution: the arguments of PyTorch's `torch.convolution` besides the
@@ -77,35 +77,13 @@ impl ConvParams {
     }
 }
 
-/// Which of the three kernels a node runs; operands `(a, b)` and output:
-/// `Forward (x, w) -> y`, `InputGrad (gy, w) -> x-shaped`, `WeightGrad
-/// (gy, x) -> w-shaped`, all in the sense of the plain convolution `spec`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Role {
-    Forward,
-    InputGrad,
-    WeightGrad,
-}
+use ConvRole as Role;
 
 const BACKWARD_NODE: &str = "ConvolutionBackwardBackward0";
 
-fn shape_of(spec: &ConvSpec, role: Role) -> Vec<usize> {
-    let d = spec.dims;
-    let mut s = match role {
-        Role::Forward => vec![spec.batch, spec.out_channels],
-        Role::InputGrad => vec![spec.batch, spec.in_channels],
-        Role::WeightGrad => vec![spec.out_channels, spec.in_channels / spec.groups],
-    };
-    s.extend_from_slice(match role {
-        Role::Forward => &spec.output[..d],
-        Role::InputGrad => &spec.input[..d],
-        Role::WeightGrad => &spec.kernel[..d],
-    });
-    s
-}
-
-/// Runs the kernel `role` on contiguous copies of the operands (float16 and
-/// bfloat16 in float32, rounded once at the end).
+/// Runs the kernel `role` on contiguous copies of the operands on their
+/// device's backend (float16 and bfloat16 in float32, rounded once at the
+/// end).
 fn run_kernel(role: Role, spec: &ConvSpec, a: &Tensor, b: &Tensor, bias: Option<&Tensor>) -> Result<Tensor> {
     let _no_grad = GradModeGuard::new(false);
     let dt = a.dtype();
@@ -114,7 +92,7 @@ fn run_kernel(role: Role, spec: &ConvSpec, a: &Tensor, b: &Tensor, bias: Option<
         DType::Float16 | DType::BFloat16 => DType::Float32,
         other => return Err(Error::not_implemented(format!("\"slow_conv2d_cpu\" not implemented for '{}'", pretty(other)))),
     };
-    let shape = shape_of(spec, role);
+    let shape = spec.shape_of(role);
     if a.numel() == 0 || b.numel() == 0 || shape.contains(&0) {
         // No terms to sum (an empty batch or output): the output is its bias.
         let z = Tensor::zeros(&shape, dt, a.device())?;
@@ -130,26 +108,7 @@ fn run_kernel(role: Role, spec: &ConvSpec, a: &Tensor, b: &Tensor, bias: Option<
     let prep = |t: &Tensor| -> Result<Tensor> { t.to_dtype(cdt)?.contiguous() };
     let (a, b, bias) = (prep(a)?, prep(b)?, bias.map(prep).transpose()?);
     let out = Tensor::empty(&shape, cdt, a.device())?;
-    macro_rules! run {
-        ($T:ty) => {{
-            // SAFETY: each operand is contiguous, so its elements are the
-            // `numel` values at its data pointer; `out` is fresh and aliases
-            // none of them.
-            let view = |t: &Tensor| unsafe { std::slice::from_raw_parts(t.data_ptr() as *const $T, t.numel()) };
-            let (ad, bd, bias) = (view(&a), view(&b), bias.as_ref().map(view));
-            let od = unsafe { std::slice::from_raw_parts_mut(out.data_ptr_mut() as *mut $T, out.numel()) };
-            match role {
-                Role::Forward => conv_forward::<$T>(spec, ad, bd, bias, od)?,
-                Role::InputGrad => conv_input_grad::<$T>(spec, ad, bd, bias, od)?,
-                Role::WeightGrad => conv_weight_grad::<$T>(spec, ad, bd, od)?,
-            }
-        }};
-    }
-    if cdt == DType::Float32 {
-        run!(f32)
-    } else {
-        run!(f64)
-    }
+    out.backend()?.convolution(role, spec, cdt, out.operand_mut(), a.operand(), b.operand(), bias.as_ref().map(|t| t.operand()))?;
     if cdt == dt {
         Ok(out)
     } else {
@@ -231,7 +190,7 @@ impl Tensor {
     /// assert_eq!(t.to_vec::<f32>().unwrap(), vec![1.0, -1.0, 2.0, -2.0, 3.0, -3.0, 4.0, -4.0]);
     /// ```
     pub fn convolution(&self, weight: &Tensor, bias: Option<&Tensor>, p: &ConvParams) -> Result<Tensor> {
-        super::check_cpu("convolution", &[Some(self), Some(weight), bias].into_iter().flatten().collect::<Vec<_>>())?;
+        super::common_device(&[Some(self), Some(weight), bias].into_iter().flatten().collect::<Vec<_>>())?;
         let (xs, ws) = (self.shape().to_vec(), weight.shape().to_vec());
         let nd = ws.len();
         if !(3..=MAX_SPATIAL + 2).contains(&nd) {

@@ -1,5 +1,7 @@
 //! The CPU as a [`Backend`]: host memory from the caching pool, and this
-//! crate's kernels.
+//! crate's kernels. The structured op families have a file each.
+
+mod conv;
 
 use crate::{cascade, copy, pointwise, reduction, Dst, Src};
 use ferrotorch_core::op::{ArgKind, CumKind, ReduceKind};

@@ -10,9 +10,18 @@
 //! vocabulary. Kernels take each operand as a device pointer plus its
 //! [`Layout`] (sizes, strides and offset in elements), by value.
 //!
+//! Structured ops (convolution, ...) are family traits of their own, one
+//! submodule each, that [`Backend`] requires: a device implements them all,
+//! and the op layer calls them through `&dyn Backend` with the family trait
+//! in scope.
+//!
 //! [`Meta`] is the backend of the `meta` device: storage without memory, so
 //! every kernel is a no-op and every op computes only its output metadata,
 //! which is how PyTorch's meta tensors behave.
+
+mod conv;
+
+pub use conv::ConvKernels;
 
 use crate::device::{Device, DeviceType};
 use crate::dtype::DType;
@@ -46,7 +55,7 @@ pub struct Dst<'a> {
 /// layer has already checked shapes, dtypes and devices, broadcast the
 /// inputs' layouts to the output's shape, and converted inputs to the dtype
 /// the op computes in.
-pub trait Backend: Send + Sync {
+pub trait Backend: Send + Sync + ConvKernels {
     /// The device type this backend serves.
     fn device_type(&self) -> DeviceType;
 

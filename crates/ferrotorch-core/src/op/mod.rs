@@ -3,6 +3,12 @@
 //! no backend: the op layer validates, promotes and records autograd for an
 //! op named here, and a device's
 //! [`Backend`](crate::backend::Backend) runs it by matching on the variant.
+//!
+//! The elementwise, reduction, arg-reduction and cumulative kinds are here;
+//! the structured ops' descriptions (a convolution's geometry, ...) have a
+//! submodule each.
+
+pub mod conv;
 
 /// Declares [`BinaryOp`] and its registry: each binary op is one entry with
 /// its aten name (what the bindings call it), the name its kernels give in
