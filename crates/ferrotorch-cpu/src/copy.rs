@@ -235,3 +235,56 @@ pub unsafe fn read_scalar(base: *const u8, dtype: DType, off: usize) -> Scalar {
         }
     })
 }
+
+/// `dst += src` elementwise over `dst`'s shape (`src` broadcast to it),
+/// serially, so a `dst` layout that addresses one element several times
+/// (the gradient of an overlapping view) adds every term. With `row_major`
+/// the terms are added in row-major order of the shape, not the iterator's
+/// memory order (PyTorch's `as_strided` backward adds in that order, which
+/// decides rounding and overflow).
+pub fn accumulate(dtype: DType, dst: Dst, src: Src, row_major: bool) {
+    dispatch_dtype!(dtype, T => accumulate_loop::<T>(dst, src, row_major));
+}
+
+fn accumulate_loop<T: Element + crate::elementwise::Num>(dst: Dst, src: Src, row_major: bool) {
+    let (dl, sl) = (dst.layout, src.layout);
+    let (ob, sb) = (dst.base as *mut T, src.base as *const T);
+    if row_major {
+        let sizes = &dl.shape;
+        let mut idx = vec![0usize; sizes.len()];
+        let (mut po, mut ps) = (dl.offset as isize, sl.offset as isize);
+        for _ in 0..dl.numel() {
+            // SAFETY: both layouts address elements of their storages (the
+            // op layer built `dst` inside a fresh tensor and `src` is a
+            // tensor's own layout broadcast to `dst`'s shape).
+            unsafe {
+                let o = ob.offset(po);
+                *o = (*o).add(*sb.offset(ps));
+            }
+            // odometer step: the last dim fastest
+            for d in (0..sizes.len()).rev() {
+                idx[d] += 1;
+                po += dl.strides[d];
+                ps += sl.strides[d];
+                if idx[d] < sizes[d] {
+                    break;
+                }
+                po -= dl.strides[d] * sizes[d] as isize;
+                ps -= sl.strides[d] * sizes[d] as isize;
+                idx[d] = 0;
+            }
+        }
+        return;
+    }
+    let plan = Plan::<2>::new(&dl.shape, [&dl.strides, &sl.strides], [dl.offset, sl.offset]);
+    // Serial on purpose: overlapping layouts write one element from several runs.
+    plan.for_each(|off, n, st| {
+        for i in 0..n as isize {
+            // SAFETY: as above.
+            unsafe {
+                let o = ob.offset(off[0] + i * st[0]);
+                *o = (*o).add(*sb.offset(off[1] + i * st[1]));
+            }
+        }
+    });
+}

@@ -14,6 +14,7 @@
 //! window (`val > max || isnan(val)`, so the last NaN of a window is taken).
 
 use crate::elementwise::Num;
+pub use ferrotorch_core::op::pool::{pool_out_len, pool_out_size, PoolGeom};
 use half::{bf16, f16};
 
 /// Below this much work (outputs × window taps) a call runs on one thread.
@@ -122,83 +123,6 @@ macro_rules! half_elem {
     )*};
 }
 half_elem!(f16, bf16);
-
-/// Window geometry of a (max or average) pooling over `(D, H, W)`; lower
-/// ranks put unit dims first (see [`PoolGeom::new`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct PoolGeom {
-    /// Input extent.
-    pub input: [usize; 3],
-    /// Output extent.
-    pub output: [usize; 3],
-    /// Window size.
-    pub kernel: [usize; 3],
-    /// Step between windows.
-    pub stride: [usize; 3],
-    /// Implicit padding on each side.
-    pub padding: [usize; 3],
-    /// Spacing between window taps (max pooling only).
-    pub dilation: [usize; 3],
-}
-
-/// `v` (1 to 3 entries) right-aligned in three, the rest `fill`.
-fn pad3(v: &[usize], fill: usize) -> [usize; 3] {
-    let mut r = [fill; 3];
-    let off = 3 - v.len().min(3);
-    for (i, &x) in v.iter().take(3).enumerate() {
-        r[off + i] = x;
-    }
-    r
-}
-
-impl PoolGeom {
-    /// Geometry of a pooling over the given spatial dims (1 to 3 entries
-    /// each, all of one length), padded to three dims.
-    pub fn new(input: &[usize], output: &[usize], kernel: &[usize], stride: &[usize], padding: &[usize], dilation: &[usize]) -> PoolGeom {
-        PoolGeom {
-            input: pad3(input, 1),
-            output: pad3(output, 1),
-            kernel: pad3(kernel, 1),
-            stride: pad3(stride, 1),
-            padding: pad3(padding, 0),
-            dilation: pad3(dilation, 1),
-        }
-    }
-
-    fn in_plane(&self) -> usize {
-        self.input.iter().product()
-    }
-
-    fn out_plane(&self) -> usize {
-        self.output.iter().product()
-    }
-}
-
-/// Output extent of a window sweep, PyTorch's `pooling_output_shape`
-/// (which may be zero or negative: the caller reports it). With
-/// `ceil_mode` the last window must still start inside the input or the
-/// left padding. `stride` must not be zero.
-pub fn pool_out_len(size: i64, kernel: i64, stride: i64, pad: i64, dilation: i64, ceil_mode: bool) -> i64 {
-    let (size, k, s, p, d) = (size as i128, kernel as i128, stride as i128, pad as i128, dilation as i128);
-    if s == 0 {
-        return 0;
-    }
-    let num = size + 2 * p - d * (k - 1) - 1 + if ceil_mode { s - 1 } else { 0 };
-    let mut o = num.div_euclid(s) + 1;
-    if ceil_mode && (o - 1) * s >= size + p {
-        o -= 1;
-    }
-    o.clamp(i64::MIN as i128, i64::MAX as i128) as i64
-}
-
-/// [`pool_out_len`] when positive.
-pub fn pool_out_size(size: usize, kernel: usize, stride: usize, pad: usize, dilation: usize, ceil_mode: bool) -> Option<usize> {
-    if stride == 0 {
-        return None;
-    }
-    let o = pool_out_len(size as i64, kernel as i64, stride as i64, pad as i64, dilation as i64, ceil_mode);
-    usize::try_from(o).ok().filter(|&o| o > 0)
-}
 
 /// Runs `f(plane_index, out_chunk)` over `out` cut into `chunk`-long planes,
 /// in parallel when the work (`work` per plane) is large enough.

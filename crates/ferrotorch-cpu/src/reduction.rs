@@ -942,6 +942,11 @@ pub fn reduce(kind: ReduceKind, a: Src, a_dtype: DType, dims: &[bool], out: Dst,
             ReduceKind::Sum => engine::<T, _>(&SumI, a, &g, |o, s| put(o, Val::I(s))),
             ReduceKind::Prod if float => engine::<T, _>(&ProdF { lanes: prod_lanes(a_dtype) }, a, &g, |o, p: T| put(o, val_of(p))),
             ReduceKind::Prod => engine::<T, _>(&ProdI, a, &g, |o, p| put(o, Val::I(p))),
+            ReduceKind::ProdAll if float && dims.iter().all(|&d| d) => {
+                let p = prod_all_iter_order::<T>(a);
+                put(out.layout.offset as isize, Val::F(round_to(a_dtype)(p)))
+            }
+            ReduceKind::ProdAll => return Err(Error::runtime("prod: the full-reduction product takes a floating tensor and every dim")),
             ReduceKind::Max | ReduceKind::Min if float && count > 0 => {
                 // Values only (no index): a lean accumulator the column mode
                 // can keep in registers.
@@ -1283,4 +1288,159 @@ pub fn cumulative(kind: CumKind, a: Src, a_dtype: DType, dim: usize, out: Dst, o
         });
     });
     Ok(())
+}
+
+/// `cummax` (or `cummin`) of `a` along `dim`: the running extreme into
+/// `values` (`a`'s dtype) and the index it was last taken at into the int64
+/// `indices`, both of `a`'s shape. Later ties win and a NaN, once met,
+/// sticks (PyTorch's `cummax_cummin_helper`).
+pub fn cumulative_arg(kind: ArgKind, a: Src, dtype: DType, dim: usize, values: Dst, indices: Dst) -> Result<()> {
+    let nd = a.layout.shape.len();
+    if values.layout.shape != a.layout.shape || indices.layout.shape != a.layout.shape {
+        return Err(Error::runtime("cumulative: output shape must equal the input shape"));
+    }
+    if nd > 0 && dim >= nd {
+        return Err(Error::index(format!("cumulative: dim {dim} out of range for {nd} dims")));
+    }
+    if a.layout.shape.iter().any(|&s| s == 0) {
+        return Ok(());
+    }
+    let pick = |l: &ferrotorch_core::Layout| if nd == 0 { 1 } else { l.strides[dim] };
+    let c = if nd == 0 { 1 } else { a.layout.shape[dim] };
+    let (sa, sv, si) = (pick(a.layout), pick(values.layout), pick(indices.layout));
+    let kshape: Vec<usize> = (0..nd).map(|d| if d == dim { 1 } else { a.layout.shape[d] }).collect();
+    let kept = Plan::<3>::new(
+        &kshape,
+        [&a.layout.strides, &values.layout.strides, &indices.layout.strides],
+        [a.layout.offset, values.layout.offset, indices.layout.offset],
+    );
+    let (ab, vb, ib) = (a.base as usize, values.base as usize, indices.base as usize);
+    let max = kind == ArgKind::Max;
+    dispatch_dtype!(dtype, T => {
+        kept.for_each_par_grain((GRAIN / c).max(1), |off, n, st| {
+            for j in 0..n as isize {
+                let (a0, v0, i0) = (off[0] + j * st[0], off[1] + j * st[1], off[2] + j * st[2]);
+                let (mut best, mut bi) = (T::zero(), 0i64);
+                for k in 0..c as isize {
+                    // SAFETY: offsets from the kept plan plus `dim`'s strides
+                    // stay inside the three layouts; the outputs are fresh.
+                    unsafe {
+                        let v: T = *at::<T>(ab as *const u8, a0 + k * sa);
+                        #[allow(clippy::eq_op)]
+                        let take = k == 0 || v != v || (best == best && if max { v >= best } else { v <= best });
+                        if take {
+                            best = v;
+                            bi = k as i64;
+                        }
+                        *at_mut::<T>(vb as *mut u8, v0 + k * sv) = best;
+                        *at_mut::<i64>(ib as *mut u8, i0 + k * si) = bi;
+                    }
+                }
+            }
+        });
+    });
+    Ok(())
+}
+
+/// `v` rounded to the floating `dt`, as PyTorch stores an intermediate
+/// tensor of that dtype.
+fn round_to(dt: DType) -> fn(f64) -> f64 {
+    match dt {
+        DType::Float32 => |v| v as f32 as f64,
+        DType::Float16 => |v| half::f16::from_f64(v).to_f64(),
+        DType::BFloat16 => |v| half::bf16::from_f64(v).to_f64(),
+        _ => |v| v,
+    }
+}
+
+/// `acc` times the product of `xs`, rounded to the dtype (`r`) after every
+/// multiplication in the order of PyTorch's CPU `binary_kernel_reduce_vec`:
+/// with `lanes > 0` (a contiguous run) blocks of `4 * lanes` elements fold
+/// into 4 vector accumulators, which combine as `(a0 * a1) * (a2 * a3)` and
+/// then lane by lane; the remaining elements multiply one by one.
+fn torch_prod_chunk(acc: f64, xs: &[f64], lanes: usize, r: fn(f64) -> f64) -> f64 {
+    let mut dst = acc;
+    let block = 4 * lanes;
+    let count = if lanes == 0 { 0 } else { xs.len() / block };
+    if count > 0 {
+        let mut a: Vec<f64> = xs[..block].to_vec();
+        for i in 1..count {
+            for (k, v) in a.iter_mut().enumerate() {
+                *v = r(*v * xs[i * block + k]);
+            }
+        }
+        let mut buf: Vec<f64> = (0..lanes)
+            .map(|l| {
+                let a01 = r(a[l] * a[lanes + l]);
+                let a23 = r(a[2 * lanes + l] * a[3 * lanes + l]);
+                r(a01 * a23)
+            })
+            .collect();
+        for l in 1..lanes {
+            buf[0] = r(buf[0] * buf[l]);
+        }
+        dst = r(dst * buf[0]);
+    }
+    for &v in &xs[count * block..] {
+        dst = r(dst * v);
+    }
+    dst
+}
+
+/// [`ReduceKind::ProdAll`]: the product of every element of the floating
+/// `a`, in TensorIterator's dim order with its coalescing, runs of the
+/// innermost (coalesced) dim folded by [`torch_prod_chunk`].
+fn prod_all_iter_order<T: Element>(a: Src) -> f64 {
+    let l = a.layout;
+    let (shape, strides) = (&l.shape[..], &l.strides[..]);
+    // perm[0] is the innermost dim.
+    let perm = ferrotorch_core::layout::iteration_order(shape, &[strides]);
+    let mut cs: Vec<(usize, isize)> = perm.iter().map(|&d| (shape[d], strides[d])).collect();
+    if !cs.is_empty() {
+        let mut prev = 0;
+        for k in 1..cs.len() {
+            let (sp, tp) = cs[prev];
+            let (sk, tk) = cs[k];
+            if sp == 1 || sk == 1 || tp * sp as isize == tk {
+                if sp == 1 {
+                    cs[prev].1 = tk;
+                }
+                cs[prev].0 = sp * sk;
+            } else {
+                prev += 1;
+                cs[prev] = (sk, tk);
+            }
+        }
+        cs.truncate(prev + 1);
+    }
+    let (inner, inner_stride) = cs.first().copied().unwrap_or((1, 1));
+    // The elements in iteration order, the outermost dim first.
+    let order: Vec<usize> = perm.iter().rev().copied().collect();
+    let (sizes, steps): (Vec<usize>, Vec<isize>) = order.iter().map(|&d| (shape[d], strides[d])).unzip();
+    let n = l.numel();
+    let mut flat = Vec::with_capacity(n);
+    let mut idx = vec![0usize; sizes.len()];
+    let mut pos = l.offset as isize;
+    for _ in 0..n {
+        // SAFETY: the odometer walks the positions of `a`'s own layout.
+        flat.push(unsafe { *at::<T>(a.base, pos) }.to_f64());
+        for d in (0..sizes.len()).rev() {
+            idx[d] += 1;
+            pos += steps[d];
+            if idx[d] < sizes[d] {
+                break;
+            }
+            pos -= steps[d] * sizes[d] as isize;
+            idx[d] = 0;
+        }
+    }
+    let r = round_to(T::DTYPE);
+    let lanes = if inner_stride == 1 { prod_lanes(T::DTYPE) } else { 0 };
+    let mut acc = 1.0;
+    if inner > 0 {
+        for chunk in flat.chunks(inner) {
+            acc = torch_prod_chunk(acc, chunk, lanes, r);
+        }
+    }
+    acc
 }

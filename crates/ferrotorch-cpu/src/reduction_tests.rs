@@ -65,7 +65,7 @@ fn naive(kind: ReduceKind, v: &[f64]) -> f64 {
     match kind {
         ReduceKind::Sum => v.iter().sum(),
         ReduceKind::Mean => v.iter().sum::<f64>() / n,
-        ReduceKind::Prod => v.iter().product(),
+        ReduceKind::Prod | ReduceKind::ProdAll => v.iter().product(),
         ReduceKind::Max => v.iter().fold(f64::NEG_INFINITY, |m, &x| if x.is_nan() || m.is_nan() { f64::NAN } else { m.max(x) }),
         ReduceKind::Min => v.iter().fold(f64::INFINITY, |m, &x| if x.is_nan() || m.is_nan() { f64::NAN } else { m.min(x) }),
         ReduceKind::Var { correction } | ReduceKind::Std { correction } => {

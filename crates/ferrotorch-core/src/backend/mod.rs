@@ -10,7 +10,7 @@
 //! vocabulary. Kernels take each operand as a device pointer plus its
 //! [`Layout`] (sizes, strides and offset in elements), by value.
 //!
-//! Structured ops (convolution, ...) are family traits of their own, one
+//! Structured ops (convolution, pooling, ...) are family traits of their own, one
 //! submodule each, that [`Backend`] requires: a device implements them all,
 //! and the op layer calls them through `&dyn Backend` with the family trait
 //! in scope.
@@ -20,14 +20,16 @@
 //! which is how PyTorch's meta tensors behave.
 
 mod conv;
+mod pool;
 
 pub use conv::ConvKernels;
+pub use pool::PoolKernels;
 
 use crate::device::{Device, DeviceType};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::layout::Layout;
-use crate::op::{ArgKind, BinaryOp, CumKind, ReduceKind, UnaryOp};
+use crate::op::{ArgKind, BinaryOp, CumKind, ReduceKind, TernaryOp, UnaryOp};
 use crate::scalar::Scalar;
 use crate::storage::Storage;
 
@@ -55,7 +57,7 @@ pub struct Dst<'a> {
 /// layer has already checked shapes, dtypes and devices, broadcast the
 /// inputs' layouts to the output's shape, and converted inputs to the dtype
 /// the op computes in.
-pub trait Backend: Send + Sync + ConvKernels {
+pub trait Backend: Send + Sync + ConvKernels + PoolKernels {
     /// The device type this backend serves.
     fn device_type(&self) -> DeviceType;
 
@@ -72,6 +74,12 @@ pub trait Backend: Send + Sync + ConvKernels {
 
     /// Every element of `dst` set to `value` converted to `dtype`.
     fn fill(&self, dst: Dst, dtype: DType, value: Scalar) -> Result<()>;
+
+    /// `dst += src` elementwise over `dst`'s shape, both of `dtype` (`src`
+    /// broadcast to it), where `dst`'s layout may address an element more
+    /// than once (the gradient of an overlapping view): every term is added.
+    /// With `row_major` the terms are added in row-major order of the shape.
+    fn accumulate(&self, dtype: DType, dst: Dst, src: Src, row_major: bool) -> Result<()>;
 
     /// The element at element offset `offset` of the storage at `base`.
     ///
@@ -94,6 +102,10 @@ pub trait Backend: Send + Sync + ConvKernels {
     /// `out = cond ? x : y` elementwise (`where`): `cond` bool, the others
     /// of `dtype`, all broadcast to `out`'s shape.
     fn select(&self, dtype: DType, out: Dst, cond: Src, x: Src, y: Src) -> Result<()>;
+
+    /// `out = op(a, b, c)` elementwise, all of `dtype` and broadcast to
+    /// `out`'s shape.
+    fn ternary(&self, op: TernaryOp, dtype: DType, out: Dst, a: Src, b: Src, c: Src) -> Result<()>;
 
     /// `out[i] (+)= a[i] @ b[i]` over the batch dims the three share: `a` is
     /// (.., m, k), `b` (.., k, p), `out` (.., m, p), all of `dtype` (the op
@@ -123,6 +135,11 @@ pub trait Backend: Send + Sync + ConvKernels {
     /// A running fold of `x` along `dim` into `out` (same shape, `out_dtype`).
     fn cumulative(&self, kind: CumKind, x: Src, x_dtype: DType, dim: usize, out: Dst, out_dtype: DType) -> Result<()>;
 
+    /// `cummax` (or `cummin`) of `x` along `dim`: the running extreme into
+    /// `values` (`x`'s dtype) and the index it was last taken at into the
+    /// int64 `indices`, both of `x`'s shape. Later ties win; a NaN sticks.
+    fn cumulative_arg(&self, kind: ArgKind, x: Src, dtype: DType, dim: usize, values: Dst, indices: Dst) -> Result<()>;
+
     /// `softmax` (or `log_softmax` when `log`) of `x` along `dim`, same dtype.
     fn softmax(&self, x: Src, out: Dst, dtype: DType, dim: usize, log: bool) -> Result<()>;
 }
@@ -147,6 +164,9 @@ impl Backend for Meta {
     fn fill(&self, _dst: Dst, _dtype: DType, _value: Scalar) -> Result<()> {
         Ok(())
     }
+    fn accumulate(&self, _dtype: DType, _dst: Dst, _src: Src, _row_major: bool) -> Result<()> {
+        Ok(())
+    }
     unsafe fn read_scalar(&self, _base: *const u8, _dtype: DType, _offset: usize) -> Result<Scalar> {
         Err(Error::runtime("Tensor.item() cannot be called on meta tensors"))
     }
@@ -160,6 +180,9 @@ impl Backend for Meta {
         Ok(())
     }
     fn select(&self, _dtype: DType, _out: Dst, _cond: Src, _x: Src, _y: Src) -> Result<()> {
+        Ok(())
+    }
+    fn ternary(&self, _op: TernaryOp, _dtype: DType, _out: Dst, _a: Src, _b: Src, _c: Src) -> Result<()> {
         Ok(())
     }
     fn matmul(&self, _dtype: DType, _out: Dst, _a: Src, _b: Src, _accumulate: bool) -> Result<()> {
@@ -178,6 +201,9 @@ impl Backend for Meta {
         Ok(())
     }
     fn cumulative(&self, _kind: CumKind, _x: Src, _x_dtype: DType, _dim: usize, _out: Dst, _out_dtype: DType) -> Result<()> {
+        Ok(())
+    }
+    fn cumulative_arg(&self, _kind: ArgKind, _x: Src, _dtype: DType, _dim: usize, _values: Dst, _indices: Dst) -> Result<()> {
         Ok(())
     }
     fn softmax(&self, _x: Src, _out: Dst, _dtype: DType, _dim: usize, _log: bool) -> Result<()> {

@@ -9,6 +9,7 @@
 //! submodule each.
 
 pub mod conv;
+pub mod pool;
 
 /// Declares [`BinaryOp`] and its registry: each binary op is one entry with
 /// its aten name (what the bindings call it), the name its kernels give in
@@ -420,6 +421,15 @@ impl UnaryOp {
     }
 }
 
+/// An elementwise op of three operands of one dtype (`where`, whose
+/// condition is bool, is [`Backend::select`](crate::backend::Backend::select)).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TernaryOp {
+    /// `a * b + c` with one rounding (float32/float64): the `vec::fmadd`
+    /// PyTorch's vectorised `lerp` and `addcmul` kernels use.
+    MulAdd,
+}
+
 /// A reduction producing one value per output element.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum ReduceKind {
@@ -430,6 +440,13 @@ pub enum ReduceKind {
     /// Product: floats in their own dtype, rounded after every multiplication
     /// in the order of PyTorch's CPU kernel; integers in wrapping i64.
     Prod,
+    /// Product of every element of a floating tensor (all dims reduced,
+    /// one output) in the order of PyTorch's full reduction: dims in its
+    /// iterator's order (by input stride, size-1 dims and mergeable
+    /// neighbours coalesced), the innermost runs folded as [`Prod`](Self::Prod)
+    /// folds a contiguous run. Which order is taken decides where a float32
+    /// product overflows or underflows although the exact product is finite.
+    ProdAll,
     /// Maximum (NaN propagates).
     Max,
     /// Minimum (NaN propagates).

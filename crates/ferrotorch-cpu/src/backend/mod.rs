@@ -2,9 +2,10 @@
 //! crate's kernels. The structured op families have a file each.
 
 mod conv;
+mod pool;
 
 use crate::{cascade, copy, pointwise, reduction, Dst, Src};
-use ferrotorch_core::op::{ArgKind, CumKind, ReduceKind};
+use ferrotorch_core::op::{ArgKind, CumKind, ReduceKind, TernaryOp};
 use ferrotorch_core::{Backend, BinaryOp, DType, Device, DeviceType, Result, Scalar, Storage, UnaryOp};
 
 /// The host device's backend.
@@ -28,6 +29,10 @@ impl Backend for Cpu {
         copy::fill(dst, dtype, value);
         Ok(())
     }
+    fn accumulate(&self, dtype: DType, dst: Dst, src: Src, row_major: bool) -> Result<()> {
+        copy::accumulate(dtype, dst, src, row_major);
+        Ok(())
+    }
     unsafe fn read_scalar(&self, base: *const u8, dtype: DType, offset: usize) -> Result<Scalar> {
         // SAFETY: the caller guarantees `offset` addresses an element of `dtype`.
         Ok(unsafe { copy::read_scalar(base, dtype, offset) })
@@ -43,6 +48,9 @@ impl Backend for Cpu {
     }
     fn select(&self, dtype: DType, out: Dst, cond: Src, x: Src, y: Src) -> Result<()> {
         pointwise::select(dtype, out, cond, x, y)
+    }
+    fn ternary(&self, op: TernaryOp, dtype: DType, out: Dst, a: Src, b: Src, c: Src) -> Result<()> {
+        pointwise::ternary(op, dtype, out, a, b, c)
     }
     fn matmul(&self, dtype: DType, out: Dst, a: Src, b: Src, accumulate: bool) -> Result<()> {
         crate::matmul::batched(dtype, out, a, b, accumulate)
@@ -67,6 +75,9 @@ impl Backend for Cpu {
     }
     fn cumulative(&self, kind: CumKind, x: Src, x_dtype: DType, dim: usize, out: Dst, out_dtype: DType) -> Result<()> {
         reduction::cumulative(kind, x, x_dtype, dim, out, out_dtype)
+    }
+    fn cumulative_arg(&self, kind: ArgKind, x: Src, dtype: DType, dim: usize, values: Dst, indices: Dst) -> Result<()> {
+        reduction::cumulative_arg(kind, x, dtype, dim, values, indices)
     }
     fn softmax(&self, x: Src, out: Dst, dtype: DType, dim: usize, log: bool) -> Result<()> {
         reduction::softmax(x, out, dtype, dim, log)

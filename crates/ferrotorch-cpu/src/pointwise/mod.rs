@@ -4,8 +4,10 @@
 
 mod binary;
 mod select;
+mod ternary;
 mod unary;
 
 pub use binary::{binary, floor_div};
 pub use select::select;
+pub use ternary::ternary;
 pub use unary::{rint, unary};

@@ -7,7 +7,6 @@ use crate::Tensor;
 use ferrotorch_core::dtype::{result_type, OperandKind};
 use ferrotorch_core::layout::{broadcast_shapes, fmt_shape};
 use ferrotorch_core::{DType, Error, Result, Scalar};
-use ferrotorch_core::Src;
 
 pub use ferrotorch_core::op::{BinaryOp, UnaryOp};
 
@@ -186,8 +185,8 @@ fn fused_add_alpha(a: &Tensor, b: &Tensor, s: f64) -> Result<Tensor> {
     let shape = ferrotorch_core::layout::broadcast_shapes(a.shape(), b.shape())?;
     let out = Tensor::empty(&shape, a.dtype(), device)?;
     let (la, lb) = (broadcast_layout(a, &shape)?, broadcast_layout(b, &shape)?);
-    let sa = Src { base: a.storage().raw_ptr(), layout: &la };
-    let sb = Src { base: b.storage().raw_ptr(), layout: &lb };
+    let sa = a.operand_as(&la);
+    let sb = b.operand_as(&lb);
     out.backend()?.add_scaled(a.dtype(), out.operand_mut(), sa, sb, s)?;
     Ok(out)
 }
@@ -490,8 +489,8 @@ pub fn binary_for_inplace(snap: &Tensor, b: Operand, op: BinaryOp, target: DType
 fn run_binary(op: BinaryOp, out: &Tensor, a: &Tensor, b: &Tensor, compute: DType) -> Result<()> {
     let la = broadcast_layout(a, out.shape())?;
     let lb = broadcast_layout(b, out.shape())?;
-    let sa = Src { base: a.storage().raw_ptr(), layout: &la };
-    let sb = Src { base: b.storage().raw_ptr(), layout: &lb };
+    let sa = a.operand_as(&la);
+    let sb = b.operand_as(&lb);
     out.backend()?.binary(op, compute, out.operand_mut(), sa, sb)
 }
 

@@ -35,6 +35,11 @@ impl Tensor {
     pub(crate) fn operand(&self) -> Src<'_> {
         Src { base: self.storage().raw_ptr(), layout: self.layout() }
     }
+    /// This tensor's storage seen through `layout` (a broadcast or other
+    /// re-strided view of it) as the input of its backend's kernel.
+    pub(crate) fn operand_as<'a>(&self, layout: &'a Layout) -> Src<'a> {
+        Src { base: self.storage().raw_ptr(), layout }
+    }
     /// This tensor as the output of its backend's kernel.
     pub(crate) fn operand_mut(&self) -> Dst<'_> {
         Dst { base: self.storage().raw_ptr(), layout: self.layout() }

@@ -2,8 +2,8 @@
 //! spatial dims as native ops: PyTorch's argument checks and messages, the
 //! output shape, and autograd nodes named as PyTorch's
 //! (`MaxPool2DWithIndicesBackward0`, `AvgPool3DBackward0`,
-//! `AdaptiveMaxPool2DBackward0`, ...). The kernels are
-//! `ferrotorch_cpu::pool`'s; 1-d poolings are the 2-d ones over an
+//! `AdaptiveMaxPool2DBackward0`, ...). The kernels are the tensor's
+//! backend's ([`PoolKernels`](ferrotorch_core::backend::PoolKernels)); 1-d poolings are the 2-d ones over an
 //! unsqueezed input, as in PyTorch (so their `grad_fn` is `SqueezeBackward1`).
 //!
 //! Each backward is itself a recorded op (`...BackwardBackward0`), so a
@@ -12,100 +12,19 @@
 //! backward is the forward pooling itself.
 
 use super::arith_grad::g0;
-use super::check_cpu;
 use super::creation::pretty;
 use crate::autograd::{is_grad_enabled, record, rule, GradModeGuard, SavedTensor};
 use crate::Tensor;
 use ferrotorch_core::{DType, Error, Result};
-use ferrotorch_cpu::pool::{self as k, PoolGeom};
+use ferrotorch_core::op::pool::{pool_out_len, PoolGeom, PoolSpec as Spec};
 
-/// A contiguous tensor's elements.
-///
-/// # Safety
-/// `t` is contiguous with dtype `T` and non-empty, and no live mutable
-/// slice covers it.
-unsafe fn elems<T>(t: &Tensor) -> &[T] {
-    std::slice::from_raw_parts(t.data_ptr() as *const T, t.numel())
+/// PyTorch's node names of a pooling's forward and of its backward's
+/// backward.
+trait NodeNames {
+    fn names(&self, nd: usize) -> (&'static str, &'static str);
 }
 
-/// A freshly allocated contiguous tensor's elements, for a kernel to write.
-///
-/// # Safety
-/// As for [`elems`], and nothing else reads `t` while the slice lives.
-#[allow(clippy::mut_from_ref)]
-unsafe fn elems_mut<T>(t: &Tensor) -> &mut [T] {
-    std::slice::from_raw_parts_mut(t.data_ptr_mut() as *mut T, t.numel())
-}
-
-/// Runs `$body` with `$T` the element type of `$dt` (every dtype with a
-/// pooling kernel; the callers have rejected bool).
-macro_rules! pool_dispatch {
-    ($dt:expr, $T:ident => $body:expr) => {
-        match $dt {
-            DType::UInt8 => {
-                type $T = u8;
-                $body
-            }
-            DType::Int8 => {
-                type $T = i8;
-                $body
-            }
-            DType::Int16 => {
-                type $T = i16;
-                $body
-            }
-            DType::Int32 => {
-                type $T = i32;
-                $body
-            }
-            DType::Int64 => {
-                type $T = i64;
-                $body
-            }
-            DType::Float16 => {
-                type $T = half::f16;
-                $body
-            }
-            DType::BFloat16 => {
-                type $T = half::bf16;
-                $body
-            }
-            DType::Float32 => {
-                type $T = f32;
-                $body
-            }
-            DType::Float64 => {
-                type $T = f64;
-                $body
-            }
-            DType::Bool => return Err(Error::not_implemented("pooling: no kernel for 'Bool'")),
-        }
-    };
-}
-
-/// What a pooling computes, with its resolved geometry.
-#[derive(Clone, Copy, Debug)]
-enum Spec {
-    Max(PoolGeom),
-    Avg { geom: PoolGeom, count_include_pad: bool, divisor_override: Option<i64> },
-    /// `round_each`: the 3-d kernel's arithmetic in the element type.
-    AdaptiveAvg { input: [usize; 3], output: [usize; 3], round_each: bool },
-    AdaptiveMax { input: [usize; 3], output: [usize; 3] },
-}
-
-impl Spec {
-    fn has_indices(&self) -> bool {
-        matches!(self, Spec::Max(_) | Spec::AdaptiveMax { .. })
-    }
-
-    fn dims(&self) -> ([usize; 3], [usize; 3]) {
-        match self {
-            Spec::Max(g) | Spec::Avg { geom: g, .. } => (g.input, g.output),
-            Spec::AdaptiveAvg { input, output, .. } | Spec::AdaptiveMax { input, output } => (*input, *output),
-        }
-    }
-
-    /// PyTorch's node names for the forward's and the backward's backward.
+impl NodeNames for Spec {
     fn names(&self, nd: usize) -> (&'static str, &'static str) {
         let three = nd == 3;
         match (self, three) {
@@ -207,7 +126,7 @@ fn window_geometry(
                 "pad should be at most half of effective kernel size, but got pad={pv}, kernel_size={kv} and dilation={dv}"
             )));
         }
-        outs.push(k::pool_out_len(sizes[i], kv, sv, pv, dv, ceil_mode));
+        outs.push(pool_out_len(sizes[i], kv, sv, pv, dv, ceil_mode));
     }
     let lab = labels(nd);
     let named = |prefix: &str, v: &[i64]| lab.iter().zip(v).map(|(l, x)| format!("{prefix}{l}: {x}")).collect::<Vec<_>>().join(" ");
@@ -339,25 +258,7 @@ enum Ints {
 fn forward_kernel(spec: &Spec, x: &Tensor, out_shape: &[usize], want_indices: bool) -> Result<(Tensor, Option<Tensor>)> {
     let out = Tensor::empty(out_shape, x.dtype(), x.device())?;
     let idx = if spec.has_indices() && want_indices { Some(Tensor::empty(out_shape, DType::Int64, x.device())?) } else { None };
-    if out.numel() == 0 || x.numel() == 0 {
-        return Ok((out, idx));
-    }
-    pool_dispatch!(x.dtype(), T => {
-        // SAFETY: `x` is contiguous of dtype T and non-empty; `out` and `idx`
-        // are fresh, contiguous, of dtypes T and int64.
-        let (xd, od) = unsafe { (elems::<T>(x), elems_mut::<T>(&out)) };
-        match (spec, &idx) {
-            (Spec::Max(g), i) => k::max_pool_forward::<T>(xd, g, od, i.as_ref().map(|i| unsafe { elems_mut::<i64>(i) })),
-            (Spec::AdaptiveMax { input, output }, Some(i)) => {
-                k::adaptive_max_forward::<T>(xd, *input, *output, od, unsafe { elems_mut::<i64>(i) })
-            }
-            (Spec::Avg { geom, count_include_pad, divisor_override }, _) => {
-                k::avg_pool_forward::<T>(xd, geom, *count_include_pad, *divisor_override, od)
-            }
-            (Spec::AdaptiveAvg { input, output, round_each }, _) => k::adaptive_avg_forward::<T>(xd, *input, *output, *round_each, od),
-            _ => return Err(Error::runtime("pooling: indices missing for a max pooling")),
-        }
-    });
+    x.backend()?.pool_forward(spec, x.dtype(), x.operand(), out.operand_mut(), idx.as_ref().map(|i| i.operand_mut()))?;
     Ok((out, idx))
 }
 
@@ -365,27 +266,7 @@ fn forward_kernel(spec: &Spec, x: &Tensor, out_shape: &[usize], want_indices: bo
 /// from the contiguous output gradient `g`.
 fn backward_kernel(spec: &Spec, g: &Tensor, idx: Option<&Tensor>, in_shape: &[usize]) -> Result<Tensor> {
     let gx = Tensor::empty(in_shape, g.dtype(), g.device())?;
-    if gx.numel() == 0 {
-        return Ok(gx);
-    }
-    if g.numel() == 0 {
-        return Tensor::zeros(in_shape, g.dtype(), g.device());
-    }
-    let (input, output) = spec.dims();
-    let (ip, op): (usize, usize) = (input.iter().product(), output.iter().product());
-    pool_dispatch!(g.dtype(), T => {
-        // SAFETY: `g` is contiguous of dtype T and non-empty; `gx` is fresh;
-        // indices are contiguous int64 of `g`'s shape.
-        let (gd, gxd) = unsafe { (elems::<T>(g), elems_mut::<T>(&gx)) };
-        match (spec, idx) {
-            (Spec::Max(_) | Spec::AdaptiveMax { .. }, Some(i)) => k::max_pool_backward::<T>(gd, unsafe { elems::<i64>(i) }, ip, op, gxd),
-            (Spec::Avg { geom, count_include_pad, divisor_override }, _) => {
-                k::avg_pool_backward::<T>(gd, geom, *count_include_pad, *divisor_override, gxd)
-            }
-            (Spec::AdaptiveAvg { input, output, round_each }, _) => k::adaptive_avg_backward::<T>(gd, *input, *output, *round_each, gxd),
-            _ => return Err(Error::runtime("pooling backward: indices missing for a max pooling")),
-        }
-    });
+    g.backend()?.pool_backward(spec, g.dtype(), g.operand(), idx.map(|i| i.operand()), gx.operand_mut())?;
     Ok(gx)
 }
 
@@ -394,7 +275,6 @@ fn backward_kernel(spec: &Spec, g: &Tensor, idx: Option<&Tensor>, in_shape: &[us
 /// pooling computes its indices only when they are returned or needed for
 /// a backward (`want_indices`, or `x` requiring grad).
 fn pooled(x: &Tensor, nd: usize, spec: Spec, out_shape: &[usize], want_indices: bool) -> Result<(Tensor, Option<Tensor>)> {
-    check_cpu("pooling", &[x])?;
     let need = want_indices || !matches!(spec, Spec::Max(_)) || (x.requires_grad() && is_grad_enabled());
     let (out, idx) = {
         let _no_grad = GradModeGuard::new(false);

@@ -21,7 +21,7 @@ use crate::Tensor;
 use ferrotorch_core::error::wrap_dim;
 use ferrotorch_cpu::norm::{rowwise_moments, MomentStack};
 use ferrotorch_core::op::{ArgKind, CumKind, ReduceKind};
-use ferrotorch_core::{dispatch_dtype, DType, Element, Error, Result, Scalar};
+use ferrotorch_core::{DType, Element, Error, Result, Scalar};
 
 /// A tensor's reduced dims laid out last and contiguous: `outer` rows of `inner`.
 pub(crate) struct Rows {
@@ -186,100 +186,6 @@ fn evenly_distribute(g: &Tensor, x: &Tensor, result: &Tensor, mask_dims: &[bool]
     keep_where(&hits, &div(&ge, &count)?)
 }
 
-/// Lanes of PyTorch's `Vectorized<T>` in its prod kernel for a floating
-/// dtype: the AVX2 widths, as its reduction kernels have no AVX-512 build
-/// (measured against torch 2.13 on an AVX-512 machine: 8 float32 lanes, not 16).
-fn prod_lanes(dt: DType) -> usize {
-    match dt {
-        DType::Float64 => 4,
-        DType::Float16 | DType::BFloat16 => 16,
-        _ => 8,
-    }
-}
-
-/// `acc` times the product of `xs`, rounded to the dtype (`r`) after every
-/// multiplication in the order of PyTorch's CPU `binary_kernel_reduce_vec`:
-/// with `lanes > 0` (a contiguous run) blocks of `4 * lanes` elements fold
-/// into 4 vector accumulators, which combine as `(a0 * a1) * (a2 * a3)` and
-/// then lane by lane; the remaining elements multiply one by one. The order
-/// decides where a float32 product overflows to inf or underflows to 0 (and
-/// so where `inf * 0` gives NaN) although the exact product is finite.
-fn torch_prod_chunk(acc: f64, xs: &[f64], lanes: usize, r: fn(f64) -> f64) -> f64 {
-    let mut dst = acc;
-    let block = 4 * lanes;
-    let count = if lanes == 0 { 0 } else { xs.len() / block };
-    if count > 0 {
-        let mut a: Vec<f64> = xs[..block].to_vec();
-        for i in 1..count {
-            for (k, v) in a.iter_mut().enumerate() {
-                *v = r(*v * xs[i * block + k]);
-            }
-        }
-        let mut buf: Vec<f64> = (0..lanes)
-            .map(|l| {
-                let a01 = r(a[l] * a[lanes + l]);
-                let a23 = r(a[2 * lanes + l] * a[3 * lanes + l]);
-                r(a01 * a23)
-            })
-            .collect();
-        for l in 1..lanes {
-            buf[0] = r(buf[0] * buf[l]);
-        }
-        dst = r(dst * buf[0]);
-    }
-    for &v in &xs[count * block..] {
-        dst = r(dst * v);
-    }
-    dst
-}
-
-/// The product of every element of a floating `x` as PyTorch's CPU kernel
-/// forms it: dims in TensorIterator's order (by input stride, reordered by
-/// its insertion sort, size-1 dims and mergeable neighbours coalesced), runs
-/// of the innermost dim folded by [`torch_prod_chunk`] into one accumulator.
-fn torch_prod_all(x: &Tensor) -> Result<f64> {
-    let nd = x.ndim();
-    let (shape, strides) = (x.shape(), x.strides());
-    // perm[0] is the innermost dim.
-    let perm = ferrotorch_core::layout::iteration_order(shape, &[strides]);
-    // Coalesce in that order.
-    let mut cs: Vec<(usize, isize)> = perm.iter().map(|&d| (shape[d], strides[d])).collect();
-    if !cs.is_empty() {
-        let mut prev = 0;
-        for k in 1..cs.len() {
-            let (sp, tp) = cs[prev];
-            let (sk, tk) = cs[k];
-            if sp == 1 || sk == 1 || tp * sp as isize == tk {
-                if sp == 1 {
-                    cs[prev].1 = tk;
-                }
-                cs[prev].0 = sp * sk;
-            } else {
-                prev += 1;
-                cs[prev] = (sk, tk);
-            }
-        }
-        cs.truncate(prev + 1);
-    }
-    let (inner, inner_stride) = cs.first().copied().unwrap_or((1, 1));
-    // The elements in iteration order: the dims outermost first.
-    let order: Vec<i64> = perm.iter().rev().map(|&d| d as i64).collect();
-    let flat = {
-        let _no_grad = GradModeGuard::new(false);
-        let t = if nd == 0 { x.clone() } else { x.permute(&order)? };
-        t.to_dtype(DType::Float64)?.contiguous()?.to_f64_vec()?
-    };
-    let r = round_to(x.dtype());
-    let lanes = if inner_stride == 1 { prod_lanes(x.dtype()) } else { 0 };
-    let mut acc = 1.0;
-    if inner > 0 {
-        for chunk in flat.chunks(inner) {
-            acc = torch_prod_chunk(acc, chunk, lanes, r);
-        }
-    }
-    Ok(acc)
-}
-
 impl Tensor {
     /// `prod(dim=None, keepdim, dtype)`: integers multiply in `int64`.
     /// Records `ProdBackward0` (all) or `ProdBackward1` (one dim).
@@ -301,7 +207,7 @@ impl Tensor {
             if float && rdim.is_none() {
                 // The full product's order depends on TensorIterator's dim
                 // order and coalescing, which the engine's plans do not follow.
-                Tensor::from_vec(vec![torch_prod_all(&x)?], &[])?.to_dtype(x.dtype())?
+                reduce_engine(&x, &mask, ReduceKind::ProdAll, x.dtype(), false)?
             } else {
                 let out_dtype = if float { x.dtype() } else { dtype.unwrap_or(DType::Int64) };
                 reduce_engine(&x, &mask, ReduceKind::Prod, out_dtype, keepdim && dim.is_some())?
@@ -714,32 +620,10 @@ impl Tensor {
     pub fn cum_extreme(&self, dim: i64, max: bool) -> Result<(Tensor, Tensor)> {
         // PyTorch returns early on an empty tensor, before checking `dim`.
         let d = if self.numel() == 0 { wrap_dim(dim, self.ndim()).unwrap_or(0) } else { dim_mask(dim, self.ndim())?.0 };
-        let (vals, idx) = {
-            let _no_grad = GradModeGuard::new(false);
-            let (rows, finish) = scan_rows(self, d)?;
-            let (v, i) = dispatch_dtype!(self.dtype(), T => {
-                let n = rows.inner;
-                let data = rows.data::<T>();
-                let mut vo: Vec<T> = data.to_vec();
-                let mut io = vec![0i64; data.len()];
-                for r in 0..rows.outer {
-                    let row = &data[r * n..(r + 1) * n];
-                    let mut best = T::zero();
-                    let mut bi = 0i64;
-                    for (k, &v) in row.iter().enumerate() {
-                        let take = k == 0 || v != v || (best == best && if max { v >= best } else { v <= best });
-                        if take {
-                            best = v;
-                            bi = k as i64;
-                        }
-                        vo[r * n + k] = best;
-                        io[r * n + k] = bi;
-                    }
-                }
-                (Tensor::from_vec(vo, rows.t.shape())?, Tensor::from_vec(io, rows.t.shape())?)
-            });
-            (finish(&v)?, finish(&i)?)
-        };
+        let vals = Tensor::empty(self.shape(), self.dtype(), self.device())?;
+        let idx = Tensor::empty(self.shape(), DType::Int64, self.device())?;
+        let kind = if max { ArgKind::Max } else { ArgKind::Min };
+        self.backend()?.cumulative_arg(kind, self.operand(), self.dtype(), d, vals.operand_mut(), idx.operand_mut())?;
         let name = if max { "CummaxBackward0" } else { "CumminBackward0" };
         record_indexed(name, self, &vals, &idx, d, true);
         Ok((vals, idx))
@@ -814,7 +698,7 @@ fn reverse_cumsum(g: &Tensor, d: usize) -> Result<Tensor> {
 fn zero_count(x: &Tensor) -> Result<usize> {
     let _no_grad = GradModeGuard::new(false);
     let nonzero = reduce_engine(x, &vec![true; x.ndim()], ReduceKind::CountNonzero, DType::Int64, false)?;
-    Ok(x.numel() - nonzero.to_vec::<i64>()?[0] as usize)
+    Ok(x.numel() - nonzero.item()?.to_i64() as usize)
 }
 
 /// `v` rounded to `dt` (a floating dtype), as PyTorch stores an intermediate

@@ -14,8 +14,7 @@ use crate::Tensor;
 use ferrotorch_core::error::{wrap_dim, wrap_dim_no_scalar, wrap_dims};
 use ferrotorch_core::layout::{broadcast_shapes, fmt_shape};
 use ferrotorch_core::{DType, Error, Layout, Result};
-use ferrotorch_cpu::copy::copy_cast;
-use ferrotorch_cpu::{Dst, Src};
+use ferrotorch_core::Dst;
 
 fn i64s(s: &[usize]) -> Vec<i64> {
     s.iter().map(|&v| v as i64).collect()
@@ -38,7 +37,7 @@ fn record_linear(name: &'static str, x: &Tensor, out: &Tensor, back: impl Fn(&Te
 fn copy_through(src: &Tensor, layout: &Layout, shape: &[usize]) -> Result<Tensor> {
     let out = Tensor::empty(shape, src.dtype(), src.device())?;
     let dl = Layout::contiguous(&layout.shape);
-    copy_cast(Dst { base: out.storage().as_mut_ptr(), layout: &dl }, out.dtype(), Src { base: src.storage().as_ptr(), layout }, src.dtype());
+    out.backend()?.copy_cast(Dst { base: out.storage().raw_ptr(), layout: &dl }, out.dtype(), src.operand_as(layout), src.dtype())?;
     Ok(out)
 }
 

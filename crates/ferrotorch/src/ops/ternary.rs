@@ -7,6 +7,7 @@ use super::arith::{binary, BinaryOp, Operand};
 use super::arith_grad::{g0, keep_where, mul, muls, reduce_grad, rsubs, sub};
 use crate::autograd::{record, rule, GradModeGuard, SavedTensor};
 use crate::Tensor;
+use ferrotorch_core::op::TernaryOp;
 use ferrotorch_core::{DType, Error, Result, Scalar};
 
 /// An owned operand: a tensor or a Python number.
@@ -368,38 +369,13 @@ fn kind(t: &Tensor) -> ferrotorch_core::dtype::OperandKind {
 /// shape, in `dtype` (float32 or float64): the `vec::fmadd` of PyTorch's
 /// vectorised kernels.
 fn fma_raw(a: &Tensor, b: &Tensor, c: &Tensor, dtype: DType) -> Result<Tensor> {
-    use super::{broadcast_layout, check_cpu};
+    use super::{broadcast_layout, common_device};
     use ferrotorch_core::layout::broadcast_shapes;
-    use ferrotorch_cpu::iter::Plan;
-    check_cpu("lerp", &[a, b, c])?;
+    let device = common_device(&[a, b, c])?;
     let shape = broadcast_shapes(&broadcast_shapes(a.shape(), b.shape())?, c.shape())?;
     let (a, b, c) = (a.to_dtype(dtype)?, b.to_dtype(dtype)?, c.to_dtype(dtype)?);
-    let out = Tensor::empty(&shape, dtype, a.device())?;
+    let out = Tensor::empty(&shape, dtype, device)?;
     let (la, lb, lc) = (broadcast_layout(&a, &shape)?, broadcast_layout(&b, &shape)?, broadcast_layout(&c, &shape)?);
-    let ol = out.layout();
-    let plan = Plan::<4>::new(&shape, [&ol.strides, &la.strides, &lb.strides, &lc.strides], [ol.offset, la.offset, lb.offset, lc.offset]);
-    match dtype {
-        DType::Float32 => fma_loop::<f32>(&plan, &out, &a, &b, &c, f32::mul_add),
-        DType::Float64 => fma_loop::<f64>(&plan, &out, &a, &b, &c, f64::mul_add),
-        d => return Err(Error::runtime(format!("lerp: no fused multiply-add kernel for {}", super::creation::pretty(d)))),
-    }
+    out.backend()?.ternary(TernaryOp::MulAdd, dtype, out.operand_mut(), a.operand_as(&la), b.operand_as(&lb), c.operand_as(&lc))?;
     Ok(out)
-}
-
-fn fma_loop<T: ferrotorch_core::Element>(plan: &ferrotorch_cpu::iter::Plan<4>, out: &Tensor, a: &Tensor, b: &Tensor, c: &Tensor, f: fn(T, T, T) -> T) {
-    // Addresses as integers so the closure can be shared across threads; each
-    // run writes only its own elements of the fresh `out`.
-    let ou = out.storage().as_mut_ptr() as usize;
-    let (au, bu, cu) = (a.storage().as_ptr() as usize, b.storage().as_ptr() as usize, c.storage().as_ptr() as usize);
-    plan.for_each_par(|off, n, st| {
-        let o = ou as *mut T;
-        let (ap, bp, cp) = (au as *const T, bu as *const T, cu as *const T);
-        for i in 0..n as isize {
-            // SAFETY: the plan walks layouts broadcast from each operand's own
-            // layout; `out` is fresh.
-            unsafe {
-                *o.offset(off[0] + i * st[0]) = f(*ap.offset(off[1] + i * st[1]), *bp.offset(off[2] + i * st[2]), *cp.offset(off[3] + i * st[3]));
-            }
-        }
-    });
 }
