@@ -16,6 +16,7 @@ pub mod error;
 pub mod host_vec;
 pub mod layout;
 pub mod op;
+pub mod random;
 pub mod scalar;
 pub mod storage;
 

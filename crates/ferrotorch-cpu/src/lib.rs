@@ -21,13 +21,13 @@ pub mod parallel;
 pub mod pointwise;
 pub mod pool;
 pub mod rnn;
-pub mod random;
 pub mod real;
 pub mod reduction;
 pub mod simd;
 pub mod unary;
 
 pub use ferrotorch_core::backend::{Dst, Src};
+pub use ferrotorch_core::random;
 pub use backend::Cpu;
 
 /// Element pointer at an element offset from `base`.

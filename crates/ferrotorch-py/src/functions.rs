@@ -322,7 +322,7 @@ impl PyGenerator {
     #[pyo3(signature = (device=None))]
     fn new(device: Option<&Bound<'_, PyAny>>) -> PyResult<Self> {
         cpu_device(device)?;
-        Ok(PyGenerator { g: Arc::new(Mutex::new(ferrotorch_cpu::random::Generator::default())) })
+        Ok(PyGenerator { g: Arc::new(Mutex::new(ferrotorch_core::random::Generator::default())) })
     }
     /// Reseeds and returns the generator.
     fn manual_seed<'py>(slf: &Bound<'py, Self>, seed: i128) -> Bound<'py, Self> {
@@ -365,7 +365,7 @@ impl PyGenerator {
     }
 }
 
-fn lock(g: &SharedGenerator) -> std::sync::MutexGuard<'_, ferrotorch_cpu::random::Generator> {
+fn lock(g: &SharedGenerator) -> std::sync::MutexGuard<'_, ferrotorch_core::random::Generator> {
     g.lock().unwrap_or_else(|p| p.into_inner())
 }
 

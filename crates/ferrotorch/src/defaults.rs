@@ -1,7 +1,7 @@
 //! Process-wide defaults: the default floating dtype and the default generator.
 
 use ferrotorch_core::{DType, Error, Result};
-use ferrotorch_cpu::random::Generator;
+use ferrotorch_core::random::Generator;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 

@@ -20,9 +20,11 @@
 //! which is how PyTorch's meta tensors behave.
 
 mod conv;
+mod factory;
 mod pool;
 
 pub use conv::ConvKernels;
+pub use factory::FactoryKernels;
 pub use pool::PoolKernels;
 
 use crate::device::{Device, DeviceType};
@@ -57,7 +59,7 @@ pub struct Dst<'a> {
 /// layer has already checked shapes, dtypes and devices, broadcast the
 /// inputs' layouts to the output's shape, and converted inputs to the dtype
 /// the op computes in.
-pub trait Backend: Send + Sync + ConvKernels + PoolKernels {
+pub trait Backend: Send + Sync + ConvKernels + FactoryKernels + PoolKernels {
     /// The device type this backend serves.
     fn device_type(&self) -> DeviceType;
 

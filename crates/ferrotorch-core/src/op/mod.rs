@@ -9,6 +9,7 @@
 //! submodule each.
 
 pub mod conv;
+pub mod factory;
 pub mod pool;
 
 /// Declares [`BinaryOp`] and its registry: each binary op is one entry with

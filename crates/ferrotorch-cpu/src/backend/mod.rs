@@ -2,6 +2,7 @@
 //! crate's kernels. The structured op families have a file each.
 
 mod conv;
+mod factory;
 mod pool;
 
 use crate::{cascade, copy, pointwise, reduction, Dst, Src};

@@ -2,7 +2,8 @@
 
 use crate::defaults::{with_generator, SharedGenerator};
 use crate::Tensor;
-use ferrotorch_core::{dispatch_dtype, DType, Device, Error, Result, Scalar};
+use ferrotorch_core::op::factory::{Distribution, Sequence};
+use ferrotorch_core::{DType, Device, Error, Result, Scalar};
 
 impl Tensor {
     /// `torch.full(shape, value, dtype=dtype)`.
@@ -66,19 +67,10 @@ impl Tensor {
         }
         let n = n as usize;
         if dtype.is_floating_point() {
-            return Tensor::from_fn(n, dtype, |i| s + i as f64 * st);
+            return Tensor::sequence(n, Sequence::Affine { start: s, step: st }, dtype);
         }
         let (xs, xst) = (start.to_i64(), step.to_i64());
-        let t = Tensor::empty(&[n], dtype, Device::CPU)?;
-        dispatch_dtype!(dtype, T => {
-            let p = t.data_ptr_mut() as *mut T;
-            for i in 0..n {
-                let v = xs.wrapping_add((i as i64).wrapping_mul(xst));
-                // SAFETY: t holds n contiguous elements of T.
-                unsafe { *p.add(i) = ferrotorch_core::element::cast::<i64, T>(v) };
-            }
-        });
-        Ok(t)
+        Tensor::sequence(n, Sequence::AffineInt { start: xs, step: xst }, dtype)
     }
 
     /// `torch.arange(start, end, step)` computed in `f64` then cast, with
@@ -94,7 +86,7 @@ impl Tensor {
             return Err(Error::runtime("upper bound and lower bound inconsistent with step sign"));
         }
         let n = ((end - start) / step).ceil().max(0.0) as usize;
-        Tensor::from_fn(n, dtype, |i| start + i as f64 * step)
+        Tensor::sequence(n, Sequence::Affine { start, step }, dtype)
     }
 
     /// `torch.arange` over integers (exact for large int64 values).
@@ -107,27 +99,13 @@ impl Tensor {
         }
         let n = ((end - start) as i128 + step as i128 - step.signum() as i128) / step as i128;
         let n = n.max(0) as usize;
-        let t = Tensor::empty(&[n], dtype, Device::CPU)?;
-        dispatch_dtype!(dtype, T => {
-            let p = t.data_ptr_mut() as *mut T;
-            for i in 0..n {
-                // SAFETY: t holds n contiguous elements of T.
-                unsafe { *p.add(i) = ferrotorch_core::element::cast::<i64, T>(start + i as i64 * step) };
-            }
-        });
-        Ok(t)
+        Tensor::sequence(n, Sequence::AffineInt { start, step }, dtype)
     }
 
-    /// A 1-d tensor of `n` elements computed in `f64` by `f(i)`.
-    pub fn from_fn(n: usize, dtype: DType, f: impl Fn(usize) -> f64) -> Result<Tensor> {
+    /// A 1-d CPU tensor of `n` elements of the sequence `seq`.
+    pub fn sequence(n: usize, seq: Sequence, dtype: DType) -> Result<Tensor> {
         let t = Tensor::empty(&[n], dtype, Device::CPU)?;
-        dispatch_dtype!(dtype, T => {
-            let p = t.data_ptr_mut() as *mut T;
-            for i in 0..n {
-                // SAFETY: t holds n contiguous elements of T.
-                unsafe { *p.add(i) = ferrotorch_core::element::cast::<f64, T>(f(i)) };
-            }
-        });
+        t.backend()?.sequence(seq, dtype, t.operand_mut())?;
         Ok(t)
     }
 
@@ -140,19 +118,7 @@ impl Tensor {
         if steps < 0 {
             return Err(Error::runtime("number of steps must be non-negative"));
         }
-        let n = steps as usize;
-        if n == 1 {
-            return Tensor::from_fn(1, dtype, |_| start);
-        }
-        let step = (end - start) / (n as f64 - 1.0);
-        let half = n / 2;
-        Tensor::from_fn(n, dtype, |i| {
-            if i < half {
-                start + step * i as f64
-            } else {
-                end - step * (n - 1 - i) as f64
-            }
-        })
+        Tensor::sequence(steps as usize, Sequence::Linspace { start, end }, dtype)
     }
 
     /// `torch.logspace(start, end, steps, base)`.
@@ -160,9 +126,10 @@ impl Tensor {
         if dtype == DType::Bool {
             return Err(super::math::not_impl("logspace", dtype));
         }
-        let lin = Tensor::linspace(start, end, steps, DType::Float64)?;
-        let v = lin.to_vec::<f64>()?;
-        Tensor::from_fn(v.len(), dtype, |i| base.powf(v[i]))
+        if steps < 0 {
+            return Err(Error::runtime("number of steps must be non-negative"));
+        }
+        Tensor::sequence(steps as usize, Sequence::Logspace { start, end, base }, dtype)
     }
 
     /// `torch.eye(n, m)`.
@@ -173,38 +140,26 @@ impl Tensor {
         Ok(t)
     }
 
-    /// Fills a fresh tensor with `f(generator)` per element, in row-major order,
-    /// so a seed reproduces the same tensor whatever the thread count.
-    pub fn random_with(
-        shape: &[usize],
-        dtype: DType,
-        gen: Option<&SharedGenerator>,
-        f: impl Fn(&mut ferrotorch_cpu::random::Generator) -> f64,
-    ) -> Result<Tensor> {
+    /// A fresh CPU tensor of draws of `dist`, taken from the generator in
+    /// row-major order, so a seed reproduces the same tensor whatever the
+    /// thread count.
+    pub fn random(shape: &[usize], dtype: DType, gen: Option<&SharedGenerator>, dist: Distribution) -> Result<Tensor> {
         let t = Tensor::empty(shape, dtype, Device::CPU)?;
-        let n = t.numel();
-        with_generator(gen, |g| {
-            dispatch_dtype!(dtype, T => {
-                let p = t.data_ptr_mut() as *mut T;
-                for i in 0..n {
-                    // SAFETY: t holds n contiguous elements of T.
-                    unsafe { *p.add(i) = ferrotorch_core::element::cast::<f64, T>(f(g)) };
-                }
-            })
-        });
+        let backend = t.backend()?;
+        with_generator(gen, |g| backend.random(dist, g, dtype, t.operand_mut(), None))?;
         Ok(t)
     }
 
     /// `torch.rand`: uniform on [0, 1).
     pub fn rand(shape: &[usize], dtype: DType, gen: Option<&SharedGenerator>) -> Result<Tensor> {
         check_float("check_uniform_bounds", dtype)?;
-        Tensor::random_with(shape, dtype, gen, |g| g.uniform())
+        Tensor::random(shape, dtype, gen, Distribution::Uniform)
     }
 
     /// `torch.randn`: standard normal.
     pub fn randn(shape: &[usize], dtype: DType, gen: Option<&SharedGenerator>) -> Result<Tensor> {
         check_float("normal_kernel_cpu", dtype)?;
-        Tensor::random_with(shape, dtype, gen, |g| g.normal())
+        Tensor::random(shape, dtype, gen, Distribution::Normal { mean: 0.0, std: 1.0 })
     }
 
     /// `torch.normal(mean, std, size)`.
@@ -213,7 +168,7 @@ impl Tensor {
         if std < 0.0 {
             return Err(Error::runtime(format!("normal expects std >= 0.0, but found std {std}")));
         }
-        Tensor::random_with(shape, dtype, gen, |g| mean + std * g.normal())
+        Tensor::random(shape, dtype, gen, Distribution::Normal { mean, std })
     }
 
     /// `torch.randint(low, high, shape)`.
@@ -224,19 +179,7 @@ impl Tensor {
             )));
         }
         let span = (high as i128 - low as i128) as u64;
-        let t = Tensor::empty(shape, dtype, Device::CPU)?;
-        let n = t.numel();
-        with_generator(gen, |g| {
-            dispatch_dtype!(dtype, T => {
-                let p = t.data_ptr_mut() as *mut T;
-                for i in 0..n {
-                    let v = (low as i128 + g.below(span) as i128) as i64;
-                    // SAFETY: t holds n contiguous elements of T.
-                    unsafe { *p.add(i) = ferrotorch_core::element::cast::<i64, T>(v) };
-                }
-            })
-        });
-        Ok(t)
+        Tensor::random(shape, dtype, gen, Distribution::Integers { low, span })
     }
 
     /// `torch.poisson(self)`: a Poisson count per element, `self` holding
@@ -258,21 +201,10 @@ impl Tensor {
         if !dtype.is_floating_point() {
             return Err(Error::not_implemented(format!("\"poisson_cpu\" not implemented for '{}'", pretty(dtype))));
         }
-        let lam = self.to_f64_vec()?;
-        // NaN fails `>= 0` too.
-        if lam.iter().any(|&l| !(l >= 0.0)) {
-            return Err(Error::runtime("invalid Poisson rate, expected rate to be non-negative"));
-        }
+        let rates = self.contiguous()?;
         let out = Tensor::empty(self.shape(), dtype, self.device())?;
-        with_generator(gen, |g| {
-            dispatch_dtype!(dtype, T => {
-                let p = out.data_ptr_mut() as *mut T;
-                for (i, &l) in lam.iter().enumerate() {
-                    // SAFETY: `out` is fresh and contiguous with `lam.len()` elements.
-                    unsafe { *p.add(i) = ferrotorch_core::element::cast::<f64, T>(g.poisson(l)) };
-                }
-            })
-        });
+        let backend = out.backend()?;
+        with_generator(gen, |g| backend.random(Distribution::Poisson, g, dtype, out.operand_mut(), Some(rates.operand())))?;
         let shape = self.shape().to_vec();
         crate::autograd::record("PoissonBackward0", &[Some(self)], &[&out], move || {
             crate::autograd::rule(move |_, grads| {
@@ -285,19 +217,7 @@ impl Tensor {
 
     /// `torch.randperm(n)`: a Fisher–Yates shuffle of `0..n`.
     pub fn randperm(n: usize, dtype: DType, gen: Option<&SharedGenerator>) -> Result<Tensor> {
-        // Allocated from the pool first, so an impossible size is an error, not an abort.
-        let t = Tensor::empty(&[n], DType::Int64, Device::CPU)?;
-        // SAFETY: t is a fresh contiguous int64 tensor of n elements that nothing else sees.
-        let v = unsafe { std::slice::from_raw_parts_mut(t.data_ptr_mut() as *mut i64, n) };
-        for (i, x) in v.iter_mut().enumerate() {
-            *x = i as i64;
-        }
-        with_generator(gen, |g| {
-            for i in (1..n).rev() {
-                let j = g.below(i as u64 + 1) as usize;
-                v.swap(i, j);
-            }
-        });
+        let t = Tensor::random(&[n], DType::Int64, gen, Distribution::Permutation)?;
         t.to_dtype(dtype)
     }
 }

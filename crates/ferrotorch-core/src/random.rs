@@ -1,5 +1,9 @@
 //! Pseudo-random numbers: a seedable xoshiro256++ generator with uniform,
 //! normal (Box–Muller) and integer draws. Reproducible run to run for a seed.
+//!
+//! The generator is pure state and arithmetic, so it lives beside the op
+//! vocabulary: a backend's random kernels ([`FactoryKernels`](crate::backend::FactoryKernels))
+//! draw from it.
 
 /// The state behind `torch.Generator` on the CPU.
 #[derive(Debug, Clone)]
