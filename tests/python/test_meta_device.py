@@ -215,13 +215,28 @@ def test_module_on_meta():
     assert moved.weight.is_meta and moved.bias.is_meta
 
 
-def test_op_without_a_meta_kernel_raises_not_implemented():
-    # The fused recurrent cells are not on the backend seam yet: a clean
-    # NotImplementedError (as PyTorch gives for an op without a meta
-    # kernel), not an internal error or a crash.
-    cell = ft.nn.LSTMCell(3, 4).to("meta")
-    with pytest.raises(NotImplementedError, match="Meta"):
-        cell(ft.empty(2, 3, device="meta"))
+@pytest.mark.parametrize("make", [
+    lambda lib: (lib.nn.LSTMCell(3, 4), lambda m, x: m(x)),
+    lambda lib: (lib.nn.GRUCell(3, 4), lambda m, x: (m(x),)),
+    lambda lib: (lib.nn.LSTM(3, 4, num_layers=2), lambda m, x: m(x.unsqueeze(0).expand(5, 2, 3))[0:1] + m(x.unsqueeze(0).expand(5, 2, 3))[1]),
+    lambda lib: (lib.nn.GRU(3, 4, batch_first=True, bidirectional=True), lambda m, x: m(x.unsqueeze(1).expand(2, 5, 3))),
+])
+def test_recurrent_layers_on_meta(make):
+    # The fused cells are a kernel family of the backend (RnnKernels): on meta
+    # every recurrent layer computes its outputs' metadata, forward and backward.
+    def run(lib):
+        lib.manual_seed(0)
+        m, call = make(lib)
+        m = m.to("meta")
+        x = lib.empty(2, 3, device="meta", requires_grad=True)
+        outs = call(m, x)
+        sum(o.sum() for o in outs).backward()
+        return list(outs) + [x.grad] + [p.grad for p in m.parameters()]
+
+    r1, r2 = run(ft), run(torch)
+    assert len(r1) == len(r2)
+    for a, b in zip(r1, r2):
+        _same_meta(a, b)
 
 
 PRODUCTS = [

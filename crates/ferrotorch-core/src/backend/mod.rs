@@ -22,10 +22,12 @@
 mod conv;
 mod factory;
 mod pool;
+mod rnn;
 
 pub use conv::ConvKernels;
 pub use factory::FactoryKernels;
 pub use pool::PoolKernels;
+pub use rnn::RnnKernels;
 
 use crate::device::{Device, DeviceType};
 use crate::dtype::DType;
@@ -59,7 +61,7 @@ pub struct Dst<'a> {
 /// layer has already checked shapes, dtypes and devices, broadcast the
 /// inputs' layouts to the output's shape, and converted inputs to the dtype
 /// the op computes in.
-pub trait Backend: Send + Sync + ConvKernels + FactoryKernels + PoolKernels {
+pub trait Backend: Send + Sync + ConvKernels + FactoryKernels + PoolKernels + RnnKernels {
     /// The device type this backend serves.
     fn device_type(&self) -> DeviceType;
 

@@ -4,6 +4,7 @@
 mod conv;
 mod factory;
 mod pool;
+mod rnn;
 
 use crate::{cascade, copy, pointwise, reduction, Dst, Src};
 use ferrotorch_core::op::{ArgKind, CumKind, ReduceKind, TernaryOp};

@@ -9,33 +9,15 @@
 
 use super::arith::UnaryOp;
 use super::arith_grad::{add, mul, rsubs, un};
-use super::check_cpu;
+use super::common_device;
 use crate::autograd::{is_grad_enabled, record, rule, GradModeGuard, SavedTensor};
 use crate::Tensor;
 use ferrotorch_core::{DType, Error, Result};
-use ferrotorch_cpu::rnn as k;
-
-/// A contiguous tensor's elements.
-///
-/// # Safety
-/// `t` is contiguous with dtype `T`, and no live mutable slice covers it.
-unsafe fn elems<T>(t: &Tensor) -> &[T] {
-    std::slice::from_raw_parts(t.data_ptr() as *const T, t.numel())
-}
-
-/// A freshly allocated contiguous tensor's elements, for a kernel to write.
-///
-/// # Safety
-/// As for [`elems`], and nothing else reads `t` while the slice lives.
-#[allow(clippy::mut_from_ref)]
-unsafe fn elems_mut<T>(t: &Tensor) -> &mut [T] {
-    std::slice::from_raw_parts_mut(t.data_ptr_mut() as *mut T, t.numel())
-}
 
 /// Checks a cell's operands: `igates`/`hgates` `(batch, gates*hidden)`, the
-/// state `(batch, hidden)`, one float32/float64 dtype, CPU. Returns (batch, hidden).
+/// state `(batch, hidden)`, one float32/float64 dtype, one device. Returns (batch, hidden).
 fn check_cell(op: &str, gates: usize, ig: &Tensor, hg: &Tensor, state: &Tensor) -> Result<(usize, usize)> {
-    check_cpu(op, &[ig, hg, state])?;
+    common_device(&[ig, hg, state])?;
     let shape_err = || {
         Error::runtime(format!(
             "{op}: expected input gates and hidden gates of shape (batch, {gates} * hidden) and a state of shape \
@@ -105,20 +87,7 @@ impl Tensor {
             let hy = Tensor::empty(&[batch, hidden], dt, dev)?;
             let cy = Tensor::empty(&[batch, hidden], dt, dev)?;
             let ws = Tensor::empty(&[batch, 4 * hidden], dt, dev)?;
-            macro_rules! run {
-                ($T:ty) => {
-                    // SAFETY: every operand is contiguous of dtype $T with the checked
-                    // shapes; the outputs are fresh tensors nobody else reads yet.
-                    unsafe {
-                        k::lstm_forward::<$T>(elems(&ig), elems(&hg), elems(&c), elems_mut(&hy), elems_mut(&cy), elems_mut(&ws), batch, hidden)
-                    }
-                };
-            }
-            if dt == DType::Float32 {
-                run!(f32)
-            } else {
-                run!(f64)
-            }
+            self.backend()?.lstm_cell(dt, ig.operand(), hg.operand(), c.operand(), hy.operand_mut(), cy.operand_mut(), ws.operand_mut())?;
             (hy, cy, ws)
         };
         let (s_ig, s_hg, s_cx, s_cy) =
@@ -163,30 +132,16 @@ impl Tensor {
                 let cx = cx.contiguous()?;
                 let dgates = Tensor::empty(&[batch, 4 * hidden], dt, dev)?;
                 let dcx = Tensor::empty(&[batch, hidden], dt, dev)?;
-                macro_rules! run {
-                    ($T:ty) => {
-                        // SAFETY: saved and incoming tensors are contiguous $T of the cell's
-                        // shapes; the outputs are fresh.
-                        unsafe {
-                            k::lstm_backward::<$T>(
-                                elems(&ws),
-                                elems(&cx),
-                                elems(&cy),
-                                dhy.as_ref().map(|t| elems(t)),
-                                dcy.as_ref().map(|t| elems(t)),
-                                elems_mut(&dgates),
-                                elems_mut(&dcx),
-                                batch,
-                                hidden,
-                            )
-                        }
-                    };
-                }
-                if dt == DType::Float32 {
-                    run!(f32)
-                } else {
-                    run!(f64)
-                }
+                dgates.backend()?.lstm_cell_backward(
+                    dt,
+                    ws.operand(),
+                    cx.operand(),
+                    cy.operand(),
+                    dhy.as_ref().map(|t| t.operand()),
+                    dcy.as_ref().map(|t| t.operand()),
+                    dgates.operand_mut(),
+                    dcx.operand_mut(),
+                )?;
                 // Each edge gets its own buffer: the engine may accumulate into it in place.
                 Ok(vec![Some(dgates.clone_data()?), Some(dgates), Some(dcx)])
             })
@@ -207,17 +162,7 @@ impl Tensor {
             let (ig, hg, h) = (self.contiguous()?, hgates.contiguous()?, hx.contiguous()?);
             let hy = Tensor::empty(&[batch, hidden], dt, dev)?;
             let ws = Tensor::empty(&[batch, 4 * hidden], dt, dev)?;
-            macro_rules! run {
-                ($T:ty) => {
-                    // SAFETY: as in `fused_lstm_cell`.
-                    unsafe { k::gru_forward::<$T>(elems(&ig), elems(&hg), elems(&h), elems_mut(&hy), elems_mut(&ws), batch, hidden) }
-                };
-            }
-            if dt == DType::Float32 {
-                run!(f32)
-            } else {
-                run!(f64)
-            }
+            self.backend()?.gru_cell(dt, ig.operand(), hg.operand(), h.operand(), hy.operand_mut(), ws.operand_mut())?;
             (hy, ws)
         };
         let (s_ig, s_hg, s_hx) = (SavedTensor::input(self), SavedTensor::input(hgates), SavedTensor::input(hx));
@@ -244,19 +189,7 @@ impl Tensor {
                 let dig = Tensor::empty(&[batch, 3 * hidden], dt, dev)?;
                 let dhg = Tensor::empty(&[batch, 3 * hidden], dt, dev)?;
                 let dhx = Tensor::empty(&[batch, hidden], dt, dev)?;
-                macro_rules! run {
-                    ($T:ty) => {
-                        // SAFETY: as in `fused_lstm_cell`'s backward.
-                        unsafe {
-                            k::gru_backward::<$T>(elems(&ws), elems(&hx), elems(&dhy), elems_mut(&dig), elems_mut(&dhg), elems_mut(&dhx), batch, hidden)
-                        }
-                    };
-                }
-                if dt == DType::Float32 {
-                    run!(f32)
-                } else {
-                    run!(f64)
-                }
+                dhx.backend()?.gru_cell_backward(dt, ws.operand(), hx.operand(), dhy.operand(), dig.operand_mut(), dhg.operand_mut(), dhx.operand_mut())?;
                 Ok(vec![Some(dig), Some(dhg), Some(dhx)])
             })
         });
