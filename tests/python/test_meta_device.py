@@ -215,10 +215,15 @@ def test_module_on_meta():
     assert moved.weight.is_meta and moved.bias.is_meta
 
 
+def _flat(outs):
+    """`(output, (h, c))` as `(output, h, c)`."""
+    return (outs[0],) + tuple(outs[1])
+
+
 @pytest.mark.parametrize("make", [
     lambda lib: (lib.nn.LSTMCell(3, 4), lambda m, x: m(x)),
     lambda lib: (lib.nn.GRUCell(3, 4), lambda m, x: (m(x),)),
-    lambda lib: (lib.nn.LSTM(3, 4, num_layers=2), lambda m, x: m(x.unsqueeze(0).expand(5, 2, 3))[0:1] + m(x.unsqueeze(0).expand(5, 2, 3))[1]),
+    lambda lib: (lib.nn.LSTM(3, 4, num_layers=2), lambda m, x: _flat(m(x.unsqueeze(0).expand(5, 2, 3)))),
     lambda lib: (lib.nn.GRU(3, 4, batch_first=True, bidirectional=True), lambda m, x: m(x.unsqueeze(1).expand(2, 5, 3))),
 ])
 def test_recurrent_layers_on_meta(make):
