@@ -19,6 +19,7 @@
 //! with AVX2; elsewhere `mul_add` still rounds once, just slower).
 
 use crate::simd::{isa, Isa};
+pub use ferrotorch_core::op::optim::{AdamStep, SgdStep, AdagradStep, AdadeltaStep, AdamaxStep, NadamStep, RadamStep, RmspropStep, RpropStep, AsgdStep};
 use std::ops::{Add, Div, Mul, Neg, Sub};
 
 /// Elements per parallel task: a group smaller than two of these runs on the
@@ -317,30 +318,6 @@ unsafe fn range_body<T: OptimFloat, K: Update<T, S>, const S: usize>(r: &Raw<T, 
 // PyTorch computes them in Python (double precision); `new` rounds them to
 // the element type once per parameter.
 
-/// Hyper-parameters of one Adam/AdamW step.
-#[derive(Clone, Copy, Debug)]
-pub struct AdamStep {
-    /// `1 - lr * weight_decay` for decoupled decay (AdamW), else unused.
-    pub decay_factor: f64,
-    /// L2 penalty added to the gradient (Adam), 0 for none or decoupled.
-    pub l2: f64,
-    /// `1 - beta1`: the lerp weight of the first moment.
-    pub one_minus_beta1: f64,
-    /// `beta2`.
-    pub beta2: f64,
-    /// `1 - beta2`.
-    pub one_minus_beta2: f64,
-    /// `sqrt(1 - beta2^step)`.
-    pub bias_correction2_sqrt: f64,
-    /// `eps`.
-    pub eps: f64,
-    /// `-lr / (1 - beta1^step)`.
-    pub neg_step_size: f64,
-    /// Negate the gradient (`maximize=True`).
-    pub maximize: bool,
-    /// Apply `decay_factor` to the parameter (AdamW).
-    pub decoupled: bool,
-}
 
 /// [`AdamStep`] in the element type. Slots: `exp_avg`, `exp_avg_sq`,
 /// `max_exp_avg_sq` (AMSGrad; the kernel runs with 2 slots without it).
@@ -410,24 +387,6 @@ impl<T: OptimFloat> Update<T, 3> for Adam<T> {
     }
 }
 
-/// Hyper-parameters of one SGD step.
-#[derive(Clone, Copy, Debug)]
-pub struct SgdStep {
-    /// L2 penalty added to the gradient.
-    pub weight_decay: f64,
-    /// Momentum factor (0: plain SGD, no buffer).
-    pub momentum: f64,
-    /// `1 - dampening`.
-    pub one_minus_dampening: f64,
-    /// Nesterov momentum.
-    pub nesterov: bool,
-    /// `-lr`.
-    pub neg_lr: f64,
-    /// Negate the gradient (`maximize=True`).
-    pub maximize: bool,
-    /// The momentum buffer was just created: it takes the gradient.
-    pub fresh: bool,
-}
 
 /// [`SgdStep`] in the element type. Slot: `momentum_buffer` (absent without momentum).
 #[derive(Clone, Copy)]
@@ -469,18 +428,6 @@ impl<T: OptimFloat> Update<T, 1> for Sgd<T> {
     }
 }
 
-/// Hyper-parameters of one Adagrad step.
-#[derive(Clone, Copy, Debug)]
-pub struct AdagradStep {
-    /// L2 penalty.
-    pub weight_decay: f64,
-    /// `-lr / (1 + (step - 1) * lr_decay)`.
-    pub neg_clr: f64,
-    /// `eps`.
-    pub eps: f64,
-    /// Negate the gradient.
-    pub maximize: bool,
-}
 
 /// [`AdagradStep`] in the element type. Slot: `sum`.
 #[derive(Clone, Copy)]
@@ -508,22 +455,6 @@ impl<T: OptimFloat> Update<T, 1> for Adagrad<T> {
     }
 }
 
-/// Hyper-parameters of one Adadelta step.
-#[derive(Clone, Copy, Debug)]
-pub struct AdadeltaStep {
-    /// L2 penalty.
-    pub weight_decay: f64,
-    /// `rho`.
-    pub rho: f64,
-    /// `1 - rho`.
-    pub one_minus_rho: f64,
-    /// `eps`.
-    pub eps: f64,
-    /// `-lr`.
-    pub neg_lr: f64,
-    /// Negate the gradient.
-    pub maximize: bool,
-}
 
 /// [`AdadeltaStep`] in the element type. Slots: `square_avg`, `acc_delta`.
 #[derive(Clone, Copy)]
@@ -562,22 +493,6 @@ impl<T: OptimFloat> Update<T, 2> for Adadelta<T> {
     }
 }
 
-/// Hyper-parameters of one Adamax step.
-#[derive(Clone, Copy, Debug)]
-pub struct AdamaxStep {
-    /// L2 penalty.
-    pub weight_decay: f64,
-    /// `1 - beta1`.
-    pub one_minus_beta1: f64,
-    /// `beta2`.
-    pub beta2: f64,
-    /// `eps`.
-    pub eps: f64,
-    /// `-lr / (1 - beta1^step)`.
-    pub neg_clr: f64,
-    /// Negate the gradient.
-    pub maximize: bool,
-}
 
 /// [`AdamaxStep`] in the element type. Slots: `exp_avg`, `exp_inf`.
 #[derive(Clone, Copy)]
@@ -614,32 +529,6 @@ impl<T: OptimFloat> Update<T, 2> for Adamax<T> {
     }
 }
 
-/// Hyper-parameters of one NAdam step.
-#[derive(Clone, Copy, Debug)]
-pub struct NadamStep {
-    /// `1 - lr * weight_decay` for decoupled decay, else unused.
-    pub decay_factor: f64,
-    /// Weight decay (L2 unless decoupled).
-    pub weight_decay: f64,
-    /// Decoupled weight decay (NAdamW).
-    pub decoupled: bool,
-    /// `1 - beta1`.
-    pub one_minus_beta1: f64,
-    /// `beta2`.
-    pub beta2: f64,
-    /// `1 - beta2`.
-    pub one_minus_beta2: f64,
-    /// `1 - beta2^step`.
-    pub bias_correction2: f64,
-    /// `eps`.
-    pub eps: f64,
-    /// `-lr * (1 - mu) / (1 - mu_product)`: the gradient's weight.
-    pub grad_coeff: f64,
-    /// `-lr * mu_next / (1 - mu_product * mu_next)`: the first moment's weight.
-    pub avg_coeff: f64,
-    /// Negate the gradient.
-    pub maximize: bool,
-}
 
 /// [`NadamStep`] in the element type. Slots: `exp_avg`, `exp_avg_sq`.
 #[derive(Clone, Copy)]
@@ -690,35 +579,6 @@ impl<T: OptimFloat> Update<T, 2> for Nadam<T> {
     }
 }
 
-/// Hyper-parameters of one RAdam step.
-#[derive(Clone, Copy, Debug)]
-pub struct RadamStep {
-    /// `1 - lr * weight_decay` for decoupled decay, else unused.
-    pub decay_factor: f64,
-    /// Weight decay (L2 unless decoupled).
-    pub weight_decay: f64,
-    /// Decoupled weight decay (RAdamW).
-    pub decoupled: bool,
-    /// `1 - beta1`.
-    pub one_minus_beta1: f64,
-    /// `beta2`.
-    pub beta2: f64,
-    /// `1 - beta2`.
-    pub one_minus_beta2: f64,
-    /// `1 - beta1^step`.
-    pub bias_correction1: f64,
-    /// `sqrt(1 - beta2^step)`.
-    pub bias_correction2_sqrt: f64,
-    /// `lr`.
-    pub lr: f64,
-    /// `eps`.
-    pub eps: f64,
-    /// The rectification term when the variance is tractable (`rho_t > 5`),
-    /// else `None` (an SGD-with-momentum step).
-    pub rect: Option<f64>,
-    /// Negate the gradient.
-    pub maximize: bool,
-}
 
 /// [`RadamStep`] in the element type. Slots: `exp_avg`, `exp_avg_sq`.
 #[derive(Clone, Copy)]
@@ -778,26 +638,6 @@ impl<T: OptimFloat> Update<T, 2> for Radam<T> {
     }
 }
 
-/// Hyper-parameters of one RMSprop step.
-#[derive(Clone, Copy, Debug)]
-pub struct RmspropStep {
-    /// L2 penalty.
-    pub weight_decay: f64,
-    /// `alpha`.
-    pub alpha: f64,
-    /// `1 - alpha`.
-    pub one_minus_alpha: f64,
-    /// `eps`.
-    pub eps: f64,
-    /// Momentum factor (0: no buffer).
-    pub momentum: f64,
-    /// Centered variant (keeps `grad_avg`).
-    pub centered: bool,
-    /// `-lr`.
-    pub neg_lr: f64,
-    /// Negate the gradient.
-    pub maximize: bool,
-}
 
 /// [`RmspropStep`] in the element type. Slots: `square_avg`, `grad_avg`
 /// (centered only), `momentum_buffer` (momentum only).
@@ -852,20 +692,6 @@ impl<T: OptimFloat> Update<T, 3> for Rmsprop<T> {
     }
 }
 
-/// Hyper-parameters of one Rprop step.
-#[derive(Clone, Copy, Debug)]
-pub struct RpropStep {
-    /// Step-size factor after a sign change.
-    pub etaminus: f64,
-    /// Step-size factor while the sign holds.
-    pub etaplus: f64,
-    /// Smallest step size.
-    pub step_size_min: f64,
-    /// Largest step size.
-    pub step_size_max: f64,
-    /// Negate the gradient.
-    pub maximize: bool,
-}
 
 /// [`RpropStep`] in the element type. Slots: `prev`, `step_size`.
 #[derive(Clone, Copy)]
@@ -910,20 +736,6 @@ impl<T: OptimFloat> Update<T, 2> for Rprop<T> {
     }
 }
 
-/// Hyper-parameters of one ASGD step.
-#[derive(Clone, Copy, Debug)]
-pub struct AsgdStep {
-    /// L2 penalty.
-    pub weight_decay: f64,
-    /// `1 - lambd * eta`.
-    pub decay_factor: f64,
-    /// `eta` (the current step size).
-    pub eta: f64,
-    /// `mu` (the averaging weight); 1 copies the parameter into `ax`.
-    pub mu: f64,
-    /// Negate the gradient.
-    pub maximize: bool,
-}
 
 /// [`AsgdStep`] in the element type. Slot: `ax`.
 #[derive(Clone, Copy)]

@@ -10,6 +10,7 @@
 
 pub mod conv;
 pub mod factory;
+pub mod optim;
 pub mod pool;
 
 /// Declares [`BinaryOp`] and its registry: each binary op is one entry with

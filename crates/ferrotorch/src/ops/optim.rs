@@ -1,6 +1,6 @@
 //! Fused optimizer steps over a parameter group: the update math of the
 //! `optim` optimizers in one multi-tensor call per group
-//! ([`ferrotorch_cpu::optim::multi_tensor_apply`]) instead of a handful of
+//! (the backend's [`OptimKernels`](ferrotorch_core::backend::OptimKernels)) instead of a handful of
 //! elementwise ops per parameter.
 //!
 //! Every step here takes the group's parameters, gradients and per-parameter
@@ -10,7 +10,7 @@
 //! hands the element math to the optimizer's kernel.
 //!
 //! A step returns `Ok(false)` without writing anything when some tensor is
-//! not a dense CPU float32/float64 tensor of its parameter's dtype and size,
+//! not a dense float32/float64 tensor of its parameter's device, dtype and size,
 //! when two written operands share storage, when a scalar state is not a
 //! one-element CPU float tensor, or when autograd would have to see the
 //! update (grad mode on and a parameter requiring grad); the caller then runs
@@ -19,7 +19,8 @@
 use crate::autograd::is_grad_enabled;
 use crate::Tensor;
 use ferrotorch_core::{DType, Error, Result, Scalar};
-use ferrotorch_cpu::optim as k;
+use ferrotorch_core::backend::ParamOperands;
+use ferrotorch_core::op::optim::{self as k, OptimStep};
 use std::collections::HashSet;
 use std::sync::Arc;
 
@@ -119,7 +120,7 @@ fn fusable_group(params: &[Tensor], grads: &[Tensor], states: &[&[Tensor]], scal
             return false;
         }
         let dense =
-            |t: &Tensor| t.device().is_cpu() && t.is_contiguous() && t.dtype() == p.dtype() && t.numel() == p.numel();
+            |t: &Tensor| t.device() == p.device() && t.is_contiguous() && t.dtype() == p.dtype() && t.numel() == p.numel();
         if !dense(p) || !dense(&grads[i]) {
             return false;
         }
@@ -155,85 +156,31 @@ fn scale_scalar(t: &Tensor, by: f64) -> Result<f64> {
     Ok(next)
 }
 
-/// A dense tensor's elements.
-///
-/// # Safety
-/// `t` is contiguous with dtype `T`, and no other live slice covers its storage
-/// (shared slices of read-only operands excepted).
-#[allow(clippy::mut_from_ref)]
-unsafe fn elems<'a, T>(t: &'a Tensor) -> &'a mut [T] {
-    std::slice::from_raw_parts_mut(t.data_ptr_mut() as *mut T, t.numel())
-}
-
-/// One parameter's hyper-parameters in double precision, turned into the
-/// element kernel for either float type.
-trait Hyper<const S: usize>: Copy {
-    type At<T: k::OptimFloat>: k::Update<T, S>;
-    fn at<T: k::OptimFloat>(&self) -> Self::At<T>;
-}
-
-macro_rules! hyper {
-    ($step:ty, $kernel:ident, $($s:literal),+) => {
-        $(impl Hyper<$s> for $step {
-            type At<T: k::OptimFloat> = k::$kernel<T>;
-            fn at<T: k::OptimFloat>(&self) -> k::$kernel<T> {
-                k::$kernel::new(self)
-            }
-        })+
-    };
-}
-hyper!(k::AdamStep, Adam, 2, 3);
-hyper!(k::SgdStep, Sgd, 1);
-hyper!(k::AdagradStep, Adagrad, 1);
-hyper!(k::AdadeltaStep, Adadelta, 2);
-hyper!(k::AdamaxStep, Adamax, 2);
-hyper!(k::NadamStep, Nadam, 2);
-hyper!(k::RadamStep, Radam, 2);
-hyper!(k::RmspropStep, Rmsprop, 3);
-hyper!(k::RpropStep, Rprop, 2);
-hyper!(k::AsgdStep, Asgd, 1);
-
-/// # Safety
-/// As [`elems`] for every operand of parameter `i`.
-unsafe fn job<'a, T: k::OptimFloat, H: Hyper<S>, const S: usize>(
-    p: &'a Tensor,
-    g: &'a Tensor,
-    states: &[&'a [Tensor]; S],
-    i: usize,
-    h: &H,
-) -> k::Job<'a, T, H::At<T>, S> {
-    k::Job {
-        kernel: h.at::<T>(),
-        param: elems(p),
-        grad: std::slice::from_raw_parts(g.data_ptr_mut() as *const T, g.numel()),
-        state: std::array::from_fn(|s| if states[s].is_empty() { None } else { Some(elems::<T>(&states[s][i])) }),
+/// Runs the group's kernel once [`fusable_group`] accepted it: float32 and
+/// float64 parameters as one multi-tensor call each, with `slots` state
+/// slots (`states`, each empty or one tensor per parameter).
+fn run_group<H: Copy, const S: usize>(params: &[Tensor], grads: &[Tensor], states: [&[Tensor]; S], hypers: &[H], wrap: fn(H) -> OptimStep) -> Result<()> {
+    for dt in [DType::Float32, DType::Float64] {
+        let idx: Vec<usize> = (0..params.len()).filter(|&i| params[i].dtype() == dt).collect();
+        let Some(&first) = idx.first() else { continue };
+        let operands: Vec<ParamOperands> = idx
+            .iter()
+            .map(|&i| ParamOperands {
+                param: params[i].operand_mut(),
+                grad: grads[i].operand(),
+                state: std::array::from_fn(|s| states.get(s).filter(|l| !l.is_empty()).map(|l| l[i].operand_mut())),
+            })
+            .collect();
+        let steps: Vec<OptimStep> = idx.iter().map(|&i| wrap(hypers[i])).collect();
+        params[first].backend()?.optimizer_step(dt, S, &steps, &operands)?;
     }
-}
-
-/// Runs the group's kernels (float32 and float64 parameters as two
-/// multi-tensor calls) once [`fusable_group`] accepted it.
-fn run_group<H: Hyper<S>, const S: usize>(params: &[Tensor], grads: &[Tensor], states: [&[Tensor]; S], hypers: &[H]) {
-    let (mut j32, mut j64) = (Vec::new(), Vec::new());
-    for i in 0..params.len() {
-        // SAFETY: `fusable_group` checked every operand is a contiguous tensor of
-        // its parameter's dtype and size and that no written operand shares
-        // storage with any other operand of the group.
-        unsafe {
-            if params[i].dtype() == DType::Float32 {
-                j32.push(job::<f32, H, S>(&params[i], &grads[i], &states, i, &hypers[i]));
-            } else {
-                j64.push(job::<f64, H, S>(&params[i], &grads[i], &states, i, &hypers[i]));
-            }
-        }
-    }
-    k::multi_tensor_apply(j32);
-    k::multi_tensor_apply(j64);
     for (i, p) in params.iter().enumerate() {
         p.bump_version();
         for s in states.iter().filter(|s| !s.is_empty()) {
             s[i].bump_version();
         }
     }
+    Ok(())
 }
 
 /// One Adam/AdamW step over a parameter group (`max_exp_avg_sqs` empty unless
@@ -278,9 +225,9 @@ pub fn adam_step_(
         });
     }
     if cfg.amsgrad {
-        run_group::<_, 3>(params, grads, [exp_avgs, exp_avg_sqs, max_exp_avg_sqs], &hypers);
+        run_group::<_, 3>(params, grads, [exp_avgs, exp_avg_sqs, max_exp_avg_sqs], &hypers, OptimStep::Adam)?;
     } else {
-        run_group::<_, 2>(params, grads, [exp_avgs, exp_avg_sqs], &hypers);
+        run_group::<_, 2>(params, grads, [exp_avgs, exp_avg_sqs], &hypers, OptimStep::Adam)?;
     }
     Ok(true)
 }
@@ -314,7 +261,7 @@ pub fn sgd_step_(params: &[Tensor], grads: &[Tensor], momentum_buffers: &[Tensor
             fresh: with_buf && fresh[i],
         })
         .collect();
-    run_group::<_, 1>(params, grads, [bufs], &hypers);
+    run_group::<_, 1>(params, grads, [bufs], &hypers, OptimStep::Sgd)?;
     Ok(true)
 }
 
@@ -373,7 +320,7 @@ pub fn fused_step_(opt: &Fused, params: &[Tensor], grads: &[Tensor], states: &[V
                 let clr = lr / (1.0 + (t - 1.0) * lr_decay);
                 hypers.push(k::AdagradStep { weight_decay, neg_clr: -clr, eps, maximize });
             }
-            run_group::<_, 1>(params, grads, [st(0)], &hypers);
+            run_group::<_, 1>(params, grads, [st(0)], &hypers, OptimStep::Adagrad)?;
         }
         Fused::Adadelta { lr, rho, eps, weight_decay, maximize } => {
             if !fusable_group(params, grads, &[st(0), st(1)], &[st(2)]) {
@@ -383,7 +330,7 @@ pub fn fused_step_(opt: &Fused, params: &[Tensor], grads: &[Tensor], states: &[V
                 bump_step(step)?;
             }
             let h = k::AdadeltaStep { weight_decay, rho, one_minus_rho: 1.0 - rho, eps, neg_lr: -lr, maximize };
-            run_group::<_, 2>(params, grads, [st(0), st(1)], &vec![h; n]);
+            run_group::<_, 2>(params, grads, [st(0), st(1)], &vec![h; n], OptimStep::Adadelta)?;
         }
         Fused::Adamax { lr, beta1, beta2, eps, weight_decay, maximize } => {
             if !fusable_group(params, grads, &[st(0), st(1)], &[st(2)]) {
@@ -395,7 +342,7 @@ pub fn fused_step_(opt: &Fused, params: &[Tensor], grads: &[Tensor], states: &[V
                 let clr = lr / (1.0 - beta1.powf(t));
                 hypers.push(k::AdamaxStep { weight_decay, one_minus_beta1: 1.0 - beta1, beta2, eps, neg_clr: -clr, maximize });
             }
-            run_group::<_, 2>(params, grads, [st(0), st(1)], &hypers);
+            run_group::<_, 2>(params, grads, [st(0), st(1)], &hypers, OptimStep::Adamax)?;
         }
         Fused::Nadam { lr, beta1, beta2, eps, weight_decay, momentum_decay, decoupled, maximize } => {
             if !fusable_group(params, grads, &[st(0), st(1)], &[st(2), st(3)]) {
@@ -423,7 +370,7 @@ pub fn fused_step_(opt: &Fused, params: &[Tensor], grads: &[Tensor], states: &[V
                     maximize,
                 });
             }
-            run_group::<_, 2>(params, grads, [st(0), st(1)], &hypers);
+            run_group::<_, 2>(params, grads, [st(0), st(1)], &hypers, OptimStep::Nadam)?;
         }
         Fused::Radam { lr, beta1, beta2, eps, weight_decay, decoupled, maximize } => {
             if !fusable_group(params, grads, &[st(0), st(1)], &[st(2)]) {
@@ -454,7 +401,7 @@ pub fn fused_step_(opt: &Fused, params: &[Tensor], grads: &[Tensor], states: &[V
                     maximize,
                 });
             }
-            run_group::<_, 2>(params, grads, [st(0), st(1)], &hypers);
+            run_group::<_, 2>(params, grads, [st(0), st(1)], &hypers, OptimStep::Radam)?;
         }
         Fused::Rmsprop { lr, alpha, eps, weight_decay, momentum, centered, maximize } => {
             // The optional lists must be there exactly when the options ask for them.
@@ -479,7 +426,7 @@ pub fn fused_step_(opt: &Fused, params: &[Tensor], grads: &[Tensor], states: &[V
                 neg_lr: -lr,
                 maximize,
             };
-            run_group::<_, 3>(params, grads, [st(0), st(1), st(2)], &vec![h; n]);
+            run_group::<_, 3>(params, grads, [st(0), st(1), st(2)], &vec![h; n], OptimStep::Rmsprop)?;
         }
         Fused::Rprop { etaminus, etaplus, step_size_min, step_size_max, maximize } => {
             if !fusable_group(params, grads, &[st(0), st(1)], &[st(2)]) {
@@ -489,7 +436,7 @@ pub fn fused_step_(opt: &Fused, params: &[Tensor], grads: &[Tensor], states: &[V
                 bump_step(step)?;
             }
             let h = k::RpropStep { etaminus, etaplus, step_size_min, step_size_max, maximize };
-            run_group::<_, 2>(params, grads, [st(0), st(1)], &vec![h; n]);
+            run_group::<_, 2>(params, grads, [st(0), st(1)], &vec![h; n], OptimStep::Rprop)?;
         }
         Fused::Asgd { lr, lambd, alpha, t0, weight_decay, maximize, default_f32 } => {
             if !fusable_group(params, grads, &[st(0)], &[st(1), st(2), st(3)]) {
@@ -514,7 +461,7 @@ pub fn fused_step_(opt: &Fused, params: &[Tensor], grads: &[Tensor], states: &[V
                 let d = if t - t0 > 1.0 { t - t0 } else { 1.0 };
                 mu.fill_raw_(Scalar::Float(through_default(1.0 / d)))?;
             }
-            run_group::<_, 1>(params, grads, [st(0)], &hypers);
+            run_group::<_, 1>(params, grads, [st(0)], &hypers, OptimStep::Asgd)?;
         }
     }
     Ok(true)
