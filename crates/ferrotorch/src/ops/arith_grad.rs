@@ -712,7 +712,7 @@ fn vectorized_nan(x: &Tensor, g: &Tensor, vectors: usize) -> Result<Option<Tenso
     let Some(part) = vectorized_part(x, g, vectors)? else { return Ok(None) };
     let _no_grad = crate::autograd::GradModeGuard::new(false);
     let nan = cond2(t(&unary(&x.detach(), UnaryOp::IsNan)?), t(&part), BinaryOp::LogicalAnd)?;
-    if !nan.to_vec::<bool>()?.iter().any(|&f| f) {
+    if !nan.all_any(None, false, false)?.item()?.to_bool() {
         return Ok(None);
     }
     Ok(Some(nan))
