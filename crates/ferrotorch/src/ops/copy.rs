@@ -108,7 +108,7 @@ impl Tensor {
     /// `src`'s values (broadcast and converted) written into `self` without
     /// counting as an in-place op: for filling tensors that were just created.
     pub(crate) fn init_from(&self, src: &Tensor) -> Result<()> {
-        copy_kernel(self, src, &broadcast_layout(src, self.shape())?)
+        copy_kernel(self, src, &*broadcast_layout(src, self.shape())?)
     }
 
     /// A fresh tensor laid out like `self` (preserve_format) holding `src`'s
@@ -198,7 +198,7 @@ impl Tensor {
         } else {
             src
         };
-        copy_kernel(self, src, &broadcast_layout(src, self.shape())?)?;
+        copy_kernel(self, src, &*broadcast_layout(src, self.shape())?)?;
         self.bump_version();
         Ok(())
     }

@@ -27,6 +27,7 @@ pub mod view;
 pub mod view_grad;
 
 use crate::Tensor;
+use std::borrow::Cow;
 use ferrotorch_core::{Device, Error, Layout, Result};
 use ferrotorch_core::{Dst, Src};
 
@@ -46,14 +47,15 @@ impl Tensor {
     }
 }
 
-/// A borrowed layout broadcast to `shape` (stride 0 on new or size-1 dims).
-pub(crate) fn broadcast_layout(t: &Tensor, shape: &[usize]) -> Result<Layout> {
-    // Same shape (the common case): no broadcasting, no size list to build.
+/// `t`'s layout broadcast to `shape` (stride 0 on new or size-1 dims),
+/// borrowed when the shapes already agree (the common case, on every
+/// elementwise op's hot path).
+pub(crate) fn broadcast_layout<'a>(t: &'a Tensor, shape: &[usize]) -> Result<Cow<'a, Layout>> {
     if t.shape() == shape {
-        return Ok(t.layout().clone());
+        return Ok(Cow::Borrowed(t.layout()));
     }
     let sizes: Vec<i64> = shape.iter().map(|&s| s as i64).collect();
-    t.layout().expand(&sizes)
+    Ok(Cow::Owned(t.layout().expand(&sizes)?))
 }
 
 /// For ops not yet on the backend seam: every tensor must live on the CPU.
