@@ -1716,7 +1716,7 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
         spatial = math.prod(input.shape[2:])
         if spatial == 1:
             raise ValueError(f"Expected more than 1 spatial element when training, got input size {input.shape}")
-    if input.device.type in ("cpu", "meta"):
+    if input.device.type == "cpu":
         # ATen's instance_norm: batch_norm over the (1, N*C, ...) view with
         # repeated parameters (NativeBatchNormBackward0 under a view).
         from .._nn_aliases import instance_norm as _aten_instance_norm
