@@ -309,7 +309,7 @@ def batch_norm(input, weight, bias, running_mean, running_var, training, momentu
 
     Batch normalisation over dim 1 (ATen argument order; ``cudnn_enabled`` picks no backend here).
     """
-    if input.device.type == "cpu":
+    if input.device.type in ("cpu", "meta"):
         # ATen's batch_norm has no batch-size check (F.batch_norm's is Python-only).
         return _C._native_batch_norm(input, weight, bias, running_mean, running_var, bool(training),
                                      float(momentum), float(eps))[0]
@@ -354,7 +354,7 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05, cudnn_enabl
 
     Group normalisation; see :func:`torch.nn.functional.group_norm`.
     """
-    if input.device.type == "cpu":
+    if input.device.type in ("cpu", "meta"):
         # The native op makes ATen's checks (no batch-size check: F.group_norm's is Python-only).
         return _C._native_group_norm(input, num_groups, weight, bias, float(eps))[0]
     if input.dim() == 0:
@@ -433,7 +433,7 @@ def native_batch_norm(input, weight, bias, running_mean, running_var, training, 
     :func:`batch_norm` returning ``(output, save_mean, save_invstd)``: in training the batch
     mean and ``1/sqrt(var + eps)`` per channel; in evaluation two empty tensors.
     """
-    if input.device.type == "cpu":
+    if input.device.type in ("cpu", "meta"):
         return _C._native_batch_norm(input, weight, bias, running_mean, running_var, bool(training),
                                      float(momentum), float(eps))
     out = _F().batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
@@ -453,7 +453,7 @@ def native_group_norm(input, weight, bias, N, C, HxW, group, eps):
 
     :func:`group_norm` returning ``(output, mean, rstd)``, the statistics of shape ``(N, group)``.
     """
-    if input.device.type == "cpu":
+    if input.device.type in ("cpu", "meta"):
         return _C._native_group_norm(input, group, weight, bias, float(eps))
     out = _F().group_norm(input, group, weight, bias, eps)
     from .autograd.grad_mode import no_grad

@@ -834,24 +834,7 @@ mod avx {
 // store their mean and 1/std in the parameters' dtype (the `round`
 // argument: the input's dtype unless a parameter is float32).
 
-/// The `(N, C, S)` view of a contiguous batch-norm or group-norm input:
-/// batch size, channels and the product of the spatial sizes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Ncs {
-    /// Batch size (dim 0).
-    pub n: usize,
-    /// Channels (dim 1).
-    pub c: usize,
-    /// Product of the remaining dims.
-    pub s: usize,
-}
-
-impl Ncs {
-    /// Elements per channel.
-    pub fn per_channel(&self) -> usize {
-        self.n * self.s
-    }
-}
+pub use ferrotorch_core::op::norm::Ncs;
 
 /// `v` rounded to `T` and back: how a statistic stored in a float16/bfloat16
 /// tensor reads back. Identity for float32/float64 `T` with `F == T`.

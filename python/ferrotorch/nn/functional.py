@@ -1598,7 +1598,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     if isinstance(normalized_shape, int):
         normalized_shape = (normalized_shape,)
     normalized_shape = tuple(normalized_shape)
-    if input.device.type == "cpu":
+    if input.device.type in ("cpu", "meta"):
         # One native op (NativeLayerNormBackward0): statistics, output and the
         # three gradients in Rust; it also makes PyTorch's argument checks.
         return _C._layer_norm(input, list(normalized_shape), weight, bias, float(eps))
@@ -1669,7 +1669,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     """
     if training:
         _verify_batch_size(input.shape)
-    if input.device.type == "cpu":
+    if input.device.type in ("cpu", "meta"):
         # One native op (NativeBatchNormBackward0): statistics, running-stat
         # updates, output and the three gradients in Rust, with ATen's checks.
         return _C._native_batch_norm(input, weight, bias, running_mean, running_var, bool(training),
@@ -1745,7 +1745,7 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     n, c = input.shape[0], input.shape[1]
     # PyTorch's order: this check first (num_groups=0 divides by zero here too)
     _verify_batch_size([n * c // num_groups, num_groups] + list(input.shape[2:]))
-    if input.device.type == "cpu":
+    if input.device.type in ("cpu", "meta"):
         # One native op (NativeGroupNormBackward0) making ATen's checks.
         return _C._native_group_norm(input, num_groups, weight, bias, float(eps))[0]
     if num_groups <= 0 or c % num_groups:

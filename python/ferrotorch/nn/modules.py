@@ -1119,18 +1119,18 @@ class _BatchNorm(Module):
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
         if affine:
-            self.weight = Parameter(_C.ones(num_features, dtype=dtype))
+            self.weight = Parameter(_C.ones(num_features, dtype=dtype, device=device))
             if bias:
-                self.bias = Parameter(_C.zeros(num_features, dtype=dtype))
+                self.bias = Parameter(_C.zeros(num_features, dtype=dtype, device=device))
             else:
                 self.register_parameter("bias", None)
         else:
             self.register_parameter("weight", None)
             self.register_parameter("bias", None)
         if track_running_stats:
-            self.register_buffer("running_mean", _C.zeros(num_features, dtype=dtype))
-            self.register_buffer("running_var", _C.ones(num_features, dtype=dtype))
-            self.register_buffer("num_batches_tracked", _C.tensor(0))
+            self.register_buffer("running_mean", _C.zeros(num_features, dtype=dtype, device=device))
+            self.register_buffer("running_var", _C.ones(num_features, dtype=dtype, device=device))
+            self.register_buffer("num_batches_tracked", _C.tensor(0, device=device))
         else:
             self.register_buffer("running_mean", None)
             self.register_buffer("running_var", None)
@@ -1179,18 +1179,18 @@ class _InstanceNorm(Module):
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
         if affine:
-            self.weight = Parameter(_C.ones(num_features, dtype=dtype))
+            self.weight = Parameter(_C.ones(num_features, dtype=dtype, device=device))
             if bias:
-                self.bias = Parameter(_C.zeros(num_features, dtype=dtype))
+                self.bias = Parameter(_C.zeros(num_features, dtype=dtype, device=device))
             else:
                 self.register_parameter("bias", None)
         else:
             self.register_parameter("weight", None)
             self.register_parameter("bias", None)
         if track_running_stats:
-            self.register_buffer("running_mean", _C.zeros(num_features, dtype=dtype))
-            self.register_buffer("running_var", _C.ones(num_features, dtype=dtype))
-            self.register_buffer("num_batches_tracked", _C.tensor(0))
+            self.register_buffer("running_mean", _C.zeros(num_features, dtype=dtype, device=device))
+            self.register_buffer("running_var", _C.ones(num_features, dtype=dtype, device=device))
+            self.register_buffer("num_batches_tracked", _C.tensor(0, device=device))
         else:
             self.register_buffer("running_mean", None)
             self.register_buffer("running_var", None)
@@ -1238,8 +1238,8 @@ class GroupNorm(Module):
             raise ValueError("num_channels must be divisible by num_groups")
         self.num_groups, self.num_channels, self.eps, self.affine = num_groups, num_channels, eps, affine
         if affine:
-            self.weight = Parameter(_C.ones(num_channels, dtype=dtype))
-            self.bias = Parameter(_C.zeros(num_channels, dtype=dtype))
+            self.weight = Parameter(_C.ones(num_channels, dtype=dtype, device=device))
+            self.bias = Parameter(_C.zeros(num_channels, dtype=dtype, device=device))
         else:
             self.register_parameter("weight", None)
             self.register_parameter("bias", None)
@@ -1261,8 +1261,8 @@ class LayerNorm(Module):
         self.normalized_shape, self.eps = tuple(normalized_shape), eps
         self.elementwise_affine = elementwise_affine
         if elementwise_affine:
-            self.weight = Parameter(_C.ones(*self.normalized_shape, dtype=dtype))
-            self.bias = Parameter(_C.zeros(*self.normalized_shape, dtype=dtype)) if bias else None
+            self.weight = Parameter(_C.ones(*self.normalized_shape, dtype=dtype, device=device))
+            self.bias = Parameter(_C.zeros(*self.normalized_shape, dtype=dtype, device=device)) if bias else None
         else:
             self.weight = None
             self.bias = None

@@ -21,12 +21,14 @@
 
 mod conv;
 mod factory;
+mod norm;
 mod optim;
 mod pool;
 mod rnn;
 
 pub use conv::ConvKernels;
 pub use factory::FactoryKernels;
+pub use norm::{NormGrads, NormKernels};
 pub use optim::{OptimKernels, ParamOperands};
 pub use pool::PoolKernels;
 pub use rnn::RnnKernels;
@@ -63,7 +65,7 @@ pub struct Dst<'a> {
 /// layer has already checked shapes, dtypes and devices, broadcast the
 /// inputs' layouts to the output's shape, and converted inputs to the dtype
 /// the op computes in.
-pub trait Backend: Send + Sync + ConvKernels + FactoryKernels + OptimKernels + PoolKernels + RnnKernels {
+pub trait Backend: Send + Sync + ConvKernels + FactoryKernels + NormKernels + OptimKernels + PoolKernels + RnnKernels {
     /// The device type this backend serves.
     fn device_type(&self) -> DeviceType;
 

@@ -10,6 +10,7 @@
 
 pub mod conv;
 pub mod factory;
+pub mod norm;
 pub mod optim;
 pub mod pool;
 

@@ -3,6 +3,7 @@
 
 mod conv;
 mod factory;
+mod norm;
 mod optim;
 mod pool;
 mod rnn;

@@ -1,26 +1,23 @@
-//! Layer, batch and group normalisation as native ops: the forward and
-//! backward run the kernels of `ferrotorch-cpu::norm` (compute in float32 for
-//! float32/float16/bfloat16, float64 for float64; batch statistics of
-//! float32 accumulate in float64 as PyTorch's), recorded as
-//! `NativeLayerNormBackward0`, `NativeBatchNormBackward0` and
-//! `NativeGroupNormBackward0` with edges (input, weight, bias) as in PyTorch.
+//! Layer, batch and group normalisation as native ops: the op layer checks
+//! the arguments as PyTorch does, and the forward and backward run the
+//! [`NormKernels`](ferrotorch_core::backend::NormKernels) of the input's
+//! backend (computing in float32 for float32/float16/bfloat16, float64 for
+//! float64). Recorded as `NativeLayerNormBackward0`,
+//! `NativeBatchNormBackward0` and `NativeGroupNormBackward0` with edges
+//! (input, weight, bias) as in PyTorch.
 
-use ferrotorch_core::host_vec::filled;
 use super::arith::UnaryOp;
 use super::arith_grad::{adds, g0, mul, sub, un};
 use super::creation::pretty;
 use crate::autograd::{is_grad_enabled, record, rule, GradModeGuard, SavedTensor};
 use crate::Tensor;
-use ferrotorch_core::{DType, Element, Error, Result};
-use ferrotorch_cpu::norm::{
-    batch_norm_apply, batch_norm_backward, batch_norm_eval_invstd, batch_norm_stats, group_norm_backward, group_norm_forward, layer_norm_backward,
-    layer_norm_forward, round_through, MomentFloat, Ncs,
-};
+use ferrotorch_core::backend::NormGrads;
+use ferrotorch_core::op::norm::{norm_compute_dtype, BatchNormSpec, GroupNormSpec, LayerNormSpec, Ncs};
+use ferrotorch_core::{DType, Device, Error, Result, Src};
 
 fn fmt_list(v: &[impl std::fmt::Display]) -> String {
     format!("[{}]", v.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(", "))
 }
-
 /// The checks of PyTorch's `layer_norm_cpu`, in its order: mixed parameter
 /// dtypes, then `normalized_shape` against weight, bias and input. Returns
 /// (rows, row length).
@@ -58,64 +55,32 @@ fn check_inputs(x: &Tensor, shape: &[i64], w: Option<&Tensor>, b: Option<&Tensor
     Ok((rows, n))
 }
 
-/// A contiguous tensor's elements as a slice.
-///
-/// # Safety
-/// `t` must be contiguous and hold elements of type `T`.
-unsafe fn elems<T>(t: &Tensor) -> &[T] {
-    std::slice::from_raw_parts(t.data_ptr() as *const T, t.numel())
+
+/// A parameter as a contiguous tensor of the compute dtype `cdt`.
+fn param(p: Option<&Tensor>, cdt: DType) -> Result<Option<Tensor>> {
+    p.map(|p| p.to_dtype(cdt)?.contiguous()).transpose()
 }
 
-/// As [`elems`], writable.
-///
-/// # Safety
-/// As for [`elems`]; nothing else may reference `t`'s elements meanwhile.
-#[allow(clippy::mut_from_ref)]
-unsafe fn elems_mut<T>(t: &Tensor) -> &mut [T] {
-    std::slice::from_raw_parts_mut(t.data_ptr_mut() as *mut T, t.numel())
+/// An optional tensor as an optional kernel input.
+fn src(t: &Option<Tensor>) -> Option<Src<'_>> {
+    t.as_ref().map(|t| t.operand())
 }
 
-/// A parameter's values in the compute type.
-fn param<F: Element>(p: Option<&Tensor>) -> Result<Option<Vec<F>>> {
-    p.map(|p| p.to_dtype(F::DTYPE)?.contiguous()?.to_vec::<F>()).transpose()
+/// Fresh gradients for the wanted ones of (input, weight, bias): the
+/// input's `shape`/`dt` (its kernel writes every element), the parameters'
+/// `[p]` in the compute dtype `cdt`, zeroed (their kernels leave them when
+/// there is nothing to sum).
+fn fresh_grads(want: [bool; 3], shape: &[usize], dt: DType, p: usize, cdt: DType, device: Device) -> Result<[Option<Tensor>; 3]> {
+    Ok([
+        if want[0] { Some(Tensor::empty(shape, dt, device)?) } else { None },
+        if want[1] { Some(Tensor::zeros(&[p], cdt, device)?) } else { None },
+        if want[2] { Some(Tensor::zeros(&[p], cdt, device)?) } else { None },
+    ])
 }
 
-/// The statistics of a forward, kept for the backward.
-enum Stats {
-    F32(Vec<f32>, Vec<f32>),
-    F64(Vec<f64>, Vec<f64>),
-}
-
-fn forward_typed<T: Element, F: MomentFloat>(x: &Tensor, out: &Tensor, n: usize, rows: usize, w: Option<&Tensor>, b: Option<&Tensor>, eps: f64) -> Result<(Vec<F>, Vec<F>)> {
-    let (wv, bv) = (param::<F>(w)?, param::<F>(b)?);
-    let (mut mean, mut rstd) = (filled(rows, F::ZERO)?, filled(rows, F::ZERO)?);
-    // SAFETY: `x` is contiguous of dtype T; `out` is fresh, contiguous, of dtype T.
-    let (xd, od) = unsafe { (elems::<T>(x), elems_mut::<T>(out)) };
-    layer_norm_forward::<T, F>(xd, n, wv.as_deref(), bv.as_deref(), eps, od, &mut mean, &mut rstd);
-    Ok((mean, rstd))
-}
-
-/// (gx, gw, gb) of the native backward; gw/gb in the compute type, shaped `[n]`.
-#[allow(clippy::too_many_arguments)]
-fn backward_typed<T: Element, F: MomentFloat>(
-    g: &Tensor,
-    x: &Tensor,
-    n: usize,
-    mean: &[F],
-    rstd: &[F],
-    w: Option<&Tensor>,
-    want_x: bool,
-    want_wb: bool,
-) -> Result<(Option<Tensor>, Option<(Tensor, Tensor)>)> {
-    let wv = param::<F>(w)?;
-    let gx = if want_x { Some(Tensor::empty(x.shape(), x.dtype(), x.device())?) } else { None };
-    let (mut dw, mut db) = if want_wb { (filled(n, F::ZERO)?, filled(n, F::ZERO)?) } else { (Vec::new(), Vec::new()) };
-    // SAFETY: `g` and `x` are contiguous of dtype T; `gx` is fresh.
-    let (gd, xd) = unsafe { (elems::<T>(g), elems::<T>(x)) };
-    let gxd = gx.as_ref().map(|t| unsafe { elems_mut::<T>(t) });
-    layer_norm_backward::<T, F>(gd, xd, n, mean, rstd, wv.as_deref(), gxd, &mut dw, &mut db, want_wb);
-    let wb = if want_wb { Some((Tensor::from_vec(dw, &[n])?, Tensor::from_vec(db, &[n])?)) } else { None };
-    Ok((gx, wb))
+/// The kernel outputs for [`fresh_grads`].
+fn grad_operands(g: &[Option<Tensor>; 3]) -> NormGrads<'_> {
+    NormGrads { input: g[0].as_ref().map(|t| t.operand_mut()), weight: g[1].as_ref().map(|t| t.operand_mut()), bias: g[2].as_ref().map(|t| t.operand_mut()) }
 }
 
 impl Tensor {
@@ -132,41 +97,28 @@ impl Tensor {
     /// ```
     pub fn layer_norm(&self, normalized_shape: &[i64], weight: Option<&Tensor>, bias: Option<&Tensor>, eps: f64) -> Result<Tensor> {
         let ts: Vec<&Tensor> = [Some(self), weight, bias].into_iter().flatten().collect();
-        super::check_cpu("layer_norm", &ts)?;
+        let device = super::common_device(&ts)?;
         let (rows, n) = check_inputs(self, normalized_shape, weight, bias)?;
         let dt = self.dtype();
         if !dt.is_floating_point() {
             return Err(Error::not_implemented(format!("\"LayerNormKernelImpl\" not implemented for '{}'", pretty(dt))));
         }
-        let (out, stats) = {
+        let cdt = norm_compute_dtype(dt);
+        let spec = LayerNormSpec { rows, n, eps };
+        let (out, mean, rstd) = {
             let _no_grad = GradModeGuard::new(false);
             let x = self.contiguous()?;
-            let out = Tensor::empty(self.shape(), dt, self.device())?;
-            let stats = match dt {
-                DType::Float32 => {
-                    let (m, r) = forward_typed::<f32, f32>(&x, &out, n, rows, weight, bias, eps)?;
-                    Stats::F32(m, r)
-                }
-                DType::Float16 => {
-                    let (m, r) = forward_typed::<half::f16, f32>(&x, &out, n, rows, weight, bias, eps)?;
-                    Stats::F32(m, r)
-                }
-                DType::BFloat16 => {
-                    let (m, r) = forward_typed::<half::bf16, f32>(&x, &out, n, rows, weight, bias, eps)?;
-                    Stats::F32(m, r)
-                }
-                _ => {
-                    let (m, r) = forward_typed::<f64, f64>(&x, &out, n, rows, weight, bias, eps)?;
-                    Stats::F64(m, r)
-                }
-            };
-            (out, stats)
+            let (w, b) = (param(weight, cdt)?, param(bias, cdt)?);
+            let out = Tensor::empty(self.shape(), dt, device)?;
+            let (mean, rstd) = (Tensor::zeros(&[rows], cdt, device)?, Tensor::zeros(&[rows], cdt, device)?);
+            out.backend()?.layer_norm(&spec, dt, x.operand(), src(&w), src(&b), out.operand_mut(), mean.operand_mut(), rstd.operand_mut())?;
+            (out, mean, rstd)
         };
         let sx = SavedTensor::input(self);
         let sw = weight.map(SavedTensor::input);
         let (want_x, want_w, want_b) =
             (self.requires_grad(), weight.is_some_and(|w| w.requires_grad()), bias.is_some_and(|b| b.requires_grad()));
-        let wshape: Option<Vec<usize>> = weight.or(bias).map(|p| p.shape().to_vec());
+        let pshape: Vec<i64> = weight.or(bias).map(|p| p.shape().iter().map(|&s| s as i64).collect()).unwrap_or_default();
         let (wdt, bdt) = (weight.map(|w| w.dtype()), bias.map(|b| b.dtype()));
         let k = normalized_shape.len();
         record("NativeLayerNormBackward0", &[Some(self), weight, bias], &[&out], move || {
@@ -181,22 +133,14 @@ impl Tensor {
                 }
                 let _no_grad = GradModeGuard::new(false);
                 let (gc, xc) = (g.to_dtype(dt)?.contiguous()?, x.contiguous()?);
+                let w = param(w.as_ref(), cdt)?;
+                // The kernel computes the weight and bias gradients together.
                 let want_wb = want_w || want_b;
-                let (gx, wb) = match (&stats, dt) {
-                    (Stats::F32(m, r), DType::Float32) => backward_typed::<f32, f32>(&gc, &xc, n, m, r, w.as_ref(), want_x, want_wb)?,
-                    (Stats::F32(m, r), DType::Float16) => backward_typed::<half::f16, f32>(&gc, &xc, n, m, r, w.as_ref(), want_x, want_wb)?,
-                    (Stats::F32(m, r), DType::BFloat16) => backward_typed::<half::bf16, f32>(&gc, &xc, n, m, r, w.as_ref(), want_x, want_wb)?,
-                    (Stats::F64(m, r), _) => backward_typed::<f64, f64>(&gc, &xc, n, m, r, w.as_ref(), want_x, want_wb)?,
-                    _ => return Err(Error::runtime("layer_norm backward: statistics do not match the input dtype")),
-                };
-                let pshape: Vec<i64> = wshape.iter().flatten().map(|&s| s as i64).collect();
-                let (gw, gb) = match wb {
-                    Some((gw, gb)) => (
-                        if want_w { Some(gw.reshape(&pshape)?.to_dtype(wdt.unwrap_or(dt))?) } else { None },
-                        if want_b { Some(gb.reshape(&pshape)?.to_dtype(bdt.unwrap_or(dt))?) } else { None },
-                    ),
-                    None => (None, None),
-                };
+                let grads = fresh_grads([want_x, want_wb, want_wb], xc.shape(), dt, n, cdt, xc.device())?;
+                xc.backend()?.layer_norm_backward(&spec, dt, gc.operand(), xc.operand(), mean.operand(), rstd.operand(), src(&w), grad_operands(&grads))?;
+                let [gx, gw, gb] = grads;
+                let gw = gw.filter(|_| want_w).map(|t| t.reshape(&pshape)?.to_dtype(wdt.unwrap_or(dt))).transpose()?;
+                let gb = gb.filter(|_| want_b).map(|t| t.reshape(&pshape)?.to_dtype(bdt.unwrap_or(dt))).transpose()?;
                 Ok(vec![gx, gw, gb])
             })
         });
@@ -273,176 +217,22 @@ fn size_error(ndim: usize, dim: usize) -> Error {
     }
 }
 
-/// The (N, C, S) view of a tensor of at least 2 dims.
-fn ncs(x: &Tensor) -> Ncs {
-    let s = x.shape();
-    Ncs { n: s[0], c: s[1], s: s[2..].iter().product() }
-}
-
-/// Writes `v` into the 1-d tensor `t` through its stride, as PyTorch's
-/// accessors update running statistics (no version bump, no autograd).
-fn write_stat<F: Element>(t: &Tensor, v: &[F]) {
-    fn go<P: Element, F: Element>(t: &Tensor, v: &[F]) {
-        let st = t.strides().first().copied().unwrap_or(1);
-        let p = t.data_ptr_mut() as *mut P;
-        for (i, &x) in v.iter().enumerate() {
-            // SAFETY: `t` is 1-d of `v.len()` elements of type P (checked by the caller).
-            unsafe { *p.offset(i as isize * st) = P::from_f64(x.to_f64()) };
-        }
-    }
-    match t.dtype() {
-        DType::Float32 => go::<f32, F>(t, v),
-        DType::Float16 => go::<half::f16, F>(t, v),
-        DType::BFloat16 => go::<half::bf16, F>(t, v),
-        _ => go::<f64, F>(t, v),
-    }
-}
-
-/// What a batch-norm forward keeps for its backward.
-enum BnSaved {
-    F32 { mean: Vec<f32>, invstd: Vec<f32> },
-    F64 { mean: Vec<f64>, invstd: Vec<f64> },
-}
-
-/// Dispatches `$f::<T, F>(args)` on a floating dtype (F: the compute type).
-macro_rules! by_float {
-    ($dt:expr, $f:ident($($a:expr),*)) => {
-        match $dt {
-            DType::Float32 => $f::<f32, f32>($($a),*),
-            DType::Float16 => $f::<half::f16, f32>($($a),*),
-            DType::BFloat16 => $f::<half::bf16, f32>($($a),*),
-            _ => $f::<f64, f64>($($a),*),
-        }
-    };
-}
-
-/// A statistic rounded to the dtype it is stored in (`pdt`).
-fn rounder<T: Element, F: MomentFloat>(pdt: DType) -> fn(F) -> F {
-    if pdt == F::DTYPE {
-        |v| v
+/// A statistic returned to the caller in `dt`: a fresh tensor even when
+/// `dt` is the compute dtype, since the backward keeps its own.
+fn returned_stat(t: &Tensor, shape: &[i64], dt: DType) -> Result<Tensor> {
+    let t = t.reshape(shape)?;
+    if t.dtype() == dt {
+        t.clone_data()
     } else {
-        round_through::<T, F>
+        t.to_dtype(dt)
     }
-}
-
-trait SaveAs: Sized {
-    fn save(mean: Vec<Self>, invstd: Vec<Self>) -> BnSaved;
-    fn load(s: &BnSaved) -> Option<(&[Self], &[Self])>;
-}
-impl SaveAs for f32 {
-    fn save(mean: Vec<f32>, invstd: Vec<f32>) -> BnSaved {
-        BnSaved::F32 { mean, invstd }
-    }
-    fn load(s: &BnSaved) -> Option<(&[f32], &[f32])> {
-        match s {
-            BnSaved::F32 { mean, invstd } => Some((mean, invstd)),
-            _ => None,
-        }
-    }
-}
-impl SaveAs for f64 {
-    fn save(mean: Vec<f64>, invstd: Vec<f64>) -> BnSaved {
-        BnSaved::F64 { mean, invstd }
-    }
-    fn load(s: &BnSaved) -> Option<(&[f64], &[f64])> {
-        match s {
-            BnSaved::F64 { mean, invstd } => Some((mean, invstd)),
-            _ => None,
-        }
-    }
-}
-
-/// The batch-norm forward for one dtype; returns (output, saved statistics
-/// for the backward, save_mean, save_invstd).
-#[allow(clippy::too_many_arguments)]
-fn bn_forward_typed<T: Element, F: MomentFloat + SaveAs>(
-    x: &Tensor,
-    w: Option<&Tensor>,
-    b: Option<&Tensor>,
-    rm: Option<&Tensor>,
-    rv: Option<&Tensor>,
-    training: bool,
-    momentum: f64,
-    eps: f64,
-    strided: bool,
-    strided_mean: Option<&Tensor>,
-    pdt: DType,
-) -> Result<(Tensor, BnSaved, Option<(Tensor, Tensor)>)> {
-    let shp = ncs(x);
-    let (wv, bv) = (param::<F>(w)?, param::<F>(b)?);
-    // SAFETY: `x` is contiguous of dtype T.
-    let xd = unsafe { elems::<T>(x) };
-    let out = Tensor::empty(x.shape(), x.dtype(), x.device())?;
-    // SAFETY: `out` is fresh, contiguous, of dtype T.
-    let od = unsafe { elems_mut::<T>(&out) };
-    if training {
-        let (mut rmv, mut rvv) = (param::<F>(rm)?, param::<F>(rv)?);
-        let sm = strided_mean.map(|m| m.to_dtype(F::DTYPE)?.contiguous()?.to_vec::<F>()).transpose()?;
-        let (mut mean, mut invstd) = (filled(shp.c, F::ZERO)?, filled(shp.c, F::ZERO)?);
-        let round = rounder::<T, F>(pdt);
-        batch_norm_stats::<T, F>(xd, shp, sm.as_deref(), eps, momentum, rmv.as_deref_mut(), rvv.as_deref_mut(), round, &mut mean, &mut invstd);
-        if let (Some(t), Some(v)) = (rm, &rmv) {
-            write_stat(t, v);
-        }
-        if let (Some(t), Some(v)) = (rv, &rvv) {
-            write_stat(t, v);
-        }
-        batch_norm_apply::<T, F>(xd, shp, &mean, &invstd, wv.as_deref(), bv.as_deref(), strided, od);
-        let stats = (Tensor::from_vec(mean.clone(), &[shp.c])?.to_dtype(pdt)?, Tensor::from_vec(invstd.clone(), &[shp.c])?.to_dtype(pdt)?);
-        Ok((out, F::save(mean, invstd), Some(stats)))
-    } else {
-        let (Some(rmv), Some(rvv)) = (param::<F>(rm)?, param::<F>(rv)?) else {
-            return Err(Error::runtime("running_mean must be defined in evaluation mode"));
-        };
-        let invstd = batch_norm_eval_invstd(&rvv, eps, false);
-        batch_norm_apply::<T, F>(xd, shp, &rmv, &invstd, wv.as_deref(), bv.as_deref(), strided, od);
-        Ok((out, F::save(rmv, batch_norm_eval_invstd(&rvv, eps, true)), None))
-    }
-}
-
-/// The batch-norm backward for one dtype: (gx, gw, gb), the parameter
-/// gradients in the compute type.
-#[allow(clippy::too_many_arguments)]
-fn bn_backward_typed<T: Element, F: MomentFloat + SaveAs>(
-    g: &Tensor,
-    x: &Tensor,
-    saved: &BnSaved,
-    w: Option<&Tensor>,
-    train: bool,
-    gsum: Option<&Tensor>,
-    want: [bool; 3],
-) -> Result<(Option<Tensor>, Option<Tensor>, Option<Tensor>)> {
-    let shp = ncs(x);
-    let (mean, invstd) = F::load(saved).ok_or_else(|| Error::runtime("batch_norm backward: statistics do not match the input dtype"))?;
-    let wv = param::<F>(w)?;
-    let gs = gsum.map(|s| s.to_dtype(F::DTYPE)?.contiguous()?.to_vec::<F>()).transpose()?;
-    let gx = if want[0] { Some(Tensor::empty(x.shape(), x.dtype(), x.device())?) } else { None };
-    let (mut gw, mut gb) = (filled(shp.c, F::ZERO)?, filled(shp.c, F::ZERO)?);
-    // SAFETY: `g`/`x` are contiguous of dtype T; `gx` is fresh.
-    let (gd, xd) = unsafe { (elems::<T>(g), elems::<T>(x)) };
-    let gxd = gx.as_ref().map(|t| unsafe { elems_mut::<T>(t) });
-    batch_norm_backward::<T, F>(
-        gd,
-        xd,
-        shp,
-        mean,
-        invstd,
-        wv.as_deref(),
-        train,
-        gs.as_deref(),
-        gxd,
-        want[1].then_some(&mut gw[..]),
-        want[2].then_some(&mut gb[..]),
-    );
-    let gw = if want[1] { Some(Tensor::from_vec(gw, &[shp.c])?) } else { None };
-    let gb = if want[2] { Some(Tensor::from_vec(gb, &[shp.c])?) } else { None };
-    Ok((gx, gw, gb))
 }
 
 /// The reduced dims of batch norm: all but the channel dim.
 fn bn_dims(nd: usize) -> Vec<i64> {
     std::iter::once(0).chain(2..nd as i64).collect()
 }
+
 
 impl Tensor {
     /// `batch_norm(input, running_mean, running_var, weight, bias, training,
@@ -494,7 +284,7 @@ impl Tensor {
         eps: f64,
     ) -> Result<(Tensor, Tensor, Tensor)> {
         let ts: Vec<&Tensor> = [Some(self), weight, bias, running_mean, running_var].into_iter().flatten().collect();
-        super::check_cpu("batch_norm", &ts)?;
+        let device = super::common_device(&ts)?;
         let nd = self.ndim();
         // ATen reads size(1) unchecked here: 0 features below 2 dims.
         let nf = if nd >= 2 { self.shape()[1] } else { 0 };
@@ -538,19 +328,28 @@ impl Tensor {
             if let Some(b) = bias.filter(|b| b.numel() > 0) {
                 out = out.add(&b.reshape(&[-1])?.select(0, 0)?)?;
             }
-            let e = || Tensor::empty(&[0], pdt, self.device());
+            let (c, cdt) = (self.shape()[1], norm_compute_dtype(dt));
+            let e = || if device.is_meta() { Tensor::empty(&[c], cdt, device) } else { Tensor::empty(&[0], pdt, device) };
             return Ok((out, e()?, e()?));
         }
         let strided = !self.is_contiguous();
         let dims = bn_dims(nd);
-        let (out, saved, stats) = {
+        let cdt = norm_compute_dtype(dt);
+        let spec = BatchNormSpec { shape: Ncs::of(self.shape()), training, momentum, eps, strided, stats_dtype: pdt };
+        let (out, save_mean, save_invstd) = {
             let _no_grad = GradModeGuard::new(false);
             // Strided inputs: PyTorch takes the mean with at::mean, then
             // walks the elements around it (here over a contiguous copy).
-            let sm = if training && strided { Some(self.mean_dims(Some(&dims), false, Some(pdt))?) } else { None };
+            let sm = if training && strided { Some(self.mean_dims(Some(&dims), false, Some(pdt))?.to_dtype(cdt)?.contiguous()?) } else { None };
             let x = self.contiguous()?;
-            let (w, b, rm, rv) = (weight, bias, running_mean, running_var);
-            by_float!(dt, bn_forward_typed(&x, w, b, rm, rv, training, momentum, eps, strided, sm.as_ref(), pdt))?
+            let (w, b) = (param(weight, cdt)?, param(bias, cdt)?);
+            let out = Tensor::empty(self.shape(), dt, device)?;
+            let (m, s) = (Tensor::zeros(&[nf], cdt, device)?, Tensor::zeros(&[nf], cdt, device)?);
+            // The running statistics update in place, as PyTorch's kernel
+            // writes them: no version bump, no autograd.
+            let (rm, rv) = (running_mean.map(|t| t.operand_mut()), running_var.map(|t| t.operand_mut()));
+            out.backend()?.batch_norm(&spec, dt, x.operand(), src(&w), src(&b), rm, rv, src(&sm), out.operand_mut(), m.operand_mut(), s.operand_mut())?;
+            (out, m, s)
         };
         let sx = SavedTensor::input(self);
         let sw = weight.map(SavedTensor::input);
@@ -558,6 +357,16 @@ impl Tensor {
         let (wdt, bdt) = (weight.map(|w| w.dtype()), bias.map(|b| b.dtype()));
         let pshape: Vec<i64> = weight.or(bias).map(|p| p.shape().iter().map(|&s| s as i64).collect()).unwrap_or_default();
         let c = nf;
+        // PyTorch's meta kernel (a decomposition) returns the statistics
+        // in the compute dtype in either mode; its CPU kernel returns the
+        // batch statistics in the parameters' dtype, and none in evaluation.
+        let stats = if device.is_meta() {
+            (save_mean.clone(), save_invstd.clone())
+        } else if training {
+            (returned_stat(&save_mean, &[c as i64], pdt)?, returned_stat(&save_invstd, &[c as i64], pdt)?)
+        } else {
+            (Tensor::empty(&[0], pdt, device)?, Tensor::empty(&[0], pdt, device)?)
+        };
         record("NativeBatchNormBackward0", &[Some(self), weight, bias], &[&out], move || {
             rule(move |node, g| {
                 let Some(g) = g0(g) else { return Ok(vec![None, None, None]) };
@@ -566,11 +375,7 @@ impl Tensor {
                 let nd = x.ndim();
                 let dims = bn_dims(nd);
                 if is_grad_enabled() {
-                    let (mean, rstd) = match &saved {
-                        BnSaved::F32 { mean, invstd } => (Tensor::from_vec(mean.clone(), &[c])?, Tensor::from_vec(invstd.clone(), &[c])?),
-                        BnSaved::F64 { mean, invstd } => (Tensor::from_vec(mean.clone(), &[c])?, Tensor::from_vec(invstd.clone(), &[c])?),
-                    };
-                    let fixed = (!training).then_some((mean, rstd));
+                    let fixed = (!training).then(|| (save_mean.clone(), save_invstd.clone()));
                     let mut bshape = vec![1i64; nd];
                     bshape[1] = -1;
                     return composite_channel_backward(&g, &x, w.as_ref(), &dims, &bshape, None, fixed, eps, want, wdt, bdt);
@@ -578,19 +383,19 @@ impl Tensor {
                 let _no_grad = GradModeGuard::new(false);
                 let g = g.to_dtype(dt)?;
                 let gstrided = strided || !g.is_contiguous();
-                let gsum = if gstrided { Some(g.sum_dims(Some(&dims), false, None)?) } else { None };
+                let gsum = if gstrided { Some(g.sum_dims(Some(&dims), false, None)?.to_dtype(cdt)?.contiguous()?) } else { None };
                 let (gc, xc) = (g.contiguous()?, x.contiguous()?);
-                let (gx, gw, gb) = by_float!(dt, bn_backward_typed(&gc, &xc, &saved, w.as_ref(), training, gsum.as_ref(), want))?;
+                let w = param(w.as_ref(), cdt)?;
+                let grads = fresh_grads(want, xc.shape(), dt, c, cdt, xc.device())?;
+                let (m, s) = (save_mean.operand(), save_invstd.operand());
+                xc.backend()?.batch_norm_backward(&spec, dt, gc.operand(), xc.operand(), m, s, src(&w), src(&gsum), grad_operands(&grads))?;
+                let [gx, gw, gb] = grads;
                 let gw = gw.map(|t| t.reshape(&pshape)?.to_dtype(wdt.unwrap_or(dt))).transpose()?;
                 let gb = gb.map(|t| t.reshape(&pshape)?.to_dtype(bdt.unwrap_or(dt))).transpose()?;
                 Ok(vec![gx, gw, gb])
             })
         });
-        let (sm, si) = match stats {
-            Some(s) => s,
-            None => (Tensor::empty(&[0], pdt, self.device())?, Tensor::empty(&[0], pdt, self.device())?),
-        };
-        Ok((out, sm, si))
+        Ok((out, stats.0, stats.1))
     }
 
     /// `group_norm(input, num_groups, weight, bias, eps)`: each sample's
@@ -614,7 +419,7 @@ impl Tensor {
     /// `[N, num_groups]`, in the parameters' dtype.
     pub fn native_group_norm(&self, num_groups: i64, weight: Option<&Tensor>, bias: Option<&Tensor>, eps: f64) -> Result<(Tensor, Tensor, Tensor)> {
         let ts: Vec<&Tensor> = [Some(self), weight, bias].into_iter().flatten().collect();
-        super::check_cpu("group_norm", &ts)?;
+        let device = super::common_device(&ts)?;
         let nd = self.ndim();
         if nd < 2 {
             return Err(size_error(nd, nd));
@@ -647,11 +452,24 @@ impl Tensor {
         }
         let params: Vec<&Tensor> = [weight, bias].into_iter().flatten().collect();
         let pdt = check_param_dtypes(dt, &params)?;
-        let (out, saved, mean, rstd) = {
+        let cdt = norm_compute_dtype(dt);
+        let shape = Ncs::of(self.shape());
+        let spec = GroupNormSpec { shape, groups, eps, stats_dtype: pdt };
+        let (out, mean, rstd) = {
             let _no_grad = GradModeGuard::new(false);
             let x = self.contiguous()?;
-            by_float!(dt, gn_forward_typed(&x, groups, weight, bias, eps, pdt))?
+            let (w, b) = (param(weight, cdt)?, param(bias, cdt)?);
+            let out = Tensor::empty(self.shape(), dt, device)?;
+            let rows = shape.n * groups;
+            let (mean, rstd) = (Tensor::zeros(&[rows], cdt, device)?, Tensor::zeros(&[rows], cdt, device)?);
+            out.backend()?.group_norm(&spec, dt, x.operand(), src(&w), src(&b), out.operand_mut(), mean.operand_mut(), rstd.operand_mut())?;
+            (out, mean, rstd)
         };
+        // PyTorch's meta kernel returns the statistics in the input's
+        // dtype, its CPU kernel in the parameters'.
+        let stat_dt = if device.is_meta() { dt } else { pdt };
+        let stat_shape = [shape.n as i64, groups as i64];
+        let stats = (returned_stat(&mean, &stat_shape, stat_dt)?, returned_stat(&rstd, &stat_shape, stat_dt)?);
         let sx = SavedTensor::input(self);
         let sw = weight.map(SavedTensor::input);
         let want = [self.requires_grad(), weight.is_some_and(|w| w.requires_grad()), bias.is_some_and(|b| b.requires_grad())];
@@ -670,65 +488,17 @@ impl Tensor {
                 }
                 let _no_grad = GradModeGuard::new(false);
                 let (gc, xc) = (g.to_dtype(dt)?.contiguous()?, x.contiguous()?);
-                let (gx, gw, gb) = by_float!(dt, gn_backward_typed(&gc, &xc, groups, &saved, w.as_ref(), want))?;
+                let w = param(w.as_ref(), cdt)?;
+                let grads = fresh_grads(want, xc.shape(), dt, shape.c, cdt, xc.device())?;
+                xc.backend()?.group_norm_backward(&spec, dt, gc.operand(), xc.operand(), mean.operand(), rstd.operand(), src(&w), grad_operands(&grads))?;
+                let [gx, gw, gb] = grads;
                 let gw = gw.map(|t| t.to_dtype(wdt.unwrap_or(dt))).transpose()?;
                 let gb = gb.map(|t| t.to_dtype(bdt.unwrap_or(dt))).transpose()?;
                 Ok(vec![gx, gw, gb])
             })
         });
-        Ok((out, mean, rstd))
+        Ok((out, stats.0, stats.1))
     }
-}
-
-/// The group-norm forward for one dtype: (output, saved statistics, mean,
-/// rstd), the last two `[N, groups]` in `pdt`.
-fn gn_forward_typed<T: Element, F: MomentFloat + SaveAs>(
-    x: &Tensor,
-    groups: usize,
-    w: Option<&Tensor>,
-    b: Option<&Tensor>,
-    eps: f64,
-    pdt: DType,
-) -> Result<(Tensor, BnSaved, Tensor, Tensor)> {
-    let shp = ncs(x);
-    let (wv, bv) = (param::<F>(w)?, param::<F>(b)?);
-    let rows = shp.n * groups;
-    let (mut mean, mut rstd) = (filled(rows, F::ZERO)?, filled(rows, F::ZERO)?);
-    let out = Tensor::empty(x.shape(), x.dtype(), x.device())?;
-    // SAFETY: `x` is contiguous of dtype T; `out` is fresh, contiguous, of dtype T.
-    let (xd, od) = unsafe { (elems::<T>(x), elems_mut::<T>(&out)) };
-    group_norm_forward::<T, F>(xd, shp, groups, wv.as_deref(), bv.as_deref(), eps, od, &mut mean, &mut rstd);
-    // The statistics are stored (and read back by the backward) in the parameters' dtype.
-    let round = rounder::<T, F>(pdt);
-    mean.iter_mut().for_each(|v| *v = round(*v));
-    rstd.iter_mut().for_each(|v| *v = round(*v));
-    let mt = Tensor::from_vec(mean.clone(), &[shp.n, groups])?.to_dtype(pdt)?;
-    let rt = Tensor::from_vec(rstd.clone(), &[shp.n, groups])?.to_dtype(pdt)?;
-    Ok((out, F::save(mean, rstd), mt, rt))
-}
-
-/// The group-norm backward for one dtype: (gx, gw, gb), the parameter
-/// gradients in the compute type.
-fn gn_backward_typed<T: Element, F: MomentFloat + SaveAs>(
-    g: &Tensor,
-    x: &Tensor,
-    groups: usize,
-    saved: &BnSaved,
-    w: Option<&Tensor>,
-    want: [bool; 3],
-) -> Result<(Option<Tensor>, Option<Tensor>, Option<Tensor>)> {
-    let shp = ncs(x);
-    let (mean, rstd) = F::load(saved).ok_or_else(|| Error::runtime("group_norm backward: statistics do not match the input dtype"))?;
-    let wv = param::<F>(w)?;
-    let gx = if want[0] { Some(Tensor::empty(x.shape(), x.dtype(), x.device())?) } else { None };
-    let (mut gw, mut gb) = (filled(shp.c, F::ZERO)?, filled(shp.c, F::ZERO)?);
-    // SAFETY: `g`/`x` are contiguous of dtype T; `gx` is fresh.
-    let (gd, xd) = unsafe { (elems::<T>(g), elems::<T>(x)) };
-    let gxd = gx.as_ref().map(|t| unsafe { elems_mut::<T>(t) });
-    group_norm_backward::<T, F>(gd, xd, shp, groups, mean, rstd, wv.as_deref(), gxd, want[1].then_some(&mut gw[..]), want[2].then_some(&mut gb[..]));
-    let gw = if want[1] { Some(Tensor::from_vec(gw, &[shp.c])?) } else { None };
-    let gb = if want[2] { Some(Tensor::from_vec(gb, &[shp.c])?) } else { None };
-    Ok((gx, gw, gb))
 }
 
 /// `rstd·(ĝ − mean(ĝ) − x̂·mean(ĝ·x̂))` over `dims`: the input gradient of a

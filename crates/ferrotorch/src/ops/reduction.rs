@@ -19,7 +19,7 @@ use super::reduce::{expand_reduced, reduced_dims, structured_reduced_dims};
 use crate::autograd::{record, rule, GradModeGuard, SavedTensor};
 use crate::Tensor;
 use ferrotorch_core::error::wrap_dim;
-use ferrotorch_cpu::norm::{rowwise_moments, MomentStack};
+use ferrotorch_core::op::norm::MomentsSpec;
 use ferrotorch_core::op::{ArgKind, CumKind, ReduceKind};
 use ferrotorch_core::{DType, Element, Error, Result, Scalar};
 
@@ -963,14 +963,12 @@ impl Tensor {
         }
         let _no_grad = GradModeGuard::new(false);
         let (rows, n) = (self.shape()[0], self.shape()[1]);
-        if self.dtype() == DType::Float64 {
-            let v = self.to_vec::<f64>()?;
-            let (m, s): (Vec<f64>, Vec<f64>) = (0..rows).map(|r| rowwise_moments::<f64, 4>(&v[r * n..(r + 1) * n], 1, &mut MomentStack::default())).unzip();
-            return Ok((Tensor::from_vec(m, &[rows])?, Tensor::from_vec(s, &[rows])?));
-        }
-        let split = if reduced || matches!(self.dtype(), DType::Float16 | DType::BFloat16) { 2 } else { 1 };
-        let v = self.to_dtype(DType::Float32)?.to_vec::<f32>()?;
-        let (m, s): (Vec<f32>, Vec<f32>) = (0..rows).map(|r| rowwise_moments::<f32, 8>(&v[r * n..(r + 1) * n], split, &mut MomentStack::default())).unzip();
-        Ok((Tensor::from_vec(m, &[rows])?, Tensor::from_vec(s, &[rows])?))
+        let dt = ferrotorch_core::op::norm::norm_compute_dtype(self.dtype());
+        let reduced = reduced || matches!(self.dtype(), DType::Float16 | DType::BFloat16);
+        let x = self.to_dtype(dt)?.contiguous()?;
+        let (mean, var) = (Tensor::empty(&[rows], dt, self.device())?, Tensor::empty(&[rows], dt, self.device())?);
+        let spec = MomentsSpec { rows, n, reduced: reduced && dt == DType::Float32 };
+        mean.backend()?.row_moments(&spec, dt, x.operand(), mean.operand_mut(), var.operand_mut())?;
+        Ok((mean, var))
     }
 }
