@@ -124,20 +124,6 @@ _native_sum = _C.Tensor.sum
 _native_mean = _C.Tensor.mean
 
 
-def _sum_method(self, dim=_OMITTED, keepdim=_OMITTED, *, dtype=None):
-    dim, keepdim = _reduce_dim("sum", dim, keepdim)
-    return _native_sum(self, dim, keepdim, dtype=dtype)
-
-
-def _mean_method(self, dim=_OMITTED, keepdim=_OMITTED, *, dtype=None):
-    dim, keepdim = _reduce_dim("mean", dim, keepdim)
-    return _native_mean(self, dim, keepdim, dtype=dtype)
-
-
-_sum_method.__doc__ = _native_sum.__doc__
-_mean_method.__doc__ = _native_mean.__doc__
-_C.Tensor.sum = _sum_method
-_C.Tensor.mean = _mean_method
 
 
 def mm(input, mat2, *, out=None):

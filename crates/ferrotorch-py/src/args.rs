@@ -165,3 +165,38 @@ pub fn number_arg(obj: &Bound<'_, PyAny>, func: &str, name: &str, pos: usize) ->
         type_name(obj)
     )))
 }
+
+/// An optional argument that PyTorch's parser tells apart from an explicit
+/// `None`: left out, or passed (`None` included). Reductions with a full and
+/// a `dim` overload need it: `x.sum(keepdim=True)` matches neither overload
+/// (a `TypeError`), while `x.sum(None, True)` is the `dim` overload.
+pub enum Given<'py> {
+    /// Not passed.
+    Omitted,
+    /// Passed, possibly as `None`.
+    Value(Bound<'py, PyAny>),
+}
+
+impl<'a, 'py> FromPyObject<'a, 'py> for Given<'py> {
+    type Error = PyErr;
+    fn extract(obj: pyo3::Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
+        Ok(Given::Value(obj.to_owned()))
+    }
+}
+
+/// `(dims, keepdim)` of a reduction with a full and a `dim` overload, by
+/// PyTorch's parser rule: `keepdim` belongs to the `dim` overload only, so
+/// passing it without `dim` is a `TypeError`.
+pub fn reduce_dims(name: &str, dim: &Given<'_>, keepdim: &Given<'_>) -> PyResult<(Option<Vec<i64>>, bool)> {
+    match (dim, keepdim) {
+        (Given::Omitted, Given::Omitted) => Ok((None, false)),
+        (Given::Omitted, Given::Value(_)) => Err(PyTypeError::new_err(format!("{name}() missing 1 required positional arguments: \"dim\""))),
+        (Given::Value(d), k) => {
+            let keep = match k {
+                Given::Omitted => false,
+                Given::Value(k) => k.extract::<bool>()?,
+            };
+            Ok((dims_of(Some(d))?, keep))
+        }
+    }
+}

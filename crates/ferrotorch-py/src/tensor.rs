@@ -1,7 +1,7 @@
 //! The native `ferrotorch.Tensor` class: metadata, views, conversions and the
 //! hot arithmetic operators, all without passing through Python code.
 
-use crate::args::{dims_of, index_of, int_list, number_of, shape_from_args, type_name};
+use crate::args::{dims_of, index_of, int_list, number_of, reduce_dims, shape_from_args, type_name, Given};
 use crate::convert;
 use crate::device::{extract_device, PyDevice};
 use crate::dtype::{dtype_obj, extract_dtype, opt_dtype, PyDType};
@@ -868,14 +868,20 @@ impl PyTensor {
     fn relu<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         wrap(py, unary(&self.t, UnaryOp::Relu).py()?)
     }
-    #[pyo3(signature = (dim=None, keepdim=false, *, dtype=None))]
-    fn sum<'py>(&self, py: Python<'py>, dim: Option<&Bound<'py, PyAny>>, keepdim: bool, dtype: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyAny>> {
-        let d = dims_of(dim)?;
+    /// sum(dim=None, keepdim=False, *, dtype=None) -> Tensor
+    ///
+    /// Sum over ``dim`` (all dims by default).
+    #[pyo3(signature = (dim=Given::Omitted, keepdim=Given::Omitted, *, dtype=None))]
+    fn sum<'py>(&self, py: Python<'py>, dim: Given<'py>, keepdim: Given<'py>, dtype: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyAny>> {
+        let (d, keepdim) = reduce_dims("sum", &dim, &keepdim)?;
         wrap(py, self.t.sum_dims(d.as_deref(), keepdim, opt_dtype(dtype)?).py()?)
     }
-    #[pyo3(signature = (dim=None, keepdim=false, *, dtype=None))]
-    fn mean<'py>(&self, py: Python<'py>, dim: Option<&Bound<'py, PyAny>>, keepdim: bool, dtype: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyAny>> {
-        let d = dims_of(dim)?;
+    /// mean(dim=None, keepdim=False, *, dtype=None) -> Tensor
+    ///
+    /// Mean over ``dim`` (all dims by default).
+    #[pyo3(signature = (dim=Given::Omitted, keepdim=Given::Omitted, *, dtype=None))]
+    fn mean<'py>(&self, py: Python<'py>, dim: Given<'py>, keepdim: Given<'py>, dtype: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyAny>> {
+        let (d, keepdim) = reduce_dims("mean", &dim, &keepdim)?;
         wrap(py, self.t.mean_dims(d.as_deref(), keepdim, opt_dtype(dtype)?).py()?)
     }
     /// `self + mat1 @ mat2` (unit beta/alpha only for now).
