@@ -20,8 +20,12 @@
 //! which is how PyTorch's meta tensors behave.
 
 mod conv;
+mod index;
+mod sort;
 
 pub use conv::ConvKernels;
+pub use index::{IndexKernels, IndexTerm};
+pub use sort::SortKernels;
 
 use crate::device::{Device, DeviceType};
 use crate::dtype::DType;
@@ -55,7 +59,7 @@ pub struct Dst<'a> {
 /// layer has already checked shapes, dtypes and devices, broadcast the
 /// inputs' layouts to the output's shape, and converted inputs to the dtype
 /// the op computes in.
-pub trait Backend: Send + Sync + ConvKernels {
+pub trait Backend: Send + Sync + ConvKernels + IndexKernels + SortKernels {
     /// The device type this backend serves.
     fn device_type(&self) -> DeviceType;
 

@@ -9,6 +9,8 @@
 //! submodule each.
 
 pub mod conv;
+pub mod index;
+pub mod sort;
 
 /// Declares [`BinaryOp`] and its registry: each binary op is one entry with
 /// its aten name (what the bindings call it), the name its kernels give in

@@ -2,6 +2,8 @@
 //! crate's kernels. The structured op families have a file each.
 
 mod conv;
+mod index;
+mod sort;
 
 use crate::{cascade, copy, pointwise, reduction, Dst, Src};
 use ferrotorch_core::op::{ArgKind, CumKind, ReduceKind};

@@ -21,7 +21,6 @@ pub mod shape;
 pub mod reduction;
 pub mod softmax;
 pub mod sort;
-mod stl_sort;
 pub mod ternary;
 pub mod view;
 pub mod view_grad;
