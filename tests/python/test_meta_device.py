@@ -387,7 +387,7 @@ def _pair(r):
 
 ORDER_STATS = [
     lambda t: t.sort(1), lambda t: t.sort(0, descending=True), lambda t: t.sort(stable=True, dim=-1), lambda t: t.argsort(0),
-    lambda t: t.msort(), lambda t: t.topk(2, 1), lambda t: t.topk(1, 0, largest=False), lambda t: t.kthvalue(2, 1),
+    lambda t: t.topk(2, 1), lambda t: t.topk(1, 0, largest=False), lambda t: t.kthvalue(2, 1),
     lambda t: t.kthvalue(1, 0, keepdim=True), lambda t: t.median(1), lambda t: t.median(), lambda t: t.mode(1),
     lambda t: t.topk(5, 1), lambda t: t.kthvalue(5, 1), lambda t: t.kthvalue(0, 1),
 ]

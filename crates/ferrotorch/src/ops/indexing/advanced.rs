@@ -367,7 +367,10 @@ fn index_put_values(x: &Tensor, indices: &[Option<Tensor>], values: &Tensor, acc
     }
     // `masked_fill_(mask, value.item())`: the value's shape plays no part,
     // and the number is converted with masked_fill_'s overflow check.
-    ferrotorch_core::dtype::check_scalar_fits(values.item()?, x.dtype(), 2)?;
+    // (A meta value has no number to check, as in PyTorch's meta kernel.)
+    if !values.device().is_meta() {
+        ferrotorch_core::dtype::check_scalar_fits(values.item()?, x.dtype(), 2)?;
+    }
     let _g = GradModeGuard::new(false);
     values.reshape(&[])?.to_dtype(x.dtype())
 }
