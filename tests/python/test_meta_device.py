@@ -436,3 +436,119 @@ def test_native_layer_norm_on_meta():
                 return lib.native_layer_norm(_meta(lib, (2, 3, 4), dtype), ns, p, p, 1e-5)
             for a, b in zip(call(ft), call(torch)):
                 _same_meta(a, b)
+
+
+def _ix(lib, shape):
+    return _meta(lib, shape, "int64")
+
+
+def _mask(lib, shape):
+    return _meta(lib, shape, "bool")
+
+
+INDEXING = [
+    lambda lib: _meta(lib, (3, 4), "float32").gather(0, _ix(lib, (2, 4))),
+    lambda lib: _meta(lib, (3, 4), "float32").gather(1, _ix(lib, (3, 7))),
+    lambda lib: _meta(lib, (3, 4), "float32").t().gather(1, _ix(lib, (4, 2))),
+    lambda lib: _meta(lib, (3, 4), "float32").scatter(0, _ix(lib, (2, 4)), _meta(lib, (2, 4), "float32")),
+    lambda lib: _meta(lib, (3, 4), "float32").scatter(1, _ix(lib, (2, 2)), 1.5),
+    lambda lib: _meta(lib, (3, 4), "int64").scatter_add(0, _ix(lib, (2, 4)), _meta(lib, (2, 4), "int64")),
+    lambda lib: _meta(lib, (3, 4), "float32").scatter_reduce(0, _ix(lib, (2, 4)), _meta(lib, (2, 4), "float32"), "amax"),
+    lambda lib: _meta(lib, (3, 4), "float32").scatter_reduce(0, _ix(lib, (2, 4)), _meta(lib, (2, 4), "float32"), "mean", include_self=False),
+    lambda lib: _meta(lib, (3, 4), "float32").index_select(1, _ix(lib, (5,))),
+    lambda lib: _meta(lib, (3, 4), "bfloat16").index_select(0, _ix(lib, (2,))),
+    lambda lib: _meta(lib, (3, 4), "float32").index_add(0, _ix(lib, (2,)), _meta(lib, (2, 4), "float32")),
+    lambda lib: _meta(lib, (3, 4), "float32").index_add(1, _ix(lib, (2,)), _meta(lib, (3, 2), "float32"), alpha=2),
+    lambda lib: _meta(lib, (3, 4), "float32").index_copy(0, _ix(lib, (2,)), _meta(lib, (2, 4), "float32")),
+    lambda lib: _meta(lib, (3, 4), "float32").index_fill(1, _ix(lib, (2,)), 2.0),
+    lambda lib: _meta(lib, (3, 4), "float32").take(_ix(lib, (2, 5))),
+    lambda lib: _meta(lib, (3, 4), "float32").take_along_dim(_ix(lib, (2, 4)), 0),
+    lambda lib: _meta(lib, (3, 4), "float32")[_ix(lib, (2,))],
+    lambda lib: _meta(lib, (3, 4), "float32")[:, _ix(lib, (2, 3))],
+    lambda lib: _meta(lib, (3, 4, 5), "float32")[_ix(lib, (2,)), :, _ix(lib, (2,))],
+    lambda lib: _meta(lib, (3, 4), "float32").index_put((_ix(lib, (2,)),), _meta(lib, (4,), "float32")),
+    lambda lib: _meta(lib, (3, 4), "float32").index_put((_ix(lib, (2,)), _ix(lib, (2,))), _meta(lib, (), "float32"), accumulate=True),
+    lambda lib: _meta(lib, (3, 4), "float32").masked_fill(_mask(lib, (3, 4)), 1.0),
+    lambda lib: _meta(lib, (3, 4), "float32").masked_fill(_mask(lib, (4,)), _meta(lib, (), "float32")),
+    lambda lib: _meta(lib, (3, 4), "float32").masked_scatter(_mask(lib, (3, 4)), _meta(lib, (12,), "float32")),
+    lambda lib: _meta(lib, (3, 1), "float32").masked_scatter(_mask(lib, (4,)), _meta(lib, (2, 6), "float32")),
+    # Errors: bad shapes, index dtypes, ranks.
+    lambda lib: _meta(lib, (3, 4), "float32").gather(0, _ix(lib, (2, 5))),
+    lambda lib: _meta(lib, (3, 4), "float32").gather(0, _meta(lib, (2, 4), "float32")),
+    lambda lib: _meta(lib, (3, 4), "float32").gather(0, _ix(lib, (2,))),
+    lambda lib: _meta(lib, (3, 4), "float32").scatter(0, _ix(lib, (2, 5)), _meta(lib, (2, 5), "float32")),
+    lambda lib: _meta(lib, (3, 4), "float32").index_select(0, _ix(lib, (2, 2))),
+    lambda lib: _meta(lib, (3, 4), "float32").index_add(0, _ix(lib, (2,)), _meta(lib, (3, 4), "float32")),
+    lambda lib: _meta(lib, (3, 4), "float32").index_copy(0, _ix(lib, (2,)), _meta(lib, (3, 4), "float32")),
+    lambda lib: _meta(lib, (3, 4), "float32").take(_meta(lib, (2,), "float32")),
+    lambda lib: _meta(lib, (3, 4), "float32").masked_fill(_meta(lib, (3, 4), "float32"), 1.0),
+    lambda lib: _meta(lib, (3, 4), "float32").masked_fill(_mask(lib, (5,)), 1.0),
+    lambda lib: _meta(lib, (3, 4), "float32")[_ix(lib, (2,)), _ix(lib, (3,))],
+]
+
+
+@pytest.mark.parametrize("i", range(len(INDEXING)))
+def test_indexing_ops_on_meta(i):
+    _compare(INDEXING[i], strides=True)
+
+
+def test_inplace_indexing_on_meta():
+    def setitem(lib, idx, value):
+        t = _meta(lib, (3, 4), "float32")
+        t[idx(lib)] = value
+        return t
+
+    _compare(lambda lib: setitem(lib, lambda lib: _ix(lib, (2,)), 1.0), strides=True)
+    _compare(lambda lib: setitem(lib, lambda lib: _mask(lib, (3, 4)), 1.0), strides=True)
+    _compare(lambda lib: setitem(lib, lambda lib: (slice(None), _mask(lib, (4,))), 2.0), strides=True)
+    for f in [
+        lambda t, lib: t.scatter_(0, _ix(lib, (2, 4)), 1.0),
+        lambda t, lib: t.index_fill_(0, _ix(lib, (2,)), 1.0),
+        lambda t, lib: t.masked_fill_(_mask(lib, (4,)), 1.0),
+        lambda t, lib: t.index_put_((_ix(lib, (2,)),), _meta(lib, (4,), "float32"), accumulate=True),
+    ]:
+        _compare(lambda lib: f(_meta(lib, (3, 4), "float32"), lib), strides=True)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda lib: _meta(lib, (3, 4), "float32").nonzero(),
+        lambda lib: lib.argwhere(_meta(lib, (3, 4), "float32")),
+        lambda lib: _meta(lib, (3, 4), "float32")[_mask(lib, (3, 4))],
+        lambda lib: _meta(lib, (3, 4), "float32")[_mask(lib, (3,))],
+        lambda lib: _meta(lib, (3, 4), "float32").masked_select(_mask(lib, (3, 4))),
+        lambda lib: lib.unique(_meta(lib, (3, 4), "float32")),
+    ],
+)
+def test_data_dependent_sizes_raise_on_meta(call):
+    # Their output size depends on the values: PyTorch has no meta kernel.
+    _, e1 = _outcome(lambda: call(ft))
+    _, e2 = _outcome(lambda: call(torch))
+    assert e1 == e2 == "NotImplementedError"
+
+
+def _pair(r):
+    return r if isinstance(r, tuple) else (r,)
+
+
+ORDER_STATS = [
+    lambda t: t.sort(1), lambda t: t.sort(0, descending=True), lambda t: t.sort(stable=True, dim=-1), lambda t: t.argsort(0),
+    lambda t: t.topk(2, 1), lambda t: t.topk(1, 0, largest=False), lambda t: t.kthvalue(2, 1),
+    lambda t: t.kthvalue(1, 0, keepdim=True), lambda t: t.median(1), lambda t: t.median(), lambda t: t.mode(1),
+    lambda t: t.topk(5, 1), lambda t: t.kthvalue(5, 1), lambda t: t.kthvalue(0, 1),
+]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int64", "bfloat16"])
+@pytest.mark.parametrize("i", range(len(ORDER_STATS)))
+def test_order_statistics_on_meta(i, dtype):
+    def call(lib):
+        return _pair(ORDER_STATS[i](_meta(lib, (3, 4), dtype)))
+
+    (r1, e1), (r2, e2) = _outcome(lambda: call(ft)), _outcome(lambda: call(torch))
+    assert e1 == e2, (e1, e2)
+    if e1 is None:
+        assert len(r1) == len(r2)
+        for a, b in zip(r1, r2):
+            _same_meta(a, b, strides=True)

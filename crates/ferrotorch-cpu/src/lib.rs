@@ -12,6 +12,7 @@ pub mod cascade;
 pub mod copy;
 pub mod dense;
 pub mod elementwise;
+pub mod index;
 pub mod iter;
 pub mod matmul;
 pub mod nn;
@@ -24,6 +25,8 @@ pub mod rnn;
 pub mod real;
 pub mod reduction;
 pub mod simd;
+pub mod sort;
+pub mod stl_sort;
 pub mod unary;
 
 pub use ferrotorch_core::backend::{Dst, Src};

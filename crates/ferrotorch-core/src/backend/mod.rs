@@ -21,17 +21,21 @@
 
 mod conv;
 mod factory;
+mod index;
 mod norm;
 mod optim;
 mod pool;
 mod rnn;
+mod sort;
 
 pub use conv::ConvKernels;
 pub use factory::FactoryKernels;
+pub use index::{IndexKernels, IndexTerm};
 pub use norm::{NormGrads, NormKernels};
 pub use optim::{OptimKernels, ParamOperands};
 pub use pool::PoolKernels;
 pub use rnn::RnnKernels;
+pub use sort::SortKernels;
 
 use crate::device::{Device, DeviceType};
 use crate::dtype::DType;
@@ -65,7 +69,9 @@ pub struct Dst<'a> {
 /// layer has already checked shapes, dtypes and devices, broadcast the
 /// inputs' layouts to the output's shape, and converted inputs to the dtype
 /// the op computes in.
-pub trait Backend: Send + Sync + ConvKernels + FactoryKernels + NormKernels + OptimKernels + PoolKernels + RnnKernels {
+pub trait Backend:
+    Send + Sync + ConvKernels + FactoryKernels + IndexKernels + NormKernels + OptimKernels + PoolKernels + RnnKernels + SortKernels
+{
     /// The device type this backend serves.
     fn device_type(&self) -> DeviceType;
 

@@ -10,9 +10,11 @@
 
 pub mod conv;
 pub mod factory;
+pub mod index;
 pub mod norm;
 pub mod optim;
 pub mod pool;
+pub mod sort;
 
 /// Declares [`BinaryOp`] and its registry: each binary op is one entry with
 /// its aten name (what the bindings call it), the name its kernels give in

@@ -3,10 +3,12 @@
 
 mod conv;
 mod factory;
+mod index;
 mod norm;
 mod optim;
 mod pool;
 mod rnn;
+mod sort;
 
 use crate::{cascade, copy, pointwise, reduction, Dst, Src};
 use ferrotorch_core::op::{ArgKind, CumKind, ReduceKind, TernaryOp};

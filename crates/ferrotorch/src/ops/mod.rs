@@ -21,7 +21,6 @@ pub mod shape;
 pub mod reduction;
 pub mod softmax;
 pub mod sort;
-mod stl_sort;
 pub mod ternary;
 pub mod view;
 pub mod view_grad;
@@ -56,20 +55,6 @@ pub(crate) fn broadcast_layout<'a>(t: &'a Tensor, shape: &[usize]) -> Result<Cow
     }
     let sizes: Vec<i64> = shape.iter().map(|&s| s as i64).collect();
     Ok(Cow::Owned(t.layout().expand(&sizes)?))
-}
-
-/// For ops not yet on the backend seam: every tensor must live on the CPU.
-/// A `meta` tensor gets PyTorch's error for an op without a meta kernel.
-pub(crate) fn check_cpu(op: &str, ts: &[&Tensor]) -> Result<()> {
-    if let Some(t) = ts.iter().find(|t| !t.device().is_cpu()) {
-        if t.device().is_meta() {
-            return Err(Error::not_implemented(format!(
-                "Could not run 'aten::{op}' with arguments from the 'Meta' backend: ferrotorch has no meta kernel for it yet"
-            )));
-        }
-        return Err(Error::runtime(format!("{op}: no kernel for device {}", t.device())));
-    }
-    Ok(())
 }
 
 /// The device an op's inputs share, which its output lives on. As in

@@ -53,17 +53,6 @@ impl Rows {
         // and callers dispatch `T` on that dtype.
         unsafe { std::slice::from_raw_parts(self.t.data_ptr() as *const T, self.t.numel()) }
     }
-
-    /// Applies `f` to every row, collecting one value per row; rows are
-    /// spread over threads when the input is big enough to pay for it.
-    pub fn map<T: Element, O: Send>(&self, f: impl Fn(&[T]) -> O + Sync) -> Vec<O> {
-        let d = self.data::<T>();
-        let n = self.inner;
-        if self.outer > 1 && self.outer * n >= ferrotorch_cpu::iter::GRAIN {
-            return ferrotorch_cpu::parallel::parallel_map(self.outer, |r| f(&d[r * n..(r + 1) * n]));
-        }
-        (0..self.outer).map(|r| f(&d[r * n..(r + 1) * n])).collect()
-    }
 }
 
 /// `kind` of `x` over the dims in `mask` by the strided reduction engine of

@@ -4,12 +4,14 @@
 //! the advanced indices sit next to each other their result dims take their
 //! place, otherwise they go first (NumPy's and PyTorch's placement rule).
 
-use super::kernels::{add_index_offsets, element_offsets, nonzero_raw, read_at, write_at, Bounds, Reduce};
+use super::kernels::{nonzero_raw, read_at, write_at, Access, OutOfRange, Reduce, Term};
 use crate::autograd::{apply_inplace_kernel, needs_grad, record, rule, GradModeGuard, OldValue};
 use crate::ops::arith_grad::g0;
 use crate::Tensor;
 use ferrotorch_core::layout::{broadcast_shapes, fmt_shape};
-use ferrotorch_core::{DType, Error, Layout, Result};
+use crate::ops::{broadcast_layout, common_device};
+use ferrotorch_core::op::index::IndexBounds;
+use ferrotorch_core::{DType, Error, Layout, Result, Src};
 
 /// One entry of an index expression `x[0, 1:3, None, ..., mask, idx]`.
 #[derive(Clone)]
@@ -235,7 +237,7 @@ impl Tensor {
         let out = {
             let _g = GradModeGuard::new(false);
             let plan = AdvPlan::new(self, indices)?;
-            let internal = read_at(self, &plan.offs, &plan.rel, &plan.internal_shape)?;
+            let internal = read_at(self, &plan.acc, &plan.internal_shape)?;
             plan.to_final(&internal)?
         };
         let indices = indices.to_vec();
@@ -279,6 +281,9 @@ impl Tensor {
 
     /// `index_put_` without autograd.
     pub fn index_put_raw(&self, indices: &[Option<Tensor>], values: &Tensor, accumulate: bool) -> Result<()> {
+        if !accumulate && values.ndim() == 0 && self.mask_fill_raw_(indices, values)? {
+            return Ok(());
+        }
         let plan = AdvPlan::new(self, indices)?;
         // Plain broadcasting: only `x[idx] = v` drops the value's leading ones
         // first (`setitem` does), `index_put_` itself does not.
@@ -305,7 +310,35 @@ impl Tensor {
             None => vb,
         };
         let mode = if accumulate { Reduce::Add } else { Reduce::Assign };
-        write_at(self, &plan.offs, &plan.rel, &vi, mode)
+        write_at(self, &plan.acc, &vi, mode)
+    }
+
+    /// `x[.., mask, ..] = value` for a 0-d value through exactly one bool
+    /// mask that matches the dims it covers: the value written where the
+    /// mask is true, with no pass over the mask's coordinates first (so it
+    /// runs on `meta`, as PyTorch's `masked_fill_` dispatch does). Returns
+    /// whether it applied.
+    fn mask_fill_raw_(&self, indices: &[Option<Tensor>], value: &Tensor) -> Result<bool> {
+        let present: Vec<usize> = (0..indices.len()).filter(|&i| indices[i].is_some()).collect();
+        let [d] = present.as_slice() else { return Ok(false) };
+        let Some(m) = indices[*d].as_ref().filter(|m| m.dtype() == DType::Bool && m.ndim() > 0) else { return Ok(false) };
+        // Dims before the mask are whole-dim entries, so the mask starts at `d`.
+        let (d, k) = (*d, m.ndim());
+        if d + k > self.ndim() || m.shape() != &self.shape()[d..d + k] {
+            return Ok(false); // the general path reports the mismatch
+        }
+        common_device(&[self, m, value])?;
+        let mut lifted = vec![1i64; self.ndim()];
+        for (i, &s) in m.shape().iter().enumerate() {
+            lifted[d + i] = s as i64;
+        }
+        let mv = m.reshape(&lifted)?;
+        let ml = broadcast_layout(&mv, self.shape())?;
+        let v = value.to_dtype(self.dtype())?;
+        let mask = Src { base: mv.storage().raw_ptr(), layout: &ml };
+        self.backend()?.masked_fill(self.dtype(), self.operand_mut(), mask, v.operand())?;
+        self.bump_version();
+        Ok(true)
     }
 }
 
@@ -334,7 +367,10 @@ fn index_put_values(x: &Tensor, indices: &[Option<Tensor>], values: &Tensor, acc
     }
     // `masked_fill_(mask, value.item())`: the value's shape plays no part,
     // and the number is converted with masked_fill_'s overflow check.
-    ferrotorch_core::dtype::check_scalar_fits(values.item()?, x.dtype(), 2)?;
+    // (A meta value has no number to check, as in PyTorch's meta kernel.)
+    if !values.device().is_meta() {
+        ferrotorch_core::dtype::check_scalar_fits(values.item()?, x.dtype(), 2)?;
+    }
     let _g = GradModeGuard::new(false);
     values.reshape(&[])?.to_dtype(x.dtype())
 }
@@ -413,8 +449,7 @@ fn record_index_put(input: &Tensor, indices: &[Option<Tensor>], values: &Tensor,
 /// offset per broadcast index position, one relative offset per element of
 /// the un-indexed dims, and how to reorder the result into PyTorch's layout.
 struct AdvPlan {
-    offs: Vec<isize>,
-    rel: Vec<isize>,
+    acc: Access,
     /// Result shape with the broadcast index dims first.
     internal_shape: Vec<usize>,
     /// Permutation from the internal order to the final one (None if equal).
@@ -423,9 +458,6 @@ struct AdvPlan {
 
 impl AdvPlan {
     fn new(x: &Tensor, indices: &[Option<Tensor>]) -> Result<AdvPlan> {
-        if let Some(p) = AdvPlan::single_mask(x, indices)? {
-            return Ok(p);
-        }
         let indices = expand_masks(x, indices)?;
         let nd = x.ndim();
         if indices.len() > nd {
@@ -453,20 +485,17 @@ impl AdvPlan {
         }
         let rest: Vec<usize> = (0..nd).filter(|d| !adv.contains(d)).collect();
         let l = x.layout();
-        let nb: usize = bshape.iter().product();
-        let mut offs = vec![l.offset as isize; nb];
+        let pos = Layout { shape: bshape[..].into(), strides: vec![0isize; bshape.len()].into(), offset: l.offset };
+        let mut terms = Vec::with_capacity(ts.len());
         for (j, (&d, t)) in adv.iter().zip(&ts).enumerate() {
-            let size = l.shape[d];
-            let err = move |v: i64| Error::index(format!("index {v} is out of bounds for dimension {j} with size {size}"));
-            let b = Bounds { size, negative: true, err: &err };
-            add_index_offsets(&mut offs, &bshape, t, l.strides[d], &b)?;
+            let bounds = IndexBounds { size: l.shape[d], negative: true, error: OutOfRange::Dim { dim: j, prefix: "", index_error: true } };
+            terms.push(Term::new(t, &bshape, l.strides[d], bounds)?);
         }
         let rest_layout = Layout {
             shape: rest.iter().map(|&d| l.shape[d]).collect(),
             strides: rest.iter().map(|&d| l.strides[d]).collect(),
             offset: 0,
         };
-        let rel = element_offsets(&rest_layout);
         let mut internal_shape = bshape.clone();
         internal_shape.extend(rest_layout.shape.iter());
         let adjacent = adv.windows(2).all(|w| w[1] == w[0] + 1);
@@ -480,46 +509,7 @@ impl AdvPlan {
         } else {
             None
         };
-        Ok(AdvPlan { offs, rel, internal_shape, perm })
-    }
-
-    /// The common `x[mask]` / `x[:, mask]` case: offsets straight from the
-    /// mask, without materialising its nonzero coordinates.
-    fn single_mask(x: &Tensor, indices: &[Option<Tensor>]) -> Result<Option<AdvPlan>> {
-        let present: Vec<usize> = (0..indices.len()).filter(|&i| indices[i].is_some()).collect();
-        let [pos] = present.as_slice() else { return Ok(None) };
-        let Some(m) = indices[*pos].as_ref().filter(|m| is_mask(m) && m.ndim() > 0) else { return Ok(None) };
-        // Dims before the mask are single-dim entries (None), so the mask starts at `pos`.
-        let (d, k, l) = (*pos, m.ndim(), x.layout());
-        if d + k > x.ndim() || m.shape() != &l.shape[d..d + k] {
-            return Ok(None); // let the general path report the mismatch
-        }
-        let masked = Layout { shape: l.shape[d..d + k].into(), strides: l.strides[d..d + k].into(), offset: l.offset };
-        let cand = element_offsets(&masked);
-        let mb = m.to_dtype(DType::Bool)?;
-        let moffs = element_offsets(mb.layout());
-        let base = mb.storage().as_ptr() as *const bool;
-        // SAFETY: `moffs` are offsets of `mb`'s own layout.
-        let offs: Vec<isize> = cand.iter().zip(&moffs).filter(|(_, &mo)| unsafe { *base.offset(mo) }).map(|(&c, _)| c).collect();
-        let rest: Vec<usize> = (0..x.ndim()).filter(|&i| i < d || i >= d + k).collect();
-        let rest_layout = Layout {
-            shape: rest.iter().map(|&i| l.shape[i]).collect(),
-            strides: rest.iter().map(|&i| l.strides[i]).collect(),
-            offset: 0,
-        };
-        let rel = element_offsets(&rest_layout);
-        let mut internal_shape = vec![offs.len()];
-        internal_shape.extend(rest_layout.shape.iter());
-        let perm = if d > 0 {
-            let nr = rest.len();
-            let mut p: Vec<i64> = (1..1 + d).map(|v| v as i64).collect();
-            p.push(0);
-            p.extend((1 + d..1 + nr).map(|v| v as i64));
-            Some(p)
-        } else {
-            None
-        };
-        Ok(Some(AdvPlan { offs, rel, internal_shape, perm }))
+        Ok(AdvPlan { acc: Access { pos, terms, block: rest_layout }, internal_shape, perm })
     }
 
     fn final_shape(&self) -> Vec<usize> {

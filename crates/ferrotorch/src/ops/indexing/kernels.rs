@@ -1,193 +1,125 @@
-//! The two data movers behind every indexing op: read elements at a list of
-//! storage offsets, and write (or reduce) values at a list of offsets.
-//!
-//! Index arithmetic happens once, dtype-free, in `isize` offsets; only the final
-//! read/write is generic over the element type. Each indexed position `b`
-//! contributes `offs[b] + rel[r]` for every `r` in a (possibly one-element)
-//! block of relative offsets, so "pick rows" and "pick elements" share one loop.
+//! The op layer's side of the indexing kernels: an indexed access described
+//! as a positions layout, integer index operands and a block of relative
+//! offsets ([`IndexKernels`](ferrotorch_core::backend::IndexKernels)), run on
+//! the tensors' backend. Nothing here reads an element: index values are
+//! checked by the kernel that reads them.
 
-use crate::ops::broadcast_layout;
+use crate::ops::{broadcast_layout, common_device};
 use crate::Tensor;
-use ferrotorch_core::{dispatch_dtype, DType, Element, Error, Layout, Result};
-use ferrotorch_cpu::elementwise::Num;
-use ferrotorch_cpu::iter::Plan;
+use ferrotorch_core::backend::IndexTerm;
+use ferrotorch_core::op::index::IndexBounds;
+use ferrotorch_core::{DType, Error, Layout, Result, Src};
 
-/// How values combine with what is already stored at a written position.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Reduce {
-    /// Overwrite.
-    Assign,
-    /// `dst += v`.
-    Add,
-    /// `dst = fma(v, alpha, dst)` with one rounding (float32/float64 only):
-    /// multi-dim `index_add_` with `alpha`, which PyTorch runs as `add_`'s
-    /// fused `fmadd(source, alpha, self)` per index.
-    AddScaled(f64),
-    /// `dst *= v`.
-    Mul,
-    /// `dst = max(dst, v)`, NaN-propagating.
-    Max,
-    /// `dst = min(dst, v)`, NaN-propagating.
-    Min,
+pub use ferrotorch_core::op::index::IndexReduce as Reduce;
+pub(crate) use ferrotorch_core::op::index::OutOfRange;
+
+/// One integer index operand: its values as int64, broadcast to the
+/// positions' shape.
+pub(crate) struct Term {
+    idx: Tensor,
+    layout: Layout,
+    stride: isize,
+    bounds: IndexBounds,
 }
 
-/// Storage offsets of every element of `layout`, in row-major order.
-pub(crate) fn element_offsets(layout: &Layout) -> Vec<isize> {
-    let mut v = Vec::with_capacity(layout.numel());
-    let plan = Plan::<1>::new(&layout.shape, [&layout.strides], [layout.offset]);
-    plan.for_each(|off, n, st| v.extend((0..n as isize).map(|i| off[0] + i * st[0])));
-    v
-}
+impl Term {
+    /// `index` (any integer dtype) broadcast to `shape`, scaled by `stride`.
+    pub(crate) fn new(index: &Tensor, shape: &[usize], stride: isize, bounds: IndexBounds) -> Result<Term> {
+        let idx = index.to_dtype(DType::Int64)?;
+        let layout = broadcast_layout(&idx, shape)?.into_owned();
+        Ok(Term { idx, layout, stride, bounds })
+    }
 
-/// What an out-of-range index means for one op (PyTorch words it per op).
-pub(crate) struct Bounds<'a> {
-    /// Size of the indexed dimension.
-    pub size: usize,
-    /// Do negative indices count from the end?
-    pub negative: bool,
-    /// The error for a bad index value.
-    pub err: &'a dyn Fn(i64) -> Error,
-}
-
-/// Adds `index[p] * stride` to `offs[p]` for each position `p` (row-major over
-/// `shape`), with `index` broadcast to `shape` and checked against `bounds`.
-pub(crate) fn add_index_offsets(offs: &mut [isize], shape: &[usize], index: &Tensor, stride: isize, bounds: &Bounds) -> Result<()> {
-    let idx = index.to_dtype(DType::Int64)?;
-    let l = broadcast_layout(&idx, shape)?;
-    debug_assert_eq!(offs.len(), l.numel());
-    let base = idx.storage().as_ptr() as *const i64;
-    let size = bounds.size as i64;
-    let mut p = 0usize;
-    let mut bad: Option<i64> = None;
-    let plan = Plan::<1>::new(shape, [&l.strides], [l.offset]);
-    plan.for_each(|off, n, st| {
-        for i in 0..n as isize {
-            // SAFETY: the plan walks `l`, a broadcast of `idx`'s own layout.
-            let v = unsafe { *base.offset(off[0] + i * st[0]) };
-            let w = if v < 0 && bounds.negative { v + size } else { v };
-            if w < 0 || w >= size {
-                bad.get_or_insert(v);
-            } else {
-                offs[p] += w as isize * stride;
-            }
-            p += 1;
-        }
-    });
-    match bad {
-        Some(v) => Err((bounds.err)(v)),
-        None => Ok(()),
+    fn kernel(&self) -> IndexTerm<'_> {
+        IndexTerm { index: Src { base: self.idx.storage().raw_ptr(), layout: &self.layout }, stride: self.stride, bounds: self.bounds }
     }
 }
 
-/// A contiguous tensor of `shape` with element `b * R + r` read from `src`'s
-/// storage at `offs[b] + rel[r]`. Every offset must lie inside `src`'s layout.
-pub(crate) fn read_at(src: &Tensor, offs: &[isize], rel: &[isize], shape: &[usize]) -> Result<Tensor> {
+/// Where an indexed op reads or writes in a tensor's storage: per position
+/// of `pos` (the tensor's strides with the indexed dims' set to 0), its
+/// offset plus each term's `index * stride`, then every offset of `block`.
+pub(crate) struct Access {
+    pub pos: Layout,
+    pub terms: Vec<Term>,
+    pub block: Layout,
+}
+
+/// The one-element block: each position is one element.
+pub(crate) fn one_element() -> Layout {
+    Layout::contiguous(&[])
+}
+
+impl Access {
+    /// Positions of `shape` in `x` whose coordinate along `dim` is replaced by
+    /// `index` (broadcast to `shape`), one element each.
+    pub(crate) fn along_dim(x: &Tensor, shape: &[usize], dim: usize, index: &Tensor, bounds: IndexBounds) -> Result<Access> {
+        let mut strides = x.strides().to_vec();
+        strides[dim] = 0;
+        let pos = Layout { shape: shape.into(), strides: strides.into(), offset: x.storage_offset() };
+        let terms = vec![Term::new(index, shape, x.strides()[dim], bounds)?];
+        Ok(Access { pos, terms, block: one_element() })
+    }
+
+    fn device_check(&self, t: &Tensor) -> Result<()> {
+        let mut ts: Vec<&Tensor> = vec![t];
+        ts.extend(self.terms.iter().map(|k| &k.idx));
+        common_device(&ts).map(|_| ())
+    }
+
+    fn kernel_terms(&self) -> Vec<IndexTerm<'_>> {
+        self.terms.iter().map(Term::kernel).collect()
+    }
+}
+
+/// A contiguous tensor of `shape` holding the elements `acc` addresses in
+/// `src`, in row-major (position, block) order.
+pub(crate) fn read_at(src: &Tensor, acc: &Access, shape: &[usize]) -> Result<Tensor> {
+    acc.device_check(src)?;
     let out = Tensor::empty(shape, src.dtype(), src.device())?;
-    if offs.len() * rel.len() != out.numel() {
+    if acc.pos.numel() * acc.block.numel() != out.numel() {
         return Err(Error::runtime("internal error: read_at offsets do not match the output shape"));
     }
-    dispatch_dtype!(src.dtype(), T => read_typed::<T>(src, &out, offs, rel));
+    let s = Src { base: src.storage().raw_ptr(), layout: &acc.pos };
+    out.backend()?.index_read(src.dtype(), s, &acc.kernel_terms(), &acc.block, out.operand_mut())?;
     Ok(out)
 }
 
-fn read_typed<T: Element>(src: &Tensor, out: &Tensor, offs: &[isize], rel: &[isize]) {
-    let s = src.storage().as_ptr() as *const T;
-    let o = out.data_ptr_mut() as *mut T;
-    let mut k = 0;
-    for &b in offs {
-        for &r in rel {
-            // SAFETY: callers build offsets from `src`'s layout with checked
-            // indices; `out` is fresh with offs.len() * rel.len() elements.
-            unsafe { *o.add(k) = *s.offset(b + r) };
-            k += 1;
-        }
-    }
-}
-
-/// Writes `vals` (any layout of `offs.len() * rel.len()` elements, row-major)
-/// into `dst`'s storage at `offs[b] + rel[r]`, combining by `mode`. Serial, so
-/// repeated offsets combine deterministically (the last write wins for Assign).
-pub(crate) fn write_at(dst: &Tensor, offs: &[isize], rel: &[isize], vals: &Tensor, mode: Reduce) -> Result<()> {
-    if offs.len() * rel.len() != vals.numel() {
+/// Writes `vals` (any layout of positions × block elements, row-major) into
+/// `dst`'s storage where `acc` addresses, combining by `mode`.
+pub(crate) fn write_at(dst: &Tensor, acc: &Access, vals: &Tensor, mode: Reduce) -> Result<()> {
+    acc.device_check(dst)?;
+    common_device(&[dst, vals])?;
+    if acc.pos.numel() * acc.block.numel() != vals.numel() {
         return Err(Error::runtime("internal error: write_at values do not match the offsets"));
     }
     let v = vals.to_dtype(dst.dtype())?;
     // Values that alias the destination are read from a private copy.
-    let v = if std::sync::Arc::ptr_eq(v.storage(), dst.storage()) || !v.is_contiguous() { v.clone_data()? } else { v };
-    dispatch_dtype!(dst.dtype(), T => write_typed::<T>(dst, offs, rel, &v, mode));
+    let v = if std::sync::Arc::ptr_eq(v.storage(), dst.storage()) { v.clone_data()? } else { v };
+    let d = ferrotorch_core::Dst { base: dst.storage().raw_ptr(), layout: &acc.pos };
+    dst.backend()?.index_write(dst.dtype(), d, &acc.kernel_terms(), &acc.block, v.operand(), mode)?;
     dst.bump_version();
     Ok(())
 }
 
-fn write_typed<T: Element + Num>(dst: &Tensor, offs: &[isize], rel: &[isize], vals: &Tensor, mode: Reduce) {
-    let d = dst.storage().as_mut_ptr() as *mut T;
-    let v = vals.data_ptr() as *const T;
-    let mut k = 0;
-    for &b in offs {
-        for &r in rel {
-            // SAFETY: offsets lie inside `dst`'s layout (checked indices);
-            // `vals` is contiguous with offs.len() * rel.len() elements.
-            unsafe {
-                let p = d.offset(b + r);
-                let x = *v.add(k);
-                *p = match mode {
-                    Reduce::Assign => x,
-                    Reduce::Add => (*p).add(x),
-                    Reduce::AddScaled(alpha) => fused_add(*p, x, alpha),
-                    Reduce::Mul => (*p).mul(x),
-                    Reduce::Max => pick(*p, x, true),
-                    Reduce::Min => pick(*p, x, false),
-                };
-            }
-            k += 1;
-        }
-    }
+/// Checks `index`'s values against `bounds` (a kernel pass that moves no
+/// element), for paths that raise before any position is visited.
+pub(crate) fn check_index_values(x: &Tensor, index: &Tensor, bounds: IndexBounds) -> Result<()> {
+    let shape = [index.numel()];
+    let acc = Access { pos: Layout { shape: shape[..].into(), strides: [0isize][..].into(), offset: 0 }, terms: vec![Term::new(&index.reshape(&[-1])?, &shape, 0, bounds)?], block: Layout::contiguous(&[0]) };
+    read_at(x, &acc, &[0]).map(|_| ())
 }
 
-/// `cur + x * alpha` rounded once, in the element's own float type.
-#[inline]
-fn fused_add<T: Element>(cur: T, x: T, alpha: f64) -> T {
-    if T::DTYPE == DType::Float64 {
-        T::from_f64(x.to_f64().mul_add(alpha, cur.to_f64()))
-    } else {
-        // float32 values (and alpha, already rounded to the dtype) are exact
-        // in f64 and back, so this is float32's own fused multiply-add.
-        T::from_f64((x.to_f64() as f32).mul_add(alpha as f32, cur.to_f64() as f32) as f64)
-    }
-}
-
-/// max/min that propagates NaN from either side (`x != x` only for NaN).
-#[inline]
-#[allow(clippy::eq_op)]
-fn pick<T: Element>(cur: T, x: T, max: bool) -> T {
-    if cur != cur {
-        cur
-    } else if x != x || (x > cur) == max && x != cur {
-        x
-    } else {
-        cur
-    }
-}
-
-/// Row-major positions of the non-zero elements of `t`, as an `[n, ndim]` int64 tensor.
+/// Row-major positions of the non-zero elements of `t`, as an `[n, ndim]`
+/// int64 tensor: the backend counts them, then fills.
 pub(crate) fn nonzero_raw(t: &Tensor) -> Result<Tensor> {
-    let shape = t.shape().to_vec();
-    let offs = element_offsets(t.layout());
-    let nz: Vec<usize> = dispatch_dtype!(t.dtype(), T => {
-        let s = t.storage().as_ptr() as *const T;
-        // SAFETY: offsets come from t's own layout.
-        offs.iter().enumerate().filter(|(_, &o)| unsafe { *s.offset(o) } != T::zero()).map(|(i, _)| i).collect()
-    });
-    let nd = shape.len();
-    let mut out = Vec::with_capacity(nz.len() * nd);
-    for &flat in &nz {
-        let start = out.len();
-        out.resize(start + nd, 0i64);
-        let mut rem = flat;
-        for d in (0..nd).rev() {
-            out[start + d] = (rem % shape[d]) as i64;
-            rem /= shape[d];
-        }
-    }
-    Tensor::from_vec(out, &[nz.len(), nd])
+    let b = t.backend()?;
+    let n = b.count_nonzero(t.operand(), t.dtype())?;
+    let out = Tensor::empty(&[n, t.ndim()], DType::Int64, t.device())?;
+    b.nonzero(t.operand(), t.dtype(), out.operand_mut())?;
+    Ok(out)
+}
+
+/// The number of non-zero elements of `t`, read back from its backend.
+pub(crate) fn count_nonzero_raw(t: &Tensor) -> Result<usize> {
+    t.backend()?.count_nonzero(t.operand(), t.dtype())
 }

@@ -7,7 +7,7 @@ use crate::autograd::{apply_inplace, apply_inplace_kernel, needs_grad, record, r
 use crate::defaults::default_dtype;
 use crate::ops::arith::Operand;
 use crate::ops::arith_grad::{g0, reduce_grad};
-use crate::ops::{broadcast_layout, check_cpu, common_device};
+use crate::ops::{broadcast_layout, common_device};
 use crate::ops::creation::pretty;
 use crate::Tensor;
 use ferrotorch_core::dtype::{result_type, OperandKind};
@@ -134,11 +134,12 @@ impl Tensor {
             Operand::T(t) => t.to_dtype(self.dtype())?,
             Operand::S(s) => Tensor::full(&[], s, self.dtype(), self.device())?,
         };
-        if self.ndim() == 0 {
-            return if mask.item()?.to_bool() { self.copy_raw_(&v) } else { Ok(()) };
-        }
-        let m = mask.expand(&self.shape().iter().map(|&s| s as i64).collect::<Vec<_>>())?;
-        self.index_put_raw(&[Some(m)], &v, false)
+        common_device(&[self, mask, &v])?;
+        let ml = broadcast_layout(mask, self.shape())?;
+        let m = ferrotorch_core::Src { base: mask.storage().raw_ptr(), layout: &ml };
+        self.backend()?.masked_fill(self.dtype(), self.operand_mut(), m, v.operand())?;
+        self.bump_version();
+        Ok(())
     }
 
     /// `masked_select(mask)`: the elements where the (broadcast) mask is true, as 1-d.
@@ -180,15 +181,16 @@ impl Tensor {
             )));
         }
         let shape: Vec<i64> = broadcast_shapes(self.shape(), mask.shape())?.iter().map(|&s| s as i64).collect();
+        let device = common_device(&[self, mask, source])?;
         let mb = mask.expand(&shape)?;
-        let count = nonzero_raw(&mb)?.shape()[0];
-        if source.numel() < count {
-            return Err(Error::runtime("Number of elements of source < number of ones in mask"));
-        }
         let out = {
             let _g = GradModeGuard::new(false);
-            let vals = source.reshape(&[-1])?.narrow(0, 0, count as i64)?;
-            self.expand(&shape)?.index_put(&[Some(mb.clone())], &vals, false)?
+            let ushape: Vec<usize> = shape.iter().map(|&s| s as usize).collect();
+            let out = Tensor::empty(&ushape, self.dtype(), device)?;
+            out.copy_raw_(&self.expand(&shape)?)?;
+            // The kernel counts the mask's ones and refuses a short source.
+            out.backend()?.masked_scatter(self.dtype(), out.operand_mut(), mb.operand(), source.operand())?;
+            out
         };
         let (xshape, dt, sshape, sdt, n) = (self.shape().to_vec(), self.dtype(), source.shape().to_vec(), source.dtype(), source.numel());
         let (wa, wb) = (self.requires_grad(), source.requires_grad());
@@ -227,7 +229,6 @@ impl Tensor {
 
     /// `nonzero()`: `[n, ndim]` int64 coordinates of the non-zero elements.
     pub fn nonzero(&self) -> Result<Tensor> {
-        check_cpu("nonzero", &[self])?;
         nonzero_raw(self)
     }
 }
@@ -253,6 +254,9 @@ fn check_masked_fill_args(mask: &Tensor, value: Operand, dtype: DType) -> Result
         }
     }
     let sv = match value {
+        // A meta value has no number to check, and PyTorch's meta kernel
+        // does not ask for one.
+        Operand::T(t) if t.device().is_meta() => return Ok(()),
         Operand::T(t) => t.item()?,
         Operand::S(s) => s,
     };

@@ -4,7 +4,7 @@
 //! `take_along_dim`. Each records its derivative rule, written with these same
 //! differentiable ops so double backward works.
 
-use super::kernels::{add_index_offsets, element_offsets, read_at, write_at, Bounds, Reduce};
+use super::kernels::{check_index_values, count_nonzero_raw, one_element, read_at, write_at, Access, OutOfRange, Reduce, Term};
 use crate::autograd::{apply_inplace, apply_inplace_kernel, needs_grad, record, rule, GradModeGuard, OldValue, SavedTensor};
 use crate::ops::arith::{binary, BinaryOp, Operand};
 use crate::ops::arith_grad::g0;
@@ -12,6 +12,7 @@ use crate::ops::creation::pretty;
 use crate::Tensor;
 use ferrotorch_core::error::{wrap_dim, wrap_dim_no_scalar};
 use ferrotorch_core::layout::{contiguous_strides, fmt_shape};
+use ferrotorch_core::op::index::IndexBounds;
 use ferrotorch_core::{DType, Error, Layout, Result, Scalar};
 
 /// The reductions of `scatter_reduce`.
@@ -53,17 +54,6 @@ impl ScatterReduce {
 
 fn i64s(s: &[usize]) -> Vec<i64> {
     s.iter().map(|&v| v as i64).collect()
-}
-
-/// Storage offsets in `x` of the positions of `shape` whose coordinate along
-/// `dim` is replaced by `index` (broadcast to `shape`).
-fn dim_offsets(x: &Tensor, shape: &[usize], dim: usize, index: &Tensor, bounds: &Bounds) -> Result<Vec<isize>> {
-    let mut strides = x.strides().to_vec();
-    strides[dim] = 0;
-    let base = Layout { shape: shape.into(), strides: strides.into(), offset: x.storage_offset() };
-    let mut offs = element_offsets(&base);
-    add_index_offsets(&mut offs, shape, index, x.strides()[dim], bounds)?;
-    Ok(offs)
 }
 
 /// PyTorch's index_copy_/index_fill_ kernels view the target as
@@ -130,12 +120,12 @@ fn index_add_alpha(x: &Tensor, dim: i64, index: &Tensor, alpha: Scalar) -> Resul
     })
 }
 
-fn oob_runtime(dim: usize, size: usize) -> impl Fn(i64) -> Error {
-    move |v| Error::runtime(format!("index {v} is out of bounds for dimension {dim} with size {size}"))
+fn oob_runtime(dim: usize, size: usize) -> IndexBounds {
+    IndexBounds { size, negative: false, error: OutOfRange::Dim { dim, prefix: "", index_error: false } }
 }
 
-fn oob_index(dim: usize, size: usize) -> impl Fn(i64) -> Error {
-    move |v| Error::index(format!("index {v} is out of bounds for dimension {dim} with size {size}"))
+fn oob_index(dim: usize, size: usize) -> IndexBounds {
+    IndexBounds { size, negative: true, error: OutOfRange::Dim { dim, prefix: "", index_error: true } }
 }
 
 fn check_long(op: &str, index: &Tensor) -> Result<()> {
@@ -214,9 +204,8 @@ impl Tensor {
             let _g = GradModeGuard::new(false);
             let (x, ix) = (at_least_1d(self)?, at_least_1d(index)?);
             let size = x.shape()[d];
-            let err = oob_runtime(d, size);
-            let offs = dim_offsets(&x, ix.shape(), d, &ix, &Bounds { size, negative: false, err: &err })?;
-            read_at(&x, &offs, &[0], index.shape())?
+            let acc = Access::along_dim(&x, ix.shape(), d, &ix, oob_runtime(d, size))?;
+            read_at(&x, &acc, index.shape())?
         };
         let (shape, index_c) = (self.shape().to_vec(), index.clone());
         record("GatherBackward0", &[Some(self)], &[&out], move || {
@@ -263,13 +252,12 @@ impl Tensor {
         let _g = GradModeGuard::new(false);
         let (x, ix) = (at_least_1d(self)?, at_least_1d(index)?);
         let size = x.shape()[d];
-        let err = oob_runtime(d, size);
-        let offs = dim_offsets(&x, ix.shape(), d, &ix, &Bounds { size, negative: false, err: &err })?;
+        let acc = Access::along_dim(&x, ix.shape(), d, &ix, oob_runtime(d, size))?;
         let vals = match src {
             Operand::T(s) => corner(&at_least_1d(s)?, ix.shape())?,
             Operand::S(v) => Tensor::full(&[], v, self.dtype(), self.device())?.expand(&i64s(ix.shape()))?,
         };
-        write_at(&x, &offs, &[0], &vals, mode)?;
+        write_at(&x, &acc, &vals, mode)?;
         Ok(())
     }
 
@@ -476,10 +464,7 @@ impl Tensor {
             if size == 0 {
                 return Err(Error::runtime("index_select(): self indexing axis dim should be positive"));
             }
-            let ix = index.to_dtype(DType::Int64)?.to_vec::<i64>()?;
-            if let Some(bad) = ix.iter().find(|&&i| i < 0 || i >= size as i64) {
-                return Err(Error::runtime(format!("INDICES element is out of DATA bounds, id={bad} axis_dim={size}")));
-            }
+            check_index_values(self, index, IndexBounds { size, negative: false, error: OutOfRange::DataBounds })?;
         }
         let out = {
             let _g = GradModeGuard::new(false);
@@ -489,15 +474,9 @@ impl Tensor {
             // PyTorch's CPU index_select takes another kernel (with another
             // message and a RuntimeError) along dim 1 of a multi-dim tensor.
             let second_dim = self.ndim() > 1 && d == 1;
-            let err = move |v: i64| {
-                if second_dim {
-                    Error::runtime(format!("INDICES element is out of DATA bounds, id={v} axis_dim={size}"))
-                } else {
-                    Error::index("index out of range in self")
-                }
-            };
-            let offs = dim_offsets(&x, &shape, d, &ix, &Bounds { size, negative: false, err: &err })?;
-            let out = read_at(&x, &offs, &[0], &shape)?;
+            let error = if second_dim { OutOfRange::DataBounds } else { OutOfRange::InSelf };
+            let acc = Access::along_dim(&x, &shape, d, &ix, IndexBounds { size, negative: false, error })?;
+            let out = read_at(&x, &acc, &shape)?;
             // PyTorch: selecting from a 0-d tensor gives a 0-d tensor, whatever the index's dims.
             if self.ndim() == 0 { out.reshape(&[])? } else { out }
         };
@@ -571,19 +550,17 @@ impl Tensor {
         // other case runs a per-index loop that raises an IndexError.
         let nd = x.ndim();
         let per_index_loop = nd <= 1 || scaled || (d != 0 && d != nd - 1);
-        let err = move |v: i64| {
-            if matches!(mode, Reduce::Add | Reduce::AddScaled(_)) && per_index_loop {
-                Error::index("index out of range in self")
-            } else if matches!(mode, Reduce::Add | Reduce::AddScaled(_)) {
-                Error::runtime(format!("index {v} is out of bounds for dimension {d} with size {size}"))
-            } else {
-                Error::index(format!("{op}(): index {v} is out of bounds for dimension {d} with size {size}"))
-            }
+        let error = if matches!(mode, Reduce::Add | Reduce::AddScaled(_)) && per_index_loop {
+            OutOfRange::InSelf
+        } else if matches!(mode, Reduce::Add | Reduce::AddScaled(_)) {
+            OutOfRange::Dim { dim: d, prefix: "", index_error: false }
+        } else {
+            OutOfRange::Dim { dim: d, prefix: "index_copy_(): ", index_error: true }
         };
         // Unlike index_fill and index_select's wrapping callers, PyTorch's
         // index_add_/index_copy_ kernels refuse negative indices.
-        let offs = dim_offsets(&x, src.shape(), d, &ix, &Bounds { size, negative: false, err: &err })?;
-        write_at(&x, &offs, &[0], &src, mode)?;
+        let acc = Access::along_dim(&x, src.shape(), d, &ix, IndexBounds { size, negative: false, error })?;
+        write_at(&x, &acc, &src, mode)?;
         Ok(())
     }
 
@@ -754,10 +731,9 @@ impl Tensor {
         check_restride_fits(&x, d, index.numel())?;
         let (shape, ix) = along(&x, d, index)?;
         let size = x.shape()[d];
-        let err = oob_index(d, size);
-        let offs = dim_offsets(&x, &shape, d, &ix, &Bounds { size, negative: true, err: &err })?;
+        let acc = Access::along_dim(&x, &shape, d, &ix, oob_index(d, size))?;
         let vals = Tensor::full(&[], v, self.dtype(), self.device())?.expand(&i64s(&shape))?;
-        write_at(&x, &offs, &[0], &vals, Reduce::Assign)?;
+        write_at(&x, &acc, &vals, Reduce::Assign)?;
         Ok(())
     }
 
@@ -769,12 +745,12 @@ impl Tensor {
         let numel = self.numel();
         let out = {
             let _g = GradModeGuard::new(false);
-            let eo = element_offsets(self.layout());
-            let mut flat = vec![0isize; index.numel()];
-            let err = move |v: i64| Error::index(format!("out of range: tried to access index {v} on a tensor of {numel} elements."));
-            add_index_offsets(&mut flat, index.shape(), index, 1, &Bounds { size: numel, negative: true, err: &err })?;
-            let offs: Vec<isize> = flat.iter().map(|&f| eo[f as usize]).collect();
-            read_at(self, &offs, &[0], index.shape())?
+            // Flat positions index the row-major elements: a contiguous copy's storage.
+            let flat = self.contiguous()?.reshape(&[-1])?;
+            let bounds = IndexBounds { size: numel, negative: true, error: OutOfRange::Flat };
+            let pos = Layout { shape: index.shape().into(), strides: vec![0isize; index.ndim()].into(), offset: flat.storage_offset() };
+            let acc = Access { pos, terms: vec![Term::new(index, index.shape(), 1, bounds)?], block: one_element() };
+            read_at(&flat, &acc, index.shape())?
         };
         let (shape, index_c) = (i64s(self.shape()), index.clone());
         record("TakeBackward0", &[Some(self)], &[&out], move || {
@@ -984,6 +960,6 @@ fn untouched(like: &Tensor, dim: i64, index: &Tensor, dt: DType) -> Result<Tenso
 
 fn has_zero(t: &Tensor) -> Result<bool> {
     let z = binary(Operand::T(t), Operand::S(Scalar::Int(0)), BinaryOp::Eq)?;
-    Ok(super::kernels::nonzero_raw(&z)?.shape()[0] > 0)
+    Ok(count_nonzero_raw(&z)? > 0)
 }
 

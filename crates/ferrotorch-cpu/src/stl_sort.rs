@@ -118,7 +118,7 @@ fn sort_heap<T: Copy>(v: &mut [T], less: &impl Fn(&T, &T) -> bool) {
 }
 
 /// `std::partial_sort(first, first + middle, last)`.
-pub(crate) fn partial_sort<T: Copy>(v: &mut [T], middle: usize, less: &impl Fn(&T, &T) -> bool) {
+pub fn partial_sort<T: Copy>(v: &mut [T], middle: usize, less: &impl Fn(&T, &T) -> bool) {
     heap_select(v, middle, less);
     sort_heap(&mut v[..middle], less);
 }
@@ -180,7 +180,7 @@ fn introsort_loop<T: Copy>(v: &mut [T], lo: usize, mut hi: usize, mut depth: usi
 }
 
 /// `std::sort`.
-pub(crate) fn sort<T: Copy>(v: &mut [T], less: &impl Fn(&T, &T) -> bool) {
+pub fn sort<T: Copy>(v: &mut [T], less: &impl Fn(&T, &T) -> bool) {
     if v.len() < 2 {
         return;
     }
@@ -189,7 +189,7 @@ pub(crate) fn sort<T: Copy>(v: &mut [T], less: &impl Fn(&T, &T) -> bool) {
 }
 
 /// `std::nth_element(first, first + nth, last)`.
-pub(crate) fn nth_element<T: Copy>(v: &mut [T], nth: usize, less: &impl Fn(&T, &T) -> bool) {
+pub fn nth_element<T: Copy>(v: &mut [T], nth: usize, less: &impl Fn(&T, &T) -> bool) {
     if v.is_empty() || nth >= v.len() {
         return;
     }
