@@ -261,6 +261,12 @@ pub fn result_type(operands: &[(DType, OperandKind)]) -> Result<DType> {
         .ok_or_else(|| Error::runtime("result_type needs at least one operand"))
 }
 
+/// PyTorch's `NotImplementedError` for a CPU kernel without `dtype`:
+/// `"{op}_cpu" not implemented for '{dtype}'`.
+pub fn not_impl(op: &str, dtype: DType) -> crate::Error {
+    crate::Error::not_implemented(format!("\"{op}_cpu\" not implemented for '{}'", pretty(dtype)))
+}
+
 /// PyTorch's capitalised scalar-type names used in kernel errors (`'Long'`).
 pub fn pretty(dtype: DType) -> &'static str {
     match dtype {

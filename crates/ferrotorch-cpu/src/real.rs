@@ -140,7 +140,4 @@ macro_rules! real_dispatch {
     };
 }
 
-/// PyTorch's "\"op_cpu\" not implemented for 'Long'" error.
-pub fn not_impl(op: &str, dtype: ferrotorch_core::DType) -> ferrotorch_core::Error {
-    ferrotorch_core::Error::not_implemented(format!("\"{op}_cpu\" not implemented for '{}'", ferrotorch_core::dtype::pretty(dtype)))
-}
+pub use ferrotorch_core::dtype::not_impl;

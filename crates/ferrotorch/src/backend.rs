@@ -3,6 +3,7 @@
 //!
 //! Adding a device means implementing [`Backend`] in its own crate and
 //! naming it here; op code asks [`for_device`] and never names a backend.
+//! The CPU backend's thread count is configured here too.
 
 use ferrotorch_core::backend::Meta;
 use ferrotorch_core::{Backend, Device, DeviceType, Error, Result};
@@ -20,4 +21,14 @@ pub fn for_device(device: Device) -> Result<&'static dyn Backend> {
             "Cannot allocate on device {device}: ferrotorch was asked for a device that is not available"
         ))),
     }
+}
+
+/// The threads the CPU backend's kernels split their work over.
+pub fn cpu_threads() -> usize {
+    ferrotorch_cpu::parallel::requested_threads()
+}
+
+/// Caps the threads the CPU backend's kernels use.
+pub fn set_cpu_threads(n: usize) {
+    ferrotorch_cpu::parallel::set_threads(n);
 }

@@ -47,7 +47,7 @@ pub fn manual_seed(seed: u64) {
 
 /// `torch.get_num_threads()`: the threads CPU kernels split their work over.
 pub fn num_threads() -> usize {
-    ferrotorch_cpu::parallel::requested_threads()
+    crate::backend::cpu_threads()
 }
 
 /// `torch.set_num_threads(n)`: caps the threads CPU kernels use (the pool is
@@ -62,6 +62,6 @@ pub fn set_num_threads(n: usize) -> Result<()> {
     if n == 0 {
         return Err(crate::Error::runtime("set_num_threads expects a positive integer"));
     }
-    ferrotorch_cpu::parallel::set_threads(n);
+    crate::backend::set_cpu_threads(n);
     Ok(())
 }

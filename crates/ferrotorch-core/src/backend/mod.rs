@@ -137,6 +137,12 @@ pub trait Backend:
     /// the output's layout).
     fn sum_float(&self, x: Src, dtype: DType, dims: &[bool], keepdim: bool, out: Dst) -> Result<()>;
 
+    /// Whether [`sum_float`](Self::sum_float) of a float16/bfloat16 tensor
+    /// laid out as `x` over `dims` goes through a float32 copy of it (and
+    /// rounds the float32 sum once), as PyTorch's kernel for this device
+    /// does for some layouts.
+    fn sums_half_in_f32(&self, x: &Layout, dims: &[bool], keepdim: bool) -> bool;
+
     /// Variance (or standard deviation when `sqrt`) with `correction` over
     /// `dims`, and optionally the mean, both keepdim-shaped in `x`'s dtype.
     #[allow(clippy::too_many_arguments)]
@@ -207,6 +213,9 @@ impl Backend for Meta {
     }
     fn sum_float(&self, _x: Src, _dtype: DType, _dims: &[bool], _keepdim: bool, _out: Dst) -> Result<()> {
         Ok(())
+    }
+    fn sums_half_in_f32(&self, _x: &Layout, _dims: &[bool], _keepdim: bool) -> bool {
+        false
     }
     fn var_mean(&self, _x: Src, _dtype: DType, _dims: &[bool], _correction: f64, _sqrt: bool, _var: Dst, _mean: Option<Dst>) -> Result<()> {
         Ok(())

@@ -67,6 +67,10 @@ impl Backend for Cpu {
     fn sum_float(&self, x: Src, dtype: DType, dims: &[bool], keepdim: bool, out: Dst) -> Result<()> {
         cascade::sum(x, dtype, dims, keepdim, out)
     }
+    fn sums_half_in_f32(&self, x: &ferrotorch_core::Layout, dims: &[bool], keepdim: bool) -> bool {
+        // PyTorch's `should_use_acc_buffer`.
+        cascade::needs_f32_buffer(&x.shape, &x.strides, dims, keepdim)
+    }
     fn var_mean(&self, x: Src, dtype: DType, dims: &[bool], correction: f64, sqrt: bool, var: Dst, mean: Option<Dst>) -> Result<()> {
         // PyTorch's CPU `var`/`std` of one output element of float32/float64
         // is a two-pass kernel of its own; everything else is Welford's.

@@ -605,7 +605,7 @@ pub fn unary_raw(x: &Tensor, op: UnaryOp) -> Result<Tensor> {
             UnaryOp::Relu => return Err(Error::runtime("\"clamp_min_scalar_cpu\" not implemented for 'Bool'")),
             UnaryOp::Hardtanh(..) => return Err(Error::runtime("Bool inputs not supported for hardtanh")),
             UnaryOp::Abs | UnaryOp::Floor | UnaryOp::Ceil | UnaryOp::Round | UnaryOp::RoundDecimals(_) | UnaryOp::Trunc => {
-                return Err(super::math::not_impl(op.name(), xd))
+                return Err(ferrotorch_core::dtype::not_impl(op.name(), xd))
             }
             UnaryOp::Sign | UnaryOp::NanToNum(..) => return x.clone_data(),
             UnaryOp::BitwiseNot => return unary_raw(x, UnaryOp::LogicalNot),
@@ -618,10 +618,10 @@ pub fn unary_raw(x: &Tensor, op: UnaryOp) -> Result<Tensor> {
         }
     }
     if !xd.is_floating_point() && op.float_only() {
-        return Err(super::math::not_impl(op.name(), xd));
+        return Err(ferrotorch_core::dtype::not_impl(op.name(), xd));
     }
     if !xd.is_floating_point() && matches!(op, UnaryOp::RoundDecimals(_)) {
-        return Err(super::math::not_impl("round", xd));
+        return Err(ferrotorch_core::dtype::not_impl("round", xd));
     }
     let dtype = if op.is_predicate() || op.keeps_int() || xd.is_floating_point() { xd } else { default_dtype() };
     let out_dtype = if op.is_predicate() { DType::Bool } else { dtype };

@@ -113,7 +113,7 @@ impl Tensor {
     /// (the first half counts up from start, the second half down from end).
     pub fn linspace(start: f64, end: f64, steps: i64, dtype: DType) -> Result<Tensor> {
         if dtype == DType::Bool {
-            return Err(super::math::not_impl("linspace", dtype));
+            return Err(ferrotorch_core::dtype::not_impl("linspace", dtype));
         }
         if steps < 0 {
             return Err(Error::runtime("number of steps must be non-negative"));
@@ -124,7 +124,7 @@ impl Tensor {
     /// `torch.logspace(start, end, steps, base)`.
     pub fn logspace(start: f64, end: f64, steps: i64, base: f64, dtype: DType) -> Result<Tensor> {
         if dtype == DType::Bool {
-            return Err(super::math::not_impl("logspace", dtype));
+            return Err(ferrotorch_core::dtype::not_impl("logspace", dtype));
         }
         if steps < 0 {
             return Err(Error::runtime("number of steps must be non-negative"));

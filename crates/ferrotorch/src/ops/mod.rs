@@ -4,7 +4,6 @@
 pub mod activation;
 pub mod arith;
 mod arith_grad;
-pub mod math;
 pub mod conv;
 pub mod copy;
 pub mod creation;

@@ -148,20 +148,17 @@ impl Tensor {
 
     /// Is every element non-zero? (used by `all()`/`equal`)
     pub fn all_true(&self) -> Result<bool> {
-        let v = self.to_dtype(DType::Bool)?.contiguous()?;
-        // SAFETY: v is a contiguous bool tensor of numel elements.
-        let s = unsafe { std::slice::from_raw_parts(v.data_ptr() as *const bool, v.numel()) };
-        Ok(s.iter().all(|&b| b))
+        Ok(self.all_any(None, false, true)?.item()?.to_bool())
     }
 }
 
-/// A float sum in PyTorch's order and rounding (`ferrotorch_cpu::cascade`).
-/// float16/bfloat16 inputs that PyTorch sums in a float32 buffer are
+/// A float sum in the order and rounding of PyTorch's kernel for the
+/// tensor's device ([`Backend::sum_float`](ferrotorch_core::Backend::sum_float)).
+/// float16/bfloat16 inputs that the device sums in a float32 buffer are
 /// converted (preserve_format) and the float32 sum rounded once.
 fn cascade_sum(x: &Tensor, mask: &[bool], keepdim: bool) -> Result<Tensor> {
-    use ferrotorch_cpu::cascade;
     let half = matches!(x.dtype(), DType::Float16 | DType::BFloat16);
-    if half && cascade::needs_f32_buffer(x.shape(), x.strides(), mask, keepdim) {
+    if half && x.backend()?.sums_half_in_f32(x.layout(), mask, keepdim) {
         let s = cascade_sum(&x.to_dtype_preserve(DType::Float32)?, mask, keepdim)?;
         return s.to_dtype(x.dtype());
     }

@@ -85,7 +85,7 @@ impl Tensor {
                 (Some(_), None) => "clamp_min_scalar",
                 _ => "clamp_max_scalar",
             };
-            return Err(super::math::not_impl(kernel, DType::Bool));
+            return Err(ferrotorch_core::dtype::not_impl(kernel, DType::Bool));
         }
         let out = {
             let _no_grad = GradModeGuard::new(false);
@@ -198,7 +198,7 @@ impl Tensor {
             )));
         }
         if !self.dtype().is_floating_point() {
-            return Err(super::math::not_impl("lerp_kernel_scalar", self.dtype()));
+            return Err(ferrotorch_core::dtype::not_impl("lerp_kernel_scalar", self.dtype()));
         }
         let out_dt = match weight.tensor() {
             Some(w) if self.ndim() == 0 && end.ndim() == 0 => {
