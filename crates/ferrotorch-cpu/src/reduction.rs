@@ -1444,3 +1444,97 @@ fn prod_all_iter_order<T: Element>(a: Src) -> f64 {
     }
     acc
 }
+
+/// [`Backend::cumprod_backward`](ferrotorch_core::Backend::cumprod_backward):
+/// row by row along `dim`, every operand float64.
+#[allow(clippy::too_many_arguments)]
+pub fn cumprod_backward(x: Src, g: Src, out: Src, dim: usize, exact: bool, w_dtype: DType, x_dtype: DType, grad: Dst) -> Result<()> {
+    let l = x.layout;
+    let nd = l.shape.len();
+    if [g.layout, out.layout, grad.layout].iter().any(|o| o.shape != l.shape) || (nd > 0 && dim >= nd) {
+        return Err(Error::runtime("cumprod backward: operands must share the input's shape"));
+    }
+    if l.numel() == 0 {
+        return Ok(());
+    }
+    let n = if nd == 0 { 1 } else { l.shape[dim] };
+    let step = |o: &ferrotorch_core::Layout| if nd == 0 { 0 } else { o.strides[dim] };
+    let (rw, rx) = (round_to(w_dtype), round_to(x_dtype));
+    let kshape: Vec<usize> = (0..nd).map(|d| if d == dim { 1 } else { l.shape[d] }).collect();
+    let kept = Plan::<4>::new(
+        &kshape,
+        [&l.strides, &g.layout.strides, &out.layout.strides, &grad.layout.strides],
+        [l.offset, g.layout.offset, out.layout.offset, grad.layout.offset],
+    );
+    let steps = [step(l), step(g.layout), step(out.layout), step(grad.layout)];
+    let (mut xr, mut gr, mut or, mut dst) = (vec![0f64; n], vec![0f64; n], vec![0f64; n], vec![0f64; n]);
+    kept.for_each(|off, count, st| {
+        for j in 0..count as isize {
+            let base = [off[0] + j * st[0], off[1] + j * st[1], off[2] + j * st[2], off[3] + j * st[3]];
+            for k in 0..n {
+                let at_k = |i: usize| base[i] + k as isize * steps[i];
+                // SAFETY: positions from the kept plan plus `dim`'s strides lie
+                // inside each operand's layout.
+                unsafe {
+                    xr[k] = *at::<f64>(x.base, at_k(0));
+                    gr[k] = *at::<f64>(g.base, at_k(1));
+                    or[k] = *at::<f64>(out.base, at_k(2));
+                }
+            }
+            cumprod_backward_row(&xr, &gr, &or, exact, rw, rx, &mut dst);
+            for (k, &v) in dst.iter().enumerate() {
+                // SAFETY: as above; `grad` is fresh and aliases no input.
+                unsafe { *at_mut::<f64>(grad.base, base[3] + k as isize * steps[3]) = v };
+            }
+        }
+    });
+    Ok(())
+}
+
+/// One row of [`cumprod_backward`]: before the first zero `z1` the reversed
+/// cumulative sum of `w = out * g` over `x`; at `z1` the sum over `[z1, z2)`
+/// of `g_j * prod(x(z1, j])` times `out[z1 - 1]`; after it 0. With `exact`,
+/// the exact products of the other factors (PyTorch's O(n^2) branch).
+fn cumprod_backward_row(xr: &[f64], gr: &[f64], or: &[f64], exact: bool, rw: fn(f64) -> f64, rx: fn(f64) -> f64, dst: &mut [f64]) {
+    let n = xr.len();
+    if exact {
+        for k in 0..n {
+            // d out_j / d x_k = prod_{i<=j, i!=k} x_i for j >= k
+            let before: f64 = xr[..k].iter().product();
+            let (mut acc, mut after) = (0.0, 1.0);
+            for j in k..n {
+                if j > k {
+                    after *= xr[j];
+                }
+                acc += gr[j] * before * after;
+            }
+            dst[k] = acc;
+        }
+        return;
+    }
+    dst.fill(0.0);
+    let z1 = xr.iter().position(|&v| v == 0.0).unwrap_or(n);
+    // [0, z1): reversed cumsum (double accumulator, stored rounded) of w.
+    let mut acc = 0.0;
+    for k in (0..z1).rev() {
+        acc += rw(or[k] * gr[k]);
+        dst[k] = rw(rw(acc) / xr[k]);
+    }
+    if z1 == n {
+        return;
+    }
+    let z2 = xr[z1 + 1..].iter().position(|&v| v == 0.0).map_or(n, |p| z1 + 1 + p);
+    // cumprod of x with everything outside (z1, z2) set to 1, times g kept
+    // on [z1, z2) and 0 elsewhere, summed over the whole row (an infinite
+    // product times a masked 0 is NaN there too).
+    let (mut cp, mut sum) = (1.0, 0.0);
+    for j in 0..n {
+        if j > z1 && j < z2 {
+            cp *= xr[j];
+        }
+        let gm = if j >= z1 && j < z2 { gr[j] } else { 0.0 };
+        sum += rx(rx(cp) * gm);
+    }
+    let before = if z1 == 0 { 1.0 } else { or[z1 - 1] };
+    dst[z1] = rx(rx(sum) * before);
+}

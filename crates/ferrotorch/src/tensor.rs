@@ -379,22 +379,24 @@ impl Tensor {
         Ok(())
     }
 
-    /// Reads every element converted to `f64`, in row-major order.
+    /// Reads every element converted to `f64`, in row-major order (copied to
+    /// host memory by the tensor's backend first).
     pub fn to_f64_vec(&self) -> Result<Vec<f64>> {
         self.check_has_data()?;
-        let c = self.to_dtype(DType::Float64)?.contiguous()?;
+        let c = self.to_device(Device::CPU, DType::Float64, false)?.contiguous()?;
         let n = c.numel();
         // SAFETY: c is a contiguous f64 tensor of n elements.
         Ok(unsafe { std::slice::from_raw_parts(c.data_ptr() as *const f64, n) }.to_vec())
     }
 
-    /// Reads every element as `T` (no conversion: the dtype must match).
+    /// Reads every element as `T` (no conversion: the dtype must match),
+    /// copied to host memory by the tensor's backend first.
     pub fn to_vec<T: Element>(&self) -> Result<Vec<T>> {
         if T::DTYPE != self.dtype() {
             return Err(Error::type_error(format!("expected dtype {} but the tensor is {}", T::DTYPE, self.dtype())));
         }
         self.check_has_data()?;
-        let c = self.contiguous()?;
+        let c = self.to_device(Device::CPU, self.dtype(), false)?.contiguous()?;
         // SAFETY: c is a contiguous tensor of numel elements of T.
         Ok(unsafe { std::slice::from_raw_parts(c.data_ptr() as *const T, c.numel()) }.to_vec())
     }

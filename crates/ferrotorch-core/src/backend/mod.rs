@@ -160,6 +160,15 @@ pub trait Backend:
     /// int64 `indices`, both of `x`'s shape. Later ties win; a NaN sticks.
     fn cumulative_arg(&self, kind: ArgKind, x: Src, dtype: DType, dim: usize, values: Dst, indices: Dst) -> Result<()>;
 
+    /// PyTorch's `cumprod_backward` along `dim` for an `x` holding zeros:
+    /// `x`, the incoming gradient `g` and the forward's `out` are float64
+    /// of one shape, as is `grad`. With `exact` (a graph of the gradient is
+    /// being built) every entry is the exact sum of products of the other
+    /// factors; otherwise PyTorch's O(n) masked formula, its intermediates
+    /// rounded to `w_dtype` (`out * g`) and `x_dtype` (the masked products).
+    #[allow(clippy::too_many_arguments)]
+    fn cumprod_backward(&self, x: Src, g: Src, out: Src, dim: usize, exact: bool, w_dtype: DType, x_dtype: DType, grad: Dst) -> Result<()>;
+
     /// `softmax` (or `log_softmax` when `log`) of `x` along `dim`, same dtype.
     fn softmax(&self, x: Src, out: Dst, dtype: DType, dim: usize, log: bool) -> Result<()>;
 }
@@ -227,6 +236,9 @@ impl Backend for Meta {
         Ok(())
     }
     fn cumulative_arg(&self, _kind: ArgKind, _x: Src, _dtype: DType, _dim: usize, _values: Dst, _indices: Dst) -> Result<()> {
+        Ok(())
+    }
+    fn cumprod_backward(&self, _x: Src, _g: Src, _out: Src, _dim: usize, _exact: bool, _w_dtype: DType, _x_dtype: DType, _grad: Dst) -> Result<()> {
         Ok(())
     }
     fn softmax(&self, _x: Src, _out: Dst, _dtype: DType, _dim: usize, _log: bool) -> Result<()> {

@@ -89,6 +89,9 @@ impl Backend for Cpu {
     fn cumulative_arg(&self, kind: ArgKind, x: Src, dtype: DType, dim: usize, values: Dst, indices: Dst) -> Result<()> {
         reduction::cumulative_arg(kind, x, dtype, dim, values, indices)
     }
+    fn cumprod_backward(&self, x: Src, g: Src, out: Src, dim: usize, exact: bool, w_dtype: DType, x_dtype: DType, grad: Dst) -> Result<()> {
+        reduction::cumprod_backward(x, g, out, dim, exact, w_dtype, x_dtype, grad)
+    }
     fn softmax(&self, x: Src, out: Dst, dtype: DType, dim: usize, log: bool) -> Result<()> {
         reduction::softmax(x, out, dtype, dim, log)
     }

@@ -2,15 +2,11 @@
 //! argmax/argmin, var/std, vector norms, logsumexp, all/any, count_nonzero,
 //! and the scans (cumsum, cumprod, cummax, cummin).
 //!
-//! The reductions run on the strided engine of `ferrotorch-cpu`
-//! (`reduce_engine`: the input is read in place, vectorised and in
-//! parallel), which reproduces PyTorch's accumulation rules per kind. Two
-//! folds stay here: the product over every element of a float tensor
-//! (`torch_prod_all`, whose order follows TensorIterator's dim coalescing)
-//! and var/std of one output element of float32/float64 (PyTorch's two-pass
-//! `std_var_all_cpu`). The scans with indices (cummax/cummin) and the
-//! selections in `sort.rs` (sort, topk, kthvalue, median, mode) still work on
-//! `Rows`: the input with its reduced dims moved last and made contiguous.
+//! Every reduction and scan runs on the tensor's backend (`reduce_engine`:
+//! the backend's `reduce` by [`ReduceKind`], `reduce_arg`, `cumulative`,
+//! `cumulative_arg`, `var_mean`); this module validates the arguments,
+//! shapes the results and records the derivative rules (PyTorch's
+//! formulas, including their branches on zeros and NaN).
 
 use super::arith::{binary, unary, BinaryOp, Operand, UnaryOp};
 use super::arith_grad::{add, cond, div, g0, keep_where, mul, muls, sub, un, zeros_like};
@@ -21,43 +17,11 @@ use crate::Tensor;
 use ferrotorch_core::error::wrap_dim;
 use ferrotorch_core::op::norm::MomentsSpec;
 use ferrotorch_core::op::{ArgKind, CumKind, ReduceKind};
-use ferrotorch_core::{DType, Element, Error, Result, Scalar};
+use ferrotorch_core::{DType, Error, Result, Scalar};
 
-/// A tensor's reduced dims laid out last and contiguous: `outer` rows of `inner`.
-pub(crate) struct Rows {
-    /// Contiguous data, rows one after the other.
-    pub t: Tensor,
-    /// Number of rows (product of the kept dims).
-    pub outer: usize,
-    /// Length of each row (product of the reduced dims).
-    pub inner: usize,
-}
-
-impl Rows {
-    /// Lays `x` out so the dims in `mask` are the last ones.
-    pub fn new(x: &Tensor, mask: &[bool]) -> Result<Rows> {
-        let _no_grad = GradModeGuard::new(false);
-        let nd = x.ndim();
-        let mut perm: Vec<i64> = (0..nd).filter(|&d| !mask[d]).map(|d| d as i64).collect();
-        perm.extend((0..nd).filter(|&d| mask[d]).map(|d| d as i64));
-        let t = if nd == 0 { x.clone() } else { x.permute(&perm)?.contiguous()? };
-        let inner: usize = (0..nd).filter(|&d| mask[d]).map(|d| x.shape()[d]).product();
-        let outer: usize = (0..nd).filter(|&d| !mask[d]).map(|d| x.shape()[d]).product();
-        Ok(Rows { t, outer, inner })
-    }
-
-    /// The data as a slice of `T` (must be the tensor's dtype).
-    pub fn data<T: Element>(&self) -> &[T] {
-        debug_assert_eq!(T::DTYPE, self.t.dtype());
-        // SAFETY: `t` is contiguous with `outer * inner` elements of its dtype,
-        // and callers dispatch `T` on that dtype.
-        unsafe { std::slice::from_raw_parts(self.t.data_ptr() as *const T, self.t.numel()) }
-    }
-}
-
-/// `kind` of `x` over the dims in `mask` by the strided reduction engine of
-/// `ferrotorch-cpu` (no copy of the input: inner and column modes read it in
-/// place), as a tensor of `out_dtype` with or without the reduced dims.
+/// `kind` of `x` over the dims in `mask` by the backend's strided reduction
+/// (no copy of the input), as a tensor of `out_dtype` with or without the
+/// reduced dims.
 pub(crate) fn reduce_engine(x: &Tensor, mask: &[bool], kind: ReduceKind, out_dtype: DType, keepdim: bool) -> Result<Tensor> {
     let keep: Vec<usize> = (0..x.ndim()).map(|d| if mask[d] { 1 } else { x.shape()[d] }).collect();
     let out = Tensor::empty(&keep, out_dtype, x.device())?;
@@ -625,31 +589,6 @@ fn reduced_count(x: &Tensor, mask: &[bool]) -> usize {
 }
 
 
-/// `dim` moved last and contiguous, plus the function that moves it back.
-#[allow(clippy::type_complexity)]
-pub(crate) fn scan_rows(x: &Tensor, d: usize) -> Result<(Rows, Box<dyn Fn(&Tensor) -> Result<Tensor>>)> {
-    let nd = x.ndim();
-    let mut mask = vec![false; nd];
-    if nd > 0 {
-        mask[d] = true;
-    }
-    let rows = Rows::new(x, &mask)?;
-    let shape = x.shape().to_vec();
-    // Rows hold the data permuted (kept dims, then d); undo that permutation.
-    let finish = move |t: &Tensor| -> Result<Tensor> {
-        if nd == 0 {
-            return t.reshape(&[]);
-        }
-        let mut permuted: Vec<i64> = (0..nd).filter(|&k| k != d).map(|k| shape[k] as i64).collect();
-        permuted.push(shape[d] as i64);
-        let v = t.reshape(&permuted)?;
-        // Position of each original dim in the permuted order.
-        let back: Vec<i64> = (0..nd).map(|k| if k == d { (nd - 1) as i64 } else if k < d { k as i64 } else { (k - 1) as i64 }).collect();
-        v.permute(&back)?.contiguous()
-    };
-    Ok((rows, Box::new(finish)))
-}
-
 /// Records a node whose gradient scatters into the positions of `idx` along `d`
 /// (max/min over a dim, sort, topk, kthvalue, median, mode, cummax).
 pub(crate) fn record_indexed(name: &'static str, x: &Tensor, vals: &Tensor, idx: &Tensor, d: usize, keepdim: bool) {
@@ -690,17 +629,6 @@ fn zero_count(x: &Tensor) -> Result<usize> {
     Ok(x.numel() - nonzero.item()?.to_i64() as usize)
 }
 
-/// `v` rounded to `dt` (a floating dtype), as PyTorch stores an intermediate
-/// tensor of that dtype.
-fn round_to(dt: DType) -> fn(f64) -> f64 {
-    match dt {
-        DType::Float32 => |v| v as f32 as f64,
-        DType::Float16 => |v| half::f16::from_f64(v).to_f64(),
-        DType::BFloat16 => |v| half::bf16::from_f64(v).to_f64(),
-        _ => |v| v,
-    }
-}
-
 /// PyTorch's cumprod_backward. Without zeros: `reversed_cumsum(out * g) / x`
 /// (so an infinite or NaN factor spreads as in PyTorch). With zeros, outside
 /// grad mode, its O(n) masked formula: before the first zero `z1` of a row
@@ -715,61 +643,15 @@ fn cumprod_grad(g: &Tensor, x: &Tensor, out: &Tensor, d: usize) -> Result<Tensor
     if zero_count(x)? == 0 {
         return div(&reverse_cumsum(&mul(out, g)?, d)?, x);
     }
-    let grad_mode = crate::autograd::is_grad_enabled();
+    let exact = crate::autograd::is_grad_enabled();
     let _no_grad = GradModeGuard::new(false);
     // `w = out * g` is stored in the promoted dtype; the masked products in x's.
-    let (rw, rx) = (round_to(DType::promote(out.dtype(), g.dtype())), round_to(x.dtype()));
-    let (rows_x, finish) = scan_rows(&x.to_dtype(DType::Float64)?, d)?;
-    let (rows_g, _) = scan_rows(&g.to_dtype(DType::Float64)?, d)?;
-    let (rows_o, _) = scan_rows(&out.to_dtype(DType::Float64)?, d)?;
-    let n = rows_x.inner;
-    let (xs, gs, os) = (rows_x.data::<f64>(), rows_g.data::<f64>(), rows_o.data::<f64>());
-    let mut res = vec![0.0; xs.len()];
-    for r in 0..rows_x.outer {
-        let span = r * n..(r + 1) * n;
-        let (xr, gr, or) = (&xs[span.clone()], &gs[span.clone()], &os[span.clone()]);
-        let dst = &mut res[span];
-        if grad_mode {
-            for k in 0..n {
-                // d out_j / d x_k = prod_{i<=j, i!=k} x_i for j >= k
-                let before: f64 = xr[..k].iter().product();
-                let (mut acc, mut after) = (0.0, 1.0);
-                for j in k..n {
-                    if j > k {
-                        after *= xr[j];
-                    }
-                    acc += gr[j] * before * after;
-                }
-                dst[k] = acc;
-            }
-            continue;
-        }
-        let z1 = xr.iter().position(|&v| v == 0.0).unwrap_or(n);
-        // [0, z1): reversed cumsum (double accumulator, stored rounded) of w.
-        let mut acc = 0.0;
-        for k in (0..z1).rev() {
-            acc += rw(or[k] * gr[k]);
-            dst[k] = rw(rw(acc) / xr[k]);
-        }
-        if z1 == n {
-            continue;
-        }
-        let z2 = xr[z1 + 1..].iter().position(|&v| v == 0.0).map_or(n, |p| z1 + 1 + p);
-        // cumprod of x with everything outside (z1, z2) set to 1, times g
-        // kept on [z1, z2) and 0 elsewhere, summed over the whole row (an
-        // infinite product times a masked 0 is NaN there too).
-        let (mut cp, mut sum) = (1.0, 0.0);
-        for j in 0..n {
-            if j > z1 && j < z2 {
-                cp *= xr[j];
-            }
-            let gm = if j >= z1 && j < z2 { gr[j] } else { 0.0 };
-            sum += rx(rx(cp) * gm);
-        }
-        let before = if z1 == 0 { 1.0 } else { or[z1 - 1] };
-        dst[z1] = rx(rx(sum) * before);
-    }
-    finish(&Tensor::from_vec(res, rows_x.t.shape())?)?.to_dtype(g.dtype())
+    let w_dtype = DType::promote(out.dtype(), g.dtype());
+    let f64s = |t: &Tensor| t.to_dtype(DType::Float64);
+    let (xf, gf, of) = (f64s(x)?, f64s(g)?, f64s(out)?);
+    let grad = Tensor::empty(x.shape(), DType::Float64, x.device())?;
+    grad.backend()?.cumprod_backward(xf.operand(), gf.operand(), of.operand(), d, exact, w_dtype, x.dtype(), grad.operand_mut())?;
+    grad.to_dtype(g.dtype())
 }
 
 /// PyTorch's prod_backward: `g * (out / x)` without zeros; with zeros its
