@@ -309,12 +309,8 @@ def batch_norm(input, weight, bias, running_mean, running_var, training, momentu
 
     Batch normalisation over dim 1 (ATen argument order; ``cudnn_enabled`` picks no backend here).
     """
-    if input.device.type in ("cpu", "meta"):
-        # ATen's batch_norm has no batch-size check (F.batch_norm's is Python-only).
-        return _C._native_batch_norm(input, weight, bias, running_mean, running_var, bool(training),
-                                     float(momentum), float(eps))[0]
-    return _F().batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
-
+    # ATen's batch_norm: no batch-size check (F.batch_norm's is Python-only).
+    return _C._batch_norm(input, weight, bias, running_mean, running_var, bool(training), float(momentum), float(eps))
 
 def instance_norm(input, weight, bias, running_mean, running_var, use_input_stats, momentum, eps,
                   cudnn_enabled):
@@ -324,8 +320,6 @@ def instance_norm(input, weight, bias, running_mean, running_var, use_input_stat
     ``(1, N*C, ...)`` view with the parameters and running statistics repeated per sample; the
     running statistics then take the mean of their per-sample updates.
     """
-    if input.device.type != "cpu":
-        return _F().instance_norm(input, running_mean, running_var, weight, bias, use_input_stats, momentum, eps)
     if not use_input_stats and (running_mean is None or running_var is None):
         raise RuntimeError("Expected running_mean and running_var to be defined when use_input_stats is false")
     if input.dim() < 2:
@@ -354,31 +348,8 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05, cudnn_enabl
 
     Group normalisation; see :func:`torch.nn.functional.group_norm`.
     """
-    if input.device.type in ("cpu", "meta"):
-        # The native op makes ATen's checks (no batch-size check: F.group_norm's is Python-only).
-        return _C._native_group_norm(input, num_groups, weight, bias, float(eps))[0]
-    if input.dim() == 0:
-        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
-    if input.dim() == 1:
-        raise IndexError("Dimension out of range (expected to be in range of [-1, 0], but got 1)")
-    C = input.shape[1]
-    if num_groups <= 0:
-        raise RuntimeError(f"Expected num groups to be greater than 0, got {num_groups}")
-    if C % num_groups:
-        raise RuntimeError(f"Expected number of channels in input to be divisible by num_groups, but got input of "
-                           f"shape {list(input.shape)} and num_groups={num_groups}")
-    for name, t in (("weight", weight), ("bias", bias)):
-        if t is not None and (t.dim() != 1 or t.numel() != C):
-            raise RuntimeError(f"Expected {name} to be a vector of size equal to the number of channels in input, "
-                               f"but got {name} of shape {list(t.shape)} and input of shape {list(input.shape)}")
-    if not input.dtype.is_floating_point:
-        from ._random_ops import _not_impl
-        raise _not_impl("GroupNormKernelImpl", input.dtype)
-    if input.numel() == 0:
-        return _empty_result(input, tuple(input.shape))
-    # ATen's group_norm has no batch-size check: F.group_norm's _verify_batch_size is Python-only.
-    return _F()._group_norm(input, num_groups, weight, bias, eps)
-
+    # The native op makes ATen's checks (no batch-size check: F.group_norm's is Python-only).
+    return _C._native_group_norm(input, num_groups, weight, bias, float(eps))[0]
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05, cudnn_enable=True):
     r"""layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05, cudnn_enable=True) -> Tensor
@@ -433,40 +404,15 @@ def native_batch_norm(input, weight, bias, running_mean, running_var, training, 
     :func:`batch_norm` returning ``(output, save_mean, save_invstd)``: in training the batch
     mean and ``1/sqrt(var + eps)`` per channel; in evaluation two empty tensors.
     """
-    if input.device.type in ("cpu", "meta"):
-        return _C._native_batch_norm(input, weight, bias, running_mean, running_var, bool(training),
-                                     float(momentum), float(eps))
-    out = _F().batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
-    if not training:
-        e = _C.empty(0, dtype=input.dtype, device=input.device)
-        return out, e, _C.empty(0, dtype=input.dtype, device=input.device)
-    from .autograd.grad_mode import no_grad
-    dims = (0,) + tuple(range(2, input.dim()))
-    with no_grad():
-        var, mean = _var_mean(input, dims)
-        invstd = (var + eps).rsqrt()
-    return out, mean.reshape(-1), invstd.reshape(-1)
-
+    return _C._native_batch_norm(input, weight, bias, running_mean, running_var, bool(training),
+                                 float(momentum), float(eps))
 
 def native_group_norm(input, weight, bias, N, C, HxW, group, eps):
     r"""native_group_norm(input, weight, bias, N, C, HxW, group, eps) -> (Tensor, Tensor, Tensor)
 
     :func:`group_norm` returning ``(output, mean, rstd)``, the statistics of shape ``(N, group)``.
     """
-    if input.device.type in ("cpu", "meta"):
-        return _C._native_group_norm(input, group, weight, bias, float(eps))
-    out = _F().group_norm(input, group, weight, bias, eps)
-    from .autograd.grad_mode import no_grad
-    with no_grad():
-        x = input.reshape(N, group, -1)
-        if x.shape[-1] == 0:
-            mean = _C.zeros(N, group, dtype=input.dtype)
-            rstd = _C.zeros(N, group, dtype=input.dtype)
-        else:
-            var, mean = _var_mean(x, (2,))
-            mean, rstd = mean.reshape(N, group), (var + eps).rsqrt().reshape(N, group)
-    return out, mean, rstd
-
+    return _C._native_group_norm(input, group, weight, bias, float(eps))
 
 def _channel_dims(input):
     return (0,) + tuple(range(2, input.dim()))

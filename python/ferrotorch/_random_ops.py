@@ -106,6 +106,8 @@ def _check_out(result, out):
 
 
 def _check_prob_tensor(p):
+    if p.device.type == "meta":
+        return  # no values to check
     with _no_grad():
         pd = p.double()
         ok = bool(((pd >= 0) & (pd <= 1)).all())
@@ -248,6 +250,9 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
     n = input.shape[-1]
     if not replacement and num_samples > n:
         raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
+    if input.device.type == "meta":
+        # shape only: a meta tensor has no probabilities to draw from
+        return _check_out(_C.empty(*input.shape[:-1], num_samples, dtype=_C.int64, device=input.device), out)
     with _no_grad():
         p = input.detach().double()
         if p.dim() == 1:

@@ -259,6 +259,8 @@ def svdvals(A, *, driver=None, out=None):
     descending order, shape ``(*, min(m, n))``; differentiable.
     """
     _check(A)
+    if A.device.type == "meta":
+        return _meta_svd(A, False)[1]
     S = _fns()[0].apply(A)
     if out is not None:
         from ._math_ops import _write_out
@@ -276,6 +278,8 @@ def svd(A, full_matrices=True, *, driver=None, out=None):
     """
     _check(A)
     m, n = A.shape[-2], A.shape[-1]
+    if A.device.type == "meta":
+        return _svd_rt(*_meta_svd(A, full_matrices))
     U, S, Vh = _fns()[1].apply(A)
     if full_matrices and m != n:
         # the extra orthonormal columns carry no gradient (PyTorch refuses it in backward)
@@ -292,6 +296,17 @@ def svd(A, full_matrices=True, *, driver=None, out=None):
             _write_out(r, o)
         return out
     return res
+
+
+def _meta_svd(A, full_matrices):
+    """Empty ``(U, S, Vh)`` of a meta ``A`` with PyTorch's shapes and strides (``U``
+    column-major, as LAPACK returns it; ``Vh`` row-major)."""
+    batch, (m, n) = tuple(A.shape[:-2]), tuple(A.shape[-2:])
+    k = min(m, n)
+    mu, nv = (m, n) if full_matrices else (k, k)
+    U = _C.empty(*batch, mu, m, dtype=A.dtype, device=A.device).transpose(-2, -1)
+    Vh = _C.empty(*batch, nv, n, dtype=A.dtype, device=A.device)
+    return U, _C.empty(*batch, k, dtype=A.dtype, device=A.device), Vh
 
 
 def _svd_rt(*vals):

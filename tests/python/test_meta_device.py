@@ -344,11 +344,6 @@ NORM_DTYPES = [("float32", "float32"), ("float64", "float64"), ("bfloat16", "bfl
 @pytest.mark.parametrize("dtype,param_dtype", NORM_DTYPES)
 @pytest.mark.parametrize("i", range(len(NORMS)))
 def test_normalisation_on_meta(i, dtype, param_dtype):
-    if dtype == "int64" and i in (5, 10, 12):
-        # Known orders of checks that differ from ATen's on every device: an empty integer
-        # batch returns before ATen's dtype checks, and group norm checks mixed parameter
-        # dtypes before the input's.
-        pytest.skip("check order differs from ATen's for integer inputs (CPU too)")
     _compare(lambda lib: NORMS[i](lib, dtype, param_dtype))
 
 

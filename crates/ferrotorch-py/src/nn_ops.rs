@@ -99,6 +99,29 @@ pub fn _layer_norm<'py>(
     wrap(py, out.py()?)
 }
 
+/// `_batch_norm(input, weight, bias, running_mean, running_var, training,
+/// momentum, eps) -> Tensor`: ATen's `batch_norm`, which answers an empty
+/// input before any dtype check, then [`_native_batch_norm`]'s output.
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+pub fn _batch_norm<'py>(
+    py: Python<'py>,
+    input: &Bound<'py, PyAny>,
+    weight: Option<&Bound<'py, PyAny>>,
+    bias: Option<&Bound<'py, PyAny>>,
+    running_mean: Option<&Bound<'py, PyAny>>,
+    running_var: Option<&Bound<'py, PyAny>>,
+    training: bool,
+    momentum: f64,
+    eps: f64,
+) -> PyResult<Bound<'py, PyAny>> {
+    let x = tensor_of(input)?;
+    let t = |o: Option<&Bound<'py, PyAny>>| o.map(tensor_of).transpose();
+    let (w, b, rm, rv) = (t(weight)?, t(bias)?, t(running_mean)?, t(running_var)?);
+    let y = x.batch_norm(rm.as_ref(), rv.as_ref(), w.as_ref(), b.as_ref(), training, momentum, eps).py()?;
+    wrap(py, y)
+}
+
 /// `_native_batch_norm(input, weight, bias, running_mean, running_var,
 /// training, momentum, eps) -> (output, save_mean, save_invstd)` (records
 /// `NativeBatchNormBackward0`; running statistics update in place); all
@@ -247,6 +270,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_fused_lstm_cell, m)?)?;
     m.add_function(wrap_pyfunction!(_fused_gru_cell, m)?)?;
     m.add_function(wrap_pyfunction!(_layer_norm, m)?)?;
+    m.add_function(wrap_pyfunction!(_batch_norm, m)?)?;
     m.add_function(wrap_pyfunction!(_native_batch_norm, m)?)?;
     m.add_function(wrap_pyfunction!(_native_group_norm, m)?)?;
     m.add_function(wrap_pyfunction!(_max_pool, m)?)?;

@@ -13,8 +13,11 @@ pub struct PyUntypedStorage {
 
 #[pymethods]
 impl PyUntypedStorage {
-    /// Address of the first byte.
+    /// Address of the first byte (0 for a `meta` storage, which has none).
     fn data_ptr(&self) -> usize {
+        if self.storage.device().is_meta() {
+            return 0;
+        }
         self.storage.as_ptr() as usize
     }
     /// Size in bytes.
@@ -41,7 +44,10 @@ impl PyUntypedStorage {
                 "index {i} out of range for storage of size {n}"
             )));
         }
-        // SAFETY: 0 <= j < nbytes.
+        if self.storage.device().is_meta() {
+            return Err(pyo3::exceptions::PyNotImplementedError::new_err("Not available for 'meta' device type"));
+        }
+        // SAFETY: 0 <= j < nbytes, and the storage has memory (not meta).
         Ok(unsafe { *self.storage.as_ptr().add(j as usize) })
     }
     fn __eq__(&self, other: &Bound<'_, PyAny>) -> bool {

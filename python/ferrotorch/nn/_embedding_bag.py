@@ -150,7 +150,7 @@ def _embedding_bag(weight, input, offsets, scale_grad_by_freq, mode, per_sample_
     offs = offsets.to(_C.int64)
     n_bags = offs.numel() - 1 if include_last_offset else offs.numel()
     n_bags = max(n_bags, 0)
-    if offs.numel() > 0:
+    if offs.numel() > 0 and offs.device.type != "meta":
         first = int(offs[0].item())
         if first != 0:
             raise RuntimeError(

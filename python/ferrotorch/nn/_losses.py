@@ -577,6 +577,13 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
         if v > T:
             raise RuntimeError(f"Expected input_lengths to have value at most {T}, but got value {v} "
                                "(while checking arguments for ctc_loss_allocate_outputs)")
+    if lp.device.type == "meta":
+        # shapes only (a meta tensor has no targets to align); connected to
+        # log_probs so that backward reaches it as on the CPU
+        per_sample = lp.sum((0, 2))
+        if reduction != "none":
+            return per_sample.sum()
+        return per_sample.squeeze(0) if unbatched else per_sample
     tg = targets.long()
     if unbatched and tg.dim() == 1:
         tg = tg.unsqueeze(0)

@@ -490,7 +490,8 @@ def _nll(input, target, weight, ignore_index, reduction):
     valid = target != ignore_index
     safe_t = _s.where(valid, target, _C.zeros_like(target))
     bad = (safe_t < 0) | (safe_t >= n_classes)
-    if bool(bad.any()):
+    # a meta target has no values to check (PyTorch's meta kernel skips it too)
+    if safe_t.device.type != "meta" and bool(bad.any()):
         raise IndexError(f"Target {safe_t[bad].reshape(-1)[0].item()} is out of bounds.")
     picked = input.gather(cd, safe_t.unsqueeze(cd)).squeeze(cd)
     w = valid.to(input.dtype)
@@ -1539,54 +1540,6 @@ def one_hot(tensor, num_classes=-1):
 # -- normalisation -----------------------------------------------------------------------------------
 
 
-def _affine(out, weight, bias, shape):
-    if weight is not None:
-        out = out * weight.reshape(shape)
-    if bias is not None:
-        out = out + bias.reshape(shape)
-    return out
-
-
-def _biased_var(x, dims, mean):
-    d = x - mean
-    return (d * d).mean(dims, keepdim=True)
-
-
-def _kernel_normalised(out, x, eps, layer, reduced=False):
-    """``out`` (the differentiable normalisation of ``x`` over its last dim)
-    with the values PyTorch's CPU group_norm/layer_norm kernels give.
-
-    Those kernels take the mean and variance from ``RowwiseMoments`` (a
-    vectorised Welford); its evaluation order decides whether values whose
-    squares overflow end in NaN or in a zero ``rstd``, so the statistics come
-    from ``_C._rowwise_moments``, which reproduces it. rstd is
-    ``1 / sqrt(max(var, 0) + eps)`` in double, rounded to the statistics'
-    dtype. The gradient is still that of ``out`` (a zero-valued term carries it);
-    where the kernel's value is NaN (NaN statistics: a non-finite input,
-    or moments that overflowed) PyTorch's backward multiplies by that NaN
-    mean/rstd, so the gradient is NaN there, whatever ``out``'s own gradient."""
-    if x.numel() == 0 or x.shape[-1] == 0:
-        return out
-    with _no_grad():
-        xd = x.detach()
-        km, kv = _C._rowwise_moments(xd.reshape(-1, xd.shape[-1]), reduced)
-        shape = list(xd.shape[:-1]) + [1]
-        km = km.reshape(shape)
-        rstd = (1.0 / (kv.double().clamp_min(0.0) + eps).sqrt()).to(km.dtype).reshape(shape)
-        xk = xd.to(km.dtype)
-        # layer_norm: x * rstd + (-mean * rstd); group_norm: (x - mean) * rstd
-        y = xk * rstd + (-km * rstd) if layer else (xk - km) * rstd
-        y = y.to(out.dtype)
-    if not out.requires_grad:
-        return y
-    od = out.detach()
-    ynan = y.isnan()
-    # A factor of 0/NaN (not a masked NaN product) keeps the NaN off the
-    # gradient of rows whose statistics are finite.
-    nan_rows = _C._where(ynan, (out - od) * _C._where(ynan, math.nan, 0.0), 0)
-    return _C._where(od.isfinite(), out - od, 0) + nan_rows + y
-
-
 def _reduced(t):
     # float16/bfloat16 inputs: PyTorch's CPU norm kernels compute statistics and
     # the normalisation in float32 and round the result once
@@ -1598,29 +1551,9 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     if isinstance(normalized_shape, int):
         normalized_shape = (normalized_shape,)
     normalized_shape = tuple(normalized_shape)
-    if input.device.type in ("cpu", "meta"):
-        # One native op (NativeLayerNormBackward0): statistics, output and the
-        # three gradients in Rust; it also makes PyTorch's argument checks.
-        return _C._layer_norm(input, list(normalized_shape), weight, bias, float(eps))
-    n = len(normalized_shape)
-    if n == 0 or input.dim() < n or tuple(input.shape[input.dim() - n:]) != normalized_shape:
-        raise RuntimeError(
-            f"Given normalized_shape={list(normalized_shape)}, expected input with shape "
-            f"[*, {', '.join(str(v) for v in normalized_shape)}], but got input of size{list(input.shape)}"
-        )
-    return _layer_norm(input, normalized_shape, weight, bias, eps)
-
-
-def _layer_norm(input, normalized_shape, weight, bias, eps, reduced=False):
-    n = len(normalized_shape)
-    if _reduced(input):
-        return _layer_norm(input.float(), normalized_shape, weight, bias, eps, True).to(input.dtype)
-    dims = tuple(range(-n, 0))
-    mean = input.mean(dims, keepdim=True)
-    out = (input - mean) / (_biased_var(input, dims, mean) + eps).sqrt()
-    rows = input.reshape(-1, math.prod(normalized_shape)) if input.numel() else input
-    out = _kernel_normalised(out.reshape(rows.shape), rows, eps, True, reduced).reshape(input.shape) if input.numel() else out
-    return _affine(out, weight, bias, normalized_shape)
+    # One native op (NativeLayerNormBackward0): statistics, output and the
+    # three gradients on the tensor's backend; it also makes PyTorch's argument checks.
+    return _C._layer_norm(input, list(normalized_shape), weight, bias, float(eps))
 
 
 def rms_norm(input, normalized_shape, weight=None, eps=None):
@@ -1648,10 +1581,6 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     return out * weight if weight is not None else out
 
 
-def _stats_shape(input):
-    return [1, input.shape[1]] + [1] * (input.dim() - 2)
-
-
 def _verify_batch_size(size):
     """PyTorch's check that a normalisation has more than one value per channel."""
     prod = size[0]
@@ -1669,39 +1598,9 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     """
     if training:
         _verify_batch_size(input.shape)
-    if input.device.type in ("cpu", "meta"):
-        # One native op (NativeBatchNormBackward0): statistics, running-stat
-        # updates, output and the three gradients in Rust, with ATen's checks.
-        return _C._native_batch_norm(input, weight, bias, running_mean, running_var, bool(training),
-                                     float(momentum), float(eps))[0]
-    dims = (0,) + tuple(range(2, input.dim()))
-    shape = _stats_shape(input)
-    if training or running_mean is None:
-        # Batch statistics in a wider type: float32 in float64 (a float32 sum or
-        # (x - mean)^2 overflows, to a NaN output, long before the normalised
-        # value stops being finite); float16/bfloat16 in float32 as PyTorch's
-        # kernel, which rounds mean and 1/std to the input's type before
-        # normalising in float32.
-        reduced = input.dtype in (_C.float16, _C.bfloat16)
-        wide = input.double() if input.dtype == _C.float32 else input.float() if reduced else input
-        mean = wide.mean(dims, keepdim=True)
-        var = _biased_var(wide, dims, mean)
-        n = input.numel() // input.shape[1]
-        if training and running_mean is not None:
-            with _no_grad():
-                running_mean.mul_(1 - momentum).add_((mean.detach().reshape(-1) * momentum).to(running_mean.dtype))
-                running_var.mul_(1 - momentum).add_(
-                    (var.detach().reshape(-1) * (momentum * n / max(n - 1, 1))).to(running_var.dtype))
-        if reduced:
-            m = mean.to(input.dtype).float()
-            r = (var + eps).rsqrt().to(input.dtype).float()
-            out = ((wide - m) * r).to(input.dtype)
-        else:
-            out = ((wide - mean) / (var + eps).sqrt()).to(input.dtype)
-    else:
-        mean, var = running_mean.reshape(shape), running_var.reshape(shape)
-        out = (input - mean) / (var + eps).sqrt()
-    return _affine(out, weight, bias, shape)
+    # One native op (NativeBatchNormBackward0): statistics, running-stat
+    # updates, output and the three gradients on the tensor's backend, with ATen's checks.
+    return _C._batch_norm(input, weight, bias, running_mean, running_var, bool(training), float(momentum), float(eps))
 
 
 def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True,
@@ -1711,31 +1610,14 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
     With ``use_input_stats=False`` the running statistics are used instead; otherwise they are
     updated (if given) with the batch average of the per-instance statistics.
     """
-    shape = _stats_shape(input)
     if use_input_stats:
         spatial = math.prod(input.shape[2:])
         if spatial == 1:
             raise ValueError(f"Expected more than 1 spatial element when training, got input size {input.shape}")
-    if input.device.type == "cpu":
-        # ATen's instance_norm: batch_norm over the (1, N*C, ...) view with
-        # repeated parameters (NativeBatchNormBackward0 under a view).
-        from .._nn_aliases import instance_norm as _aten_instance_norm
-        return _aten_instance_norm(input, weight, bias, running_mean, running_var, use_input_stats, momentum, eps, False)
-    if use_input_stats:
-        dims = tuple(range(2, input.dim()))
-        mean = input.mean(dims, keepdim=True)
-        var = _biased_var(input, dims, mean)
-        if running_mean is not None or running_var is not None:
-            with _no_grad():
-                if running_mean is not None:
-                    running_mean.mul_(1 - momentum).add_(mean.detach().mean(0).reshape(-1) * momentum)
-                if running_var is not None:
-                    unbiased = var.detach().mean(0).reshape(-1) * (spatial / max(spatial - 1, 1))
-                    running_var.mul_(1 - momentum).add_(unbiased * momentum)
-    else:
-        mean, var = running_mean.reshape(shape), running_var.reshape(shape)
-    out = (input - mean) / (var + eps).sqrt()
-    return _affine(out, weight, bias, shape)
+    # ATen's instance_norm: batch_norm over the (1, N*C, ...) view with
+    # repeated parameters (NativeBatchNormBackward0 under a view).
+    from .._nn_aliases import instance_norm as _aten_instance_norm
+    return _aten_instance_norm(input, weight, bias, running_mean, running_var, use_input_stats, momentum, eps, False)
 
 
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
@@ -1745,25 +1627,8 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     n, c = input.shape[0], input.shape[1]
     # PyTorch's order: this check first (num_groups=0 divides by zero here too)
     _verify_batch_size([n * c // num_groups, num_groups] + list(input.shape[2:]))
-    if input.device.type in ("cpu", "meta"):
-        # One native op (NativeGroupNormBackward0) making ATen's checks.
-        return _C._native_group_norm(input, num_groups, weight, bias, float(eps))[0]
-    if num_groups <= 0 or c % num_groups:
-        raise RuntimeError(
-            f"Expected number of channels in input to be divisible by num_groups, but got input of shape "
-            f"{list(input.shape)} and num_groups={num_groups}"
-        )
-    return _group_norm(input, num_groups, weight, bias, eps)
-
-
-def _group_norm(input, num_groups, weight, bias, eps, reduced=False):
-    n = input.shape[0]
-    if _reduced(input):
-        return _group_norm(input.float(), num_groups, weight, bias, eps, True).to(input.dtype)
-    x = input.reshape(n, num_groups, -1)
-    mean = x.mean(-1, keepdim=True)
-    out = _kernel_normalised((x - mean) / (_biased_var(x, -1, mean) + eps).sqrt(), x, eps, False, reduced).reshape(input.shape)
-    return _affine(out, weight, bias, _stats_shape(input))
+    # One native op (NativeGroupNormBackward0) making ATen's checks.
+    return _C._native_group_norm(input, num_groups, weight, bias, float(eps))[0]
 
 
 def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):

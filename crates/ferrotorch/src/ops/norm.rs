@@ -265,7 +265,27 @@ impl Tensor {
         momentum: f64,
         eps: f64,
     ) -> Result<Tensor> {
+        // ATen's `_batch_norm_impl_index`: an empty input (with a channel
+        // dim) returns before any dtype check, so an integer one passes.
+        if self.ndim() >= 2 && self.numel() == 0 {
+            let ts: Vec<&Tensor> = [Some(self), weight, bias, running_mean, running_var].into_iter().flatten().collect();
+            super::common_device(&ts)?;
+            return self.empty_batch_norm(weight, bias);
+        }
         Ok(self.native_batch_norm(weight, bias, running_mean, running_var, training, momentum, eps)?.0)
+    }
+
+    /// ATen's result for an empty input: a copy, scaled by `weight[0]` and
+    /// shifted by `bias[0]` (with type promotion).
+    fn empty_batch_norm(&self, weight: Option<&Tensor>, bias: Option<&Tensor>) -> Result<Tensor> {
+        let mut out = self.clone_data()?;
+        if let Some(w) = weight.filter(|w| w.numel() > 0) {
+            out = out.mul(&w.reshape(&[-1])?.select(0, 0)?)?;
+        }
+        if let Some(b) = bias.filter(|b| b.numel() > 0) {
+            out = out.add(&b.reshape(&[-1])?.select(0, 0)?)?;
+        }
+        Ok(out)
     }
 
     /// `native_batch_norm(input, weight, bias, running_mean, running_var,
@@ -320,14 +340,7 @@ impl Tensor {
             }
         }
         if self.numel() == 0 {
-            // ATen's empty-input result: a copy, scaled by weight[0] and shifted by bias[0].
-            let mut out = self.clone_data()?;
-            if let Some(w) = weight.filter(|w| w.numel() > 0) {
-                out = out.mul(&w.reshape(&[-1])?.select(0, 0)?)?;
-            }
-            if let Some(b) = bias.filter(|b| b.numel() > 0) {
-                out = out.add(&b.reshape(&[-1])?.select(0, 0)?)?;
-            }
+            let out = self.empty_batch_norm(weight, bias)?;
             let (c, cdt) = (self.shape()[1], norm_compute_dtype(dt));
             let e = || if device.is_meta() { Tensor::empty(&[c], cdt, device) } else { Tensor::empty(&[0], pdt, device) };
             return Ok((out, e()?, e()?));
@@ -447,10 +460,14 @@ impl Tensor {
             }
         }
         let dt = self.dtype();
+        let params: Vec<&Tensor> = [weight, bias].into_iter().flatten().collect();
+        // ATen's mixed-dtype check comes before its kernel's dtype dispatch.
+        if !dt.is_floating_point() && params.iter().any(|p| p.dtype() != dt) {
+            return Err(Error::runtime("mixed dtype (CPU): all inputs must share same datatype."));
+        }
         if !dt.is_floating_point() {
             return Err(Error::not_implemented(format!("\"GroupNormKernelImpl\" not implemented for '{}'", pretty(dt))));
         }
-        let params: Vec<&Tensor> = [weight, bias].into_iter().flatten().collect();
         let pdt = check_param_dtypes(dt, &params)?;
         let cdt = norm_compute_dtype(dt);
         let shape = Ncs::of(self.shape());
