@@ -146,3 +146,57 @@ def test_cnn_forward_and_backward_on_meta():
     assert len(g1) == len(g2)
     for a, b in zip(g1, g2):
         _same_meta(a, b, strides=True)
+
+
+# Composite ops whose CPU path checks or reads values: on meta they skip the value checks
+# (as PyTorch's meta kernels do) and give PyTorch's output metadata.
+COMPOSITES = [
+    lambda lib: lib.nn.functional.cross_entropy(lib.empty(3, 5, device="meta"), lib.empty(3, dtype=lib.long, device="meta")),
+    lambda lib: lib.nn.functional.nll_loss(lib.empty(3, 5, device="meta"), lib.empty(3, dtype=lib.long, device="meta"), reduction="none"),
+    lambda lib: lib.multinomial(lib.empty(3, 4, device="meta"), 2),
+    lambda lib: lib.multinomial(lib.empty(4, device="meta"), 3, replacement=True),
+    lambda lib: lib.bernoulli(lib.empty(3, 2, device="meta")),
+    lambda lib: lib.nn.functional.embedding_bag(
+        lib.empty(4, dtype=lib.long, device="meta"), lib.empty(5, 3, device="meta"), lib.empty(2, dtype=lib.long, device="meta")),
+    lambda lib: lib.nn.functional.embedding_bag(
+        lib.empty(4, dtype=lib.long, device="meta"), lib.empty(5, 3, device="meta"), lib.empty(2, dtype=lib.long, device="meta"),
+        mode="max"),
+    lambda lib: lib.nn.functional.ctc_loss(
+        lib.empty(5, 2, 4, device="meta"), lib.empty(2, 3, dtype=lib.long, device="meta"), [5, 5], [3, 3]),
+    lambda lib: lib.nn.functional.ctc_loss(
+        lib.empty(5, 2, 4, device="meta"), lib.empty(2, 3, dtype=lib.long, device="meta"), [5, 5], [3, 3], reduction="none"),
+    lambda lib: lib.linalg.svdvals(lib.empty(2, 3, 5, device="meta")),
+    lambda lib: lib.nn.functional.instance_norm(lib.empty(2, 3, 5, device="meta")),
+    lambda lib: lib.empty(2, 3, device="meta").repeat(2, 1, 2),
+    lambda lib: lib.empty(3, 4, device="meta").prod(),
+]
+
+
+@pytest.mark.parametrize("i", range(len(COMPOSITES)))
+def test_composites_on_meta(i):
+    _compare(lambda lib: COMPOSITES[i](lib), strides=True)
+
+
+@pytest.mark.parametrize("full", [True, False])
+@pytest.mark.parametrize("shape", [(2, 3, 5), (4, 2), (3, 3)])
+def test_svd_on_meta(shape, full):
+    (u1, s1, v1), (u2, s2, v2) = (lib.linalg.svd(lib.empty(*shape, device="meta"), full_matrices=full) for lib in (ft, torch))
+    for a, b in ((u1, u2), (s1, s2), (v1, v2)):
+        _same_meta(a, b, strides=True)
+
+
+def test_cumprod_backward_on_meta():
+    def run(lib):
+        x = lib.empty(3, 4, device="meta", requires_grad=True)
+        x.cumprod(1).sum().backward()
+        return x.grad
+    _same_meta(run(ft), run(torch), strides=True)
+
+
+def test_meta_storage_has_no_bytes():
+    s1, s2 = ft.empty(2, device="meta").untyped_storage(), torch.empty(2, device="meta").untyped_storage()
+    assert s1.data_ptr() == s2.data_ptr() == 0
+    with pytest.raises(NotImplementedError):
+        s2[0]
+    with pytest.raises(NotImplementedError):
+        s1[0]

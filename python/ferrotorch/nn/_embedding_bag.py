@@ -161,7 +161,7 @@ def _embedding_bag(weight, input, offsets, scale_grad_by_freq, mode, per_sample_
             raise RuntimeError(f"offsets[-1] can not be greater than input's length {n_len} but got offsets[-1] of "
                                f"{last}")
     idx = input.to(_C.int64)
-    if n_len:
+    if n_len and idx.device.type != "meta":  # a meta index has no values to check
         with _no_grad():
             if bool(((idx < 0) | (idx >= num)).any()):
                 raise RuntimeError(_INDEX_RANGE_MSG)
@@ -205,7 +205,8 @@ def _bag_max(rows, bag, keep, n_bags, n_len, dim, weight):
     with _no_grad():
         kept = keep.to(_C.int64)
         sizes = _C.zeros(n_bags, dtype=_C.int64, device=dev).index_add(0, bag, kept)
-        width = max(int(sizes.max().item()), 1)
+        # (a meta tensor has no sizes to read; any width gives the output's shape)
+        width = 1 if dev.type == "meta" else max(int(sizes.max().item()), 1)
         # Slot of each kept position inside its bag's row of a dense (n_bags, width) table.
         rank = kept.cumsum(0) - 1
         before = _C.zeros(n_bags, dtype=_C.int64, device=dev)
