@@ -17,8 +17,23 @@ fn dims(state: &ferrotorch_core::Layout) -> Result<(usize, usize)> {
     }
 }
 
-fn unsupported(dtype: DType) -> Error {
-    Error::runtime(format!("recurrent cell: no CPU kernel for {dtype:?}"))
+/// Runs `$body` with `$T` the float type of `$dtype` (the cells' kernels
+/// exist for float32 and float64).
+macro_rules! float_kernel {
+    ($dtype:expr, $T:ident => $body:expr) => {{
+        match $dtype {
+            DType::Float32 => {
+                type $T = f32;
+                $body
+            }
+            DType::Float64 => {
+                type $T = f64;
+                $body
+            }
+            other => return Err(Error::runtime(format!("recurrent cell: no CPU kernel for {other:?}"))),
+        }
+        Ok(())
+    }};
 }
 
 // SAFETY (every `unsafe` below): the op layer passes live contiguous
@@ -28,105 +43,65 @@ fn unsupported(dtype: DType) -> Error {
 impl RnnKernels for Cpu {
     fn lstm_cell(&self, dtype: DType, igates: Src, hgates: Src, cx: Src, hy: Dst, cy: Dst, workspace: Dst) -> Result<()> {
         let (batch, hidden) = dims(hy.layout)?;
-        macro_rules! run {
-            ($T:ty) => {
-                unsafe {
-                    k::lstm_forward::<$T>(
-                        elems(WHAT, igates)?,
-                        elems(WHAT, hgates)?,
-                        elems(WHAT, cx)?,
-                        elems_mut(WHAT, hy)?,
-                        elems_mut(WHAT, cy)?,
-                        elems_mut(WHAT, workspace)?,
-                        batch,
-                        hidden,
-                    )
-                }
-            };
-        }
-        match dtype {
-            DType::Float32 => run!(f32),
-            DType::Float64 => run!(f64),
-            other => return Err(unsupported(other)),
-        }
-        Ok(())
+        float_kernel!(dtype, T => unsafe {
+            k::lstm_forward::<T>(
+                elems(WHAT, igates)?,
+                elems(WHAT, hgates)?,
+                elems(WHAT, cx)?,
+                elems_mut(WHAT, hy)?,
+                elems_mut(WHAT, cy)?,
+                elems_mut(WHAT, workspace)?,
+                batch,
+                hidden,
+            )
+        })
     }
 
     fn lstm_cell_backward(&self, dtype: DType, workspace: Src, cx: Src, cy: Src, dhy: Option<Src>, dcy: Option<Src>, dgates: Dst, dcx: Dst) -> Result<()> {
         let (batch, hidden) = dims(dcx.layout)?;
-        macro_rules! run {
-            ($T:ty) => {
-                unsafe {
-                    k::lstm_backward::<$T>(
-                        elems(WHAT, workspace)?,
-                        elems(WHAT, cx)?,
-                        elems(WHAT, cy)?,
-                        dhy.map(|s| elems(WHAT, s)).transpose()?,
-                        dcy.map(|s| elems(WHAT, s)).transpose()?,
-                        elems_mut(WHAT, dgates)?,
-                        elems_mut(WHAT, dcx)?,
-                        batch,
-                        hidden,
-                    )
-                }
-            };
-        }
-        match dtype {
-            DType::Float32 => run!(f32),
-            DType::Float64 => run!(f64),
-            other => return Err(unsupported(other)),
-        }
-        Ok(())
+        float_kernel!(dtype, T => unsafe {
+            k::lstm_backward::<T>(
+                elems(WHAT, workspace)?,
+                elems(WHAT, cx)?,
+                elems(WHAT, cy)?,
+                dhy.map(|s| elems(WHAT, s)).transpose()?,
+                dcy.map(|s| elems(WHAT, s)).transpose()?,
+                elems_mut(WHAT, dgates)?,
+                elems_mut(WHAT, dcx)?,
+                batch,
+                hidden,
+            )
+        })
     }
 
     fn gru_cell(&self, dtype: DType, igates: Src, hgates: Src, hx: Src, hy: Dst, workspace: Dst) -> Result<()> {
         let (batch, hidden) = dims(hy.layout)?;
-        macro_rules! run {
-            ($T:ty) => {
-                unsafe {
-                    k::gru_forward::<$T>(
-                        elems(WHAT, igates)?,
-                        elems(WHAT, hgates)?,
-                        elems(WHAT, hx)?,
-                        elems_mut(WHAT, hy)?,
-                        elems_mut(WHAT, workspace)?,
-                        batch,
-                        hidden,
-                    )
-                }
-            };
-        }
-        match dtype {
-            DType::Float32 => run!(f32),
-            DType::Float64 => run!(f64),
-            other => return Err(unsupported(other)),
-        }
-        Ok(())
+        float_kernel!(dtype, T => unsafe {
+            k::gru_forward::<T>(
+                elems(WHAT, igates)?,
+                elems(WHAT, hgates)?,
+                elems(WHAT, hx)?,
+                elems_mut(WHAT, hy)?,
+                elems_mut(WHAT, workspace)?,
+                batch,
+                hidden,
+            )
+        })
     }
 
     fn gru_cell_backward(&self, dtype: DType, workspace: Src, hx: Src, dhy: Src, digates: Dst, dhgates: Dst, dhx: Dst) -> Result<()> {
         let (batch, hidden) = dims(dhx.layout)?;
-        macro_rules! run {
-            ($T:ty) => {
-                unsafe {
-                    k::gru_backward::<$T>(
-                        elems(WHAT, workspace)?,
-                        elems(WHAT, hx)?,
-                        elems(WHAT, dhy)?,
-                        elems_mut(WHAT, digates)?,
-                        elems_mut(WHAT, dhgates)?,
-                        elems_mut(WHAT, dhx)?,
-                        batch,
-                        hidden,
-                    )
-                }
-            };
-        }
-        match dtype {
-            DType::Float32 => run!(f32),
-            DType::Float64 => run!(f64),
-            other => return Err(unsupported(other)),
-        }
-        Ok(())
+        float_kernel!(dtype, T => unsafe {
+            k::gru_backward::<T>(
+                elems(WHAT, workspace)?,
+                elems(WHAT, hx)?,
+                elems(WHAT, dhy)?,
+                elems_mut(WHAT, digates)?,
+                elems_mut(WHAT, dhgates)?,
+                elems_mut(WHAT, dhx)?,
+                batch,
+                hidden,
+            )
+        })
     }
 }
