@@ -29,14 +29,14 @@ pub struct Layout {
 /// (and are both non-zero) decides, and equal strides put the larger dim
 /// outside. Layouts, kernels that follow PyTorch's visiting order, and
 /// `preserve_format` strides all take their order from here.
-pub fn iteration_order(shape: &[usize], operands: &[&[isize]]) -> Vec<usize> {
+pub fn iteration_order(shape: &[usize], operands: &[&[isize]]) -> Shape {
     sort_dims(shape, None, operands)
 }
 
 /// [`iteration_order`] for a reduction: the output's strides (0 on reduced
 /// dims) come first and put the reduced dims innermost, then the inputs decide
 /// as in [`iteration_order`] (TensorIterator with `is_reduction`).
-pub fn reduction_order(shape: &[usize], out: &[isize], inputs: &[&[isize]]) -> Vec<usize> {
+pub fn reduction_order(shape: &[usize], out: &[isize], inputs: &[&[isize]]) -> Shape {
     sort_dims(shape, Some(out), inputs)
 }
 
@@ -45,8 +45,8 @@ pub fn reduction_order(shape: &[usize], out: &[isize], inputs: &[&[isize]]) -> V
 /// through both as through one, or either has size 1. Returns the merged
 /// shape; `strides` (one list per operand, in the same dim order) are merged
 /// in place.
-pub fn coalesce_dims(shape: &[usize], strides: &mut [Vec<isize>]) -> Vec<usize> {
-    let mut shape = shape.to_vec();
+pub fn coalesce_dims(shape: &[usize], strides: &mut [Strides]) -> Shape {
+    let mut shape: Shape = shape.into();
     if shape.len() <= 1 {
         return shape;
     }
@@ -72,9 +72,9 @@ pub fn coalesce_dims(shape: &[usize], strides: &mut [Vec<isize>]) -> Vec<usize> 
     shape
 }
 
-fn sort_dims(shape: &[usize], reduced_out: Option<&[isize]>, operands: &[&[isize]]) -> Vec<usize> {
+fn sort_dims(shape: &[usize], reduced_out: Option<&[isize]>, operands: &[&[isize]]) -> Shape {
     let nd = shape.len();
-    let mut perm: Vec<usize> = (0..nd).rev().collect();
+    let mut perm: Shape = (0..nd).rev().collect();
     // 1: d0 goes outside d1, -1: inside, 0: undecided.
     let should_swap = |d0: usize, d1: usize| -> i32 {
         for (k, st) in reduced_out.iter().chain(operands).enumerate() {

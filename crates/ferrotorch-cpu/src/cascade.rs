@@ -23,7 +23,8 @@
 use crate::iter::GRAIN;
 use crate::{Dst, Src};
 use ferrotorch_core::layout::{coalesce_dims, contiguous_strides, reduction_order};
-use ferrotorch_core::{DType, Error, Result};
+use ferrotorch_core::{DType, Error, Result, Shape, Strides};
+use smallvec::SmallVec;
 use half::{bf16, f16};
 
 /// An accumulator: a float, or a vector of float lanes added lane by lane.
@@ -405,9 +406,9 @@ unsafe fn loop2d_split<T: SumElem>(inp: *const T, out: OutBuf<T>, out_base: isiz
 /// The iteration PyTorch builds: merged shape and the element strides of
 /// the output (into the dense kept-dims buffer) and the input.
 struct Iter {
-    shape: Vec<usize>,
-    out: Vec<isize>,
-    inp: Vec<isize>,
+    shape: Shape,
+    out: Strides,
+    inp: Strides,
 }
 
 impl Iter {
@@ -416,12 +417,12 @@ impl Iter {
         // The output PyTorch allocates: contiguous over the kept dims, stride 0
         // on reduced dims (keepdim=False inserts them as 0; keepdim=True keeps
         // a size-1 reduced input dim's contiguous stride).
-        let keep: Vec<usize> = (0..nd).map(|d| if dims[d] { 1 } else { shape[d] }).collect();
-        let out: Vec<isize> = if keepdim {
+        let keep: Shape = (0..nd).map(|d| if dims[d] { 1 } else { shape[d] }).collect();
+        let out: Strides = if keepdim {
             let cs = contiguous_strides(&keep);
             (0..nd).map(|d| if dims[d] && shape[d] != 1 { 0 } else { cs[d] }).collect()
         } else {
-            let kept: Vec<usize> = (0..nd).filter(|&d| !dims[d]).map(|d| shape[d]).collect();
+            let kept: Shape = (0..nd).filter(|&d| !dims[d]).map(|d| shape[d]).collect();
             let cs = contiguous_strides(&kept);
             let mut k = 0;
             (0..nd)
@@ -436,11 +437,10 @@ impl Iter {
                 .collect()
         };
         let perm = reduction_order(shape, &out, &[in_strides]);
-        let pshape: Vec<usize> = perm.iter().map(|&d| shape[d]).collect();
-        let mut st = vec![perm.iter().map(|&d| out[d]).collect::<Vec<_>>(), perm.iter().map(|&d| in_strides[d]).collect()];
+        let pshape: Shape = perm.iter().map(|&d| shape[d]).collect();
+        let mut st: [Strides; 2] = [perm.iter().map(|&d| out[d]).collect(), perm.iter().map(|&d| in_strides[d]).collect()];
         let shape = coalesce_dims(&pshape, &mut st);
-        let inp = st.pop().unwrap_or_default();
-        let out = st.pop().unwrap_or_default();
+        let [out, inp] = st;
         Iter { shape, out, inp }
     }
 
@@ -462,7 +462,7 @@ impl Iter {
             return;
         }
         // A mixed-radix counter over the dims, innermost first.
-        let mut values = vec![0usize; nd];
+        let mut values: Shape = SmallVec::from_elem(0, nd);
         let mut rem = lo;
         for d in 0..nd {
             values[d] = rem % self.shape[d];
@@ -500,7 +500,8 @@ impl Iter {
 fn sum_typed<T: SumElem + ferrotorch_core::Element>(a: Src, dims: &[bool], keepdim: bool, out: Dst) {
     let it = Iter::new(&a.layout.shape, &a.layout.strides, dims, keepdim);
     let kept: usize = a.layout.shape.iter().zip(dims).map(|(&s, &r)| if r { 1 } else { s }).product();
-    let mut buf = vec![T::zero_elem(); kept];
+    // Inline for the common full reduction: no heap allocation per call.
+    let mut buf: SmallVec<[T; 4]> = SmallVec::from_elem(T::zero_elem(), kept);
     let n = it.numel();
     // SAFETY: the layout's offset and strides address only elements of its
     // storage; Iter permutes and merges them without leaving that set.
@@ -532,10 +533,10 @@ fn sum_typed<T: SumElem + ferrotorch_core::Element>(a: Src, dims: &[bool], keepd
 
 /// Writes the dense kept-dims buffer into `out` (keepdim shape, any strides).
 fn write_kept<T: SumElem + ferrotorch_core::Element>(buf: &[T], a: Src, dims: &[bool], out: Dst) {
-    let keep: Vec<usize> = a.layout.shape.iter().zip(dims).map(|(&s, &r)| if r { 1 } else { s }).collect();
+    let keep: Shape = a.layout.shape.iter().zip(dims).map(|(&s, &r)| if r { 1 } else { s }).collect();
     let nd = keep.len();
-    let ost: Vec<isize> = if out.layout.shape.len() == nd { out.layout.strides.to_vec() } else { vec![0; nd] };
-    let mut idx = vec![0usize; nd];
+    let ost: Strides = if out.layout.shape.len() == nd { out.layout.strides.clone() } else { SmallVec::from_elem(0, nd) };
+    let mut idx: Shape = SmallVec::from_elem(0, nd);
     for &v in buf {
         let off = out.layout.offset as isize + idx.iter().zip(&ost).map(|(&i, &s)| i as isize * s).sum::<isize>();
         // SAFETY: `off` addresses an element of `out`'s keepdim layout.

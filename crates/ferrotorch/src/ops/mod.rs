@@ -39,6 +39,11 @@ impl Tensor {
     pub(crate) fn operand_as<'a>(&self, layout: &'a Layout) -> Src<'a> {
         Src { base: self.storage().raw_ptr(), layout }
     }
+    /// This tensor's storage seen through `layout` as the output of its
+    /// backend's kernel (a reduction's keepdim-shaped view of its result).
+    pub(crate) fn operand_mut_as<'a>(&self, layout: &'a Layout) -> Dst<'a> {
+        Dst { base: self.storage().raw_ptr(), layout }
+    }
     /// This tensor as the output of its backend's kernel.
     pub(crate) fn operand_mut(&self) -> Dst<'_> {
         Dst { base: self.storage().raw_ptr(), layout: self.layout() }

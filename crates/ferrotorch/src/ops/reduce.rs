@@ -60,7 +60,7 @@ impl Tensor {
     pub fn sum_dims(&self, dims: Option<&[i64]>, keepdim: bool, dtype: Option<DType>) -> Result<Tensor> {
         let out = self.sum_dims_raw(dims, keepdim, dtype)?;
         check_differentiable_dtype(self, &out)?;
-        if out.dtype().is_floating_point() {
+        if out.dtype().is_floating_point() && crate::autograd::needs_grad(&[self]) {
             let mask = reduced_dims(dims, self.ndim())?;
             let name = if dims.is_none() { "SumBackward0" } else { "SumBackward1" };
             let (shape, dt) = (self.shape().to_vec(), self.dtype());
@@ -162,14 +162,9 @@ fn cascade_sum(x: &Tensor, mask: &[bool], keepdim: bool) -> Result<Tensor> {
         let s = cascade_sum(&x.to_dtype_preserve(DType::Float32)?, mask, keepdim)?;
         return s.to_dtype(x.dtype());
     }
-    let keep: Vec<usize> = (0..x.ndim()).map(|d| if mask[d] { 1 } else { x.shape()[d] }).collect();
-    let out = Tensor::empty(&keep, x.dtype(), x.device())?;
-    out.backend()?.sum_float(x.operand(), x.dtype(), mask, keepdim, out.operand_mut())?;
-    if keepdim {
-        return Ok(out);
-    }
-    let drop: Vec<i64> = (0..x.ndim()).filter(|&d| !mask[d]).map(|d| x.shape()[d] as i64).collect();
-    out.reshape(&drop)
+    let (out, through) = super::reduction::reduced_output(x, mask, keepdim, x.dtype())?;
+    out.backend()?.sum_float(x.operand(), x.dtype(), mask, keepdim, out.operand_mut_as(&through))?;
+    Ok(out)
 }
 
 /// Broadcasts a reduction's gradient back over the reduced dims.

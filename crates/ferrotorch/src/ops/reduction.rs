@@ -17,37 +17,43 @@ use crate::Tensor;
 use ferrotorch_core::error::wrap_dim;
 use ferrotorch_core::op::norm::MomentsSpec;
 use ferrotorch_core::op::{ArgKind, CumKind, ReduceKind};
-use ferrotorch_core::{DType, Error, Result, Scalar};
+use ferrotorch_core::{DType, Error, Layout, Result, Scalar, Shape};
+
+/// A fresh result of a reduction of `x` over the dims in `mask` (without
+/// them unless `keepdim`), in `dtype`, and the keepdim-shaped layout of its
+/// storage that the backend's kernels write through: dropping size-1 dims of
+/// a contiguous layout leaves its memory order, so the result needs no view
+/// (it has no `_base`, as PyTorch's has none).
+pub(crate) fn reduced_output(x: &Tensor, mask: &[bool], keepdim: bool, dtype: DType) -> Result<(Tensor, Layout)> {
+    let keep: Shape = (0..x.ndim()).map(|d| if mask[d] { 1 } else { x.shape()[d] }).collect();
+    let through = Layout::contiguous(&keep);
+    let out = if keepdim {
+        Tensor::empty(&keep, dtype, x.device())?
+    } else {
+        let kept: Shape = (0..x.ndim()).filter(|&d| !mask[d]).map(|d| x.shape()[d]).collect();
+        Tensor::empty(&kept, dtype, x.device())?
+    };
+    Ok((out, through))
+}
 
 /// `kind` of `x` over the dims in `mask` by the backend's strided reduction
 /// (no copy of the input), as a tensor of `out_dtype` with or without the
 /// reduced dims.
 pub(crate) fn reduce_engine(x: &Tensor, mask: &[bool], kind: ReduceKind, out_dtype: DType, keepdim: bool) -> Result<Tensor> {
-    let keep: Vec<usize> = (0..x.ndim()).map(|d| if mask[d] { 1 } else { x.shape()[d] }).collect();
-    let out = Tensor::empty(&keep, out_dtype, x.device())?;
-    out.backend()?.reduce(kind, x.operand(), x.dtype(), mask, out.operand_mut(), out_dtype)?;
-    drop_reduced(out, x, mask, keepdim)
+    let (out, through) = reduced_output(x, mask, keepdim, out_dtype)?;
+    out.backend()?.reduce(kind, x.operand(), x.dtype(), mask, out.operand_mut_as(&through), out_dtype)?;
+    Ok(out)
 }
 
 /// Values (in `x`'s dtype) and int64 indices of the max/min of `x` along the
 /// one dim in `mask`, by the engine's argmax/argmin.
 fn arg_engine(x: &Tensor, mask: &[bool], max: bool, keepdim: bool, values: bool) -> Result<(Option<Tensor>, Tensor)> {
-    let keep: Vec<usize> = (0..x.ndim()).map(|d| if mask[d] { 1 } else { x.shape()[d] }).collect();
-    let idx = Tensor::empty(&keep, DType::Int64, x.device())?;
-    let vals = if values { Some(Tensor::empty(&keep, x.dtype(), x.device())?) } else { None };
+    let (idx, through) = reduced_output(x, mask, keepdim, DType::Int64)?;
+    let vals = if values { Some(reduced_output(x, mask, keepdim, x.dtype())?.0) } else { None };
     let kind = if max { ArgKind::Max } else { ArgKind::Min };
-    idx.backend()?.reduce_arg(kind, x.operand(), x.dtype(), mask, vals.as_ref().map(|v| v.operand_mut()), idx.operand_mut())?;
-    let vals = vals.map(|v| drop_reduced(v, x, mask, keepdim)).transpose()?;
-    Ok((vals, drop_reduced(idx, x, mask, keepdim)?))
-}
-
-/// A keepdim-shaped fresh result, viewed without the reduced dims unless `keepdim`.
-fn drop_reduced(out: Tensor, x: &Tensor, mask: &[bool], keepdim: bool) -> Result<Tensor> {
-    if keepdim {
-        return Ok(out);
-    }
-    let drop: Vec<i64> = (0..x.ndim()).filter(|&d| !mask[d]).map(|d| x.shape()[d] as i64).collect();
-    out.reshape(&drop)
+    let vd = vals.as_ref().map(|v| v.operand_mut_as(&through));
+    idx.backend()?.reduce_arg(kind, x.operand(), x.dtype(), mask, vd, idx.operand_mut_as(&through))?;
+    Ok((vals, idx))
 }
 
 /// One dim as a mask.
@@ -358,10 +364,9 @@ impl Tensor {
         }
         let _no_grad = GradModeGuard::new(false);
         let mask = reduced_dims(dims, self.ndim())?;
-        let keep: Vec<usize> = (0..self.ndim()).map(|d| if mask[d] { 1 } else { self.shape()[d] }).collect();
-        let v = Tensor::empty(&keep, self.dtype(), self.device())?;
-        v.backend()?.var_mean(self.operand(), self.dtype(), &mask, correction, std, v.operand_mut(), None)?;
-        drop_reduced(v, self, &mask, keepdim)
+        let (v, through) = reduced_output(self, &mask, keepdim, self.dtype())?;
+        v.backend()?.var_mean(self.operand(), self.dtype(), &mask, correction, std, v.operand_mut_as(&through), None)?;
+        Ok(v)
     }
 
     /// Variance and mean without autograd, by Welford's recurrence in `f64`.
@@ -375,11 +380,10 @@ impl Tensor {
         }
         let _no_grad = GradModeGuard::new(false);
         let mask = reduced_dims(dims, self.ndim())?;
-        let keep: Vec<usize> = (0..self.ndim()).map(|d| if mask[d] { 1 } else { self.shape()[d] }).collect();
-        let v = Tensor::empty(&keep, self.dtype(), self.device())?;
-        let m = Tensor::empty(&keep, self.dtype(), self.device())?;
-        v.backend()?.var_mean(self.operand(), self.dtype(), &mask, correction, std, v.operand_mut(), Some(m.operand_mut()))?;
-        Ok((drop_reduced(v, self, &mask, keepdim)?, drop_reduced(m, self, &mask, keepdim)?))
+        let (v, through) = reduced_output(self, &mask, keepdim, self.dtype())?;
+        let m = reduced_output(self, &mask, keepdim, self.dtype())?.0;
+        v.backend()?.var_mean(self.operand(), self.dtype(), &mask, correction, std, v.operand_mut_as(&through), Some(m.operand_mut_as(&through)))?;
+        Ok((v, m))
     }
 
     /// `linalg.vector_norm(x, ord, dim, keepdim, dtype)`. Records `LinalgVectorNormBackward0`.
