@@ -480,3 +480,20 @@ def test_amax_amin_column_and_row_modes_propagate_nan_like_torch(dtype):
             want = getattr(torch.from_numpy(a), name)(dim).numpy()
             np.testing.assert_array_equal(got, want)
     np.testing.assert_array_equal(ft.from_numpy(a).t().amax(1).numpy(), torch.from_numpy(a).t().amax(1).numpy())
+
+
+@pytest.mark.parametrize("f", [
+    lambda t, x: x.sum(), lambda t, x: x.sum(1), lambda t, x: x.sum((0, 1), keepdim=True), lambda t, x: x.amax(0),
+    lambda t, x: x.max(1)[0], lambda t, x: x.max(1)[1], lambda t, x: x.var(1), lambda t, x: x.std(),
+    lambda t, x: x.prod(), lambda t, x: x.mean(0), lambda t, x: x.argmax(1), lambda t, x: x.logsumexp(1),
+    lambda t, x: x.norm(dim=1), lambda t, x: x.all(1), lambda t, x: t.var_mean(x, 1)[1],
+    lambda t, x: x.to(t.int64).sum(0),
+])
+def test_reduction_results_are_not_views(f):
+    # A reduction's result is a fresh tensor in PyTorch (no `_base`), with its
+    # own contiguous strides, whether or not the reduced dims are kept.
+    a = np.arange(12, dtype=np.float32).reshape(3, 4) / 7
+    ours, ref = f(ft, ft.tensor(a)), f(torch, torch.tensor(a))
+    assert (ours._base is None) == (ref._base is None) == True  # noqa: E712
+    assert tuple(ours.shape) == tuple(ref.shape) and tuple(ours.stride()) == tuple(ref.stride())
+    np.testing.assert_allclose(ours.numpy(), ref.numpy(), rtol=1e-6)
