@@ -669,7 +669,7 @@ impl Tensor {
     /// backward formulas). A matrix holding NaN fails with
     /// [`ErrorKind::LinAlg`](ferrotorch_core::ErrorKind::LinAlg); one
     /// holding infinities gives NaN factors. Runs on the tensor's backend
-    /// ([`LinalgKernels`]).
+    /// ([`LinalgKernels`](ferrotorch_core::backend::LinalgKernels)).
     ///
     /// ```
     /// use ferrotorch::Tensor;
