@@ -1,8 +1,8 @@
 """``torch.linalg``: vector and matrix norms over ferrotorch's reductions.
 
 Matrix norms that need singular values (``ord=2``, ``-2`` and ``'nuc'``) use
-``svdvals`` (one-sided Jacobi in double precision, see ``_svd``), which is
-meant for small matrices.
+``svdvals`` (the native one-sided Jacobi in double precision, see ``_svd``),
+which is meant for small matrices.
 """
 
 import math

@@ -18,6 +18,9 @@ pub enum ErrorKind {
     NotImplemented,
     /// `torch.OutOfMemoryError` (a `RuntimeError` subclass).
     OutOfMemory,
+    /// `torch.linalg.LinAlgError` (a `RuntimeError` subclass): a
+    /// decomposition failed on the values of its input.
+    LinAlg,
 }
 
 /// An error with the message PyTorch would print.
@@ -53,6 +56,10 @@ impl Error {
     /// A `torch.OutOfMemoryError`.
     pub fn out_of_memory(msg: impl Into<String>) -> Self {
         Error { kind: ErrorKind::OutOfMemory, msg: msg.into() }
+    }
+    /// A `torch.linalg.LinAlgError`.
+    pub fn linalg(msg: impl Into<String>) -> Self {
+        Error { kind: ErrorKind::LinAlg, msg: msg.into() }
     }
 }
 

@@ -14,6 +14,7 @@ pub mod dense;
 pub mod elementwise;
 pub mod index;
 pub mod iter;
+pub mod linalg;
 pub mod matmul;
 pub mod nn;
 pub mod norm;

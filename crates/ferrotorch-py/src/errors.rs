@@ -5,6 +5,12 @@ use pyo3::exceptions::{PyIndexError, PyNotImplementedError, PyRuntimeError, PyTy
 use pyo3::PyErr;
 
 pyo3::create_exception!(ferrotorch, OutOfMemoryError, PyRuntimeError, "The caching allocator could not satisfy a request.");
+// PyTorch's class is `torch._C._LinAlgError`, exposed as `torch.linalg.LinAlgError`.
+#[allow(non_camel_case_types)]
+mod linalg_error {
+    pyo3::create_exception!(torch._C, _LinAlgError, pyo3::exceptions::PyRuntimeError, "Error from a linear algebra routine (`torch.linalg.LinAlgError`).");
+}
+pub use linalg_error::_LinAlgError as LinAlgError;
 
 /// Converts an engine error to the exception type PyTorch raises for it.
 pub fn to_py(e: Error) -> PyErr {
@@ -15,6 +21,7 @@ pub fn to_py(e: Error) -> PyErr {
         ErrorKind::Value => PyValueError::new_err(e.msg),
         ErrorKind::NotImplemented => PyNotImplementedError::new_err(e.msg),
         ErrorKind::OutOfMemory => OutOfMemoryError::new_err(e.msg),
+        ErrorKind::LinAlg => LinAlgError::new_err(e.msg),
     }
 }
 

@@ -49,6 +49,7 @@ fn _C(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(autograd::_detach_, m)?)?;
     autograd::register(m)?;
     m.add("OutOfMemoryError", py.get_type::<errors::OutOfMemoryError>())?;
+    m.add("_LinAlgError", py.get_type::<errors::LinAlgError>())?;
     // The panic guard: `ferrotorch/__init__.py` makes this a RuntimeError.
     m.add("_PanicException", py.get_type::<pyo3::panic::PanicException>())?;
     for d in ferrotorch::DType::ALL {

@@ -87,3 +87,23 @@ fn matmul_gradients_match_closed_form() {
     // d/dA sum(A @ 1) = 1 @ 1^T = 2 everywhere
     assert_eq!(a.grad().unwrap().to_vec::<f64>().unwrap(), vec![2.0; 4]);
 }
+
+#[test]
+fn svd_layouts_and_errors() {
+    // PyTorch's strides: U column-major, Vh row-major (its meta kernel's).
+    let a = Tensor::empty(&[2, 3, 5], DType::Float32, Device::META).unwrap();
+    let (u, s, vh) = a.linalg_svd(true).unwrap();
+    assert_eq!((u.shape(), u.strides()), (&[2usize, 3, 3][..], &[9isize, 1, 3][..]));
+    assert_eq!((s.shape(), s.strides()), (&[2usize, 3][..], &[3isize, 1][..]));
+    assert_eq!((vh.shape(), vh.strides()), (&[2usize, 5, 5][..], &[25isize, 5, 1][..]));
+    // A full factor of a matrix with no singular values is the identity.
+    let (u, s, _) = Tensor::zeros(&[2, 0], DType::Float64, Device::CPU).unwrap().linalg_svd(true).unwrap();
+    assert_eq!(s.numel(), 0);
+    assert_eq!(u.to_vec::<f64>().unwrap(), vec![1.0, 0.0, 0.0, 1.0]);
+    let nan = Tensor::from_vec(vec![1.0f64, 0.0, 0.0, 1.0, f64::NAN, 0.0, 0.0, 1.0], &[2, 2, 2]).unwrap();
+    let e = nan.linalg_svdvals().unwrap_err();
+    assert_eq!(e.kind, ferrotorch::ErrorKind::LinAlg);
+    assert!(e.msg.starts_with("linalg.svd: (Batch element 1): The algorithm failed to converge"), "{}", e.msg);
+    let i = Tensor::from_vec(vec![1i64, 2, 3, 4], &[2, 2]).unwrap();
+    assert_eq!(i.linalg_svd(false).unwrap_err().kind, ferrotorch::ErrorKind::Runtime);
+}

@@ -22,6 +22,7 @@
 mod conv;
 mod factory;
 mod index;
+mod linalg;
 mod norm;
 mod optim;
 mod pool;
@@ -31,6 +32,7 @@ mod sort;
 pub use conv::ConvKernels;
 pub use factory::FactoryKernels;
 pub use index::{IndexKernels, IndexTerm};
+pub use linalg::LinalgKernels;
 pub use norm::{NormGrads, NormKernels};
 pub use optim::{OptimKernels, ParamOperands};
 pub use pool::PoolKernels;
@@ -70,7 +72,7 @@ pub struct Dst<'a> {
 /// inputs' layouts to the output's shape, and converted inputs to the dtype
 /// the op computes in.
 pub trait Backend:
-    Send + Sync + ConvKernels + FactoryKernels + IndexKernels + NormKernels + OptimKernels + PoolKernels + RnnKernels + SortKernels
+    Send + Sync + ConvKernels + FactoryKernels + IndexKernels + LinalgKernels + NormKernels + OptimKernels + PoolKernels + RnnKernels + SortKernels
 {
     /// The device type this backend serves.
     fn device_type(&self) -> DeviceType;

@@ -11,6 +11,7 @@
 pub mod conv;
 pub mod factory;
 pub mod index;
+pub mod linalg;
 pub mod norm;
 pub mod optim;
 pub mod pool;

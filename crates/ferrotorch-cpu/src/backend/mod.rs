@@ -4,6 +4,7 @@
 mod conv;
 mod factory;
 mod index;
+mod linalg;
 mod norm;
 mod optim;
 mod pool;

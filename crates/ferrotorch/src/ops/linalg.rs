@@ -1,9 +1,11 @@
-//! Matrix products: `mm`, `bmm`, `matmul` (PyTorch's rules for 1-D/2-D/N-D).
+//! Matrix products: `mm`, `bmm`, `matmul` (PyTorch's rules for 1-D/2-D/N-D),
+//! and the singular value decomposition (`linalg.svd`, `linalg.svdvals`).
 
 use super::common_device;
 use super::creation::pretty;
 use crate::Tensor;
 use ferrotorch_core::layout::{broadcast_shapes, fmt_shape};
+use ferrotorch_core::op::linalg::SvdSpec;
 use ferrotorch_core::{DType, Error, Result, Scalar};
 use super::arith_grad::{g0, reduce_grad};
 use crate::autograd::{record, rule, GradModeGuard, SavedTensor};
@@ -649,4 +651,100 @@ fn should_fold(a: &Tensor, b: &Tensor) -> bool {
         strides.swap(dim_t1 - 2, dim_t1 - 1);
     }
     (0..dim_t1 - 2).all(|i| strides[i] == strides[i + 1] * shape[i + 1] as isize)
+}
+
+/// The factors `(U, S, Vh)` of [`Tensor::linalg_svd`].
+pub type SvdFactors = (Tensor, Tensor, Tensor);
+
+impl Tensor {
+    /// `torch.linalg.svd(A, full_matrices)`: `A = U diag(S) Vh` for `A` of
+    /// shape `(*, m, n)` (float32 or float64), batched over the leading
+    /// dims, with `S` `(*, k)` (`k = min(m, n)`) descending and `U`, `Vh`
+    /// with orthonormal columns and rows.
+    ///
+    /// With `full_matrices` `U` is `(*, m, m)` and `Vh` `(*, n, n)`, else
+    /// `(*, m, k)` and `(*, k, n)`. `U` is column-major and `Vh` row-major,
+    /// the strides PyTorch's meta kernel gives them. The results are
+    /// detached: no gradient is recorded (the Python layer adds the
+    /// backward formulas). A matrix holding NaN fails with
+    /// [`ErrorKind::LinAlg`](ferrotorch_core::ErrorKind::LinAlg); one
+    /// holding infinities gives NaN factors. Runs on the tensor's backend
+    /// ([`LinalgKernels`](ferrotorch_core::backend::LinalgKernels)).
+    ///
+    /// ```
+    /// use ferrotorch::Tensor;
+    /// # fn main() -> ferrotorch::Result<()> {
+    /// let a = Tensor::from_vec(vec![3.0f64, 0.0, 0.0, -2.0], &[2, 2])?;
+    /// let (u, s, vh) = a.linalg_svd(false)?;
+    /// assert_eq!(s.to_f64_vec()?, vec![3.0, 2.0]);
+    /// let back = u.mul(&s.unsqueeze(0)?)?.matmul(&vh)?;
+    /// assert_eq!(back.to_f64_vec()?, a.to_f64_vec()?);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn linalg_svd(&self, full_matrices: bool) -> Result<SvdFactors> {
+        let (s, uv) = svd_impl(self, true, full_matrices)?;
+        let (ut, vh) = uv.ok_or_else(|| Error::runtime("linalg.svd: the factors were not computed"))?;
+        Ok((ut.transpose(-2, -1)?, s, vh))
+    }
+
+    /// `torch.linalg.svdvals(A)`: the singular values of `A` (`(*, m, n)`,
+    /// float32 or float64), descending, shape `(*, min(m, n))`; detached,
+    /// as [`linalg_svd`](Self::linalg_svd), whose `S` it equals.
+    ///
+    /// ```
+    /// use ferrotorch::Tensor;
+    /// # fn main() -> ferrotorch::Result<()> {
+    /// let a = Tensor::from_vec(vec![0.0f64, 2.0, 0.0, 1.0, 0.0, 0.0], &[2, 3])?;
+    /// assert_eq!(a.linalg_svdvals()?.to_f64_vec()?, vec![2.0, 1.0]);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn linalg_svdvals(&self) -> Result<Tensor> {
+        Ok(svd_impl(self, false, false)?.0)
+    }
+}
+
+/// PyTorch's checks of an SVD input, in its order.
+fn check_svd_input(a: &Tensor) -> Result<()> {
+    if !a.dtype().is_floating_point() {
+        return Err(Error::runtime(format!(
+            "linalg.svd: Expected a floating point or complex tensor as input. Got {}",
+            pretty(a.dtype())
+        )));
+    }
+    if a.ndim() < 2 {
+        return Err(Error::runtime("linalg.svd: The input tensor A must have at least 2 dimensions."));
+    }
+    if !matches!(a.dtype(), DType::Float32 | DType::Float64) {
+        return Err(Error::not_implemented(format!("\"linalg_svd_cpu\" not implemented for '{}'", pretty(a.dtype()))));
+    }
+    Ok(())
+}
+
+/// `S` and, with `compute_uv`, `(Uᵀ, Vh)` of `a` (`Uᵀ` contiguous, so that
+/// its transpose is the column-major `U`).
+fn svd_impl(a: &Tensor, compute_uv: bool, full_matrices: bool) -> Result<(Tensor, Option<(Tensor, Tensor)>)> {
+    check_svd_input(a)?;
+    let _no_grad = GradModeGuard::new(false);
+    let (dt, device) = (a.dtype(), a.device());
+    let shape = a.shape();
+    let nd = shape.len();
+    let (lead, m, n) = (&shape[..nd - 2], shape[nd - 2], shape[nd - 1]);
+    let batch = lead.iter().product();
+    let spec = SvdSpec { batch, m, n, compute_uv, full_matrices };
+    let with = |tail: &[usize]| [lead, tail].concat();
+    let s = Tensor::empty(&with(&[spec.k()]), dt, device)?;
+    let uv = if compute_uv {
+        let ut = Tensor::empty(&with(&[spec.u_cols(), m]), dt, device)?;
+        Some((ut, Tensor::empty(&with(&[spec.vh_rows(), n]), dt, device)?))
+    } else {
+        None
+    };
+    if batch > 0 {
+        let a = a.detach().contiguous()?;
+        let uv_ops = uv.as_ref().map(|(u, v)| (u.operand_mut(), v.operand_mut()));
+        a.backend()?.svd(&spec, dt, nd > 2, a.operand(), s.operand_mut(), uv_ops)?;
+    }
+    Ok((s, uv))
 }
