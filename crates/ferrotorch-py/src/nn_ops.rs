@@ -5,6 +5,7 @@
 use crate::errors::IntoPyResult;
 use crate::tensor::{tensor_of, wrap};
 use ferrotorch::ops::conv::ConvParams;
+use ferrotorch::Tensor;
 use pyo3::prelude::*;
 
 /// `convolution(input, weight, bias, stride, padding, dilation, transposed,
@@ -99,6 +100,16 @@ pub fn _layer_norm<'py>(
     wrap(py, out.py()?)
 }
 
+/// Tensors from optional arguments (`None` stays `None`; anything else must
+/// be a tensor).
+fn optional_tensors<const N: usize>(args: [Option<&Bound<'_, PyAny>>; N]) -> PyResult<[Option<Tensor>; N]> {
+    let mut out: [Option<Tensor>; N] = std::array::from_fn(|_| None);
+    for (o, a) in out.iter_mut().zip(args) {
+        *o = a.map(tensor_of).transpose()?;
+    }
+    Ok(out)
+}
+
 /// `_batch_norm(input, weight, bias, running_mean, running_var, training,
 /// momentum, eps) -> Tensor`: ATen's `batch_norm`, which answers an empty
 /// input before any dtype check, then [`_native_batch_norm`]'s output.
@@ -116,8 +127,7 @@ pub fn _batch_norm<'py>(
     eps: f64,
 ) -> PyResult<Bound<'py, PyAny>> {
     let x = tensor_of(input)?;
-    let t = |o: Option<&Bound<'py, PyAny>>| o.map(tensor_of).transpose();
-    let (w, b, rm, rv) = (t(weight)?, t(bias)?, t(running_mean)?, t(running_var)?);
+    let [w, b, rm, rv] = optional_tensors([weight, bias, running_mean, running_var])?;
     let y = x.batch_norm(rm.as_ref(), rv.as_ref(), w.as_ref(), b.as_ref(), training, momentum, eps).py()?;
     wrap(py, y)
 }
@@ -140,8 +150,7 @@ pub fn _native_batch_norm<'py>(
     eps: f64,
 ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>, Bound<'py, PyAny>)> {
     let x = tensor_of(input)?;
-    let t = |o: Option<&Bound<'py, PyAny>>| o.map(tensor_of).transpose();
-    let (w, b, rm, rv) = (t(weight)?, t(bias)?, t(running_mean)?, t(running_var)?);
+    let [w, b, rm, rv] = optional_tensors([weight, bias, running_mean, running_var])?;
     let (y, m, s) = x.native_batch_norm(w.as_ref(), b.as_ref(), rm.as_ref(), rv.as_ref(), training, momentum, eps).py()?;
     Ok((wrap(py, y)?, wrap(py, m)?, wrap(py, s)?))
 }

@@ -72,6 +72,82 @@ unsafe fn grad_slices<'a, F: MomentFloat>(what: &str, g: Option<Dst<'a>>) -> Res
     g.map(|d| unsafe { elems_mut::<F>(what, d) }).transpose()
 }
 
+/// A layer or group norm forward's operands as slices.
+struct Forward<'a, T, F> {
+    x: &'a [T],
+    w: Option<&'a [F]>,
+    b: Option<&'a [F]>,
+    out: &'a mut [T],
+    mean: &'a mut [F],
+    rstd: &'a mut [F],
+}
+
+/// The operands of [`Forward`].
+///
+/// # Safety
+/// As for [`elems`] and [`elems_mut`]: live contiguous operands of the
+/// element types, the outputs fresh and aliasing nothing.
+#[allow(clippy::too_many_arguments)]
+unsafe fn forward_operands<'a, T, F>(
+    what: &str,
+    x: Src<'a>,
+    weight: Option<Src<'a>>,
+    bias: Option<Src<'a>>,
+    out: Dst<'a>,
+    mean: Dst<'a>,
+    rstd: Dst<'a>,
+) -> Result<Forward<'a, T, F>> {
+    // SAFETY: the caller's contract.
+    unsafe {
+        Ok(Forward {
+            x: elems(what, x)?,
+            w: weight.map(|s| elems(what, s)).transpose()?,
+            b: bias.map(|s| elems(what, s)).transpose()?,
+            out: elems_mut(what, out)?,
+            mean: elems_mut(what, mean)?,
+            rstd: elems_mut(what, rstd)?,
+        })
+    }
+}
+
+/// A layer or group norm backward's operands as slices (the parameter
+/// gradients are unpacked by each kernel: they differ in who computes them).
+struct Backward<'a, T, F> {
+    g: &'a [T],
+    x: &'a [T],
+    mean: &'a [F],
+    rstd: &'a [F],
+    w: Option<&'a [F]>,
+    gx: Option<&'a mut [T]>,
+}
+
+/// The operands of [`Backward`].
+///
+/// # Safety
+/// As for [`forward_operands`].
+#[allow(clippy::too_many_arguments)]
+unsafe fn backward_operands<'a, T, F>(
+    what: &str,
+    grad: Src<'a>,
+    x: Src<'a>,
+    mean: Src<'a>,
+    rstd: Src<'a>,
+    weight: Option<Src<'a>>,
+    grad_input: Option<Dst<'a>>,
+) -> Result<Backward<'a, T, F>> {
+    // SAFETY: the caller's contract.
+    unsafe {
+        Ok(Backward {
+            g: elems(what, grad)?,
+            x: elems(what, x)?,
+            mean: elems(what, mean)?,
+            rstd: elems(what, rstd)?,
+            w: weight.map(|s| elems(what, s)).transpose()?,
+            gx: grad_input.map(|d| elems_mut(what, d)).transpose()?,
+        })
+    }
+}
+
 impl NormKernels for Cpu {
     fn layer_norm(&self, spec: &LayerNormSpec, dtype: DType, x: Src, weight: Option<Src>, bias: Option<Src>, out: Dst, mean: Dst, rstd: Dst) -> Result<()> {
         const WHAT: &str = "layer_norm";
@@ -80,10 +156,8 @@ impl NormKernels for Cpu {
                 // SAFETY: the op layer passes live, contiguous operands of the
                 // documented dtypes; the outputs are fresh and alias nothing.
                 unsafe {
-                    let xd = elems::<$T>(WHAT, x)?;
-                    let wd = weight.map(|s| elems::<$F>(WHAT, s)).transpose()?;
-                    let bd = bias.map(|s| elems::<$F>(WHAT, s)).transpose()?;
-                    let (od, md, rd) = (elems_mut::<$T>(WHAT, out)?, elems_mut::<$F>(WHAT, mean)?, elems_mut::<$F>(WHAT, rstd)?);
+                    let Forward { x: xd, w: wd, b: bd, out: od, mean: md, rstd: rd } =
+                        forward_operands::<$T, $F>(WHAT, x, weight, bias, out, mean, rstd)?;
                     layer_norm_forward::<$T, $F>(xd, spec.n, wd, bd, spec.eps, od, md, rd);
                 }
                 Ok(())
@@ -98,10 +172,8 @@ impl NormKernels for Cpu {
             ($T:ty, $F:ty) => {{
                 // SAFETY: as in the forward; the gradients are fresh.
                 unsafe {
-                    let (gd, xd) = (elems::<$T>(WHAT, grad)?, elems::<$T>(WHAT, x)?);
-                    let (md, rd) = (elems::<$F>(WHAT, mean)?, elems::<$F>(WHAT, rstd)?);
-                    let wd = weight.map(|s| elems::<$F>(WHAT, s)).transpose()?;
-                    let gx = grads.input.map(|d| elems_mut::<$T>(WHAT, d)).transpose()?;
+                    let Backward { g: gd, x: xd, mean: md, rstd: rd, w: wd, gx } =
+                        backward_operands::<$T, $F>(WHAT, grad, x, mean, rstd, weight, grads.input)?;
                     let want_wb = grads.weight.is_some() || grads.bias.is_some();
                     // The kernel writes both parameter gradients or neither.
                     let (mut sw, mut sb) = (Vec::new(), Vec::new());
@@ -214,10 +286,8 @@ impl NormKernels for Cpu {
             ($T:ty, $F:ty) => {{
                 // SAFETY: as for layer_norm.
                 unsafe {
-                    let xd = elems::<$T>(WHAT, x)?;
-                    let wd = weight.map(|s| elems::<$F>(WHAT, s)).transpose()?;
-                    let bd = bias.map(|s| elems::<$F>(WHAT, s)).transpose()?;
-                    let (od, md, rd) = (elems_mut::<$T>(WHAT, out)?, elems_mut::<$F>(WHAT, mean)?, elems_mut::<$F>(WHAT, rstd)?);
+                    let Forward { x: xd, w: wd, b: bd, out: od, mean: md, rstd: rd } =
+                        forward_operands::<$T, $F>(WHAT, x, weight, bias, out, mean, rstd)?;
                     group_norm_forward::<$T, $F>(xd, spec.shape, spec.groups, wd, bd, spec.eps, od, md, rd);
                     // The statistics are stored (and read back by the
                     // backward) in the parameters' dtype.
@@ -237,10 +307,8 @@ impl NormKernels for Cpu {
             ($T:ty, $F:ty) => {{
                 // SAFETY: as in the forward; the gradients are fresh.
                 unsafe {
-                    let (gd, xd) = (elems::<$T>(WHAT, grad)?, elems::<$T>(WHAT, x)?);
-                    let (md, rd) = (elems::<$F>(WHAT, mean)?, elems::<$F>(WHAT, rstd)?);
-                    let wd = weight.map(|s| elems::<$F>(WHAT, s)).transpose()?;
-                    let gx = grads.input.map(|d| elems_mut::<$T>(WHAT, d)).transpose()?;
+                    let Backward { g: gd, x: xd, mean: md, rstd: rd, w: wd, gx } =
+                        backward_operands::<$T, $F>(WHAT, grad, x, mean, rstd, weight, grads.input)?;
                     let gw = grad_slices::<$F>(WHAT, grads.weight)?;
                     let gb = grad_slices::<$F>(WHAT, grads.bias)?;
                     group_norm_backward::<$T, $F>(gd, xd, spec.shape, spec.groups, md, rd, wd, gx, gw, gb);
