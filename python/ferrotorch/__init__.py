@@ -66,6 +66,7 @@ from ._shape_ops import *  # noqa: F401,F403
 from ._random_ops import *  # noqa: F401,F403
 from ._memory_format import *  # noqa: F401,F403
 from . import linalg  # noqa: F401
+from ._linalg_aliases import *  # noqa: F401,F403
 from .autograd.grad_mode import no_grad, enable_grad, set_grad_enabled, inference_mode  # noqa: F401
 from .autograd.grad_mode import is_inference_mode_enabled  # noqa: F401
 from .autograd.anomaly_mode import is_anomaly_enabled, is_anomaly_check_nan_enabled  # noqa: F401

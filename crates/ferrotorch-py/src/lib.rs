@@ -12,6 +12,7 @@ mod errors;
 mod functions;
 mod grad_mode;
 mod index;
+mod linalg;
 mod math_ops;
 mod memory;
 mod nn_ops;
@@ -101,5 +102,6 @@ fn _C(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(grad_mode::is_grad_enabled, m)?)?;
     m.add_function(wrap_pyfunction!(grad_mode::_set_grad_enabled, m)?)?;
     math_ops::register(m)?;
+    linalg::register(m)?;
     Ok(())
 }

@@ -313,21 +313,6 @@ pub fn _math_vector_norm<'py>(py: Python<'py>, input: &Bound<'py, PyAny>, ord: f
     let d = dims_of(dim)?;
     wrap(py, x.vector_norm(ord, d.as_deref(), keepdim, opt_dtype(dtype)?).py()?)
 }
-
-/// `linalg.svd(A, full_matrices)` as `(U, S, Vh)`, or only `S` without
-/// `compute_uv` (`linalg.svdvals`); detached (`ferrotorch._svd` records
-/// the gradients).
-#[pyfunction]
-#[pyo3(signature = (input, full_matrices=true, compute_uv=true))]
-pub fn _linalg_svd<'py>(py: Python<'py>, input: &Bound<'py, PyAny>, full_matrices: bool, compute_uv: bool) -> PyResult<Bound<'py, PyAny>> {
-    let a = tensor_of(input)?;
-    if !compute_uv {
-        return wrap(py, a.linalg_svdvals().py()?);
-    }
-    let (u, s, vh) = a.linalg_svd(full_matrices).py()?;
-    Ok(wrap_tuple(py, vec![u, s, vh])?.into_any())
-}
-
 /// Per-row mean and biased variance of a 2-D tensor, as PyTorch's CPU
 /// group_norm/layer_norm kernels compute them (no autograd).
 #[pyfunction]
@@ -454,7 +439,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_math_max, m)?)?;
     m.add_function(wrap_pyfunction!(_math_argmax, m)?)?;
     m.add_function(wrap_pyfunction!(_math_var, m)?)?;
-    m.add_function(wrap_pyfunction!(_linalg_svd, m)?)?;
     m.add_function(wrap_pyfunction!(_math_vector_norm, m)?)?;
     m.add_function(wrap_pyfunction!(_math_logsumexp, m)?)?;
     m.add_function(wrap_pyfunction!(_rowwise_moments, m)?)?;

@@ -57,3 +57,114 @@ pub fn svd_non_finite(batch_index: Option<usize>) -> Error {
         "linalg.svd: {prefix}The algorithm failed to converge because the input matrix contained non-finite values."
     ))
 }
+
+/// A batched LU factorisation with partial (row) pivoting, `A = P L U`, of
+/// `batch` matrices of `m` rows and `n` columns (LAPACK's `getrf`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LuSpec {
+    /// Number of matrices.
+    pub batch: usize,
+    /// Rows of each matrix.
+    pub m: usize,
+    /// Columns of each matrix.
+    pub n: usize,
+}
+
+impl LuSpec {
+    /// The number of pivots, `min(m, n)`.
+    pub fn k(&self) -> usize {
+        self.m.min(self.n)
+    }
+}
+
+/// A batched Cholesky factorisation of `batch` symmetric positive-definite
+/// `n x n` matrices: `A = L Lᵀ` read from the lower triangle, or
+/// `A = Uᵀ U` read from the upper one when `upper`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CholeskySpec {
+    /// Number of matrices.
+    pub batch: usize,
+    /// Order of each matrix.
+    pub n: usize,
+    /// Whether the upper factor is wanted (and the upper triangle read).
+    pub upper: bool,
+}
+
+/// Which factors a QR decomposition returns (`torch.linalg.qr`'s `mode`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum QrMode {
+    /// `Q` is `m x k` and `R` `k x n` (`k = min(m, n)`).
+    Reduced,
+    /// `Q` is `m x m` and `R` `m x n`.
+    Complete,
+    /// Only `R` (`k x n`).
+    R,
+}
+
+/// A batched QR decomposition `A = Q R` of `batch` matrices `m x n`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct QrSpec {
+    /// Number of matrices.
+    pub batch: usize,
+    /// Rows of each matrix.
+    pub m: usize,
+    /// Columns of each matrix.
+    pub n: usize,
+    /// Which factors, and their sizes.
+    pub mode: QrMode,
+}
+
+impl QrSpec {
+    /// Columns of `Q` (rows of `R`): `m` in [`QrMode::Complete`], else `min(m, n)`.
+    pub fn q_cols(&self) -> usize {
+        match self.mode {
+            QrMode::Complete => self.m,
+            _ => self.m.min(self.n),
+        }
+    }
+}
+
+/// A batched eigendecomposition of `batch` symmetric `n x n` matrices,
+/// read from the lower triangle (or the upper one when `upper`):
+/// eigenvalues ascending, with the orthonormal eigenvectors when `vectors`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EighSpec {
+    /// Number of matrices.
+    pub batch: usize,
+    /// Order of each matrix.
+    pub n: usize,
+    /// Whether the upper triangle holds the matrix (`UPLO='U'`).
+    pub upper: bool,
+    /// Whether the eigenvectors are computed.
+    pub vectors: bool,
+}
+
+/// A batched triangular solve `A X = B` for `batch` triangular `n x n`
+/// matrices `A` and right-hand sides `B` of `k` columns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TriangularSpec {
+    /// Number of systems.
+    pub batch: usize,
+    /// Order of `A`.
+    pub n: usize,
+    /// Columns of `B` and `X`.
+    pub k: usize,
+    /// Whether `A` is upper (else lower) triangular; the other triangle is not read.
+    pub upper: bool,
+    /// Whether `A`'s diagonal is taken as ones (and not read).
+    pub unit: bool,
+}
+
+/// A batched solve `A X = B` (or `Aᵀ X = B` when `adjoint`) from the packed
+/// LU factors and pivots of `A` ([`LuSpec`] with `m = n`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LuSolveSpec {
+    /// Number of systems.
+    pub batch: usize,
+    /// Order of `A`.
+    pub n: usize,
+    /// Columns of `B` and `X`.
+    pub k: usize,
+    /// Whether `Aᵀ X = B` is solved instead.
+    pub adjoint: bool,
+}

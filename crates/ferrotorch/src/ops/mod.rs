@@ -8,6 +8,7 @@ pub mod conv;
 pub mod copy;
 pub mod creation;
 pub mod einsum;
+pub mod factorize;
 pub mod indexing;
 pub mod linalg;
 pub mod loss;
