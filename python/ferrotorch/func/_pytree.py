@@ -30,18 +30,20 @@ class TreeSpec:
         return (isinstance(other, TreeSpec) and self.type is other.type and self.context == other.context
                 and self.children == other.children)
 
-    def __repr__(self):
+    def __repr__(self, indent=0):
+        # PyTorch's TreeSpec format, which the transforms' error messages print.
         if self.type is None:
             return "*"
-        inner = ", ".join(repr(c) for c in self.children)
-        if self.type is dict or self.type is OrderedDict:
-            inner = ", ".join(f"{k!r}: {c!r}" for k, c in zip(self.context, self.children))
-            return "{" + inner + "}"
-        if self.type is list:
-            return "[" + inner + "]"
-        if self.type is tuple:
-            return "(" + inner + ("," if len(self.children) == 1 else "") + ")"
-        return f"{self.type.__name__}({inner})"
+        if self.type in (tuple, list, dict, OrderedDict):
+            name, context = self.type.__name__, self.context
+        else:
+            name, context = "namedtuple", self.type
+        kids = ""
+        if self.children:
+            indent += 2
+            kids = self.children[0].__repr__(indent) + ("," if len(self.children) > 1 else "")
+            kids += ",".join("\n" + " " * indent + c.__repr__(indent) for c in self.children[1:])
+        return f"TreeSpec({name}, {context}, [{kids}])"
 
 
 LEAF = TreeSpec(None, None, ())
