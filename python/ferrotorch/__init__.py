@@ -85,7 +85,7 @@ from ._finfo import finfo, iinfo  # noqa: F401
 __version__ = "0.1.0"
 
 from . import random  # noqa: F401
-from .random import default_generator, seed, get_rng_state, set_rng_state  # noqa: F401
+from .random import default_generator, seed, get_rng_state, set_rng_state, manual_seed, initial_seed  # noqa: F401,F811
 
 
 def is_tensor(obj):

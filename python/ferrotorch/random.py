@@ -48,6 +48,10 @@ def manual_seed(seed):
             is raised. Negative inputs are remapped to positive values with the formula
             `0xffff_ffff_ffff_ffff + seed`.
     """
+    seed = int(seed)
+    # The generator takes a 64-bit seed; PyTorch rejects what fits neither int64 nor uint64.
+    if not -0x8000_0000_0000_0000 <= seed <= 0xFFFF_FFFF_FFFF_FFFF:
+        raise ValueError("Overflow when unpacking long long")
     return _C.manual_seed(seed)
 
 
@@ -88,6 +92,7 @@ def fork_rng(devices=None, enabled=True, _caller="fork_rng", _devices_kw="device
         return
     device_type = device_type or "cuda"
     import ferrotorch
+    _C.device(device_type)  # an unknown device type raises PyTorch's device-string error
     if getattr(ferrotorch, device_type, None) is None:
         raise RuntimeError(
             f"torch has no module of `{device_type}`, you should register "
