@@ -96,7 +96,9 @@ def _highlight(text, start, end):
         line_end += 1
         line_start = line_end
     if line_end <= len(text):
-        tail = text[line_end:end_context]
+        # A range ending before it starts leaves end_context behind line_end; C++'s substr then
+        # takes the rest of the text, and so does PyTorch's message.
+        tail = text[line_end:end_context] if end_context >= line_end else text[line_end:]
         out.append(tail)
         if tail and not tail.endswith("\n"):
             out.append("\n")
