@@ -137,12 +137,13 @@ def _vmap_call(func, in_dims, out_dims, randomness, args, kwargs):
                      for a, d in zip(flat_args, flat_in_dims)]
     same_state = _rng_state() if randomness == "same" else None
     outputs = []
-    for b in range(batch_size):
-        sliced = [a if d is None else a.select(d, b) for a, d in zip(flat_args, flat_in_dims)]
-        if same_state is not None:
-            from ..random import set_rng_state
-            set_rng_state(same_state)
-        with random_state_guard(randomness):
+    # The generator only moves forward, so one check around the whole loop sees any draw.
+    with random_state_guard(randomness):
+        for b in range(batch_size):
+            sliced = [a if d is None else a.select(d, b) for a, d in zip(flat_args, flat_in_dims)]
+            if same_state is not None:
+                from ..random import set_rng_state
+                set_rng_state(same_state)
             outputs.append(func(*tree_unflatten(sliced, args_spec), **kwargs))
     flat0, flat_dims, out_spec = _flat_out_dims(outputs[0], out_dims, func)
     per_output = [[] for _ in flat0]
