@@ -486,3 +486,23 @@ def test_debug_unwrap_of_plain_tensor_is_itself():
     for lib in (ft, torch):
         t = lib.ones(2)
         assert lib.func.debug_unwrap(t) is t
+
+
+def test_per_sample_gradients_of_a_model_match_torch():
+    # The torch.func tutorial's recipe: vmap(grad(loss of functional_call)) over the batch.
+    w1, b1 = rnd(4, 3, seed=60).astype(np.float64), rnd(4, seed=61).astype(np.float64)
+    w2, b2 = rnd(2, 4, seed=62).astype(np.float64), rnd(2, seed=63).astype(np.float64)
+    data, target = rnd(6, 3, seed=64).astype(np.float64), np.array([0, 1, 1, 0, 1, 0])
+    outs = []
+    for lib in (ft, torch):
+        model = lib.nn.Sequential(lib.nn.Linear(3, 4), lib.nn.Tanh(), lib.nn.Linear(4, 2)).double()
+        params = {"0.weight": from_np(lib, w1), "0.bias": from_np(lib, b1),
+                  "2.weight": from_np(lib, w2), "2.bias": from_np(lib, b2)}
+
+        def loss(p, x, y):
+            out = lib.func.functional_call(model, p, (x.unsqueeze(0),))
+            return lib.nn.functional.cross_entropy(out, y.unsqueeze(0))
+        grads = lib.func.vmap(lib.func.grad(loss), in_dims=(None, 0, 0))(
+            params, from_np(lib, data), lib.tensor(target.tolist()))
+        outs.append(grads)
+    _same_tree(outs[0], outs[1], 1e-9, 1e-10)

@@ -259,11 +259,16 @@ def test_filecheck_matches_torch(i, capsys):
 
 
 def test_filecheck_unrun_instance_reports_its_checks(capfd):
+    import ctypes
     import gc
+    import sys
     outs = []
     for lib in (ft, torch):
         lib.testing.FileCheck().check("a").check_count("b", 2, exactly=True).check_not("c")
         gc.collect()
+        # PyTorch prints from C++ (std::cout, synced with C stdio): flush both layers.
+        sys.stdout.flush()
+        ctypes.CDLL(None).fflush(None)
         outs.append(capfd.readouterr().out)
     assert outs[0] == outs[1]
     assert outs[0].startswith("You have not run this instance of FileCheck!\nFileCheck checks:\n\tCHECK: a\n")
