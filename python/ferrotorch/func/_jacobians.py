@@ -77,7 +77,7 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_
         error_if_complex("jacrev", args, is_input=True)
         level = Level()
         with GradOn():
-            args, _, xs, diff_spec = differentiable_args(level, args, argnums)
+            args, xs, diff_spec = differentiable_args(level, args, argnums)
             output = func(*args, **kwargs)
             aux = None
             if has_aux:
@@ -152,7 +152,7 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
         error_if_complex("jacfwd", args, is_input=True)
         level = Level()
         with GradOn():
-            args, _, xs, diff_spec = differentiable_args(level, args, argnums)
+            args, xs, diff_spec = differentiable_args(level, args, argnums)
             with random_state_guard(randomness):
                 output = func(*args, **kwargs)
             aux = None

@@ -109,13 +109,14 @@ def _validate_and_wrap_argnum(argnum, num_args):
     raise RuntimeError(f"Got argnum={argnum}, but only {num_args} positional inputs")
 
 
-def slice_argnums(args, argnums, as_tuple=True):
-    """The positional arguments selected by ``argnums``, with its index(es) made non-negative."""
+def slice_argnums(args, argnums):
+    """The argument (int ``argnums``) or tuple of arguments selected by ``argnums``, and
+    ``argnums`` made non-negative."""
     if not isinstance(argnums, (int, tuple)):
         raise RuntimeError(f"argnums must be int or Tuple[int, ...], got: {type(argnums)}")
     if isinstance(argnums, int):
         argnums = _validate_and_wrap_argnum(argnums, len(args))
-        return ((args[argnums],) if as_tuple else args[argnums]), argnums
+        return args[argnums], argnums
     argnums = tuple(_validate_and_wrap_argnum(a, len(args)) for a in argnums)
     if len(argnums) == 0:
         raise RuntimeError("argnums must be non-empty")
@@ -133,12 +134,12 @@ def replace_args(args, new, argnums):
 
 def differentiable_args(level, args, argnums):
     """Replaces the ``argnums`` arguments (each a nest of tensors) by this level's differentiable
-    versions; returns ``(args, diff, flat_diff, diff_spec)``."""
-    diff, argnums = slice_argnums(args, argnums, as_tuple=False)
+    versions; returns ``(args, flat_diff, diff_spec)``."""
+    diff, argnums = slice_argnums(args, argnums)
     flat, spec = tree_flatten(diff)
     flat = [level.make_differentiable(t) for t in flat]
     diff = tree_unflatten(flat, spec)
-    return replace_args(args, diff, argnums), diff, flat, spec
+    return replace_args(args, diff, argnums), flat, spec
 
 
 # --- output checks shared by the transforms --------------------------------------------------

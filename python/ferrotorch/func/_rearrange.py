@@ -23,7 +23,8 @@ class _Side:
             if "..." not in expression:
                 raise ValueError("Expression may contain dots only inside ellipsis (...)")
             if expression.count("...") != 1 or expression.count(".") != 3:
-                raise ValueError("Expression may contain dots only inside ellipsis (...); only one ellipsis for tensor ")
+                raise ValueError("Expression may contain dots only inside ellipsis (...); "
+                                 "only one ellipsis for tensor ")
             expression = expression.replace("...", _ELLIPSIS)
             self.has_ellipsis = True
         group = None

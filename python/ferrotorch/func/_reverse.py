@@ -13,7 +13,7 @@ _GV = "grad_and_value(f)(*args)"
 def _grad_and_value_impl(func, argnums, has_aux, args, kwargs):
     level = Level()
     with GradOn():
-        args, _, flat_diff, spec = differentiable_args(level, args, argnums)
+        args, flat_diff, spec = differentiable_args(level, args, argnums)
         output = func(*args, **kwargs)
         aux = None
         if has_aux:
