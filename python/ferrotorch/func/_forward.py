@@ -23,13 +23,21 @@ class Linearization:
         self.level, self.outs, self.xs = level, outs, xs
         self.keep = level.reaches_outside(outs)
         self._diff_out = [i for i, o in enumerate(outs) if o.requires_grad]
-        self._us = [level.own(_C.zeros_like(outs[i]).requires_grad_(True)) for i in self._diff_out]
+        # u's value does not matter (g is linear in it); ones make a non-recorded backward visible below.
+        self._us = [level.own(_C.ones_like(outs[i]).requires_grad_(True)) for i in self._diff_out]
         if self._us:
             gs = _grad([outs[i] for i in self._diff_out], list(xs), self._us, create_graph=True,
                        allow_unused=True)
         else:
             gs = [None] * len(xs)
-        # An input gradient can be independent of u only when it is None (no path) or a constant.
+        for g in gs:
+            # g = J^T u without a graph to u is fine only when it is zero (sign, round, ...): otherwise
+            # some backward ran without recording itself and J v cannot be read off it.
+            if g is not None and not g.requires_grad and bool(g.ne(0).any()):
+                raise RuntimeError(
+                    "jvp: an operation in f has a backward that is not differentiable (e.g. an "
+                    "autograd.Function marked once_differentiable), so forward-mode products, which "
+                    "ferrotorch forms by differentiating the backward pass, are not available for f")
         self._gs = [(i, g) for i, g in enumerate(gs) if g is not None and g.requires_grad]
 
     def __call__(self, tangents, strict=False):
