@@ -85,22 +85,8 @@ from ._finfo import finfo, iinfo  # noqa: F401
 
 __version__ = "0.1.0"
 
-default_generator = _C._default_generator()
-
-
-def seed():
-    """Seeds the default generator from the clock and returns the seed."""
-    return default_generator.seed()
-
-
-def get_rng_state():
-    """The default generator's state as a ``uint8`` tensor."""
-    return default_generator.get_state()
-
-
-def set_rng_state(new_state):
-    """Restores the default generator's state."""
-    default_generator.set_state(new_state)
+from . import random  # noqa: F401
+from .random import default_generator, seed, get_rng_state, set_rng_state, manual_seed, initial_seed  # noqa: F401,F811
 
 
 def is_tensor(obj):
@@ -127,6 +113,14 @@ def __getattr__(name):
     if name == "profiler":
         import importlib
         return importlib.import_module(".profiler", __name__)
+    if name in ("func", "testing"):
+        # Loaded on first use so ``import ferrotorch`` stays lean (PyTorch imports them eagerly).
+        import importlib
+        return importlib.import_module("." + name, __name__)
+    if name == "vmap":
+        from .func import vmap
+        globals()["vmap"] = vmap
+        return vmap
     if name in ("serialization", "save", "load"):
         # Loaded on first use: serialization needs NumPy, which ``import ferrotorch`` avoids.
         import importlib
@@ -137,4 +131,4 @@ def __getattr__(name):
 
 def __dir__():
     # The lazily loaded names are part of the namespace too.
-    return sorted(set(globals()) | {"ops", "profiler", "serialization", "save", "load"})
+    return sorted(set(globals()) | {"ops", "profiler", "serialization", "save", "load", "func", "testing", "vmap"})
