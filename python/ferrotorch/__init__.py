@@ -65,6 +65,14 @@ from ._math_ops import return_types  # noqa: F401
 from ._shape_ops import *  # noqa: F401,F403
 from ._random_ops import *  # noqa: F401,F403
 from ._memory_format import *  # noqa: F401,F403
+from ._stacking import *  # noqa: F401,F403
+from ._view_copies import *  # noqa: F401,F403
+from ._diag_ops import *  # noqa: F401,F403
+from ._nan_reductions import *  # noqa: F401,F403
+from ._histogram import *  # noqa: F401,F403
+from ._calculus import *  # noqa: F401,F403
+from ._products import *  # noqa: F401,F403
+from ._statistics import *  # noqa: F401,F403
 from . import linalg  # noqa: F401
 from .autograd.grad_mode import no_grad, enable_grad, set_grad_enabled, inference_mode  # noqa: F401
 from .autograd.grad_mode import is_inference_mode_enabled  # noqa: F401
