@@ -15,7 +15,7 @@ __all__ = [
     "atleast_1d", "atleast_2d", "atleast_3d", "dstack", "column_stack", "row_stack",
     "tensor_split", "hsplit", "vsplit", "dsplit", "split_with_sizes", "unsafe_split",
     "unsafe_split_with_sizes", "unsafe_chunk", "block_diag", "cartesian_prod", "combinations",
-    "ravel", "msort", "swapdims",
+    "ravel", "msort",
 ]
 
 
@@ -116,9 +116,9 @@ def _split_at(input, dim, bounds):
     start = 0
     for b in list(bounds) + [size]:
         b = builtins.min(builtins.max(b if b >= 0 else b + size, 0), size)
-        stop = builtins.max(b, start)
-        pieces.append(input.narrow(dim, start, stop - start))
-        start = stop
+        # a decreasing index gives an empty piece, and the next piece starts at it (NumPy's rule)
+        pieces.append(input.narrow(dim, builtins.min(start, b), builtins.max(b - start, 0)))
+        start = b
     return tuple(pieces)
 
 
@@ -300,11 +300,6 @@ def ravel(input):
 def msort(input, *, out=None):
     """Sorts the elements of ``input`` along its first dimension in ascending order."""
     return _out(input.sort(dim=0).values, out)
-
-
-def swapdims(input, dim0, dim1):
-    """Alias of :func:`ferrotorch.transpose`."""
-    return input.transpose(dim0, dim1)
 
 
 def _attach():

@@ -1,5 +1,5 @@
 """Sample statistics of observation matrices: ``cov`` and ``corrcoef``, and
-the norm-based ``dist`` and ``renorm``.
+the norm-based ``dist``, ``renorm`` and the deprecated ``frobenius_norm``/``nuclear_norm``.
 """
 
 import warnings
@@ -8,7 +8,7 @@ from . import _C
 from ._C import Tensor
 from ._math_ops import _pretty, _write_out
 
-__all__ = ["cov", "corrcoef", "dist", "renorm"]
+__all__ = ["cov", "corrcoef", "dist", "renorm", "frobenius_norm", "nuclear_norm"]
 
 
 def _check_weights(name, w, num_obs, integral):
@@ -88,6 +88,30 @@ def corrcoef(input):
 def dist(input, other, p=2):
     """The ``p``-norm of ``input - other`` (broadcast)."""
     return (input - other).norm(p)
+
+
+def frobenius_norm(input, dim=(-2, -1), keepdim=False, *, out=None):
+    """Deprecated in PyTorch (use ``linalg.vector_norm(A, 2, dim, keepdim)``): the
+    2-norm over ``dim``."""
+    warnings.warn(
+        "at::frobenius_norm is deprecated and it is just left for JIT compatibility. It will be removed in a future "
+        "PyTorch release. Please use `linalg.vector_norm(A, 2., dim, keepdim)` instead", UserWarning, stacklevel=2,
+    )
+    from .linalg import vector_norm
+    return _write_out(vector_norm(input, 2, dim, keepdim), out)
+
+
+def nuclear_norm(input, dim=(-2, -1), keepdim=False, *, out=None):
+    """Deprecated in PyTorch (use ``linalg.matrix_norm(A, 'nuc', dim, keepdim)``): the
+    sum of the singular values of the matrices in ``dim``."""
+    warnings.warn(
+        "at::nuclear_norm is deprecated and it is just left for JIT compatibility. It will be removed in a future "
+        "PyTorch release. Please use `linalg.matrix_norm(A, 'nuc', dim, keepdim)` instead", UserWarning, stacklevel=2,
+    )
+    if isinstance(dim, bool):
+        dim, keepdim = (-2, -1), dim
+    from .linalg import matrix_norm
+    return _write_out(matrix_norm(input, "nuc", dim, keepdim), out)
 
 
 def renorm(input, p, dim, maxnorm, *, out=None):
