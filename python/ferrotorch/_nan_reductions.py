@@ -96,7 +96,8 @@ def nanmedian(input, dim=None, keepdim=False, *, out=None):
 _INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
 
 
-def _quantile(name, input, q, dim, keepdim, interpolation, ignore_nan):
+def _quantile(input, q, dim, keepdim, interpolation, ignore_nan):
+    name = "quantile"  # PyTorch's messages say quantile() for nanquantile too
     if input.numel() == 0:
         raise RuntimeError(f"{name}() input tensor must be non-empty")
     if input.dtype not in (_C.float32, _C.float64):
@@ -167,12 +168,12 @@ def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=N
     ``q`` is a float or a 1-d tensor of the input's dtype; with a tensor the
     quantiles are the first dim of the result. A row holding NaN gives NaN.
     """
-    return _write_out(_quantile("quantile", input, q, dim, keepdim, interpolation, False), out)
+    return _write_out(_quantile(input, q, dim, keepdim, interpolation, False), out)
 
 
 def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None):
     """Like :func:`quantile`, ignoring NaN values (a row of only NaN gives NaN)."""
-    return _write_out(_quantile("nanquantile", input, q, dim, keepdim, interpolation, True), out)
+    return _write_out(_quantile(input, q, dim, keepdim, interpolation, True), out)
 
 
 def aminmax(input, *, dim=None, keepdim=False, out=None):
