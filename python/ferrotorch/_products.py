@@ -23,6 +23,8 @@ def _linalg_cross(input, other, dim):
         raise RuntimeError(
             f"linalg.cross: inputs dimension {dim} must have length 3. Got {input.shape[dim]} and {other.shape[dim]}"
         )
+    # sizes are checked before broadcasting, as in PyTorch
+    input, other = _C._broadcast_tensors([input, other])
     a0, a1, a2 = (input.narrow(dim, i, 1) for i in range(3))
     b0, b1, b2 = (other.narrow(dim, i, 1) for i in range(3))
     return _C._cat([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], dim)
@@ -41,14 +43,10 @@ def cross(input, other, dim=None, *, out=None):
             "The default value of dim will change to agree with that of linalg.cross in a future release.",
             UserWarning, stacklevel=2,
         )
-        sizes = list(_C._broadcast_shapes([list(input.shape), list(other.shape)]))
-        dim = next((i for i, s in enumerate(sizes) if s == 3), None)
+        dim = next((i for i, s in enumerate(input.shape) if s == 3), None)
         if dim is None:
             raise RuntimeError("no dimension of size 3 in input")
-    if input.dim() != other.dim():
-        raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
-    a, b = _C._broadcast_tensors([input, other])
-    return _write_out(_linalg_cross(a, b, dim), out)
+    return _write_out(_linalg_cross(input, other, dim), out)
 
 
 def inner(input, other, *, out=None):
@@ -104,8 +102,9 @@ def _addr(input, vec1, vec2, beta, alpha):
         prod = prod * alpha
     # beta == 0 ignores input entirely (NaN and inf included), as in BLAS
     if beta == 0:
-        return prod.expand(_C._broadcast_shapes([list(input.shape), list(prod.shape)])).to(
-            _C.promote_types(input.dtype, prod.dtype)).clone()
+        # where() keeps input's NaN/inf out of the values while input still gets its (zero) gradient
+        keep = _C.ones((), dtype=_C.bool, device=prod.device)
+        return _C._where(keep, prod, input)
     return input * beta + prod if beta != 1 else input + prod
 
 
