@@ -171,8 +171,8 @@ def get_float32_matmul_precision():
     return _matmul_precision[0]
 
 
-def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mode=None, options=None,
-            disable=False):
+def compile(model=None, *, fullgraph=False, dynamic=None, backend=None, mode=None, options=None, name=None,
+            disable=False, recompile_limit=None, isolate_recompiles=False, shapes_spec=None):
     """Returns ``model`` (a function or module) unchanged: ferrotorch has no graph
     compiler, and eager execution gives the results a compiled model would.
     Without ``model`` it returns a decorator, as PyTorch does."""
@@ -183,7 +183,7 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mo
             if model is None:
                 raise RuntimeError("Model can't be None")
             return compile(model, fullgraph=fullgraph, dynamic=dynamic, backend=backend, mode=mode,
-                           options=options, disable=disable)
+                           options=options, name=name, disable=disable)
         return fn
     if not callable(model):
         raise RuntimeError(f"Model must be callable, got {type(model).__name__}")

@@ -25,7 +25,8 @@ def adjoint(input):
 
 def _H(self):
     if self.dim() != 2:
-        raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got {self.dim()}-D tensor.")
+        hint = " For batches of matrices, consider using tensor.mH" if self.dim() > 2 else ""
+        raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got {self.dim()}-D tensor.{hint}")
     return self.transpose(0, 1)
 
 

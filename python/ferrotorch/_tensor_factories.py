@@ -157,7 +157,7 @@ def range(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, devic
     import warnings
 
     if end is None:
-        start, end = 0, start
+        raise TypeError('range() missing 1 required positional arguments: "end"')
     warnings.warn(
         "torch.range is deprecated and will be removed in a future release because its behavior is inconsistent "
         "with Python's range builtin. Instead, use torch.arange, which produces values in [start, end).",
