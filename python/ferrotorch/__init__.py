@@ -98,6 +98,7 @@ from . import optim  # noqa: F401
 from . import amp  # noqa: F401
 from . import utils  # noqa: F401
 from . import backends  # noqa: F401
+from . import functional  # noqa: F401
 from .amp import is_autocast_enabled, autocast, GradScaler  # noqa: F401
 from .amp.autocast_mode import (  # noqa: F401
     get_autocast_dtype, set_autocast_enabled, set_autocast_dtype, is_autocast_cpu_enabled,

@@ -452,3 +452,16 @@ def test_backends_flags():
     assert isinstance(b.cpu.get_cpu_capability(), str)
     import ferrotorch.backends.cudnn as cudnn_mod
     assert cudnn_mod is b.cudnn
+
+
+def test_functional_module_and_backcompat_flags():
+    import ferrotorch.functional as F
+    import torch.functional as TF
+    assert set(F.__all__) <= set(TF.__all__)
+    for name in ("atleast_1d", "block_diag", "cartesian_prod", "chain_matmul", "unravel_index", "unique_consecutive"):
+        assert getattr(F, name) is getattr(ft, name)
+    bc = ft.utils.backcompat
+    assert bc.broadcast_warning.enabled is torch.utils.backcompat.broadcast_warning.enabled is False
+    bc.keepdim_warning.enabled = True
+    assert bc.keepdim_warning.enabled is True
+    bc.keepdim_warning.enabled = False
