@@ -74,8 +74,10 @@ def _fill_diagonal_(self, fill_value, wrap=False):
         keep = c < cols
         self.index_put_((r[keep], c[keep]), value)
         return self
-    self.diagonal(0, 0, 1).fill_(value) if nd == 2 else self.index_put_(
-        (_C.arange(builtins.min(self.shape), device=self.device),) * nd, value)
+    if nd == 2:
+        self.diagonal(0, 0, 1).fill_(value)
+    else:
+        self.index_put_((_C.arange(self.shape[0], device=self.device),) * nd, value)
     return self
 
 

@@ -19,7 +19,7 @@ __all__ = [
     "get_default_device", "set_default_device", "use_deterministic_algorithms",
     "are_deterministic_algorithms_enabled", "is_deterministic_algorithms_warn_only_enabled",
     "set_deterministic_debug_mode", "get_deterministic_debug_mode", "get_num_interop_threads",
-    "set_num_interop_threads", "init_num_threads", "set_float32_matmul_precision",
+    "set_num_interop_threads", "init_num_threads", "AcceleratorError", "set_float32_matmul_precision",
     "get_float32_matmul_precision", "compile", "set_flush_denormal", "set_warn_always",
     "is_warn_always_enabled", "set_anomaly_enabled", "get_device", "is_distributed",
 ]
@@ -35,6 +35,11 @@ has_lapack = False
 has_mkl = False
 has_openmp = False
 has_spectral = False
+
+
+class AcceleratorError(RuntimeError):
+    """Raised by a failing accelerator runtime call; ferrotorch's CPU build has no
+    accelerator, so it exists for ``except`` clauses of portable code."""
 
 
 # ----- default device ---------------------------------------------------------------

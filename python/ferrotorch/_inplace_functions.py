@@ -1,7 +1,6 @@
 """``torch.xxx_(input, ...)`` function forms of in-place Tensor methods that
 PyTorch also exposes at the top level."""
 
-from . import _C
 
 __all__ = ["clamp_min_", "clamp_max_", "detach_", "index_put_", "resize_as_"]
 

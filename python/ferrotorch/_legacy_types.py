@@ -104,7 +104,7 @@ def set_default_tensor_type(t):
             raise TypeError(f"invalid type: '{t}'")
         t = _BY_NAME[t]
     if not isinstance(t, tensortype):
-        raise TypeError(f"invalid type object: only floating-point types are supported as the default type")
+        raise TypeError("invalid type object: only floating-point types are supported as the default type")
     if not t.dtype.is_floating_point:
         raise TypeError("only floating-point types are supported as the default type")
     _C.set_default_dtype(t.dtype)

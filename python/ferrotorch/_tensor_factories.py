@@ -8,7 +8,7 @@ import math
 from . import _C
 from ._C import Tensor
 
-__all__ = ["asarray", "frombuffer", "scalar_tensor", "range", "fill", "fill_", "zero_"]
+__all__ = ["asarray", "frombuffer", "from_file", "scalar_tensor", "range", "fill", "fill_", "zero_"]
 
 
 def _size_args(size, name):
@@ -104,7 +104,7 @@ def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False):
             out = out.clone()
     else:
         if copy is False and not isinstance(obj, (int, float, bool)):
-            raise ValueError(f"can't alias arbitrary sequence into a tensor without copy")
+            raise ValueError("can't alias arbitrary sequence into a tensor without copy")
         out = _C.tensor(obj, dtype=dtype, device=device)
     if requires_grad:
         out = out.requires_grad_(True) if out.is_leaf else out
@@ -135,15 +135,53 @@ def frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False):
     elif offset + count * item > nbytes:
         raise ValueError(f"requested buffer length ({count} * {item} bytes) after offset ({offset} bytes) must not "
                          f"be greater than actual buffer length ({nbytes} bytes)")
-    np_dtype = {"float32": np.float32, "float64": np.float64, "float16": np.float16, "int64": np.int64,
-                "int32": np.int32, "int16": np.int16, "int8": np.int8, "uint8": np.uint8, "bool": np.bool_}
-    name = str(dtype).split(".")[-1]
-    if name == "bfloat16":
-        raw = np.frombuffer(buffer, dtype=np.int16, count=count, offset=offset)
-        out = _C.from_numpy(raw).view(_C.bfloat16)
-    else:
-        out = _C.from_numpy(np.frombuffer(buffer, dtype=np_dtype[name], count=count, offset=offset))
+    out = _from_array(np.frombuffer(buffer, dtype=_numpy_dtype(dtype), count=count, offset=offset), dtype)
     return out.requires_grad_(True) if requires_grad else out
+
+
+def _numpy_dtype(dtype):
+    import numpy as np
+
+    name = str(dtype).split(".")[-1]
+    # NumPy has no bfloat16: its bits travel as int16 and are reinterpreted
+    return {"float32": np.float32, "float64": np.float64, "float16": np.float16, "bfloat16": np.int16,
+            "int64": np.int64, "int32": np.int32, "int16": np.int16, "int8": np.int8, "uint8": np.uint8,
+            "bool": np.bool_}[name]
+
+
+def _from_array(arr, dtype):
+    out = _C.from_numpy(arr)
+    return out.view(_C.bfloat16) if dtype == _C.bfloat16 else out
+
+
+def from_file(filename, shared=None, size=0, *, dtype=None, layout=None, device=None, pin_memory=False):
+    """A 1-d CPU tensor of ``size`` elements of ``dtype`` read from a binary file.
+
+    With ``shared=True`` the file is memory-mapped (created or extended as needed)
+    and writes to the tensor go to the file; otherwise the data is copied in.
+    """
+    import os
+
+    import numpy as np
+
+    dtype = dtype or _C.get_default_dtype()
+    item = _C.empty(0, dtype=dtype).element_size()
+    need = size * item
+    if shared:
+        if not os.path.exists(filename) or os.path.getsize(filename) < need:
+            with open(filename, "ab") as f:
+                f.truncate(need)
+        if size == 0:
+            return _C.empty(0, dtype=dtype)
+        return _from_array(np.memmap(filename, dtype=_numpy_dtype(dtype), mode="r+", shape=(size,)), dtype)
+    if not os.path.exists(filename):
+        raise RuntimeError(f"unable to open file <{filename}> in read-only mode: No such file or directory (2)")
+    have = os.path.getsize(filename)
+    if have < need:
+        raise RuntimeError(f"file <{filename}> size <{have}> is smaller than the required mapping size <{need}>")
+    if size == 0:
+        return _C.empty(0, dtype=dtype)
+    return _from_array(np.fromfile(filename, dtype=_numpy_dtype(dtype), count=size), dtype)
 
 
 def scalar_tensor(s, *, dtype=None, layout=None, device=None, pin_memory=False, requires_grad=False):

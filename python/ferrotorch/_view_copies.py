@@ -6,7 +6,6 @@ The scatters write through a view of a clone, so autograd records the write
 (``CopySlices``) and ``src`` and ``input`` both receive gradients.
 """
 
-from . import _C
 from ._C import Tensor
 from ._math_ops import _write_out
 
@@ -60,7 +59,7 @@ transpose_copy = _copy_of(lambda x, dim0, dim1: x.transpose(dim0, dim1), "transp
 unbind_copy = _copy_of(lambda x, dim=0: x.unbind(dim), "unbind")
 unfold_copy = _copy_of(lambda x, dimension, size, step: x.unfold(dimension, size, step), "unfold")
 unsqueeze_copy = _copy_of(lambda x, dim: x.unsqueeze(dim), "unsqueeze")
-view_copy = _copy_of(lambda x, size: x.view(size) if not isinstance(size, _C.dtype) else x.view(size), "view")
+view_copy = _copy_of(lambda x, size: x.view(size), "view")
 
 
 def _split_with_sizes(x, split_sizes, dim=0):
@@ -78,7 +77,7 @@ del _name, _fn
 
 # ----- scatters --------------------------------------------------------------------
 
-def _check_src(view, src, name):
+def _check_src(view, src):
     if tuple(view.shape) != tuple(src.shape):
         raise RuntimeError(
             f"expected src to have a size equal to the slice of self. src size = {list(src.shape)}, "
@@ -89,7 +88,7 @@ def _check_src(view, src, name):
 def _embed(input, src, take):
     out = input.clone()
     view = take(out)
-    _check_src(view, src, "")
+    _check_src(view, src)
     view.copy_(src)
     return out
 
@@ -119,7 +118,7 @@ def as_strided_scatter(input, src, size, stride, storage_offset=None):
     """
     out = input.contiguous().clone()
     view = out.as_strided(size, stride, storage_offset)
-    _check_src(view, src, "")
+    _check_src(view, src)
     view.copy_(src)
     return out
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import ferrotorch as ft
-from _parity import assert_same, errors_match, gradcheck, parity, rnd
+from _parity import errors_match, gradcheck, parity, rnd
 
 torch = pytest.importorskip("torch", reason="PyTorch reference wheel not installed")
 

@@ -465,3 +465,26 @@ def test_functional_module_and_backcompat_flags():
     bc.keepdim_warning.enabled = True
     assert bc.keepdim_warning.enabled is True
     bc.keepdim_warning.enabled = False
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int16", "uint8"])
+def test_from_file(tmp_path, dtype):
+    path = str(tmp_path / "data.bin")
+    np.arange(12, dtype=np.float32).tofile(path)
+    for size in (0, 3, 6):
+        assert_same(ft.from_file(path, size=size, dtype=getattr(ft, dtype)),
+                    torch.from_file(path, size=size, dtype=getattr(torch, dtype)))
+    shared = ft.from_file(path, shared=True, size=4, dtype=ft.float32)
+    shared[0] = 42.0
+    assert np.fromfile(path, dtype=np.float32)[0] == 42.0
+    private = ft.from_file(path, shared=False, size=4, dtype=ft.float32)
+    private[1] = -1.0
+    assert np.fromfile(path, dtype=np.float32)[1] == 1.0
+    errors_match(torch, lambda m: m.from_file(path, size=100, dtype=m.float32), same_message=True)
+    errors_match(torch, lambda m: m.from_file(path + ".missing", size=2), same_message=True)
+    created = ft.from_file(path + ".new", shared=True, size=4, dtype=ft.float32)
+    assert created.shape == (4,) and (tmp_path / "data.bin.new").stat().st_size == 16
+
+
+def test_accelerator_error_class():
+    assert issubclass(ft.AcceleratorError, RuntimeError)

@@ -7,7 +7,7 @@ strategy = "auto"
 def is_available():
     """Whether the ``opt_einsum`` package is importable."""
     try:
-        import opt_einsum  # noqa: F401
+        import opt_einsum  # noqa: F401  (availability probe)
     except ImportError:
         return False
     return True
