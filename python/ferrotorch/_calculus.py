@@ -5,7 +5,7 @@ arithmetic on whole tensors.
 
 import builtins
 
-from . import _C
+from . import _C, _args
 from ._C import Tensor
 
 __all__ = ["diff", "gradient", "trapezoid", "trapz", "cumulative_trapezoid"]
@@ -19,6 +19,7 @@ def _wrap(dim, ndim):
     return dim % ndim
 
 
+@_args.signature('Tensor input, int n=1, int dim=-1, Tensor? prepend=None, Tensor? append=None')
 def diff(input, n=1, dim=-1, prepend=None, append=None):
     """The ``n``-th forward difference along ``dim``, after optionally joining
     ``prepend`` and ``append``. Bool tensors use ``!=`` (logical xor).
@@ -53,6 +54,7 @@ def _float_dtype(t):
     return t.dtype if t.is_floating_point() else _C.get_default_dtype()
 
 
+@_args.signature('Tensor input, *, Any spacing=1, Any dim=None, int edge_order=1')
 def gradient(input, *, spacing=1, dim=None, edge_order=1):
     """Estimates the gradient of a function sampled at ``input`` by second-order
     central differences inside and first- or second-order (``edge_order``) one-sided
@@ -131,6 +133,13 @@ def _gradient_1d(x, dim, h, edge_order):
     return _C._cat([first, inner, last], dim)
 
 
+def _check_not_bool(name, y, x):
+    if x is None and y.dtype == _C.bool:
+        raise RuntimeError(f"{name}: received a bool input for `y`, but bool is not supported")
+    if x is not None and _C.bool in (x.dtype, y.dtype):
+        raise RuntimeError(f"{name}: received a bool input for `x` or `y`, but bool is not supported")
+
+
 def _pairs(y, dim):
     n = y.shape[dim]
     return y.narrow(dim, 1, builtins.max(n - 1, 0)), y.narrow(dim, 0, builtins.max(n - 1, 0))
@@ -145,12 +154,12 @@ def _x_steps(y, x, dim):
     return diff(x, dim=dim)
 
 
+@_args.signature('Tensor y, Tensor x, *, int dim=-1', 'Tensor y, *, Scalar? dx=None, int dim=-1')
 def trapezoid(y, x=None, *, dx=None, dim=-1):
     """Integrates ``y`` along ``dim`` with the trapezoidal rule, at sample points
     ``x`` (a tensor) or with uniform spacing ``dx`` (default 1).
     """
-    if x is not None and dx is not None:
-        raise TypeError("trapezoid() received an invalid combination of arguments - got (Tensor, Tensor, dx=...)")
+    _check_not_bool("trapezoid", y, x)
     dim = _wrap(dim, y.dim())
     if y.shape[dim] == 0:
         return y.sum(dim).to(_float_dtype(y)) * 0
@@ -162,13 +171,16 @@ def trapezoid(y, x=None, *, dx=None, dim=-1):
     return (y.sum(dim) - (y.select(dim, 0) + y.select(dim, -1)) * 0.5) * h
 
 
+@_args.signature('Tensor y, Tensor x, *, int dim=-1', 'Tensor y, *, float? dx=None, int dim=-1')
 def trapz(y, x=None, *, dx=None, dim=-1):
     """Alias of :func:`trapezoid`."""
-    return trapezoid(y, x, dx=dx, dim=dim)
+    return trapezoid(y, dx=dx, dim=dim) if x is None else trapezoid(y, x, dim=dim)
 
 
+@_args.signature('Tensor y, Tensor x, *, int dim=-1', 'Tensor y, *, Scalar? dx=None, int dim=-1')
 def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
     """Cumulative trapezoidal rule along ``dim``: one fewer element than ``y`` along it."""
+    _check_not_bool("cumulative_trapezoid", y, x)
     dim = _wrap(dim, y.dim())
     right, left = _pairs(y, dim)
     if x is not None:

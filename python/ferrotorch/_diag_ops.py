@@ -7,13 +7,14 @@ result stays on the autograd graph and works on ``meta``.
 
 import builtins
 
-from . import _C
+from . import _C, _args
 from ._C import Tensor
 from ._math_ops import _write_out
 
 __all__ = ["diag", "diagflat", "diag_embed", "tril_indices", "triu_indices", "vander"]
 
 
+@_args.signature('Tensor input, int diagonal=0, *, Tensor? out=None')
 def diag(input, diagonal=0, *, out=None):
     """A 1-d ``input`` becomes a square matrix with it on the ``diagonal``-th diagonal;
     a 2-d ``input`` gives (a copy of) its ``diagonal``-th diagonal as a 1-d tensor.
@@ -29,11 +30,13 @@ def diag(input, diagonal=0, *, out=None):
     return _write_out(res, out)
 
 
+@_args.signature('Tensor input, int offset=0')
 def diagflat(input, offset=0):
     """Like :func:`diag` of the flattened ``input``: always a 2-d matrix."""
     return diag(input.reshape(-1), offset)
 
 
+@_args.signature('Tensor input, int offset=0, int dim1=-2, int dim2=-1')
 def diag_embed(input, offset=0, dim1=-2, dim2=-1):
     """Puts the last dimension of ``input`` on the ``offset`` diagonal of the 2-d planes
     given by ``dim1`` and ``dim2`` of a new, one-dimension-larger tensor.
@@ -97,6 +100,9 @@ def _tri_indices(row, col, offset, dtype, device, lower):
     return mask.nonzero().t().contiguous().to(dtype)
 
 
+@_args.signature(
+    'int row, int col, int offset=0, *, ScalarType? dtype=None, Device? device=None, Layout? layout=None',
+)
 def tril_indices(row, col, offset=0, *, dtype=None, device="cpu", layout=None):
     """Indices of the lower triangle of a ``row`` x ``col`` matrix as a ``2 x N`` tensor.
 
@@ -105,11 +111,15 @@ def tril_indices(row, col, offset=0, *, dtype=None, device="cpu", layout=None):
     return _tri_indices(row, col, offset, dtype or _C.int64, device, True)
 
 
+@_args.signature(
+    'int row, int col, int offset=0, *, ScalarType? dtype=None, Device? device=None, Layout? layout=None',
+)
 def triu_indices(row, col, offset=0, *, dtype=None, device="cpu", layout=None):
     """Indices of the upper triangle of a ``row`` x ``col`` matrix as a ``2 x N`` tensor."""
     return _tri_indices(row, col, offset, dtype or _C.int64, device, False)
 
 
+@_args.signature('Tensor x, SymInt? N=None, bool increasing=False')
 def vander(x, N=None, increasing=False):
     """Generates a Vandermonde matrix: column ``i`` is ``x ** (N - i - 1)``
     (``x ** i`` with ``increasing=True``). Integer and bool inputs give ``int64``.

@@ -12,7 +12,7 @@ import os
 import threading
 import warnings
 
-from . import _C
+from . import _C, _args
 
 __all__ = [
     "e", "pi", "inf", "nan", "newaxis", "has_lapack", "has_mkl", "has_openmp", "has_spectral",
@@ -191,7 +191,8 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend=None, mode=Non
                            options=options, name=name, disable=disable)
         return fn
     if not callable(model):
-        raise RuntimeError(f"Model must be callable, got {type(model).__name__}")
+        raise AssertionError(f"A callable function is expected, but {type(model)} is provided.".replace(
+            "ferrotorch.", "torch."))
     return model
 
 
@@ -219,11 +220,13 @@ def set_anomaly_enabled(enabled, check_nan=True):
     _C._set_anomaly_enabled(enabled, check_nan)
 
 
+@_args.signature('Tensor input')
 def get_device(input):
     """The device index of a CUDA tensor, -1 for a CPU tensor."""
     return input.get_device()
 
 
+@_args.signature('Tensor input')
 def is_distributed(input):
     """False: ferrotorch has no distributed tensors."""
     return False

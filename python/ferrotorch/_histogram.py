@@ -1,15 +1,15 @@
 """Binning: ``searchsorted``, ``bucketize``, ``bincount``, ``histc``,
 ``histogram`` and ``histogramdd``.
 
-``searchsorted`` is one stable sort of the boundaries and values together
-(O((n + m) log(n + m)), no n x m comparison matrix); the histograms compute
-each element's bin arithmetically and count with ``index_add``.
+``searchsorted`` runs PyTorch's binary search for every value at once
+(``log2(m)`` rounds of gathers, no n x m comparison matrix); the histograms
+compute each element's bin arithmetically and count with ``index_add``.
 """
 
 import builtins
 import math
 
-from . import _C
+from . import _C, _args
 from ._C import Tensor
 from ._math_ops import _pretty, _rt, _write_out, return_types
 
@@ -20,23 +20,31 @@ return_types.histogramdd = _rt("histogramdd", ("hist", "bin_edges"))
 
 
 def _count_below(seq, values, right):
-    """For each value, how many entries of the sorted last dim of ``seq`` are
-    ``< value`` (``<=`` when ``right``); ``seq`` and ``values`` share leading dims."""
-    n, m = values.shape[-1], seq.shape[-1]
+    """PyTorch's lower/upper-bound binary search, run for all values at once:
+    ``seq`` (..., m) and ``values`` (..., n) share leading dims. The same probes
+    as PyTorch's loop give the same answers, also for an unsorted ``seq`` or NaN."""
+    m = seq.shape[-1]
     dtype = _C.promote_types(seq.dtype, values.dtype)
     seq, values = seq.to(dtype), values.to(dtype)
-    # a stable sort keeps the first operand first among equal keys: values before
-    # equal boundaries counts only smaller ones (left), boundaries first counts equal ones too (right)
-    both = _C._cat([seq, values] if right else [values, seq], -1)
-    perm = both.sort(dim=-1, stable=True).indices
-    is_seq = (perm < m) if right else (perm >= n)
-    before = is_seq.to(_C.int64).cumsum(-1) - is_seq.to(_C.int64)
-    slots = _C.arange(both.shape[-1], device=both.device).expand(perm.shape).contiguous()
-    where = _C.empty(perm.shape, dtype=_C.int64, device=both.device).scatter_(-1, perm, slots)
-    value_slots = where.narrow(-1, m, n) if right else where.narrow(-1, 0, n)
-    return before.gather(-1, value_slots)
+    lo = _C.zeros(values.shape, dtype=_C.int64, device=values.device)
+    hi = _C.full(values.shape, m, dtype=_C.int64, device=values.device)
+    if m == 0:
+        return lo
+    for _ in range(m.bit_length()):
+        active = lo < hi
+        mid = lo + (hi - lo) // 2
+        probe = seq.gather(-1, mid.clamp(max=m - 1))
+        # PyTorch's tests are !(mid >= v) and !(mid > v), which send NaN to the right
+        go_right = ~(probe > values) if right else ~(probe >= values)
+        lo = _C._where(active & go_right, mid + 1, lo)
+        hi = _C._where(active & ~go_right, mid, hi)
+    return lo
 
 
+@_args.signature(
+    'Tensor sorted_sequence, Tensor values, *, bool out_int32=False, bool right=False, str? side=None, Tensor? out=None, Tensor? sorter=None',
+    'Tensor sorted_sequence, Scalar values, *, bool out_int32=False, bool right=False, str? side=None, Tensor? out=None, Tensor? sorter=None',
+)
 def searchsorted(sorted_sequence, values, *, out_int32=False, right=False, side=None, out=None, sorter=None):
     """Indices into the innermost dim of ``sorted_sequence`` where ``values`` would be
     inserted to keep it sorted.
@@ -82,6 +90,10 @@ def searchsorted(sorted_sequence, values, *, out_int32=False, right=False, side=
     return _write_out(res, out)
 
 
+@_args.signature(
+    'Tensor input, Tensor boundaries, *, bool out_int32=False, bool right=False, Tensor? out=None',
+    'Scalar input, Tensor boundaries, *, bool out_int32=False, bool right=False, Tensor? out=None',
+)
 def bucketize(input, boundaries, *, out_int32=False, right=False, out=None):
     """Index of the bucket of each element of ``input`` given 1-d ``boundaries``.
 
@@ -93,6 +105,7 @@ def bucketize(input, boundaries, *, out_int32=False, right=False, out=None):
     return searchsorted(boundaries, input, out_int32=out_int32, right=right, out=out)
 
 
+@_args.signature('Tensor input, Tensor? weights=None, SymInt minlength=0')
 def bincount(input, weights=None, minlength=0):
     """Count of each value in a 1-d tensor of non-negative integers.
 
@@ -119,11 +132,12 @@ def bincount(input, weights=None, minlength=0):
     return _C.zeros(size, dtype=dtype, device=input.device).index_add(0, idx, weights.to(dtype))
 
 
-def _check_float(name, input):
-    if not input.is_floating_point():
+def _check_float(name, input, half_ok=True):
+    if not input.is_floating_point() or (not half_ok and input.dtype not in (_C.float32, _C.float64)):
         raise NotImplementedError(f"\"{name}\" not implemented for '{_pretty(input.dtype)}'")
 
 
+@_args.signature('Tensor input, int bins=100, Scalar min=0, Scalar max=0, *, Tensor? out=None')
 def histc(input, bins=100, min=0, max=0, *, out=None):
     """Histogram of ``input`` with ``bins`` equal-width bins between ``min`` and ``max``.
 
@@ -131,9 +145,9 @@ def histc(input, bins=100, min=0, max=0, *, out=None):
     each side when equal). Elements outside the range are ignored; the result has
     ``input``'s dtype.
     """
-    _check_float("histogram_cpu", input)
     if bins <= 0:
         raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
+    _check_float("histogram_cpu", input)
     lo, hi = float(min), float(max)
     if lo == hi and input.numel():
         lo, hi = float(input.min().item()), float(input.max().item())
@@ -212,14 +226,20 @@ def _histogramdd(points, bins, ranges, weight, density, local_search=True):
     return hist, edges
 
 
-def histogram(input, bins, *, range=None, weight=None, density=False, out=None):
+@_args.signature(
+    'Tensor input, Tensor bins, *, Any range=None, Tensor? weight=None, bool density=False, Any out=None',
+    'Tensor input, int bins=100, *, Any range=None, Tensor? weight=None, bool density=False, Any out=None',
+)
+def histogram(input, bins=100, *, range=None, weight=None, density=False, out=None):
     """Histogram of the values in ``input`` as a ``(hist, bin_edges)`` named tuple.
 
     ``bins`` is a number of equal-width bins over ``range`` (default: the data's
     minimum and maximum) or a 1-d tensor of increasing edges. With ``density=True``
     the histogram integrates to one.
     """
-    _check_float("histogram_cpu", input)
+    if not isinstance(bins, Tensor) and bins <= 0:
+        raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
+    _check_float("histogramdd", input, half_ok=False)
     if weight is not None and tuple(weight.shape) != tuple(input.shape):
         raise RuntimeError("torch.histogramdd(): if weight tensor is provided, it should have the same shape as "
                            "the input tensor excluding its innermost dimension")
@@ -227,6 +247,11 @@ def histogram(input, bins, *, range=None, weight=None, density=False, out=None):
     return _write_out(return_types.histogram(hist, edges[0]), out)
 
 
+@_args.signature(
+    'Tensor input, int[] bins, *, Any range=None, Tensor? weight=None, bool density=False, Any out=None',
+    'Tensor input, int bins, *, Any range=None, Tensor? weight=None, bool density=False, Any out=None',
+    'Tensor input, Tensor[] bins, *, Any range=None, Tensor? weight=None, bool density=False, Any out=None',
+)
 def histogramdd(input, bins, *, range=None, weight=None, density=False, out=None):
     """Multi-dimensional histogram of the points in the innermost dim of ``input``.
 
@@ -234,7 +259,7 @@ def histogramdd(input, bins, *, range=None, weight=None, density=False, out=None
     tensors; ``range`` is a flat sequence ``[min0, max0, min1, max1, ...]``.
     Returns ``(hist, bin_edges)`` with one edge tensor per dim.
     """
-    _check_float("histogramdd", input)
+    _check_float("histogramdd", input, half_ok=False)
     D = input.shape[-1]
     points = input.reshape(-1, D)
     if isinstance(bins, int):
@@ -263,7 +288,7 @@ def _attach():
         return m
 
     for fn in (bincount, histc, histogram):
-        setattr(Tensor, fn.__name__, method(fn))
+        setattr(Tensor, fn.__name__, _args.method_signature(fn) if hasattr(fn, "__schemas__") else method(fn))
 
 
 _attach()

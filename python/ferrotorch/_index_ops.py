@@ -6,7 +6,7 @@ native scatter/gather, sort and nonzero kernels.
 import builtins
 import warnings
 
-from . import _C
+from . import _C, _args
 from ._C import Tensor
 from ._math_ops import _write_out
 
@@ -37,6 +37,9 @@ def _index_reduce(input, dim, index, source, reduce, include_self):
     return input.scatter_reduce(d, idx, source, reduce, include_self=include_self)
 
 
+@_args.signature(
+    'Tensor input, int dim, Tensor index, Tensor source, str reduce, *, bool include_self=True, Tensor? out=None',
+)
 def index_reduce(input, dim, index, source, reduce, *, include_self=True, out=None):
     """Reduces the slices of ``source`` into the rows of ``input`` selected by
     ``index`` along ``dim`` with ``reduce`` (``'prod'``, ``'mean'``, ``'amax'``,
@@ -68,6 +71,7 @@ def _put(input, index, source, accumulate):
     return flat.reshape(input.shape)
 
 
+@_args.signature('Tensor input, Tensor index, Tensor source, bool accumulate=False')
 def put(input, index, source, accumulate=False):
     """A copy of ``input`` with ``source``'s values written at the flat (row-major)
     positions ``index``; ``accumulate=True`` adds instead of overwriting."""
@@ -79,6 +83,11 @@ def _put_(self, index, source, accumulate=False):
     return self.copy_(_put(self, index, source, accumulate))
 
 
+@_args.signature(
+    'Tensor elements, Tensor test_elements, *, bool assume_unique=False, bool invert=False',
+    'Scalar elements, Tensor test_elements, *, bool assume_unique=False, bool invert=False',
+    'Tensor elements, Scalar test_elements, *, bool assume_unique=False, bool invert=False',
+)
 def isin(elements, test_elements, *, assume_unique=False, invert=False):
     """Tests whether each element of ``elements`` is in ``test_elements``; either may
     be a scalar. Returns a bool tensor of ``elements``' shape (NaN is never found)."""
@@ -89,6 +98,9 @@ def isin(elements, test_elements, *, assume_unique=False, invert=False):
         test_elements = _C.tensor(test_elements, device=elements.device)
     dtype = _C.promote_types(elements.dtype, test_elements.dtype)
     e, t = elements.detach().to(dtype), test_elements.detach().to(dtype).reshape(-1)
+    if t.is_floating_point() and t.device.type != "meta":
+        # NaN matches nothing, and left in it would mislead the binary search
+        t = t[~t.isnan()]
     if t.numel() == 0:
         found = _C.zeros(e.shape, dtype=_C.bool, device=e.device)
     else:
@@ -99,12 +111,19 @@ def isin(elements, test_elements, *, assume_unique=False, invert=False):
     return ~found if invert else found
 
 
+@_args.signature('Tensor input, Any return_inverse=False, Any return_counts=False, int? dim=None')
 def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
     """Eliminates all but the first element from every run of equal consecutive
     elements (of the flattened input, or of slices along ``dim``).
 
     Returns the values, plus the inverse indices and the run lengths when asked.
     """
+    # PyTorch's Python wrapper tests the flags' truth first (a tensor of several values
+    # raises there), then its native op insists on bools
+    bool(return_counts), bool(return_inverse)
+    for name, flag in (("return_inverse", return_inverse), ("return_counts", return_counts)):
+        if not isinstance(flag, bool):
+            raise TypeError(f"unique_consecutive(): argument '{name}' must be bool, not {type(flag).__name__}")
     if dim is None:
         x = input.reshape(-1)
         n = x.shape[0]
@@ -140,6 +159,7 @@ def unique_consecutive(input, return_inverse=False, return_counts=False, dim=Non
     return out[0] if len(out) == 1 else tuple(out)
 
 
+@_args.signature('Tensor input, *, SymInt size, int fill_value=-1')
 def nonzero_static(input, *, size, fill_value=-1):
     """Indices of the non-zero elements as a ``(size, input.dim())`` tensor: truncated
     to ``size`` rows, or padded with ``fill_value`` rows."""
@@ -183,7 +203,7 @@ def _attach():
         return m
 
     for fn in (index_reduce, put, unique_consecutive, nonzero_static):
-        setattr(Tensor, fn.__name__, method(fn))
+        setattr(Tensor, fn.__name__, _args.method_signature(fn) if hasattr(fn, "__schemas__") else method(fn))
     Tensor.index_reduce_ = _index_reduce_
     Tensor.put_ = _put_
 

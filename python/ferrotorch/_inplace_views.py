@@ -71,11 +71,11 @@ def _set_(self, source=None, storage_offset=None, size=None, stride=None):
     storage (with its geometry, or the given ``storage_offset``/``size``/``stride``).
     Without ``source`` the tensor becomes empty on fresh storage.
     """
+    if source is not None and not isinstance(source, Tensor):
+        raise TypeError(f"set_() received an invalid combination of arguments - got ({type(source).__name__})")
     _check_autograd(self)
     if source is None:
         return _C._set_(self, _C.empty(0, dtype=self.dtype, device=self.device), (0,), (1,), 0)
-    if not isinstance(source, Tensor):
-        raise TypeError(f"set_(): argument 'source' must be Tensor, not {type(source).__name__}")
     if source.dtype != self.dtype:
         raise RuntimeError(
             f"Could not set tensor of type {_CPP_NAMES.get(str(source.dtype).split('.')[-1], _pretty(source.dtype))} "

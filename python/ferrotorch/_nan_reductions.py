@@ -9,7 +9,7 @@ wanted ranks, PyTorch's own algorithm, so values and gradients agree.
 import builtins
 import math
 
-from . import _C
+from . import _C, _args
 from ._C import Tensor
 from ._math_ops import _pretty, _rt, _write_out, return_types
 
@@ -31,6 +31,7 @@ def _zero_nans(input):
     return _C._where(input.isnan(), _C.zeros((), dtype=input.dtype, device=input.device), input)
 
 
+@_args.signature('Tensor input, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None, Tensor? out=None')
 def nansum(input, dim=None, keepdim=False, *, dtype=None, out=None):
     """Sum of all elements (or along ``dim``), treating NaN as zero."""
     x = _zero_nans(input)
@@ -39,6 +40,7 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None, out=None):
     return _write_out(res, out)
 
 
+@_args.signature('Tensor input, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None, Tensor? out=None')
 def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None):
     """Mean of the non-NaN elements (all of them, or along ``dim``)."""
     if not input.is_floating_point():
@@ -63,6 +65,7 @@ def _rank_along(input, dim, ignore_nan):
     return vals, idx, count
 
 
+@_args.signature('Tensor input, int? dim=None, bool keepdim=False, *, Any out=None')
 def nanmedian(input, dim=None, keepdim=False, *, out=None):
     """The lower median of the non-NaN values.
 
@@ -102,8 +105,8 @@ def _quantile(input, q, dim, keepdim, interpolation, ignore_nan):
         raise RuntimeError(f"{name}() input tensor must be non-empty")
     if input.dtype not in (_C.float32, _C.float64):
         raise RuntimeError(f"{name}() input tensor must be either float or double dtype")
-    scalar_q = not isinstance(q, Tensor)
-    if scalar_q:
+    scalar_q = not isinstance(q, Tensor) or q.dim() == 0
+    if not isinstance(q, Tensor):
         if not 0 <= q <= 1:
             raise RuntimeError(f"{name}() q must be in the range [0, 1] but got {q}")
         qt = _C.tensor([float(q)], dtype=input.dtype, device=input.device)
@@ -162,6 +165,10 @@ def _quantile(input, q, dim, keepdim, interpolation, ignore_nan):
     return res.squeeze(0) if scalar_q else res
 
 
+@_args.signature(
+    "Tensor input, Tensor q, int? dim=None, bool keepdim=False, *, str interpolation='linear', Tensor? out=None",
+    "Tensor input, float q, int? dim=None, bool keepdim=False, *, str interpolation='linear', Tensor? out=None",
+)
 def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None):
     """The ``q``-th quantiles of each row of ``input`` along ``dim`` (of all elements when None).
 
@@ -171,11 +178,16 @@ def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=N
     return _write_out(_quantile(input, q, dim, keepdim, interpolation, False), out)
 
 
+@_args.signature(
+    "Tensor input, Tensor q, int? dim=None, bool keepdim=False, *, str interpolation='linear', Tensor? out=None",
+    "Tensor input, float q, int? dim=None, bool keepdim=False, *, str interpolation='linear', Tensor? out=None",
+)
 def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None):
     """Like :func:`quantile`, ignoring NaN values (a row of only NaN gives NaN)."""
     return _write_out(_quantile(input, q, dim, keepdim, interpolation, True), out)
 
 
+@_args.signature('Tensor input, *, int? dim=None, bool keepdim=False, Any out=None')
 def aminmax(input, *, dim=None, keepdim=False, out=None):
     """The minimum and maximum of ``input`` (or along ``dim``) as a ``(min, max)`` named tuple."""
     if input.numel() == 0 and (dim is None or input.dim() == 0 or input.shape[dim] == 0):
@@ -192,12 +204,16 @@ def aminmax(input, *, dim=None, keepdim=False, out=None):
     return _write_out(return_types.aminmax(mn, mx), out)
 
 
+@_args.signature('Tensor input, int dim, *, Tensor? out=None')
 def logcumsumexp(input, dim, *, out=None):
     """Log of the cumulative sum of exponentials along ``dim``, computed stably.
 
     A log-space prefix scan (``log2(n)`` rounds of ``logaddexp`` on shifted copies)
     keeps every prefix accurate whatever the spread of magnitudes.
     """
+    nd = builtins.max(input.dim(), 1)
+    if not -nd <= dim < nd:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-nd}, {nd - 1}], but got {dim})")
     if not input.is_floating_point():
         raise NotImplementedError(f"\"logcumsumexp_out_cpu\" not implemented for '{_pretty(input.dtype)}'")
     x = input if input.dim() else input.reshape(1)
@@ -230,7 +246,7 @@ def _attach():
         return m
 
     for fn in (nansum, nanmean, nanmedian, quantile, nanquantile, aminmax, logcumsumexp):
-        setattr(Tensor, fn.__name__, method(fn))
+        setattr(Tensor, fn.__name__, _args.method_signature(fn) if hasattr(fn, "__schemas__") else method(fn))
 
 
 _attach()

@@ -6,7 +6,7 @@ broadcasting arithmetic, ``tensordot`` and ``matmul``.
 import builtins
 import warnings
 
-from . import _C
+from . import _C, _args
 from ._C import Tensor
 from ._math_ops import _write_out
 
@@ -30,6 +30,7 @@ def _linalg_cross(input, other, dim):
     return _C._cat([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], dim)
 
 
+@_args.signature('Tensor input, Tensor other, int? dim=None, *, Tensor? out=None')
 def cross(input, other, dim=None, *, out=None):
     """Cross product of vectors in dimension ``dim`` (of size 3) of ``input`` and ``other``.
 
@@ -49,6 +50,7 @@ def cross(input, other, dim=None, *, out=None):
     return _write_out(_linalg_cross(input, other, dim), out)
 
 
+@_args.signature('Tensor input, Tensor other, *, Tensor? out=None')
 def inner(input, other, *, out=None):
     """Inner product of 1-d tensors; for higher dims a sum product over the last dims.
 
@@ -65,6 +67,7 @@ def inner(input, other, *, out=None):
     return _write_out(tensordot(input, other, dims=([input.dim() - 1], [other.dim() - 1])), out)
 
 
+@_args.signature('Tensor input, Tensor other, *, Tensor? out=None')
 def kron(input, other, *, out=None):
     """Kronecker product of ``input`` and ``other``.
 
@@ -108,6 +111,7 @@ def _addr(input, vec1, vec2, beta, alpha):
     return input * beta + prod if beta != 1 else input + prod
 
 
+@_args.signature('Tensor input, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1, Tensor? out=None')
 def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):
     """``beta * input + alpha * outer(vec1, vec2)``."""
     return _write_out(_addr(input, vec1, vec2, beta, alpha), out)
@@ -152,7 +156,7 @@ def _attach():
         return m
 
     for fn in (cross, inner, kron, addr):
-        setattr(Tensor, fn.__name__, method(fn))
+        setattr(Tensor, fn.__name__, _args.method_signature(fn) if hasattr(fn, "__schemas__") else method(fn))
     Tensor.addr_ = _addr_
 
 

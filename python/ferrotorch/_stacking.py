@@ -7,7 +7,7 @@ so autograd and the ``meta`` device come for free.
 
 import builtins
 
-from . import _C
+from . import _C, _args
 from ._C import Tensor
 from ._math_ops import _pretty, _write_out
 
@@ -77,6 +77,7 @@ def _out(result, out):
     return _write_out(result, out)
 
 
+@_args.signature('Tensor[] tensors, *, Tensor? out=None')
 def dstack(tensors, *, out=None):
     """Stacks tensors in sequence depthwise (along the third axis).
 
@@ -86,6 +87,7 @@ def dstack(tensors, *, out=None):
     return _out(_C._cat([atleast_3d(t) for t in ts], 2), out)
 
 
+@_args.signature('Tensor[] tensors, *, Tensor? out=None')
 def column_stack(tensors, *, out=None):
     """Creates a new tensor by horizontally stacking the tensors in ``tensors``.
 
@@ -96,6 +98,7 @@ def column_stack(tensors, *, out=None):
     return _out(_C._hstack(cols), out)
 
 
+@_args.signature('Tensor[] tensors, *, Tensor? out=None')
 def row_stack(tensors, *, out=None):
     """Alias of :func:`ferrotorch.vstack`."""
     return _out(_C._vstack(_seq(tensors, "row_stack")), out)
@@ -122,6 +125,11 @@ def _split_at(input, dim, bounds):
     return tuple(pieces)
 
 
+@_args.signature(
+    'Tensor input, SymInt indices_or_sections, int dim=0',
+    'Tensor input, SymInt[] indices_or_sections, int dim=0',
+    'Tensor input, Tensor indices_or_sections, int dim=0',
+)
 def tensor_split(input, indices_or_sections, dim=0):
     """Splits a tensor into multiple sub-tensors (views) along dimension ``dim``.
 
@@ -174,6 +182,7 @@ def _nsplit(input, ios, dim, name, min_dim):
     return tensor_split(input, ios, dim)
 
 
+@_args.signature('Tensor input, int indices_or_sections', 'Tensor input, int[] indices_or_sections')
 def hsplit(input, indices_or_sections):
     """Splits ``input`` horizontally (dim 1, or dim 0 for 1-d tensors) into views.
 
@@ -182,16 +191,19 @@ def hsplit(input, indices_or_sections):
     return _nsplit(input, indices_or_sections, 0 if input.dim() == 1 else 1, "hsplit", 1)
 
 
+@_args.signature('Tensor input, int indices_or_sections', 'Tensor input, int[] indices_or_sections')
 def vsplit(input, indices_or_sections):
     """Splits ``input`` (at least 2-d) vertically, along dim 0, into views."""
     return _nsplit(input, indices_or_sections, 0, "vsplit", 2)
 
 
+@_args.signature('Tensor input, int indices_or_sections', 'Tensor input, int[] indices_or_sections')
 def dsplit(input, indices_or_sections):
     """Splits ``input`` (at least 3-d) depthwise, along dim 2, into views."""
     return _nsplit(input, indices_or_sections, 2, "dsplit", 3)
 
 
+@_args.signature('Tensor input, SymInt[] split_sizes, int dim=0')
 def split_with_sizes(input, split_sizes, dim=0):
     """Splits ``input`` into views of the given sizes along ``dim``; the sizes must sum to the dim's size."""
     dim = _wrap_dim(dim, input.dim())
@@ -209,16 +221,19 @@ def split_with_sizes(input, split_sizes, dim=0):
     return tuple(out)
 
 
+@_args.signature('Tensor input, SymInt split_size, int dim=0')
 def unsafe_split(input, split_size, dim=0):
     """Like :meth:`Tensor.split` (the "unsafe" variants exist for PyTorch's view tracking)."""
     return tuple(input.split(split_size, dim))
 
 
+@_args.signature('Tensor input, SymInt[] split_sizes, int dim=0')
 def unsafe_split_with_sizes(input, split_sizes, dim=0):
     """Like :func:`split_with_sizes`."""
     return split_with_sizes(input, split_sizes, dim)
 
 
+@_args.signature('Tensor input, int chunks, int dim=0')
 def unsafe_chunk(input, chunks, dim=0):
     """Like :meth:`Tensor.chunk`."""
     return tuple(input.chunk(chunks, dim))
@@ -270,6 +285,7 @@ def cartesian_prod(*tensors):
     return _C._stack([g.reshape(-1) for g in grids], 1)
 
 
+@_args.signature('Tensor input, int r=2, bool with_replacement=False')
 def combinations(input, r=2, with_replacement=False):
     """Combinations of length ``r`` of the elements of the 1-d ``input``, as rows.
 
@@ -292,11 +308,13 @@ def combinations(input, r=2, with_replacement=False):
     return _C._stack(picks, 1)
 
 
+@_args.signature('Tensor input')
 def ravel(input):
     """Returns a contiguous flattened tensor (a view when ``input`` is contiguous)."""
     return input.reshape(-1)
 
 
+@_args.signature('Tensor input, *, Tensor? out=None')
 def msort(input, *, out=None):
     """Sorts the elements of ``input`` along its first dimension in ascending order."""
     return _out(input.sort(dim=0).values, out)
@@ -313,7 +331,7 @@ def _attach():
 
     for fn in (tensor_split, hsplit, vsplit, dsplit, split_with_sizes, unsafe_split,
                unsafe_split_with_sizes, unsafe_chunk, ravel, msort):
-        setattr(Tensor, fn.__name__, method(fn))
+        setattr(Tensor, fn.__name__, _args.method_signature(fn) if hasattr(fn, "__schemas__") else method(fn))
 
 
 _attach()

@@ -4,7 +4,7 @@ the norm-based ``dist``, ``renorm`` and the deprecated ``frobenius_norm``/``nucl
 
 import warnings
 
-from . import _C
+from . import _C, _args
 from ._C import Tensor
 from ._math_ops import _pretty, _write_out
 
@@ -29,6 +29,7 @@ def _check_weights(name, w, num_obs, integral):
         raise RuntimeError(f"cov(): {name} cannot be negative")
 
 
+@_args.signature('Tensor input, *, int correction=1, Tensor? fweights=None, Tensor? aweights=None')
 def cov(input, *, correction=1, fweights=None, aweights=None):
     """Covariance matrix of the variables in the rows of ``input`` (observations in columns).
 
@@ -73,6 +74,7 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
     return (c / norm).squeeze()
 
 
+@_args.signature('Tensor input')
 def corrcoef(input):
     """Pearson correlation coefficients of the variables in the rows of ``input``,
     clipped to ``[-1, 1]``."""
@@ -85,11 +87,13 @@ def corrcoef(input):
     return c.clamp(-1, 1)
 
 
+@_args.signature('Tensor input, Tensor other, Scalar p=2')
 def dist(input, other, p=2):
     """The ``p``-norm of ``input - other`` (broadcast)."""
     return (input - other).norm(p)
 
 
+@_args.signature('Tensor input, int[1] dim, bool keepdim=False, *, Tensor? out=None')
 def frobenius_norm(input, dim=(-2, -1), keepdim=False, *, out=None):
     """Deprecated in PyTorch (use ``linalg.vector_norm(A, 2, dim, keepdim)``): the
     2-norm over ``dim``."""
@@ -101,6 +105,10 @@ def frobenius_norm(input, dim=(-2, -1), keepdim=False, *, out=None):
     return _write_out(vector_norm(input, 2, dim, keepdim), out)
 
 
+@_args.signature(
+    'Tensor input, bool dim=False, *, Tensor? out=None',
+    'Tensor input, int[2] dim, bool keepdim=False, *, Tensor? out=None',
+)
 def nuclear_norm(input, dim=(-2, -1), keepdim=False, *, out=None):
     """Deprecated in PyTorch (use ``linalg.matrix_norm(A, 'nuc', dim, keepdim)``): the
     sum of the singular values of the matrices in ``dim``."""
@@ -114,6 +122,7 @@ def nuclear_norm(input, dim=(-2, -1), keepdim=False, *, out=None):
     return _write_out(matrix_norm(input, "nuc", dim, keepdim), out)
 
 
+@_args.signature('Tensor input, Scalar p, int dim, Scalar maxnorm, *, Tensor? out=None')
 def renorm(input, p, dim, maxnorm, *, out=None):
     """Rescales each slice of ``input`` along ``dim`` whose ``p``-norm exceeds
     ``maxnorm`` to have norm ``maxnorm`` (up to a ``1e-7`` guard)."""
@@ -153,7 +162,7 @@ def _attach():
         return m
 
     for fn in (cov, corrcoef, dist, renorm):
-        setattr(Tensor, fn.__name__, method(fn))
+        setattr(Tensor, fn.__name__, _args.method_signature(fn) if hasattr(fn, "__schemas__") else method(fn))
     Tensor.renorm_ = _renorm_
 
 

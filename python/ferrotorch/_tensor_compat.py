@@ -7,12 +7,13 @@ and the answers PyTorch gives on a CPU-only build (``pin_memory``,
 
 import warnings
 
-from . import _C
+from . import _C, _args
 from ._C import Tensor
 
 __all__ = ["adjoint"]
 
 
+@_args.signature('Tensor input')
 def adjoint(input):
     """A view of ``input`` with its last two dimensions transposed (and conjugated,
     which is the identity for real dtypes)."""
@@ -40,9 +41,11 @@ def _mH(self):
 
 def _sum_to_size(self, *size):
     """Sums this tensor down to ``size``, which must broadcast to this tensor's shape."""
+    if not size:
+        raise TypeError('sum_to_size() missing 1 required positional arguments: "size"')
     if len(size) == 1 and isinstance(size[0], (list, tuple)):
         size = tuple(size[0])
-    size = tuple(int(s) for s in size)
+    size = tuple(_args.integer(s, "sum_to_size", "size", 1, symint=True) for s in size)
     shape = tuple(self.shape)
     lead = len(shape) - len(size)
     if lead < 0 or any(s != 1 and s != shape[lead + i] for i, s in enumerate(size)):
@@ -100,12 +103,28 @@ def _resize(self, *sizes):
     warnings.warn("non-inplace resize is deprecated", UserWarning, stacklevel=2)
     if len(sizes) == 1 and isinstance(sizes[0], (list, tuple)):
         sizes = tuple(sizes[0])
+    # PyTorch builds a torch.Size from the arguments, so a tensor converts through bool/index
+    sizes = tuple(s if isinstance(s, int) else int(s.item() if s.numel() == 1 else bool(s)) for s in sizes)
+    _check_resize(self, sizes)
     return self.contiguous().view(*sizes)
+
+
+def _check_resize(self, sizes):
+    n = 1
+    for s in sizes:
+        n *= s
+    if n != self.numel() or any(s < 0 for s in sizes):
+        raise RuntimeError(
+            f"requested resize to {'x'.join(map(str, sizes))} ({n} elements in total), but the given tensor has a "
+            f"size of {'x'.join(map(str, self.shape))} ({self.numel()} elements). autograd's resize can only change "
+            "the shape of a given tensor, while preserving the number of elements. "
+        )
 
 
 def _resize_as(self, tensor):
     """Deprecated non-inplace resize to ``tensor``'s shape."""
     warnings.warn("non-inplace resize_as is deprecated", UserWarning, stacklevel=2)
+    _check_resize(self, tuple(tensor.shape))
     return self.contiguous().view(*tensor.shape)
 
 
@@ -122,6 +141,10 @@ def _pin_memory(self, device=None):
 
 def _is_pinned(self, device=None):
     """Whether this tensor lives in pinned memory: never without an accelerator."""
+    if device is not None:
+        if isinstance(device, Tensor):
+            raise TypeError("is_pinned(): argument 'device' (position 1) must be torch.device, not Tensor")
+        raise RuntimeError("Cannot access accelerator device when none is available.")
     return False
 
 
@@ -137,6 +160,8 @@ def _dense_dim(self):
 
 def _to_dense(self, dtype=None, *, masked_grad=None):
     """A strided tensor is already dense: itself (cast to ``dtype`` when given)."""
+    if dtype is not None and not isinstance(dtype, _C.dtype):
+        raise TypeError(f"to_dense(): argument 'dtype' (position 1) must be torch.dtype, not {type(dtype).__name__}")
     return self if dtype is None else self.to(dtype)
 
 

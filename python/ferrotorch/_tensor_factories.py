@@ -5,7 +5,7 @@
 
 import math
 
-from . import _C
+from . import _C, _args
 from ._C import Tensor
 
 __all__ = ["asarray", "frombuffer", "from_file", "scalar_tensor", "range", "fill", "fill_", "zero_"]
@@ -76,6 +76,7 @@ def _new(self, *args, device=None):
 
 def _type_as(self, other):
     """This tensor cast to ``other``'s dtype (itself when they already match)."""
+    _args.tensor(other, "type_as", "other", 1)
     return self.to(other.dtype)
 
 
@@ -184,11 +185,17 @@ def from_file(filename, shared=None, size=0, *, dtype=None, layout=None, device=
     return _from_array(np.fromfile(filename, dtype=_numpy_dtype(dtype), count=size), dtype)
 
 
+@_args.signature(
+    'Scalar s, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=False, bool requires_grad=False',
+)
 def scalar_tensor(s, *, dtype=None, layout=None, device=None, pin_memory=False, requires_grad=False):
     """A 0-d tensor holding ``s``, of the default float dtype unless ``dtype`` is given."""
     return _C.full((), s, dtype=dtype or _C.get_default_dtype(), device=device, requires_grad=requires_grad)
 
 
+@_args.signature(
+    'Scalar start, Scalar end, Scalar step=1, *, Tensor? out=None, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool requires_grad=False',
+)
 def range(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
     """Deprecated in PyTorch: ``[start, end]`` in steps of ``step``, both ends included
     (the default float dtype unless ``dtype`` is given). Use :func:`arange`."""
@@ -217,6 +224,7 @@ def range(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, devic
     return res
 
 
+@_args.signature('Tensor input, Scalar value', 'Tensor input, Tensor value')
 def fill(input, value):
     """A tensor of ``input``'s shape, dtype and device filled with ``value``."""
     if isinstance(value, Tensor):
@@ -225,14 +233,18 @@ def fill(input, value):
                 f"fill_ only supports 0-dimension value tensor but got tensor with {value.dim()} dimensions."
             )
         return value.to(input.dtype).expand(input.shape).clone()
-    return _C.full_like(input, value)
+    # where() gives input a zero gradient, as PyTorch's FillBackward does
+    keep = _C.ones((), dtype=_C.bool, device=input.device)
+    return _C._where(keep, _C.full_like(input, value), input)
 
 
+@_args.signature('Tensor input, Scalar value', 'Tensor input, Tensor value')
 def fill_(input, value):
     """Fills ``input`` with ``value`` in place."""
     return input.fill_(value)
 
 
+@_args.signature('Tensor input')
 def zero_(input):
     """Fills ``input`` with zeros in place."""
     return input.zero_()

@@ -4,7 +4,7 @@
 identities because ferrotorch's dtypes are real.
 """
 
-from . import _C
+from . import _C, _args
 from ._C import Tensor
 
 __all__ = [
@@ -13,6 +13,7 @@ __all__ = [
 ]
 
 
+@_args.signature('Tensor input')
 def is_nonzero(input):
     """True if the single-element tensor ``input`` is not zero (after type conversions)."""
     n = input.numel()
@@ -23,47 +24,56 @@ def is_nonzero(input):
     return bool(input.item() != 0)
 
 
+@_args.signature('Tensor input, Tensor other')
 def is_same_size(input, other):
     """True if ``input`` and ``other`` have the same shape."""
     return tuple(input.shape) == tuple(other.shape)
 
 
+@_args.signature('Tensor input')
 def is_signed(input):
     """True if ``input``'s dtype is a signed type (everything but ``uint8`` and ``bool``)."""
     return input.dtype not in (_C.uint8, _C.bool)
 
 
+@_args.signature('Tensor input')
 def is_inference(input):
     """True if ``input`` is an inference tensor. ``inference_mode`` in ferrotorch acts
     as ``no_grad`` and makes no inference tensors, so this is always False."""
     return False
 
 
+@_args.signature('Tensor input')
 def is_conj(input):
     """True if ``input``'s conjugate bit is set; never for real dtypes."""
     return False
 
 
+@_args.signature('Tensor input')
 def is_neg(input):
     """True if ``input``'s negative bit is set; never for real dtypes."""
     return False
 
 
+@_args.signature('Tensor input')
 def is_complex(input):
     """True if ``input``'s dtype is a complex type."""
     return input.is_complex()
 
 
+@_args.signature('Tensor input')
 def resolve_conj(input):
     """Materialises a lazily conjugated tensor; a real tensor is returned as is."""
     return input
 
 
+@_args.signature('Tensor input')
 def resolve_neg(input):
     """Materialises a lazily negated tensor; a real tensor is returned as is."""
     return input
 
 
+@_args.signature('Tensor input')
 def isreal(input):
     """Elementwise: has the element a zero imaginary part (always, for real dtypes)?"""
     return _C.ones(input.shape, dtype=_C.bool, device=input.device)
@@ -91,7 +101,7 @@ def _attach():
 
     for fn in (is_nonzero, is_same_size, is_signed, is_inference, is_conj, is_neg, resolve_conj, resolve_neg, isreal):
         if fn.__name__ not in Tensor.__dict__:
-            setattr(Tensor, fn.__name__, method(fn))
+            setattr(Tensor, fn.__name__, _args.method_signature(fn) if hasattr(fn, "__schemas__") else method(fn))
     Tensor.is_set_to = _is_set_to
 
 

@@ -6,6 +6,7 @@ The scatters write through a view of a clone, so autograd records the write
 (``CopySlices``) and ``src`` and ``input`` both receive gradients.
 """
 
+from . import _args
 from ._C import Tensor
 from ._math_ops import _write_out
 
@@ -22,20 +23,21 @@ def _own(view):
     return view.clone() if view.is_contiguous() else view.contiguous()
 
 
-def _copy_of(op, doc_name):
+def _copy_of(name, op, doc_name, *schemas):
     def fn(input, *args, out=None, **kwargs):
         res = op(input, *args, **kwargs)
         if isinstance(res, (tuple, list)):
             if out is not None:
-                raise TypeError(f"{fn.__name__}() got an unexpected keyword argument 'out'")
+                raise TypeError(f"{name}() got an unexpected keyword argument 'out'")
             return tuple(_own(r) for r in res)
         return _write_out(_own(res), out)
 
+    fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = (
         f"Performs the same operation as :func:`ferrotorch.{doc_name}`, but all output tensors\n"
         "are freshly created instead of aliasing the input."
     )
-    return fn
+    return _args.signature(*schemas)(fn)
 
 
 def _slice(input, dim=0, start=None, end=None, step=1):
@@ -44,35 +46,42 @@ def _slice(input, dim=0, start=None, end=None, step=1):
     return input[tuple(idx)]
 
 
-alias_copy = _copy_of(lambda x: x, "alias")
-as_strided_copy = _copy_of(lambda x, size, stride, storage_offset=None: x.as_strided(size, stride, storage_offset), "as_strided")
-detach_copy = _copy_of(lambda x: x.detach(), "detach")
-diagonal_copy = _copy_of(lambda x, offset=0, dim1=0, dim2=1: x.diagonal(offset, dim1, dim2), "diagonal")
-expand_copy = _copy_of(lambda x, size, *, implicit=False: x.expand(*size), "Tensor.expand")
-permute_copy = _copy_of(lambda x, dims: x.permute(*dims), "permute")
-select_copy = _copy_of(lambda x, dim, index: x.select(dim, index), "select")
-slice_copy = _copy_of(_slice, "slice")
-split_copy = _copy_of(lambda x, split_size, dim=0: x.split(split_size, dim), "split")
-squeeze_copy = _copy_of(lambda x, dim=None: x.squeeze() if dim is None else x.squeeze(dim), "squeeze")
-t_copy = _copy_of(lambda x: x.t(), "t")
-transpose_copy = _copy_of(lambda x, dim0, dim1: x.transpose(dim0, dim1), "transpose")
-unbind_copy = _copy_of(lambda x, dim=0: x.unbind(dim), "unbind")
-unfold_copy = _copy_of(lambda x, dimension, size, step: x.unfold(dimension, size, step), "unfold")
-unsqueeze_copy = _copy_of(lambda x, dim: x.unsqueeze(dim), "unsqueeze")
-view_copy = _copy_of(lambda x, size: x.view(size), "view")
-
-
 def _split_with_sizes(x, split_sizes, dim=0):
     from ._stacking import split_with_sizes
     return split_with_sizes(x, split_sizes, dim)
 
 
-split_with_sizes_copy = _copy_of(_split_with_sizes, "split_with_sizes")
-
-for _name, _fn in list(globals().items()):
-    if _name.endswith("_copy") and callable(_fn) and _fn.__name__ == "fn":
-        _fn.__name__ = _fn.__qualname__ = _name
-del _name, _fn
+_OUT = "*, Tensor? out=None"
+alias_copy = _copy_of("alias_copy", lambda x: x, "alias", f"Tensor input, {_OUT}")
+as_strided_copy = _copy_of(
+    "as_strided_copy", lambda x, size, stride, storage_offset=None: x.as_strided(size, stride, storage_offset),
+    "as_strided", f"Tensor input, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None, {_OUT}")
+detach_copy = _copy_of("detach_copy", lambda x: x.detach(), "detach", f"Tensor input, {_OUT}")
+diagonal_copy = _copy_of(
+    "diagonal_copy", lambda x, offset=0, dim1=0, dim2=1: x.diagonal(offset, dim1, dim2), "diagonal",
+    f"Tensor input, int offset=0, int dim1=0, int dim2=1, {_OUT}")
+expand_copy = _copy_of("expand_copy", lambda x, size, *, implicit=False: x.expand(*size), "Tensor.expand",
+                       "Tensor input, SymInt[] size, *, bool implicit=False, Tensor? out=None")
+permute_copy = _copy_of("permute_copy", lambda x, dims: x.permute(*dims), "permute", f"Tensor input, int[] dims, {_OUT}")
+select_copy = _copy_of("select_copy", lambda x, dim, index: x.select(dim, index), "select",
+                       f"Tensor input, int dim, SymInt index, {_OUT}")
+slice_copy = _copy_of("slice_copy", _slice, "slice",
+                      f"Tensor input, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1, {_OUT}")
+split_copy = _copy_of("split_copy", lambda x, split_size, dim=0: x.split(split_size, dim), "split",
+                      "Tensor input, SymInt split_size, int dim=0, *, Any out=None")
+split_with_sizes_copy = _copy_of("split_with_sizes_copy", _split_with_sizes, "split_with_sizes",
+                                 "Tensor input, SymInt[] split_sizes, int dim=0, *, Any out=None")
+squeeze_copy = _copy_of("squeeze_copy", lambda x, dim=None: x.squeeze() if dim is None else x.squeeze(dim), "squeeze",
+                        f"Tensor input, {_OUT}", f"Tensor input, int dim, {_OUT}", f"Tensor input, int[] dim, {_OUT}")
+t_copy = _copy_of("t_copy", lambda x: x.t(), "t", f"Tensor input, {_OUT}")
+transpose_copy = _copy_of("transpose_copy", lambda x, dim0, dim1: x.transpose(dim0, dim1), "transpose",
+                          f"Tensor input, int dim0, int dim1, {_OUT}")
+unbind_copy = _copy_of("unbind_copy", lambda x, dim=0: x.unbind(dim), "unbind", "Tensor input, int dim=0, *, Any out=None")
+unfold_copy = _copy_of("unfold_copy", lambda x, dimension, size, step: x.unfold(dimension, size, step), "unfold",
+                       f"Tensor input, int dimension, int size, int step, {_OUT}")
+unsqueeze_copy = _copy_of("unsqueeze_copy", lambda x, dim: x.unsqueeze(dim), "unsqueeze", f"Tensor input, int dim, {_OUT}")
+view_copy = _copy_of("view_copy", lambda x, size: x.view(size), "view", f"Tensor input, SymInt[] size, {_OUT}",
+                     f"Tensor input, ScalarType size, {_OUT}")
 
 
 # ----- scatters --------------------------------------------------------------------
@@ -93,6 +102,7 @@ def _embed(input, src, take):
     return out
 
 
+@_args.signature('Tensor input, Tensor src, int dim, SymInt index')
 def select_scatter(input, src, dim, index):
     """Embeds the values of ``src`` into ``input`` at the given index.
 
@@ -101,16 +111,19 @@ def select_scatter(input, src, dim, index):
     return _embed(input, src, lambda t: t.select(dim, index))
 
 
+@_args.signature('Tensor input, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1')
 def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
     """Embeds the values of ``src`` into ``input`` at the given slice along ``dim``."""
     return _embed(input, src, lambda t: _slice(t, dim, start, end, step))
 
 
+@_args.signature('Tensor input, Tensor src, int offset=0, int dim1=0, int dim2=1')
 def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
     """Embeds ``src`` into the diagonal of ``input`` (as :meth:`Tensor.diagonal` selects it)."""
     return _embed(input, src, lambda t: t.diagonal(offset, dim1, dim2))
 
 
+@_args.signature('Tensor input, Tensor src, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None')
 def as_strided_scatter(input, src, size, stride, storage_offset=None):
     """Embeds ``src`` into ``input`` where ``input.as_strided(size, stride, storage_offset)`` looks.
 
@@ -133,7 +146,7 @@ def _attach():
         return m
 
     for fn in (select_scatter, slice_scatter, diagonal_scatter, as_strided_scatter):
-        setattr(Tensor, fn.__name__, method(fn))
+        setattr(Tensor, fn.__name__, _args.method_signature(fn) if hasattr(fn, "__schemas__") else method(fn))
 
 
 _attach()

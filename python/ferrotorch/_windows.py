@@ -5,7 +5,7 @@ computing in the requested dtype so the rounding matches.
 
 import math
 
-from . import _C
+from . import _C, _args
 
 __all__ = ["hann_window", "hamming_window", "blackman_window", "bartlett_window", "kaiser_window"]
 
@@ -38,6 +38,9 @@ def _trivial(window_length, dtype, device, requires_grad):
     return None
 
 
+@_args.signature(
+    'int window_length, bool periodic=True, float alpha=0.54, float beta=0.46, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=False, bool requires_grad=False',
+)
 def hamming_window(window_length, periodic=True, alpha=0.54, beta=0.46, *, dtype=None, layout=None, device=None,
                    pin_memory=False, requires_grad=False):
     """Hamming window ``alpha - beta * cos(2 pi n / (N - 1))``; ``periodic=True`` gives
@@ -52,6 +55,9 @@ def hamming_window(window_length, periodic=True, alpha=0.54, beta=0.46, *, dtype
     return _finish(w[:window_length] if periodic else w, requires_grad)
 
 
+@_args.signature(
+    'int window_length, bool periodic=True, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=False, bool requires_grad=False',
+)
 def hann_window(window_length, periodic=True, *, dtype=None, layout=None, device=None, pin_memory=False,
                 requires_grad=False):
     """Hann window ``0.5 - 0.5 cos(2 pi n / (N - 1))`` (see :func:`hamming_window`)."""
@@ -60,6 +66,9 @@ def hann_window(window_length, periodic=True, *, dtype=None, layout=None, device
                           requires_grad=requires_grad)
 
 
+@_args.signature(
+    'int window_length, bool periodic=True, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=False, bool requires_grad=False',
+)
 def blackman_window(window_length, periodic=True, *, dtype=None, layout=None, device=None, pin_memory=False,
                     requires_grad=False):
     """Blackman window ``0.42 - 0.5 cos(2 pi n / (N - 1)) + 0.08 cos(4 pi n / (N - 1))``."""
@@ -73,6 +82,9 @@ def blackman_window(window_length, periodic=True, *, dtype=None, layout=None, de
     return _finish(w[:window_length] if periodic else w, requires_grad)
 
 
+@_args.signature(
+    'int window_length, bool periodic=True, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=False, bool requires_grad=False',
+)
 def bartlett_window(window_length, periodic=True, *, dtype=None, layout=None, device=None, pin_memory=False,
                     requires_grad=False):
     """Bartlett (triangular) window rising from 0 to 1 at the centre and back."""
@@ -105,6 +117,9 @@ def _i0(x):
     return total
 
 
+@_args.signature(
+    'int window_length, bool periodic=True, float beta=12.0, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=False, bool requires_grad=False',
+)
 def kaiser_window(window_length, periodic=True, beta=12.0, *, dtype=None, layout=None, device=None,
                   pin_memory=False, requires_grad=False):
     """Kaiser window ``I0(beta sqrt(1 - ((n - alpha) / alpha)^2)) / I0(beta)`` with

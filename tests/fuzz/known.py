@@ -11,6 +11,9 @@ import re
 
 KNOWN = [
     # (op regex, verdict regex, reason)
+    (r"detach_copy", r"wrong:requires_grad",
+     "PyTorch marks detach_copy's result as requiring grad when the input does, with a grad_fn whose backward "
+     "raises 'derivative for aten::detach_copy is not implemented'; ours is detached, as detach() is"),
     (r"(sinh|cosh)_?", r"wrong:(value|grad)",
      "PyTorch's vectorized sinh/cosh (Sleef, AVX512 here) overflow early: whole vectors (8+ float64, 16+ "
      "float32, 32+ bfloat16 elements) give inf for |x| just below the overflow threshold (sinh(710.0) in "

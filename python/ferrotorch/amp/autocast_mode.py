@@ -45,6 +45,9 @@ def is_autocast_enabled(device_type=None):
 
 def get_autocast_dtype(device_type):
     """The dtype autocast uses for ``device_type``."""
+    if not isinstance(device_type, str):
+        raise TypeError(f"get_autocast_dtype(): argument 'device_type' (position 1) must be str, not "
+                        f"{type(device_type).__name__}")
     for dev, enabled, dtype in reversed(_stack()):
         if dev == device_type:
             return dtype
