@@ -65,6 +65,24 @@ from ._math_ops import return_types  # noqa: F401
 from ._shape_ops import *  # noqa: F401,F403
 from ._random_ops import *  # noqa: F401,F403
 from ._memory_format import *  # noqa: F401,F403
+from ._stacking import *  # noqa: F401,F403
+from ._view_copies import *  # noqa: F401,F403
+from ._diag_ops import *  # noqa: F401,F403
+from ._nan_reductions import *  # noqa: F401,F403
+from ._histogram import *  # noqa: F401,F403
+from ._calculus import *  # noqa: F401,F403
+from ._products import *  # noqa: F401,F403
+from ._statistics import *  # noqa: F401,F403
+from ._index_ops import *  # noqa: F401,F403
+from ._tensor_factories import *  # noqa: F401,F403
+from ._inplace_views import *  # noqa: F401,F403
+from ._tensor_predicates import *  # noqa: F401,F403
+from ._tensor_compat import *  # noqa: F401,F403
+from ._legacy_types import *  # noqa: F401,F403
+from ._global_state import *  # noqa: F401,F403
+from ._windows import *  # noqa: F401,F403
+from ._inplace_functions import *  # noqa: F401,F403
+from . import _removed_methods  # noqa: F401  (Tensor methods PyTorch removed, with its errors)
 from . import linalg  # noqa: F401
 from ._linalg_aliases import *  # noqa: F401,F403
 from .autograd.grad_mode import no_grad, enable_grad, set_grad_enabled, inference_mode  # noqa: F401
@@ -80,7 +98,14 @@ from ._nn_aliases import *  # noqa: F401,F403 - ATen's top-level forms of the nn
 from . import optim  # noqa: F401
 from . import amp  # noqa: F401
 from . import utils  # noqa: F401
-from .amp import is_autocast_enabled  # noqa: F401
+from . import backends  # noqa: F401
+from . import functional  # noqa: F401
+from .amp import is_autocast_enabled, autocast, GradScaler  # noqa: F401
+from .amp.autocast_mode import (  # noqa: F401
+    get_autocast_dtype, set_autocast_enabled, set_autocast_dtype, is_autocast_cpu_enabled,
+    set_autocast_cpu_enabled, get_autocast_cpu_dtype, set_autocast_cpu_dtype, get_autocast_gpu_dtype,
+    set_autocast_gpu_dtype, is_autocast_cache_enabled, set_autocast_cache_enabled, clear_autocast_cache,
+)
 from ._finfo import finfo, iinfo  # noqa: F401
 
 __version__ = "0.1.0"

@@ -6,7 +6,7 @@ from ._math_ops import _write_out, _pretty, _inplace_copy, _check_inplace_broadc
 __all__ = [
     "add", "sub", "mul", "div", "true_divide", "pow", "neg", "abs", "exp", "log", "sqrt",
     "tanh", "sigmoid", "relu", "maximum", "minimum", "eq", "sum", "mean", "mm", "bmm", "matmul",
-    "reshape", "flatten", "unflatten", "transpose", "swapaxes", "t", "permute", "squeeze",
+    "reshape", "flatten", "unflatten", "transpose", "swapaxes", "swapdims", "t", "permute", "squeeze",
     "unsqueeze", "narrow", "select", "unbind", "split", "chunk", "diagonal", "as_strided",
     "broadcast_to", "clone", "equal", "detach", "numel",
 ]
@@ -199,6 +199,7 @@ def transpose(input, dim0, dim1):
 
 
 swapaxes = transpose
+swapdims = transpose
 
 
 def t(input):

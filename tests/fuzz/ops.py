@@ -823,7 +823,11 @@ randperm randint_like cauchy_ exponential_ geometric_ log_normal_ random_ unifor
 empty_permuted manual_seed seed initial_seed
 set_default_dtype set_printoptions set_rng_state get_rng_state data_ptr storage untyped_storage cuda backward save load
 register_hook register_post_accumulate_grad_hook retain_grad from_dlpack from_numpy is_shared get_device svd numpy
-as_strided""".split())
+as_strided
+set_default_device set_default_tensor_type set_num_interop_threads set_warn_always set_flush_denormal
+use_deterministic_algorithms set_deterministic_debug_mode set_float32_matmul_precision set_anomaly_enabled
+set_autocast_enabled set_autocast_dtype set_autocast_cpu_enabled set_autocast_cpu_dtype set_autocast_gpu_dtype
+set_autocast_cache_enabled from_file frombuffer const_data_ptr apply_ map_ map2_ pin_memory new_empty new""".split())
 
 
 def _generic_patterns(name, method):

@@ -59,6 +59,30 @@ impl PyDevice {
     }
 }
 
+/// `torch.set_default_device`: where factories put tensors when no `device=`
+/// is given (None: the CPU). Process-wide, as PyTorch's global default.
+static DEFAULT_DEVICE: std::sync::Mutex<Option<Device>> = std::sync::Mutex::new(None);
+
+/// The device factories use when none is given.
+pub fn default_device() -> Device {
+    DEFAULT_DEVICE.lock().unwrap_or_else(|e| e.into_inner()).unwrap_or(Device::CPU)
+}
+
+/// `torch.set_default_device(device)`; None restores the CPU.
+#[pyfunction]
+#[pyo3(signature = (device=None))]
+pub fn _set_default_device(device: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+    let d = opt_device(device)?;
+    *DEFAULT_DEVICE.lock().unwrap_or_else(|e| e.into_inner()) = d;
+    Ok(())
+}
+
+/// `torch.get_default_device()`.
+#[pyfunction]
+pub fn _get_default_device() -> PyDevice {
+    PyDevice { dev: default_device() }
+}
+
 /// A bare integer names a device of the current accelerator, as in PyTorch;
 /// this build has none, so it is PyTorch's error on a machine without one.
 fn accelerator_index(i: i64) -> PyResult<Device> {

@@ -83,7 +83,7 @@ fn sizes(args: &Bound<'_, PyTuple>, what: &str) -> PyResult<Vec<usize>> {
 #[pyo3(signature = (data, *, dtype=None, device=None, requires_grad=false, pin_memory=false))]
 pub fn tensor<'py>(py: Python<'py>, data: &Bound<'py, PyAny>, dtype: Option<&Bound<'py, PyAny>>, device: Option<&Bound<'py, PyAny>>, requires_grad: bool, pin_memory: bool) -> PyResult<Bound<'py, PyAny>> {
     let _ = pin_memory;
-    let dev = opt_device(device)?;
+    let dev = opt_device(device)?.or_else(|| Some(crate::device::default_device()).filter(|d| *d != Device::CPU));
     let mut t = tensor_from_data(py, data, opt_dtype(dtype)?, dev)?;
     if let Some(d) = dev {
         t = on_device(t, d)?;
@@ -139,7 +139,7 @@ fn on_device(t: Tensor, dev: Device) -> PyResult<Tensor> {
 }
 
 fn cpu_device(d: Option<&Bound<'_, PyAny>>) -> PyResult<Device> {
-    let dev = opt_device(d)?.unwrap_or(Device::CPU);
+    let dev = opt_device(d)?.unwrap_or_else(crate::device::default_device);
     check_device(dev)?;
     Ok(dev)
 }

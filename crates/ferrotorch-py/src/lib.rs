@@ -35,6 +35,8 @@ fn _C(m: &Bound<'_, PyModule>) -> PyResult<()> {
     safetensors::register(m)?;
     m.add_class::<dtype::PyDType>()?;
     m.add_class::<device::PyDevice>()?;
+    m.add_function(wrap_pyfunction!(device::_set_default_device, m)?)?;
+    m.add_function(wrap_pyfunction!(device::_get_default_device, m)?)?;
     m.add_class::<storage::PyUntypedStorage>()?;
     m.add_class::<functions::PyGenerator>()?;
     m.add_class::<numpy::ArrayHolder>()?;

@@ -245,6 +245,16 @@ pub fn _resize_<'py>(t: &Bound<'py, PyAny>, shape: &Bound<'py, PyAny>) -> PyResu
     Ok(t.clone())
 }
 
+/// `Tensor.set_(source, offset, size, stride)` (see `ferrotorch::Tensor::set_`);
+/// with `source` = `t` the in-place view ops (`t_`, `as_strided_`, ...).
+#[pyfunction]
+pub fn _set_<'py>(t: &Bound<'py, PyAny>, source: &Bound<'py, PyAny>, size: &Bound<'py, PyAny>, stride: &Bound<'py, PyAny>, offset: i64) -> PyResult<Bound<'py, PyAny>> {
+    let (x, src) = (tensor_of(t)?, tensor_of(source)?);
+    let layout = ferrotorch_core::Layout::as_strided(&crate::args::int_list(size, "set_")?, &crate::args::int_list(stride, "set_")?, offset).py()?;
+    x.set_(&src, layout).py()?;
+    Ok(t.clone())
+}
+
 fn one_dim(dim: Option<&Bound<'_, PyAny>>) -> PyResult<Option<i64>> {
     match dims_of(dim)? {
         None => Ok(None),
@@ -433,6 +443,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_math_addc, m)?)?;
     m.add_function(wrap_pyfunction!(_scalar_arg, m)?)?;
     m.add_function(wrap_pyfunction!(_resize_, m)?)?;
+    m.add_function(wrap_pyfunction!(_set_, m)?)?;
     m.add_function(wrap_pyfunction!(_math_add_scaled, m)?)?;
     m.add_function(wrap_pyfunction!(_math_prod, m)?)?;
     m.add_function(wrap_pyfunction!(_math_amax, m)?)?;

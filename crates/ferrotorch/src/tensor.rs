@@ -220,6 +220,23 @@ impl Tensor {
         Ok(())
     }
 
+    /// `set_(source, storage_offset, size, stride)` as PyTorch: this tensor
+    /// (not views made before) now looks at `source`'s storage through
+    /// `layout`. With `source` = self it is the in-place view ops (`t_`,
+    /// `transpose_`, `as_strided_`, ...), which only change the geometry.
+    pub fn set_(&self, source: &Tensor, layout: Layout) -> Result<()> {
+        if source.dtype() != self.dtype() {
+            return Err(Error::runtime(format!(
+                "Could not set tensor of type {} to a tensor of type {}",
+                source.dtype().name(),
+                self.dtype().name()
+            )));
+        }
+        self.set_storage_(source.meta().storage.clone(), layout)?;
+        self.bump_version();
+        Ok(())
+    }
+
     /// Points this tensor (not views made before) at `storage` with `layout`.
     pub(crate) fn set_storage_(&self, storage: Arc<Storage>, layout: Layout) -> Result<()> {
         check_fits(&storage, &layout, self.0.dtype)?;

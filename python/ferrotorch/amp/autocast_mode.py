@@ -21,6 +21,14 @@ def _stack():
     return _state.stack
 
 
+def _base():
+    # the thread's settings outside any autocast region, changed by set_autocast_*
+    if not hasattr(_state, "base"):
+        _state.base = {dev: [False, dtype] for dev, dtype in _DEFAULTS.items()}
+        _state.cache = True
+    return _state.base
+
+
 def is_autocast_enabled(device_type=None):
     """Is an autocast region active for ``device_type`` (CPU if not given... any if None)?"""
     if device_type is not None and not isinstance(device_type, str):
@@ -29,15 +37,87 @@ def is_autocast_enabled(device_type=None):
     for dev, enabled, _ in reversed(_stack()):
         if device_type is None or dev == device_type:
             return enabled
-    return False
+    base = _base()
+    if device_type is None:
+        return any(on for on, _ in base.values())
+    return base.get(device_type, [False])[0]
 
 
 def get_autocast_dtype(device_type):
     """The dtype autocast uses for ``device_type``."""
+    if not isinstance(device_type, str):
+        raise TypeError(f"get_autocast_dtype(): argument 'device_type' (position 1) must be str, not "
+                        f"{type(device_type).__name__}")
     for dev, enabled, dtype in reversed(_stack()):
         if dev == device_type:
             return dtype
-    return _DEFAULTS.get(device_type, _C.bfloat16)
+    return _base().get(device_type, [False, _C.bfloat16])[1]
+
+
+def _check_device_type(device_type, fn):
+    if device_type not in _DEFAULTS:
+        raise RuntimeError(f"{fn}(): unsupported autocast device_type '{device_type}'")
+
+
+def set_autocast_enabled(device_type, enabled=None):
+    """Turns autocast on or off for ``device_type`` outside ``autocast`` regions.
+    The deprecated one-argument form ``set_autocast_enabled(enabled)`` means CUDA."""
+    if enabled is None:
+        device_type, enabled = "cuda", device_type
+    _check_device_type(device_type, "set_autocast_enabled")
+    _base()[device_type][0] = bool(enabled)
+
+
+def set_autocast_dtype(device_type, dtype):
+    """The dtype autocast uses for ``device_type`` outside ``autocast`` regions."""
+    _check_device_type(device_type, "set_autocast_dtype")
+    _base()[device_type][1] = dtype
+
+
+def is_autocast_cpu_enabled():
+    """Deprecated form of ``is_autocast_enabled('cpu')``."""
+    return is_autocast_enabled("cpu")
+
+
+def set_autocast_cpu_enabled(enabled):
+    """Deprecated form of ``set_autocast_enabled('cpu', enabled)``."""
+    set_autocast_enabled("cpu", enabled)
+
+
+def get_autocast_cpu_dtype():
+    """Deprecated form of ``get_autocast_dtype('cpu')``."""
+    return get_autocast_dtype("cpu")
+
+
+def set_autocast_cpu_dtype(dtype):
+    """Deprecated form of ``set_autocast_dtype('cpu', dtype)``."""
+    set_autocast_dtype("cpu", dtype)
+
+
+def get_autocast_gpu_dtype():
+    """Deprecated form of ``get_autocast_dtype('cuda')``."""
+    return get_autocast_dtype("cuda")
+
+
+def set_autocast_gpu_dtype(dtype):
+    """Deprecated form of ``set_autocast_dtype('cuda', dtype)``."""
+    set_autocast_dtype("cuda", dtype)
+
+
+def is_autocast_cache_enabled():
+    """Whether autocast may cache casts of weights inside a region (on by default)."""
+    _base()
+    return _state.cache
+
+
+def set_autocast_cache_enabled(enabled):
+    """Allows or forbids caching casts inside autocast regions."""
+    _base()
+    _state.cache = bool(enabled)
+
+
+def clear_autocast_cache():
+    """Drops cached casts; ferrotorch casts per call and keeps none, so there is nothing to drop."""
 
 
 def _cast_inputs(*tensors):

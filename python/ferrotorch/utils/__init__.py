@@ -2,6 +2,7 @@
 
 from . import checkpoint  # noqa: F401
 from . import safetensors  # noqa: F401
+from . import backcompat  # noqa: F401
 
 
 def __getattr__(name):

@@ -1,0 +1,8 @@
+"""``backends.mkldnn``: ferrotorch is not built with it."""
+
+
+def is_available():
+    """Whether ferrotorch can use it: never."""
+    return False
+
+enabled = False
