@@ -4,7 +4,7 @@ factorisations (``torch.det``, ``torch.inverse``, ``Tensor.cholesky``, ...)."""
 from . import _C
 from . import _args
 from . import _linalg_functions as _la
-from ._math_ops import _write_out, return_types
+from ._math_ops import _write_out
 
 __all__ = [
     "det", "logdet", "slogdet", "inverse", "cholesky", "cholesky_solve", "cholesky_inverse", "qr", "lu", "lu_solve",
@@ -136,6 +136,8 @@ def lu(A, pivot=True, get_infos=False, out=None):
     The deprecated ``torch.lu``: ``(LU, pivots)`` of :func:`torch.linalg.lu_factor_ex`
     (with ``infos`` when ``get_infos``).
     """
+    if not isinstance(pivot, bool):
+        raise TypeError(f"_lu_with_info(): argument 'pivot' must be bool, not {type(pivot).__name__}")
     LU, piv, info = _la.lu_factor_ex(A, pivot=pivot)
     res = (LU, piv, info) if get_infos else (LU, piv)
     return _write_out(res, out) if out is not None else res

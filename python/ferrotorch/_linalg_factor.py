@@ -10,8 +10,8 @@ derivative formulas of PyTorch's ``FunctionsManual.cpp`` for real inputs.
 """
 
 from . import _C
-from ._math_ops import _pretty, _write_out, return_types, _rt
-from ._svd import LinAlgError
+from ._math_ops import _pretty, return_types, _rt
+from ._svd import LinAlgError  # noqa: F401 - re-exported to _linalg_functions
 
 for _name, _fields in (
     ("linalg_lu_factor", ("LU", "pivots")), ("linalg_lu_factor_ex", ("LU", "pivots", "info")),

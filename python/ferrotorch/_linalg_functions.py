@@ -6,7 +6,7 @@ import math
 from . import _C
 from ._linalg_factor import (
     LinAlgError, _batch_prefix, _check_float, _check_square, _det_values, _fn, _first_bad, _matrix_exp_values,
-    _mT, _needs_grad, _torch, _pivots_to_perm, _perm_matrix, _slogdet_values, _solve_tri_values, _unpack_lu, _eye_like,
+    _mT, _needs_grad, _torch, _pivots_to_perm, _perm_matrix, _slogdet_values, _solve_tri_values, _eye_like,
 )
 from ._math_ops import _pretty, _write_out, return_types
 from ._svd import svd, svdvals
@@ -393,6 +393,9 @@ def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False, *, 
     The deprecated form of :func:`solve_triangular`: ``(solution, cloned_coefficient)``
     of ``A X = b`` (``A^T X = b`` when ``transpose``).
     """
+    if b.dtype != A.dtype:
+        raise RuntimeError(f"Expected b and A to have the same dtype, but found b of type {_pretty(b.dtype)} "
+                           f"and A of type {_pretty(A.dtype)} instead.")
     M = _mT(A) if transpose else A
     X = solve_triangular(M, b, upper=upper != transpose, unitriangular=unitriangular)
     return _write_out(return_types.triangular_solve(X, A.clone()), out)
@@ -508,7 +511,7 @@ def lstsq(A, B, rcond=None, *, driver=None):
     ``singular_values`` are empty, as ``gelsy`` returns them.
     """
     if driver not in (None, "gels", "gelsy", "gelsd", "gelss"):
-        raise RuntimeError(f"torch.linalg.lstsq: parameter `driver` should be one of (gels, gelsy, gelsd, gelss)")
+        raise RuntimeError("torch.linalg.lstsq: parameter `driver` should be one of (gels, gelsy, gelsd, gelss)")
     if not (A.is_floating_point() and B.is_floating_point()):
         raise RuntimeError("This function doesn't handle types other than float and double")
     if A.dim() < 2:
@@ -516,7 +519,7 @@ def lstsq(A, B, rcond=None, *, driver=None):
     vector = B.dim() == A.dim() - 1
     Bm = B.unsqueeze(-1) if vector else B
     if Bm.shape[-2] != A.shape[-2]:
-        raise RuntimeError(f"torch.linalg.lstsq: input.size(-2) should match other.size(-2)")
+        raise RuntimeError("torch.linalg.lstsq: input.size(-2) should match other.size(-2)")
     from ._finfo import finfo
     m, n = A.shape[-2], A.shape[-1]
     r = finfo(A.dtype).eps * max(m, n) if rcond is None or rcond < 0 else rcond
@@ -552,7 +555,7 @@ def cross(input, other, *, dim=-1, out=None):
     The cross product of 3-vectors along ``dim`` (batch dims broadcast).
     """
     if input.dim() != other.dim():
-        raise RuntimeError(f"linalg.cross: inputs must have the same number of dimensions.")
+        raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
     if input.shape[dim] != 3 or other.shape[dim] != 3:
         raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. "
                            f"Got {input.shape[dim]} and {other.shape[dim]}")
@@ -663,7 +666,7 @@ def vander(x, *, N=None):
     N = x.shape[-1] if N is None else N
     if N <= 1:
         if N < 1:
-            raise RuntimeError(f"N must be greater than 1.")
+            raise RuntimeError("N must be greater than 1.")
         return _C.ones_like(x).unsqueeze(-1)
     xs = x.unsqueeze(-1).expand(tuple(x.shape) + (N - 1,))
     return _torch().cat([_C.ones_like(x).unsqueeze(-1), xs.cumprod(-1)], -1)

@@ -135,6 +135,8 @@ def chain_matmul(*matrices, out=None):
         "torch.linalg.multi_dot instead, which accepts a list of two or more tensors rather than "
         "multiple parameters.", UserWarning, stacklevel=2,
     )
+    from ._stacking import _tensor_elements
+    _tensor_elements(matrices)
     if not matrices:
         raise RuntimeError("chain_matmul(): Expected one or more matrices")
     for m in matrices:

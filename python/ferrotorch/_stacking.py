@@ -241,12 +241,20 @@ def unsafe_chunk(input, chunks, dim=0):
 
 # ----- block and product-set constructions ----------------------------------------
 
+def _tensor_elements(tensors):
+    """PyTorch's parser check of a ``Tensor[]`` passed as ``*tensors``."""
+    for i, t in enumerate(tensors):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"expected Tensor as element {i} in argument 0, but got {type(t).__name__}")
+
+
 def block_diag(*tensors):
     """Creates a block diagonal matrix from the provided tensors.
 
     0-d inputs count as ``1x1``, 1-d inputs of ``n`` elements as ``1xn`` blocks; the
     result has the promoted dtype of all inputs.
     """
+    _tensor_elements(tensors)
     mats = []
     for i, t in enumerate(tensors):
         if t.dim() > 2:

@@ -285,9 +285,7 @@ def test_qr(shape, mode):
     if mode != "r":
         assert Q_f.stride() == Q_t.stride()
         _close(Q_f @ R_f, _ft(a))
-        m = shape[-2]
         _close(Q_f.mT @ Q_f, np.broadcast_to(np.eye(Q_f.shape[-1]), tuple(Q_f.shape[:-2]) + (Q_f.shape[-1],) * 2))
-        del m
     Qn_t, Rn_t = _normalise_qr(Q_t, R_t, torch)
     Qn_f, Rn_f = _normalise_qr(Q_f, R_f, ft)
     _close(Rn_f, Rn_t)
