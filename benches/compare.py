@@ -202,6 +202,22 @@ def core_workloads(quick):
     a64, b64 = arr(1024, 1024, dtype="float64"), arr(1024, 1024, dtype="float64")
     add("matmul f64 1024", "flops", 2 * 1024 ** 3,
         lambda T, f: (lambda x, y: lambda: x @ y)(f(a64), f(b64)), lambda: (lambda x, y: lambda: x @ y)(a64, b64))
+    # dense linear algebra at 512 (issue 11's rows): PyTorch calls LAPACK (MKL/OpenBLAS), ours faer
+    # (solve, inv, eigh) and the one-sided Jacobi SVD; amount = the nominal LU/eigen flop counts
+    la = arr(512, 512, dtype="float64")
+    la_spd = la @ la.T + 512 * np.eye(512)
+    lb = arr(512, 64, dtype="float64")
+    for op, amount in (("solve", 2 * 512 ** 3 // 3 + 2 * 64 * 512 ** 2), ("inv", 2 * 512 ** 3),
+                       ("eigh", 9 * 512 ** 3), ("svd", 12 * 512 ** 3)):
+        def make(T, f, op=op):
+            A = f(la_spd if op == "eigh" else la)
+            if op == "solve":
+                B = f(lb)
+                return lambda: T.linalg.solve(A, B)
+            return lambda: getattr(T.linalg, op)(A)
+        np_fn = {"solve": lambda: (lambda: np.linalg.solve(la, lb)), "inv": lambda: (lambda: np.linalg.inv(la)),
+                 "eigh": lambda: (lambda: np.linalg.eigh(la_spd)), "svd": lambda: (lambda: np.linalg.svd(la))}[op]
+        add(f"linalg.{op} 512 f64", "flops", amount, make, np_fn)
     ba, bb = arr(64, 128, 128), arr(64, 128, 128)
     add("bmm (64, 128, 128) f32", "flops", 2 * 64 * 128 ** 3,
         lambda T, f: (lambda x, y: lambda: T.bmm(x, y))(f(ba), f(bb)), lambda: (lambda x, y: lambda: x @ y)(ba, bb))

@@ -481,3 +481,21 @@ def test_gradcheck_float64():
     assert gradcheck(lambda x: ft.linalg.matrix_exp(x), (a,))
     b = ft.randn(4, 3, dtype=ft.float64, requires_grad=True)
     assert gradcheck(lambda x: ft.linalg.qr(x)[1].diagonal().abs(), (b,))
+
+
+@pytest.mark.parametrize("shape", [(70, 50), (50, 70), (2, 48, 48)])
+@pytest.mark.parametrize("full", [False, True])
+def test_large_svd_through_faer(shape, full):
+    # past 32 singular values the SVD runs faer's algorithm instead of Jacobi rotations
+    a = _rand(*shape, seed=25)
+    U, S, Vh = ft.linalg.svd(_ft(a), full_matrices=full)
+    Ut, St, Vht = torch.linalg.svd(a, full_matrices=full)
+    assert tuple(U.shape) == tuple(Ut.shape) and tuple(Vh.shape) == tuple(Vht.shape)
+    _close(S, St, rtol=1e-12, atol=1e-12)
+    k = S.shape[-1]
+    _close((U[..., :, :k] * S.unsqueeze(-2)) @ Vh[..., :k, :], a, rtol=1e-10, atol=1e-11)
+    eye_u = np.broadcast_to(np.eye(U.shape[-1]), tuple(U.shape[:-2]) + (U.shape[-1],) * 2)
+    _close(U.mT @ U, eye_u, rtol=1e-10, atol=1e-11)
+    _close(ft.linalg.svdvals(_ft(a)), St, rtol=1e-12, atol=1e-12)
+    gt, gf = _grads(torch.linalg.svdvals, ft.linalg.svdvals, a)
+    _close(gf[0], gt[0], rtol=1e-8, atol=1e-9)

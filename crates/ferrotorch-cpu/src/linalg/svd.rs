@@ -1,13 +1,19 @@
-//! The singular value decomposition by one-sided (Hestenes) Jacobi
-//! rotations, in double precision, one matrix of the batch per task.
+//! The singular value decomposition in double precision, one matrix of the
+//! batch per task: one-sided (Hestenes) Jacobi rotations for small matrices,
+//! `faer`'s bidiagonalising SVD from [`JACOBI_MAX`] singular values up.
 //!
 //! Jacobi is accurate (high relative accuracy for the singular values) and
-//! simple, but costs O(sweeps * min(m, n)^2 * max(m, n)) per matrix: it is
-//! meant for the small matrices the engine sees. Float32 inputs are widened
-//! to float64 and the factors rounded once at the end. The sums are plain
-//! left-to-right loops so the results do not depend on the thread count.
+//! simple, but costs O(sweeps * min(m, n)^2 * max(m, n)) per matrix, 13x
+//! LAPACK's time at 512 x 512; `faer` is backward stable, as LAPACK's
+//! `gesdd` is, and as fast. Float32 inputs are widened to float64 and the
+//! factors rounded once at the end. The sums are plain left-to-right loops
+//! so the results do not depend on the thread count.
 
 use ferrotorch_core::op::linalg::SvdSpec;
+
+/// The largest `min(m, n)` decomposed by Jacobi rotations; larger matrices
+/// go to `faer`.
+pub const JACOBI_MAX: usize = 32;
 
 /// Unit roundoff of float64; the rotation threshold is `EPS * rows`.
 const EPS: f64 = 2.220446049250313e-16;
@@ -221,6 +227,9 @@ pub fn svd_one(spec: &SvdSpec, a: &[f64], round: fn(f64) -> f64) -> Option<SvdOn
             // Scaling by the largest magnitude keeps the squared norms of the
             // rotations clear of overflow and underflow.
             let scale = if scale == 0.0 { 1.0 } else { scale };
+            if k > JACOBI_MAX {
+                return faer_svd(spec, a, scale);
+            }
             let j = if m >= n {
                 let mut cols = vec![0.0; n * m];
                 for (i, row) in a.chunks_exact(n).enumerate() {
@@ -251,6 +260,35 @@ pub fn svd_one(spec: &SvdSpec, a: &[f64], round: fn(f64) -> f64) -> Option<SvdOn
         }
     }
     Some(SvdOne { s, u, vh })
+}
+
+/// The decomposition of a large matrix by `faer` (see the module doc), of
+/// `a / scale`; `None` if `faer` does not converge.
+fn faer_svd(spec: &SvdSpec, a: &[f64], scale: f64) -> Option<SvdOne> {
+    use faer::linalg::solvers::Svd;
+    let (m, n, k) = (spec.m, spec.n, spec.k());
+    let scaled: Vec<f64> = a.iter().map(|x| x / scale).collect();
+    let mat = faer::MatRef::from_row_major_slice(&scaled, m, n);
+    if !spec.compute_uv {
+        let s = mat.singular_values().ok()?;
+        return Some(SvdOne { s: s.iter().map(|x| x * scale).collect(), u: Vec::new(), vh: Vec::new() });
+    }
+    let svd = if spec.full_matrices { Svd::new(mat) } else { Svd::new_thin(mat) }.ok()?;
+    let (u, sv, v) = (svd.U(), svd.S(), svd.V());
+    let (uc, vr) = (spec.u_cols(), spec.vh_rows());
+    let mut ut = vec![0.0; uc * m];
+    for l in 0..uc {
+        for i in 0..m {
+            ut[l * m + i] = u[(i, l)];
+        }
+    }
+    let mut vh = vec![0.0; vr * n];
+    for l in 0..vr {
+        for j in 0..n {
+            vh[l * n + j] = v[(j, l)];
+        }
+    }
+    Some(SvdOne { s: (0..k).map(|i| sv[i] * scale).collect(), u: ut, vh })
 }
 
 /// The batched decomposition: `a` holds `spec.batch` row-major matrices;
@@ -325,7 +363,7 @@ mod tests {
 
     #[test]
     fn reconstructs_and_orthonormal() {
-        for &(m, n) in &[(1, 1), (3, 3), (5, 3), (3, 5), (8, 8), (12, 9), (1, 7), (7, 1)] {
+        for &(m, n) in &[(1, 1), (3, 3), (5, 3), (3, 5), (8, 8), (12, 9), (1, 7), (7, 1), (40, 36), (36, 40)] {
             for full in [false, true] {
                 let a = matrix(m, n);
                 let r = svd_one(&spec(m, n, full), &a, |x| x).expect("finite input");
