@@ -9,6 +9,7 @@ import ferrotorch as torch
 
 __all__ = [
     "Constraint",
+    "MixtureSameFamilyConstraint",
     "boolean",
     "cat",
     "corr_cholesky",
@@ -378,6 +379,31 @@ class _Stack(Constraint):
     def check(self, value):
         n = value.size(self.dim)
         return torch.stack([self.cseq[i].check(value.select(self.dim, i)) for i in range(n)], self.dim)
+
+
+class MixtureSameFamilyConstraint(Constraint):
+    """Support of a mixture: the component support, checked once per component slot."""
+
+    def __init__(self, base_constraint):
+        if not isinstance(base_constraint, Constraint):
+            raise TypeError("base_constraint must be a Constraint")
+        self.base_constraint = base_constraint
+        super().__init__()
+
+    @property
+    def is_discrete(self):
+        return self.base_constraint.is_discrete
+
+    @property
+    def event_dim(self):
+        return self.base_constraint.event_dim
+
+    def check(self, value):
+        ok = self.base_constraint.check(value.unsqueeze(-1 - self.event_dim))
+        return ok.all(-1)
+
+    def __repr__(self):
+        return f"{self.__class__.__name__}({self.base_constraint!r})"
 
 
 dependent = _Dependent()

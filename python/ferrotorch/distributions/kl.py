@@ -379,22 +379,152 @@ def _infinite_pair(p, q):
 
 
 # Pairs where q's support misses part of p's, so the divergence is infinite.
-for _p, _q in [
-    (Normal, Beta),
-    (Normal, Exponential),
-    (Normal, Gamma),
-    (Normal, Pareto),
-    (Normal, Uniform),
-    (Laplace, Beta),
-    (Laplace, Exponential),
-    (Laplace, Gamma),
-    (Laplace, Pareto),
-    (Laplace, Uniform),
-    (Cauchy, Normal),
-    (Gumbel, Beta),
-    (Gumbel, Exponential),
-    (Gumbel, Gamma),
-    (Gumbel, Pareto),
-    (Gumbel, Uniform),
+for _p, _qs in [
+    (Normal, (Beta, Exponential, Gamma, Pareto, Uniform)),
+    (Laplace, (Beta, Exponential, Gamma, Pareto, Uniform)),
+    (Gumbel, (Beta, Exponential, Gamma, Pareto, Uniform)),
+    (Exponential, (Beta, Pareto, Uniform)),
+    (Gamma, (Beta, Pareto, Uniform)),
+    (Pareto, (Beta, Uniform)),
+    (Poisson, (Bernoulli, Binomial)),
 ]:
-    register_kl(_p, _q)(_infinite_pair)
+    for _q in _qs:
+        register_kl(_p, _q)(_infinite_pair)
+
+
+# Cross-family closed forms: KL(p || q) = -H(p) - E_p[log q(x)], with the
+# expectations of x, x^2, log x (and exp(-x / s) for Gumbel) taken under p.
+
+
+def _neg_cross_entropy_normal(q, mean, second_moment):
+    # E_p[log N(x; mu, sigma)] from E[x] and E[x^2].
+    e_sq = second_moment - 2 * q.loc * mean + q.loc.pow(2)
+    return -0.5 * math.log(2 * math.pi) - q.scale.log() - e_sq / (2 * q.scale.pow(2))
+
+
+def _neg_cross_entropy_gamma(q, mean, mean_log):
+    a, b = q.concentration, q.rate
+    return a * b.log() - lgamma(a) + (a - 1) * mean_log - b * mean
+
+
+def _neg_cross_entropy_gumbel(q, mean, mean_exp_neg):
+    # E[log Gumbel(x)] = -log s - E[z] - E[exp(-z)], z = (x - loc) / s; mean_exp_neg = E[exp(-x / s)].
+    return -q.scale.log() - (mean - q.loc) / q.scale - torch.exp(q.loc / q.scale) * mean_exp_neg
+
+
+@register_kl(Bernoulli, Poisson)
+def _kl_bernoulli_poisson(p, q):
+    return -p.entropy() - (p.probs * q.rate.log() - q.rate)
+
+
+@register_kl(Gamma, Exponential)
+def _kl_gamma_exponential(p, q):
+    return -p.entropy() - q.rate.log() + q.rate * p.mean
+
+
+@register_kl(Gamma, Normal)
+def _kl_gamma_normal(p, q):
+    m = p.mean
+    return -p.entropy() - _neg_cross_entropy_normal(q, m, p.variance + m.pow(2))
+
+
+@register_kl(Gamma, Gumbel)
+def _kl_gamma_gumbel(p, q):
+    e = (p.rate / (p.rate + q.scale.reciprocal())).pow(p.concentration)
+    return -p.entropy() - _neg_cross_entropy_gumbel(q, p.mean, e)
+
+
+@register_kl(Exponential, Gumbel)
+def _kl_exponential_gumbel(p, q):
+    e = p.rate / (p.rate + q.scale.reciprocal())
+    return -p.entropy() - _neg_cross_entropy_gumbel(q, p.mean, e)
+
+
+@register_kl(Normal, Gumbel)
+def _kl_normal_gumbel(p, q):
+    e = torch.exp(-p.loc / q.scale + p.scale.pow(2) / (2 * q.scale.pow(2)))
+    return -p.entropy() - _neg_cross_entropy_gumbel(q, p.loc, e)
+
+
+def _uniform_outside(p, lower, upper=None):
+    out = p.low < lower
+    if upper is not None:
+        out = out | (p.high > upper)
+    return out
+
+
+def _uniform_mean_log(low, high):
+    # E[log x] for x ~ U(low, high), 0 <= low < high.
+    def antideriv(x):
+        safe = torch.where(x > 0, x, torch.ones_like(x))
+        return torch.where(x > 0, x * safe.log() - x, torch.zeros_like(x))
+
+    return (antideriv(high) - antideriv(low)) / (high - low)
+
+
+@register_kl(Uniform, Exponential)
+def _kl_uniform_exponential(p, q):
+    result = -p.entropy() - q.rate.log() + q.rate * p.mean
+    return torch.where(_uniform_outside(p, 0), _infinite_like(result), result)
+
+
+@register_kl(Uniform, Gamma)
+def _kl_uniform_gamma(p, q):
+    result = -p.entropy() - _neg_cross_entropy_gamma(q, p.mean, _uniform_mean_log(p.low, p.high))
+    return torch.where(_uniform_outside(p, 0), _infinite_like(result), result)
+
+
+@register_kl(Uniform, Gumbel)
+def _kl_uniform_gumbel(p, q):
+    s = q.scale
+    e = s * (torch.exp(-p.low / s) - torch.exp(-p.high / s)) / (p.high - p.low)
+    return -p.entropy() - _neg_cross_entropy_gumbel(q, p.mean, e)
+
+
+@register_kl(Uniform, Beta)
+def _kl_uniform_beta(p, q):
+    a, b = q.concentration1, q.concentration0
+    mean_log = _uniform_mean_log(p.low, p.high)
+    mean_log1m = _uniform_mean_log(1 - p.high, 1 - p.low)
+    cross = (a - 1) * mean_log + (b - 1) * mean_log1m - (lgamma(a) + lgamma(b) - lgamma(a + b))
+    result = -p.entropy() - cross
+    return torch.where(_uniform_outside(p, 0, 1), _infinite_like(result), result)
+
+
+@register_kl(Uniform, Pareto)
+def _kl_uniform_pareto(p, q):
+    cross = q.alpha.log() + q.alpha * q.scale.log() - (q.alpha + 1) * _uniform_mean_log(p.low, p.high)
+    result = -p.entropy() - cross
+    return torch.where(_uniform_outside(p, q.scale), _infinite_like(result), result)
+
+
+def _beta_mean_log(p):
+    return digamma(p.concentration1) - digamma(p.concentration1 + p.concentration0)
+
+
+@register_kl(Beta, Uniform)
+def _kl_beta_uniform(p, q):
+    result = -p.entropy() + (q.high - q.low).log()
+    outside = (q.low > 0) | (q.high < 1)
+    return torch.where(outside, _infinite_like(result), result)
+
+
+@register_kl(Beta, Exponential)
+def _kl_beta_exponential(p, q):
+    return -p.entropy() - q.rate.log() + q.rate * p.mean
+
+
+@register_kl(Beta, Gamma)
+def _kl_beta_gamma(p, q):
+    return -p.entropy() - _neg_cross_entropy_gamma(q, p.mean, _beta_mean_log(p))
+
+
+@register_kl(Beta, Normal)
+def _kl_beta_normal(p, q):
+    m = p.mean
+    return -p.entropy() - _neg_cross_entropy_normal(q, m, p.variance + m.pow(2))
+
+
+@register_kl(Beta, Pareto)
+def _kl_beta_pareto(p, q):
+    return _infinite_like(p.mean)
