@@ -20,6 +20,9 @@ from .transformed_distribution import TransformedDistribution
 from .transforms import *  # noqa: F401,F403
 from .transforms import __all__ as _transforms_all
 from .uniform import Uniform
+from .counts import Multinomial, NegativeBinomial
+from .relaxed import ContinuousBernoulli, OneHotCategoricalStraightThrough, RelaxedBernoulli, RelaxedOneHotCategorical
+from .transformed_families import FisherSnedecor, GeneralizedPareto, InverseGamma, Kumaraswamy, LogisticNormal
 
 __all__ = [
     "Bernoulli",
@@ -27,6 +30,17 @@ __all__ = [
     "Binomial",
     "Categorical",
     "Cauchy",
+    "ContinuousBernoulli",
+    "FisherSnedecor",
+    "GeneralizedPareto",
+    "InverseGamma",
+    "Kumaraswamy",
+    "LogisticNormal",
+    "Multinomial",
+    "NegativeBinomial",
+    "OneHotCategoricalStraightThrough",
+    "RelaxedBernoulli",
+    "RelaxedOneHotCategorical",
     "Chi2",
     "Dirichlet",
     "Distribution",
