@@ -482,7 +482,71 @@ TRANSFORMS = {
     "Inverse": (lambda D, T: D.ExpTransform().inv, [[0.3, 0.5, 2.0]]),
     "Independent": (lambda D, T: D.IndependentTransform(D.SigmoidTransform(), 1), [[-1.0, 0.5, 2.0]]),
     "Reshape": (lambda D, T: D.ReshapeTransform((3,), (3, 1)), [[-1.0, 0.5, 2.0]]),
+    "CorrCholesky": (lambda D, T: D.CorrCholeskyTransform(), [[0.3, -1.2, 0.7, 2.0, -0.4, 0.1]]),
+    "Stack": (lambda D, T: D.StackTransform([D.ExpTransform(), D.SigmoidTransform(), D.AffineTransform(1.0, 3.0)], dim=1),
+              [[0.5, 1.0, -2.0], [2.0, 3.0, 0.1]]),
 }
+
+
+@pytest.mark.parametrize("dim", [0, -1])
+def test_cat_transform_matches_torch(dim):
+    x = [[0.5, 1.0, 2.0, -0.3], [0.1, -1.0, 0.4, 0.3]] if dim == -1 else [[0.5, 1.0], [2.0, -0.3], [0.1, 0.2]]
+    for lib, D in ((ft, FD), (torch, TD)):
+        c = D.CatTransform([D.ExpTransform(), D.SigmoidTransform()], dim=dim, lengths=[2, 2] if dim == -1 else [1, 2])
+        xx = _t(lib, x)
+        out = (c(xx), c.inv(c(xx)), c.log_abs_det_jacobian(xx, c(xx)))
+        if lib is ft:
+            fo = out
+        else:
+            to = out
+    for a, b in zip(fo, to):
+        _close(a, b)
+
+
+def test_positive_definite_transform_matches_torch():
+    x = [[[1.0, 0.5], [-0.3, 0.2]], [[0.1, 0.0], [2.0, -1.0]]]
+    f, t = FD.PositiveDefiniteTransform(), TD.PositiveDefiniteTransform()
+    fy, ty = f(_t(ft, x)), t(_t(torch, x))
+    _close(fy, ty)
+    _close(f.inv(fy), t.inv(ty), rtol=1e-7, atol=1e-9)
+
+
+BIJECT_CONSTRAINTS = {
+    "real": lambda C: C.real,
+    "positive": lambda C: C.positive,
+    "nonnegative": lambda C: C.nonnegative,
+    "greater_than": lambda C: C.greater_than(2.0),
+    "less_than": lambda C: C.less_than(3.0),
+    "unit_interval": lambda C: C.unit_interval,
+    "interval": lambda C: C.interval(-1.0, 2.0),
+    "half_open": lambda C: C.half_open_interval(0.0, 3.0),
+    "simplex": lambda C: C.simplex,
+    "lower_cholesky": lambda C: C.lower_cholesky,
+    "positive_definite": lambda C: C.positive_definite,
+    "corr_cholesky": lambda C: C.corr_cholesky,
+    "real_vector": lambda C: C.real_vector,
+    "independent_positive": lambda C: C.independent(C.positive, 1),
+    "boolean": lambda C: C.boolean,
+}
+
+
+@pytest.mark.parametrize("registry", ["biject_to", "transform_to"])
+@pytest.mark.parametrize("name", list(BIJECT_CONSTRAINTS))
+def test_biject_to_transform_to_match_torch(registry, name):
+    fc, tc = BIJECT_CONSTRAINTS[name](FD.constraints), BIJECT_CONSTRAINTS[name](TD.constraints)
+    try:
+        tt = getattr(TD, registry)(tc)
+    except NotImplementedError as e:
+        with pytest.raises(NotImplementedError, match=str(e)):
+            getattr(FD, registry)(fc)
+        return
+    f = getattr(FD, registry)(fc)
+    assert repr(f) == repr(tt)
+    shape = {"lower_cholesky": (2, 2), "positive_definite": (2, 2), "corr_cholesky": (3,)}.get(name, (3,))
+    x = np.linspace(-1.0, 1.2, int(np.prod(shape))).reshape(shape)
+    fy, ty = f(_t(ft, x)), tt(_t(torch, x))
+    _close(fy, ty)
+    assert bool(fc.check(fy).all())
 
 
 @pytest.mark.parametrize("name", list(TRANSFORMS))

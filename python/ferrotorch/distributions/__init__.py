@@ -7,6 +7,7 @@ extended with :func:`register_kl`.
 """
 
 from . import constraints, transforms
+from .constraint_registry import biject_to, transform_to
 from .discrete import Bernoulli, Binomial, Categorical, Geometric, OneHotCategorical, Poisson
 from .distribution import Distribution
 from .exp_family import ExponentialFamily
@@ -64,6 +65,8 @@ __all__ = [
     "TransformedDistribution",
     "Uniform",
     "Weibull",
+    "biject_to",
     "kl_divergence",
     "register_kl",
+    "transform_to",
 ] + list(_transforms_all)

@@ -12,16 +12,20 @@ from .utils import _diag_embed, _sum_rightmost
 __all__ = [
     "AbsTransform",
     "AffineTransform",
+    "CatTransform",
     "ComposeTransform",
+    "CorrCholeskyTransform",
     "CumulativeDistributionTransform",
     "ExpTransform",
     "IndependentTransform",
     "LowerCholeskyTransform",
+    "PositiveDefiniteTransform",
     "PowerTransform",
     "ReshapeTransform",
     "SigmoidTransform",
     "SoftplusTransform",
     "SoftmaxTransform",
+    "StackTransform",
     "StickBreakingTransform",
     "TanhTransform",
     "Transform",
@@ -744,3 +748,231 @@ class CumulativeDistributionTransform(Transform):
 
     def log_abs_det_jacobian(self, x, y):
         return self.distribution.log_prob(x)
+
+
+class PositiveDefiniteTransform(Transform):
+    """Transform from unconstrained matrices to positive-definite matrices:
+    ``L = LowerCholeskyTransform()(x)`` then ``L @ L^T``."""
+
+    domain = constraints.independent(constraints.real, 2)
+    codomain = constraints.positive_definite
+
+    def __eq__(self, other):
+        return isinstance(other, PositiveDefiniteTransform)
+
+    def _call(self, x):
+        L = LowerCholeskyTransform()(x)
+        return L @ L.transpose(-2, -1)
+
+    def _inverse(self, y):
+        L = torch.linalg.cholesky(y)
+        return LowerCholeskyTransform().inv(L)
+
+
+def _tril_strict_indices(n):
+    return [(i, j) for i in range(n) for j in range(i)]
+
+
+class CorrCholeskyTransform(Transform):
+    r"""Transforms an unconstrained real vector of length :math:`D(D-1)/2` into the Cholesky
+    factor of a D-dimension correlation matrix: ``tanh`` gives partial correlations that a
+    row-wise stick-breaking turns into rows of unit norm."""
+
+    domain = constraints.real_vector
+    codomain = constraints.corr_cholesky
+    bijective = True
+
+    def __eq__(self, other):
+        return isinstance(other, CorrCholeskyTransform)
+
+    @staticmethod
+    def _dim_from_len(k):
+        n = int(round((1 + math.sqrt(1 + 8 * k)) / 2))
+        if n * (n - 1) // 2 != k:
+            raise ValueError("Input is not a flattend lower-diagonal number")
+        return n
+
+    def _fill_strict_lower(self, vec, n, diag_value):
+        batch = tuple(vec.shape[:-1])
+        flat_idx = [i * n + j for i, j in _tril_strict_indices(n)]
+        base = torch.eye(n, dtype=vec.dtype, device=vec.device) * diag_value
+        out = base.reshape(n * n).expand(batch + (n * n,)).clone()
+        idx = torch.tensor(flat_idx, dtype=torch.long, device=vec.device).expand(batch + (len(flat_idx),))
+        out = out.scatter(-1, idx, vec)
+        return out.reshape(batch + (n, n))
+
+    def _call(self, x):
+        n = self._dim_from_len(x.shape[-1])
+        z = self._fill_strict_lower(torch.tanh(x), n, 1.0)
+        # Row i keeps 1 - sum of squares of the entries to its left; each entry takes
+        # its partial correlation's share of the square root of what remains.
+        remaining = torch.cumprod(1 - z.pow(2), dim=-1)
+        ones = torch.ones(tuple(z.shape[:-1]) + (1,), dtype=z.dtype, device=z.device)
+        shifted = torch.cat([ones, remaining[..., :-1]], -1)
+        eye = torch.eye(n, dtype=z.dtype, device=z.device)
+        return (z * shifted.clamp(min=0).sqrt()).tril() * (1 - eye) + eye * shifted.clamp(min=0).sqrt()
+
+    def _inverse(self, y):
+        n = y.shape[-1]
+        sq_cum = torch.cumsum(y.pow(2), dim=-1)
+        zeros = torch.zeros(tuple(y.shape[:-1]) + (1,), dtype=y.dtype, device=y.device)
+        before = torch.cat([zeros, sq_cum[..., :-1]], -1)
+        z = y / (1 - before).clamp(min=torch.finfo(y.dtype).tiny).sqrt()
+        flat_idx = torch.tensor([i * n + j for i, j in _tril_strict_indices(n)], dtype=torch.long, device=y.device)
+        r = z.reshape(tuple(y.shape[:-2]) + (n * n,)).index_select(-1, flat_idx)
+        eps = torch.finfo(y.dtype).eps
+        r = r.clamp(min=-1 + eps, max=1 - eps)
+        return 0.5 * (torch.log1p(r) - torch.log1p(-r))
+
+    def log_abs_det_jacobian(self, x, y, intermediates=None):
+        n = y.shape[-1]
+        sq_cum = torch.cumsum(y.pow(2), dim=-1)
+        zeros = torch.zeros(tuple(y.shape[:-1]) + (1,), dtype=y.dtype, device=y.device)
+        before = torch.cat([zeros, sq_cum[..., :-1]], -1)
+        flat_idx = torch.tensor([i * n + j for i, j in _tril_strict_indices(n)], dtype=torch.long, device=y.device)
+        stick = before.reshape(tuple(y.shape[:-2]) + (n * n,)).index_select(-1, flat_idx)
+        tanh_term = 2.0 * (math.log(2.0) - x - _softplus(-2.0 * x))
+        return (0.5 * torch.log1p(-stick) + tanh_term).sum(-1)
+
+    def forward_shape(self, shape):
+        if len(shape) < 1:
+            raise ValueError("Too few dimensions on input")
+        n = self._dim_from_len(shape[-1])
+        return torch.Size(tuple(shape[:-1]) + (n, n))
+
+    def inverse_shape(self, shape):
+        if len(shape) < 2:
+            raise ValueError("Too few dimensions on input")
+        if shape[-2] != shape[-1]:
+            raise ValueError("Input is not square")
+        n = shape[-1]
+        return torch.Size(tuple(shape[:-2]) + (n * (n - 1) // 2,))
+
+
+class CatTransform(Transform):
+    """Applies a sequence of transforms to consecutive slices (of sizes ``lengths``) along ``dim``."""
+
+    def __init__(self, tseq, dim=0, lengths=None, cache_size=0):
+        if cache_size:
+            tseq = [t.with_cache(cache_size) for t in tseq]
+        super().__init__(cache_size=cache_size)
+        self.transforms = list(tseq)
+        if lengths is None:
+            lengths = [1] * len(self.transforms)
+        self.lengths = list(lengths)
+        if len(self.lengths) != len(self.transforms):
+            raise ValueError("lengths must have one entry per transform")
+        self.dim = dim
+
+    @property
+    def event_dim(self):
+        return max(t.event_dim for t in self.transforms)
+
+    @property
+    def length(self):
+        return sum(self.lengths)
+
+    def with_cache(self, cache_size=1):
+        if self._cache_size == cache_size:
+            return self
+        return CatTransform(self.transforms, self.dim, self.lengths, cache_size)
+
+    def _map(self, x, fn):
+        if not -x.dim() <= self.dim < x.dim():
+            raise ValueError("dim out of range")
+        if x.size(self.dim) != self.length:
+            raise ValueError("input size along dim does not match the total length")
+        parts, start = [], 0
+        for t, n in zip(self.transforms, self.lengths):
+            parts.append(fn(t, x.narrow(self.dim, start, n)))
+            start += n
+        return torch.cat(parts, dim=self.dim)
+
+    def _call(self, x):
+        return self._map(x, lambda t, v: t(v))
+
+    def _inverse(self, y):
+        return self._map(y, lambda t, v: t.inv(v))
+
+    def log_abs_det_jacobian(self, x, y):
+        parts, start = [], 0
+        for t, n in zip(self.transforms, self.lengths):
+            xs, ys = x.narrow(self.dim, start, n), y.narrow(self.dim, start, n)
+            ladj = t.log_abs_det_jacobian(xs, ys)
+            if t.event_dim < self.event_dim:
+                ladj = _sum_rightmost(ladj, self.event_dim - t.event_dim)
+            parts.append(ladj)
+            start += n
+        dim = self.dim
+        if dim >= 0:
+            dim = dim - x.dim()
+        dim = dim + self.event_dim
+        if dim < 0:
+            return torch.cat(parts, dim=dim)
+        total = parts[0]
+        for p in parts[1:]:
+            total = total + p
+        return total
+
+    @property
+    def bijective(self):
+        return all(t.bijective for t in self.transforms)
+
+    @property
+    def domain(self):
+        return constraints.cat([t.domain for t in self.transforms], self.dim, self.lengths)
+
+    @property
+    def codomain(self):
+        return constraints.cat([t.codomain for t in self.transforms], self.dim, self.lengths)
+
+
+class StackTransform(Transform):
+    """Applies a sequence of transforms to the slices of a tensor along ``dim`` and stacks them."""
+
+    def __init__(self, tseq, dim=0, cache_size=0):
+        if cache_size:
+            tseq = [t.with_cache(cache_size) for t in tseq]
+        super().__init__(cache_size=cache_size)
+        self.transforms = list(tseq)
+        self.dim = dim
+
+    def with_cache(self, cache_size=1):
+        if self._cache_size == cache_size:
+            return self
+        return StackTransform(self.transforms, self.dim, cache_size)
+
+    def _slices(self, z):
+        return [z.select(self.dim, i) for i in range(z.size(self.dim))]
+
+    def _check(self, x):
+        if not -x.dim() <= self.dim < x.dim():
+            raise ValueError("dim out of range")
+        if x.size(self.dim) != len(self.transforms):
+            raise ValueError("size of input along dim must equal the number of transforms")
+
+    def _call(self, x):
+        self._check(x)
+        return torch.stack([t(v) for v, t in zip(self._slices(x), self.transforms)], dim=self.dim)
+
+    def _inverse(self, y):
+        self._check(y)
+        return torch.stack([t.inv(v) for v, t in zip(self._slices(y), self.transforms)], dim=self.dim)
+
+    def log_abs_det_jacobian(self, x, y):
+        self._check(x)
+        self._check(y)
+        parts = [t.log_abs_det_jacobian(a, b) for a, b, t in zip(self._slices(x), self._slices(y), self.transforms)]
+        return torch.stack(parts, dim=self.dim)
+
+    @property
+    def bijective(self):
+        return all(t.bijective for t in self.transforms)
+
+    @property
+    def domain(self):
+        return constraints.stack([t.domain for t in self.transforms], self.dim)
+
+    @property
+    def codomain(self):
+        return constraints.stack([t.codomain for t in self.transforms], self.dim)
