@@ -106,10 +106,16 @@ CASES = {
                        ["log_prob", "mean", "variance", "mode"]),
     "GeneralizedPareto": (lambda D, T: D.GeneralizedPareto(T([0.0, 1.0, 0.5]), T([1.0, 2.0, 0.5]), T([0.3, 0.0, -0.4])),
                           [2.0, 1.5, 0.9], CONT),
+    "LowRankMultivariateNormal": (lambda D, T: D.LowRankMultivariateNormal(T([[0.0, 1.0, 0.5], [2.0, -1.0, 0.0]]), T([[1.0, 0.2], [0.5, -0.3], [0.1, 0.4]]), T([1.0, 2.0, 0.5])),
+                                  [[0.5, 0.2, 0.1], [1.0, 1.0, -1.0]], ["log_prob", "entropy", "mean", "variance", "mode"]),
+    "VonMises": (lambda D, T: D.VonMises(T([0.0, 1.0, 2.0, -3.0]), T([0.5, 3.0, 20.0, 3.76])), [0.3, 0.2, 2.1, 3.1],
+                 ["log_prob", "mean", "variance", "mode"]),
 }
 
 # torch's GeneralizedPareto compares against a float32 zero, so it is checked in float32.
 DTYPES = {"GeneralizedPareto": "float32"}
+# Bessel functions come from polynomial approximations (|rel err| < ~1e-7).
+TOLERANCES = {"VonMises": dict(rtol=2e-7, atol=1e-7)}
 
 
 def _both(name):
@@ -140,6 +146,7 @@ def test_values_match_torch(name):
     assert tuple(f.event_shape) == tuple(t.event_shape)
     dt = DTYPES.get(name, "float64")
     tol = dict(rtol=1e-7, atol=1e-9) if dt == "float64" else dict(rtol=1e-5, atol=1e-6)
+    tol = TOLERANCES.get(name, tol)
     for method in methods:
         a, b = _apply(f, ft, method, values, dt), _apply(t, torch, method, values, dt)
         _close(a, b, **tol), method
@@ -215,7 +222,8 @@ def test_expand_transformed():
 
 MOMENT_CASES = ["Normal", "Uniform", "Exponential", "Laplace", "Gumbel", "LogNormal", "HalfNormal", "Weibull",
                 "Gamma", "Chi2", "Beta", "Dirichlet", "Bernoulli", "Categorical", "OneHotCategorical", "Binomial",
-                "Geometric", "Poisson", "MultivariateNormal", "MixtureSameFamily", "StudentT"]
+                "Geometric", "Poisson", "MultivariateNormal", "MixtureSameFamily", "StudentT", "NegativeBinomial",
+                "Multinomial", "LowRankMultivariateNormal", "Kumaraswamy", "ContinuousBernoulli"]
 
 
 @pytest.mark.parametrize("name", MOMENT_CASES)
@@ -239,6 +247,18 @@ def test_sample_moments(name):
     se = np.sqrt(var / n)
     assert (np.abs(s.mean(0) - mean) < 6 * se + 1e-3).all(), (s.mean(0), mean)
     np.testing.assert_allclose(s.var(0), var, rtol=0.1, atol=1e-3)
+
+
+def test_von_mises_sample_circular_moments():
+    loc, kappa = _t(ft, [0.0, 3.0, -2.5]), _t(ft, [0.5, 3.0, 20.0])
+    d = FD.VonMises(loc, kappa)
+    ft.manual_seed(0)
+    s = _np(d.sample((20000,)))
+    assert (s >= -math.pi).all() and (s < math.pi).all()
+    # E[cos(x - loc)] = I1(k) / I0(k) = 1 - variance; E[sin(x - loc)] = 0.
+    resultant = np.cos(s - _np(loc)).mean(0)
+    np.testing.assert_allclose(resultant, 1 - _np(TD.VonMises(_t(torch, [0.0, 3.0, -2.5]), _t(torch, [0.5, 3.0, 20.0])).variance), atol=0.015)
+    assert np.abs(np.sin(s - _np(loc)).mean(0)).max() < 0.02
 
 
 def test_mvn_sample_covariance():
@@ -439,6 +459,12 @@ KL_PAIRS = [
     ("Beta", "Normal", lambda D, T: (D.Beta(T([0.5, 2.0]), T([1.0, 3.0])), D.Normal(T([0.5, -1.0]), T([0.7, 1.5])))),
     ("Beta", "Pareto", lambda D, T: (D.Beta(T([0.5, 2.0]), T([1.0, 3.0])), D.Pareto(T([0.5, 0.1]), T([0.7, 1.5])))),
     ("Gamma", "Uniform", lambda D, T: (D.Gamma(T([0.5, 2.0]), T([1.0, 3.0])), D.Uniform(T([0.0, -1.0]), T([1.0, 2.0])))),
+    ("LowRank", "LowRank", lambda D, T: (D.LowRankMultivariateNormal(T([0.0, 1.0]), T([[1.0], [0.5]]), T([1.0, 2.0])),
+                                         D.LowRankMultivariateNormal(T([1.0, -1.0]), T([[0.3, 0.1], [0.5, 0.2]]), T([0.5, 1.0])))),
+    ("MVN", "LowRank", lambda D, T: (D.MultivariateNormal(T([0.0, 1.0]), T([[2.0, 0.3], [0.3, 0.5]])),
+                                     D.LowRankMultivariateNormal(T([1.0, -1.0]), T([[0.3, 0.1], [0.5, 0.2]]), T([0.5, 1.0])))),
+    ("LowRank", "MVN", lambda D, T: (D.LowRankMultivariateNormal(T([1.0, -1.0]), T([[0.3, 0.1], [0.5, 0.2]]), T([0.5, 1.0])),
+                                     D.MultivariateNormal(T([0.0, 1.0]), T([[2.0, 0.3], [0.3, 0.5]])))),
     ("Bernoulli-edge", "Bernoulli", lambda D, T: (D.Bernoulli(T([0.0, 1.0, 0.3])), D.Bernoulli(T([0.5, 1.0, 0.0])))),
 ]
 

@@ -21,6 +21,8 @@ from .transformed_distribution import TransformedDistribution
 from .transforms import *  # noqa: F401,F403
 from .transforms import __all__ as _transforms_all
 from .uniform import Uniform
+from .low_rank import LowRankMultivariateNormal
+from .von_mises import VonMises
 from .counts import Multinomial, NegativeBinomial
 from .relaxed import ContinuousBernoulli, OneHotCategoricalStraightThrough, RelaxedBernoulli, RelaxedOneHotCategorical
 from .transformed_families import FisherSnedecor, GeneralizedPareto, InverseGamma, Kumaraswamy, LogisticNormal
@@ -37,6 +39,7 @@ __all__ = [
     "InverseGamma",
     "Kumaraswamy",
     "LogisticNormal",
+    "LowRankMultivariateNormal",
     "Multinomial",
     "NegativeBinomial",
     "OneHotCategoricalStraightThrough",
@@ -64,6 +67,7 @@ __all__ = [
     "StudentT",
     "TransformedDistribution",
     "Uniform",
+    "VonMises",
     "Weibull",
     "biject_to",
     "kl_divergence",

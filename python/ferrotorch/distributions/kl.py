@@ -267,6 +267,20 @@ def _kl_multivariatenormal_multivariatenormal(p, q):
     return half_term1 + 0.5 * (term2 + term3 - n)
 
 
+def _register_low_rank_pairs():
+    from .low_rank import LowRankMultivariateNormal
+
+    for pair in (
+        (LowRankMultivariateNormal, LowRankMultivariateNormal),
+        (LowRankMultivariateNormal, MultivariateNormal),
+        (MultivariateNormal, LowRankMultivariateNormal),
+    ):
+        register_kl(*pair)(_kl_multivariatenormal_multivariatenormal)
+
+
+_register_low_rank_pairs()
+
+
 @register_kl(Normal, Normal)
 def _kl_normal_normal(p, q):
     var_ratio = (p.scale / q.scale).pow(2)
