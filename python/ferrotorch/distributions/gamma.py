@@ -1,10 +1,10 @@
 """Gamma-family distributions: Gamma, Exponential, Chi2, Beta and Dirichlet.
 
 Gamma variates come from Marsaglia and Tsang's rejection sampler, run as a
-vectorised loop over the still-rejected entries of the batch. Reparameterised
-gradients with respect to the shape parameters are not provided, so
-``Gamma``/``Chi2``/``Beta``/``Dirichlet`` have ``has_rsample = False`` and
-offer ``sample()`` only (``Exponential`` is fully reparameterised).
+vectorised loop over the still-rejected entries of the batch. ``rsample`` is
+differentiable in the shape parameter by implicit reparameterisation:
+dz/dalpha = -(dP/dalpha)(alpha, z) / p(z; alpha), with P the regularized lower
+incomplete gamma function (differentiated by autograd through its expansion).
 """
 
 import math
@@ -15,7 +15,7 @@ import ferrotorch as torch
 from . import constraints
 from .distribution import Distribution, _expand_params
 from .exp_family import ExponentialFamily
-from ._special import digamma, lgamma, xlogy
+from ._special import digamma, gammainc, lgamma, xlogy
 from .utils import broadcast_all
 
 __all__ = ["Beta", "Chi2", "Dirichlet", "Exponential", "Gamma"]
@@ -46,6 +46,36 @@ def _standard_gamma(alpha):
         boost = torch.where(small, u ** (1.0 / alpha), torch.ones_like(u))
         out = out * boost
         return out.clamp(min=torch.finfo(dtype).tiny)
+
+
+def _standard_gamma_grad(alpha, z):
+    """dz/dalpha of a Gamma(alpha, 1) draw z held at a fixed cdf level."""
+    with torch.enable_grad():
+        a = alpha.detach().requires_grad_()
+        cdf = gammainc(a, z.detach())
+        (dcdf_da,) = torch.autograd.grad(cdf.sum(), [a])
+    a = alpha.detach()
+    log_pdf = (a - 1) * torch.log(z) - z - lgamma(a)
+    return -dcdf_da * torch.exp(-log_pdf)
+
+
+class _ReparamStandardGamma(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, alpha):
+        z = _standard_gamma(alpha.detach())
+        ctx.save_for_backward(alpha, z)
+        return z
+
+    @staticmethod
+    def backward(ctx, grad):
+        alpha, z = ctx.saved_tensors
+        return grad * _standard_gamma_grad(alpha, z)
+
+
+def _rsample_standard_gamma(alpha):
+    if alpha.requires_grad and torch.is_grad_enabled():
+        return _ReparamStandardGamma.apply(alpha)
+    return _standard_gamma(alpha)
 
 
 class Exponential(ExponentialFamily):
@@ -125,7 +155,7 @@ class Gamma(ExponentialFamily):
 
     arg_constraints = {"concentration": constraints.positive, "rate": constraints.positive}
     support = constraints.nonnegative
-    has_rsample = False
+    has_rsample = True
     _mean_carrier_measure = 0
 
     @property
@@ -151,11 +181,15 @@ class Gamma(ExponentialFamily):
     def expand(self, batch_shape, _instance=None):
         return _expand_params(self, Gamma, batch_shape, ("concentration", "rate"), _instance)
 
-    def sample(self, sample_shape=torch.Size()):
+    def rsample(self, sample_shape=torch.Size()):
         shape = tuple(self._extended_shape(sample_shape))
-        with torch.no_grad():
-            value = _standard_gamma(self.concentration.expand(shape)) / self.rate.expand(shape)
-            return value.clamp(min=torch.finfo(value.dtype).tiny)
+        value = _rsample_standard_gamma(self.concentration.expand(shape)) / self.rate.expand(shape)
+        return value.clamp(min=torch.finfo(value.dtype).tiny)
+
+    def cdf(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        return gammainc(self.concentration, self.rate * value)
 
     def log_prob(self, value):
         value = torch.as_tensor(value, dtype=self.rate.dtype, device=self.rate.device)
@@ -214,7 +248,7 @@ class Dirichlet(ExponentialFamily):
 
     arg_constraints = {"concentration": constraints.independent(constraints.positive, 1)}
     support = constraints.simplex
-    has_rsample = False
+    has_rsample = True
 
     def __init__(self, concentration, validate_args=None):
         if concentration.dim() < 1:
@@ -226,11 +260,10 @@ class Dirichlet(ExponentialFamily):
     def expand(self, batch_shape, _instance=None):
         return _expand_params(self, Dirichlet, batch_shape, ("concentration",), _instance)
 
-    def sample(self, sample_shape=()):
+    def rsample(self, sample_shape=()):
         shape = tuple(self._extended_shape(sample_shape))
-        with torch.no_grad():
-            g = _standard_gamma(self.concentration.expand(shape))
-            return g / g.sum(-1, keepdim=True)
+        g = _rsample_standard_gamma(self.concentration.expand(shape))
+        return g / g.sum(-1, keepdim=True)
 
     def log_prob(self, value):
         if self._validate_args:
@@ -283,7 +316,7 @@ class Beta(ExponentialFamily):
 
     arg_constraints = {"concentration1": constraints.positive, "concentration0": constraints.positive}
     support = constraints.unit_interval
-    has_rsample = False
+    has_rsample = True
 
     def __init__(self, concentration1, concentration0, validate_args=None):
         if isinstance(concentration1, numbers.Number) and isinstance(concentration0, numbers.Number):
@@ -323,8 +356,8 @@ class Beta(ExponentialFamily):
         total = self.concentration1 + self.concentration0
         return self.concentration1 * self.concentration0 / (total.pow(2) * (total + 1))
 
-    def sample(self, sample_shape=()):
-        return self._dirichlet.sample(sample_shape).select(-1, 0)
+    def rsample(self, sample_shape=()):
+        return self._dirichlet.rsample(sample_shape).select(-1, 0)
 
     def log_prob(self, value):
         if self._validate_args:

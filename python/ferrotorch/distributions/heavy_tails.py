@@ -8,7 +8,7 @@ import ferrotorch as torch
 
 from . import constraints
 from .distribution import Distribution, _expand_params
-from .gamma import _standard_gamma
+from .gamma import _rsample_standard_gamma
 from .transformed_distribution import TransformedDistribution
 from .transforms import AbsTransform
 from ._special import digamma, lgamma
@@ -258,9 +258,6 @@ class StudentT(Distribution):
     r"""Creates a Student's t-distribution parameterized by degree of freedom :attr:`df`,
     mean :attr:`loc` and scale :attr:`scale`.
 
-    Sampling uses a Gamma draw without a reparameterised gradient, so only ``sample()``
-    is offered (``has_rsample = False``).
-
     Args:
         df (float or Tensor): degrees of freedom
         loc (float or Tensor): mean of the distribution
@@ -269,7 +266,7 @@ class StudentT(Distribution):
 
     arg_constraints = {"df": constraints.positive, "loc": constraints.real, "scale": constraints.positive}
     support = constraints.real
-    has_rsample = False
+    has_rsample = True
 
     @property
     def mean(self):
@@ -293,14 +290,13 @@ class StudentT(Distribution):
     def expand(self, batch_shape, _instance=None):
         return _expand_params(self, StudentT, batch_shape, ("df", "loc", "scale"), _instance)
 
-    def sample(self, sample_shape=torch.Size()):
+    def rsample(self, sample_shape=torch.Size()):
         shape = tuple(self._extended_shape(sample_shape))
-        with torch.no_grad():
-            x = torch.randn(shape, dtype=self.df.dtype, device=self.df.device)
-            # Chi2(df) / df == Gamma(df / 2, rate=df / 2).
-            z = _standard_gamma((0.5 * self.df).expand(shape)) * 2.0
-            y = x * torch.rsqrt(z / self.df)
-            return self.loc + self.scale * y
+        x = torch.randn(shape, dtype=self.df.dtype, device=self.df.device)
+        # Z ~ Chi2(df) = 2 * Gamma(df / 2, 1); Y = X / sqrt(Z / df).
+        z = _rsample_standard_gamma((0.5 * self.df).expand(shape)) * 2.0
+        y = x * torch.rsqrt(z / self.df)
+        return self.loc + self.scale * y
 
     def log_prob(self, value):
         if self._validate_args:

@@ -8,7 +8,7 @@ import ferrotorch as torch
 
 from . import constraints
 from .distribution import Distribution, _expand_params
-from .gamma import Gamma, _standard_gamma
+from .gamma import Gamma, _rsample_standard_gamma
 from .normal import Normal
 from .transformed_distribution import TransformedDistribution
 from .transforms import AffineTransform, PowerTransform, StickBreakingTransform
@@ -55,8 +55,6 @@ class InverseGamma(TransformedDistribution):
     r"""Creates an inverse gamma distribution parameterized by :attr:`concentration` and
     :attr:`rate`: ``X ~ Gamma(concentration, rate)``, ``Y = 1 / X``.
 
-    Sampling goes through :class:`Gamma`, which has no reparameterised sampler here.
-
     Args:
         concentration (float or Tensor): shape parameter of the distribution
         rate (float or Tensor): rate = 1 / scale of the distribution
@@ -64,6 +62,7 @@ class InverseGamma(TransformedDistribution):
 
     arg_constraints = {"concentration": constraints.positive, "rate": constraints.positive}
     support = constraints.positive
+    has_rsample = True
 
     def __init__(self, concentration, rate, validate_args=None):
         base_dist = Gamma(concentration, rate, validate_args=validate_args)
@@ -167,8 +166,6 @@ class Kumaraswamy(TransformedDistribution):
 class FisherSnedecor(Distribution):
     r"""Creates a Fisher-Snedecor distribution parameterized by :attr:`df1` and :attr:`df2`.
 
-    Samples are ratios of Gamma draws, offered through ``sample()`` only.
-
     Args:
         df1 (float or Tensor): degrees of freedom parameter 1
         df2 (float or Tensor): degrees of freedom parameter 2
@@ -176,7 +173,7 @@ class FisherSnedecor(Distribution):
 
     arg_constraints = {"df1": constraints.positive, "df2": constraints.positive}
     support = constraints.positive
-    has_rsample = False
+    has_rsample = True
 
     def __init__(self, df1, df2, validate_args=None):
         self.df1, self.df2 = broadcast_all(df1, df2)
@@ -205,13 +202,12 @@ class FisherSnedecor(Distribution):
         var = 2 * d2.pow(2) * (d1 + d2 - 2) / (d1 * (d2 - 2).pow(2) * (d2 - 4))
         return torch.where(d2 > 4, var, torch.full_like(var, math.nan))
 
-    def sample(self, sample_shape=torch.Size()):
+    def rsample(self, sample_shape=torch.Size()):
         shape = tuple(self._extended_shape(sample_shape))
-        with torch.no_grad():
-            x1 = _standard_gamma((0.5 * self.df1).expand(shape)) / (0.5 * self.df1)
-            x2 = _standard_gamma((0.5 * self.df2).expand(shape)) / (0.5 * self.df2)
-            tiny = torch.finfo(x2.dtype).tiny
-            return (x1 / x2).clamp(min=tiny)
+        x1 = _rsample_standard_gamma((0.5 * self.df1).expand(shape)) / (0.5 * self.df1)
+        x2 = _rsample_standard_gamma((0.5 * self.df2).expand(shape)) / (0.5 * self.df2)
+        tiny = torch.finfo(x2.dtype).tiny
+        return (x1 / x2).clamp(min=tiny)
 
     def log_prob(self, value):
         if self._validate_args:
