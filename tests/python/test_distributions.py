@@ -110,6 +110,13 @@ CASES = {
                                   [[0.5, 0.2, 0.1], [1.0, 1.0, -1.0]], ["log_prob", "entropy", "mean", "variance", "mode"]),
     "VonMises": (lambda D, T: D.VonMises(T([0.0, 1.0, 2.0, -3.0]), T([0.5, 3.0, 20.0, 3.76])), [0.3, 0.2, 2.1, 3.1],
                  ["log_prob", "mean", "variance", "mode"]),
+    "Wishart": (lambda D, T: D.Wishart(T([4.0, 5.5]), scale_tril=T([[1.5, 0.0], [0.3, 1.0]])), [[3.0, 0.2], [0.2, 2.0]],
+                ["log_prob", "entropy", "mean", "variance", "mode"]),
+    "WishartCov": (lambda D, T: D.Wishart(T(3.5), covariance_matrix=T([[2.0, 0.3, 0.1], [0.3, 1.0, -0.2], [0.1, -0.2, 0.7]])),
+                   [[3.0, 0.2, 0.0], [0.2, 2.0, 0.1], [0.0, 0.1, 1.0]], ["log_prob", "entropy", "mean", "variance", "mode"]),
+    "LKJCholesky": (lambda D, T: D.LKJCholesky(3, T([2.0, 0.5])),
+                    np.linalg.cholesky([[1.0, 0.3, 0.1], [0.3, 1.0, 0.2], [0.1, 0.2, 1.0]]).tolist(),
+                    ["log_prob"]),
 }
 
 # torch's GeneralizedPareto compares against a float32 zero, so it is checked in float32.
@@ -259,6 +266,20 @@ def test_von_mises_sample_circular_moments():
     resultant = np.cos(s - _np(loc)).mean(0)
     np.testing.assert_allclose(resultant, 1 - _np(TD.VonMises(_t(torch, [0.0, 3.0, -2.5]), _t(torch, [0.5, 3.0, 20.0])).variance), atol=0.015)
     assert np.abs(np.sin(s - _np(loc)).mean(0)).max() < 0.02
+
+
+def test_wishart_and_lkj_sample_moments():
+    cov = [[2.0, 0.6], [0.6, 0.5]]
+    ft.manual_seed(0)
+    s = _np(FD.Wishart(_t(ft, 5.0), covariance_matrix=_t(ft, cov)).sample((20000,)))
+    np.testing.assert_allclose(s.mean(0), 5.0 * np.asarray(cov), rtol=0.03, atol=0.03)
+    L = _np(FD.LKJCholesky(3, _t(ft, 2.0)).sample((20000,)))
+    corr = L @ np.swapaxes(L, -1, -2)
+    np.testing.assert_allclose(np.diagonal(corr, axis1=-2, axis2=-1), 1.0, atol=1e-12)
+    # Each off-diagonal correlation is Beta(a, a) on (-1, 1) with a = eta - 1 + dim / 2.
+    r = corr[:, [1, 2, 2], [0, 0, 1]]
+    np.testing.assert_allclose(r.mean(0), 0.0, atol=0.02)
+    np.testing.assert_allclose(r.var(0), 1.0 / 6.0, rtol=0.05)
 
 
 def test_mvn_sample_covariance():

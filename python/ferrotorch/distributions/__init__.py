@@ -23,6 +23,7 @@ from .transforms import __all__ as _transforms_all
 from .uniform import Uniform
 from .low_rank import LowRankMultivariateNormal
 from .von_mises import VonMises
+from .matrix import LKJCholesky, Wishart
 from .counts import Multinomial, NegativeBinomial
 from .relaxed import ContinuousBernoulli, OneHotCategoricalStraightThrough, RelaxedBernoulli, RelaxedOneHotCategorical
 from .transformed_families import FisherSnedecor, GeneralizedPareto, InverseGamma, Kumaraswamy, LogisticNormal
@@ -38,6 +39,7 @@ __all__ = [
     "GeneralizedPareto",
     "InverseGamma",
     "Kumaraswamy",
+    "LKJCholesky",
     "LogisticNormal",
     "LowRankMultivariateNormal",
     "Multinomial",
@@ -69,6 +71,7 @@ __all__ = [
     "Uniform",
     "VonMises",
     "Weibull",
+    "Wishart",
     "biject_to",
     "kl_divergence",
     "register_kl",
