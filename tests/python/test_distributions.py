@@ -707,3 +707,28 @@ def test_lazy_namespace_and_perplexity():
     assert "distributions" in dir(ferrotorch)
     f, t = _both("Categorical")
     _close(f.perplexity(), t.perplexity())
+
+
+@pytest.mark.parametrize("diag", [0, -1, 1])
+def test_tril_vec_helpers_match_torch(diag):
+    from torch.distributions import utils as tu
+
+    from ferrotorch.distributions import utils as fu
+
+    m = np.arange(2 * 16, dtype=np.float64).reshape(2, 4, 4)
+    fv, tv = fu.tril_matrix_to_vec(_t(ft, m), diag), tu.tril_matrix_to_vec(_t(torch, m), diag)
+    _close(fv, tv)
+    _close(fu.vec_to_tril_matrix(fv, diag), tu.vec_to_tril_matrix(tv, diag))
+
+
+def test_probs_logits_helpers_match_torch():
+    from torch.distributions import utils as tu
+
+    from ferrotorch.distributions import utils as fu
+
+    p = [[0.2, 0.3, 0.5], [0.0, 0.4, 0.6]]
+    for binary in (False, True):
+        _close(fu.probs_to_logits(_t(ft, p), binary), tu.probs_to_logits(_t(torch, p), binary))
+        _close(fu.logits_to_probs(_t(ft, p), binary), tu.logits_to_probs(_t(torch, p), binary))
+    a, b = fu.broadcast_all(_t(ft, [1.0, 2.0]), 3.0)
+    assert tuple(b.shape) == (2,) and str(b.dtype).endswith("float64")

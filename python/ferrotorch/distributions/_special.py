@@ -60,10 +60,6 @@ def digamma(x):
     return torch.log(y) - 0.5 * inv - series - shift
 
 
-def lbeta(a, b):
-    return lgamma(a) + lgamma(b) - lgamma(a + b)
-
-
 def xlogy(x, y):
     """x * log(y) with 0 * log(0) = 0 (and a zero gradient there)."""
     native = _native("xlogy")
@@ -73,11 +69,6 @@ def xlogy(x, y):
     zero = x == 0
     safe_y = torch.where(zero, torch.ones_like(y), y)
     return torch.where(zero, torch.zeros_like(x), x * torch.log(safe_y))
-
-
-def log1mexp(x):
-    """log(1 - exp(x)) for x <= 0, stable on both ends."""
-    return torch.where(x > -math.log(2.0), torch.log(-torch.expm1(x)), torch.log1p(-torch.exp(x)))
 
 
 def _max_terms(a):

@@ -1,6 +1,5 @@
 """Count distributions built on other families: Multinomial and NegativeBinomial."""
 
-import math
 import numbers
 
 import ferrotorch as torch
@@ -9,7 +8,7 @@ from . import constraints
 from .discrete import Binomial, Categorical
 from .distribution import Distribution, _expand_params
 from .gamma import _standard_gamma
-from ._special import lgamma, xlogy
+from ._special import lgamma
 from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
 
 __all__ = ["Multinomial", "NegativeBinomial"]

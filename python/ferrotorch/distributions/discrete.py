@@ -10,7 +10,7 @@ from . import constraints
 from .distribution import Distribution, _expand_params
 from .exp_family import ExponentialFamily
 from ._special import lgamma, xlogy
-from .utils import broadcast_all, clamp_probs, lazy_property, logits_to_probs, probs_to_logits
+from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
 
 __all__ = ["Bernoulli", "Binomial", "Categorical", "Geometric", "OneHotCategorical", "Poisson"]
 

@@ -7,7 +7,6 @@ dz/dalpha = -(dP/dalpha)(alpha, z) / p(z; alpha), with P the regularized lower
 incomplete gamma function (differentiated by autograd through its expansion).
 """
 
-import math
 import numbers
 
 import ferrotorch as torch

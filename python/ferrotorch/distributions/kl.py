@@ -10,7 +10,7 @@ from .discrete import Bernoulli, Binomial, Categorical, Geometric, OneHotCategor
 from .distribution import Distribution
 from .exp_family import ExponentialFamily
 from .gamma import Beta, Dirichlet, Exponential, Gamma
-from .heavy_tails import Cauchy, Gumbel, HalfCauchy, Laplace, Pareto, StudentT, Weibull
+from .heavy_tails import Cauchy, Gumbel, Laplace, Pareto
 from .independent import Independent
 from .multivariate import MultivariateNormal
 from .normal import HalfNormal, LogNormal, Normal

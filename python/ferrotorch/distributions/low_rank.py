@@ -11,7 +11,7 @@ import ferrotorch as torch
 
 from . import constraints
 from .distribution import Distribution
-from .multivariate import MultivariateNormal, _batch_mahalanobis, _batch_mv
+from .multivariate import _batch_mahalanobis, _batch_mv
 from .utils import _diag_embed, lazy_property
 
 __all__ = ["LowRankMultivariateNormal"]

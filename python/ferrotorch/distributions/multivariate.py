@@ -5,7 +5,6 @@ import math
 import ferrotorch as torch
 
 from . import constraints
-from .categorical_base import _check_mixture
 from .discrete import Categorical
 from .distribution import Distribution
 from .utils import lazy_property
@@ -32,6 +31,27 @@ def _precision_to_scale_tril(P):
     L_inv = torch.transpose(torch.flip(Lf, (-2, -1)), -2, -1)
     eye = torch.eye(P.shape[-1], dtype=P.dtype, device=P.device)
     return torch.linalg.solve_triangular(L_inv, eye.expand(tuple(L_inv.shape)), upper=False)
+
+
+def _check_mixture_args(mixture_distribution, component_distribution, categorical_cls):
+    if not isinstance(mixture_distribution, categorical_cls):
+        raise ValueError(" The Mixture distribution needs to be an  instance of torch.distributions.Categorical")
+    if not isinstance(component_distribution, Distribution):
+        raise ValueError("The Component distribution need to be an instance of torch.distributions.Distribution")
+    mdbs = tuple(mixture_distribution.batch_shape)
+    cdbs = tuple(component_distribution.batch_shape)[:-1]
+    for size1, size2 in zip(reversed(mdbs), reversed(cdbs)):
+        if size1 != 1 and size2 != 1 and size1 != size2:
+            raise ValueError(
+                f"`mixture_distribution.batch_shape` ({mdbs}) is not compatible with "
+                f"`component_distribution.batch_shape`({cdbs})"
+            )
+    km = mixture_distribution.logits.shape[-1]
+    kc = component_distribution.batch_shape[-1]
+    if km is not None and kc is not None and km != kc:
+        raise ValueError(
+            f"`mixture_distribution component` ({km}) does not equal `component_distribution.batch_shape[-1]` ({kc})"
+        )
 
 
 class MultivariateNormal(Distribution):
@@ -165,8 +185,7 @@ class MixtureSameFamily(Distribution):
     def __init__(self, mixture_distribution, component_distribution, validate_args=None):
         self._mixture_distribution = mixture_distribution
         self._component_distribution = component_distribution
-        _check_mixture(mixture_distribution, component_distribution, Categorical)
-        mdbs = mixture_distribution.batch_shape
+        _check_mixture_args(mixture_distribution, component_distribution, Categorical)
         cdbs = component_distribution.batch_shape[:-1]
         self._num_component = mixture_distribution.logits.shape[-1]
         self._event_ndims = len(component_distribution.event_shape)

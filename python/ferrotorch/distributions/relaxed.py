@@ -12,7 +12,6 @@ from .distribution import Distribution, _expand_params
 from .exp_family import ExponentialFamily
 from .transformed_distribution import TransformedDistribution
 from .transforms import ExpTransform, SigmoidTransform
-from ._special import lgamma
 from .utils import broadcast_all, clamp_probs, lazy_property, logits_to_probs, probs_to_logits
 
 __all__ = [

@@ -18,10 +18,6 @@ __all__ = [
 euler_constant = 0.57721566490153286060
 
 
-def _is_number(x):
-    return isinstance(x, numbers.Number) and not isinstance(x, bool) or isinstance(x, bool)
-
-
 def broadcast_all(*values):
     """Broadcasts tensors and Python numbers to one shape.
 
@@ -94,35 +90,32 @@ class lazy_property:
         return value
 
 
+def _tril_flat_indices(n, diag):
+    return [r * n + c for r in range(n) for c in range(n) if c - r <= diag]
+
+
 def tril_matrix_to_vec(mat, diag=0):
-    """Flattens the lower triangle (offset ``diag``) of the last two dims row by row."""
+    """Flattens the lower triangle (offset ``diag``) of the last two dims, row by row."""
     n = mat.shape[-1]
-    rows, cols = [], []
-    for i in range(n):
-        for j in range(n):
-            if j - i <= diag:
-                rows.append(i)
-                cols.append(j)
-    idx = torch.tensor([r * n + c for r, c in zip(rows, cols)], dtype=torch.long)
+    idx = torch.tensor(_tril_flat_indices(n, diag), dtype=torch.long, device=mat.device)
     return mat.flatten(-2).index_select(-1, idx)
 
 
 def vec_to_tril_matrix(vec, diag=0):
-    """Inverse of :func:`tril_matrix_to_vec`."""
+    """Inverse of :func:`tril_matrix_to_vec`: scatters a vector into a lower-triangular matrix."""
     k = vec.shape[-1]
-    n = int(round((-(1 + 2 * diag) + math.sqrt((1 + 2 * diag) ** 2 + 8 * k + 4 * abs(diag) * (diag + 1))) / 2))
-    eps = torch.finfo(vec.dtype).eps
-    if not abs(n - round(n)) < eps:
-        raise ValueError(f"The size of last dimension is {k} which cannot be expressed as the lower triangular part of a square D x D matrix.")
-    flat = [r * n + c for r in range(n) for c in range(n) if c - r <= diag]
-    out = vec.new_zeros(tuple(vec.shape[:-1]) + (n * n,)) if hasattr(vec, "new_zeros") else torch.zeros(tuple(vec.shape[:-1]) + (n * n,), dtype=vec.dtype)
-    out = out.index_copy(-1, torch.tensor(flat, dtype=torch.long), vec) if hasattr(out, "index_copy") else _scatter_last(out, flat, vec)
-    return out.reshape(tuple(vec.shape[:-1]) + (n, n))
-
-
-def _scatter_last(out, flat, vec):
-    idx = torch.tensor(flat, dtype=torch.long).expand(tuple(vec.shape))
-    return out.scatter(-1, idx, vec)
+    n_float = (-(1 + 2 * diag) + math.sqrt((1 + 2 * diag) ** 2 + 8 * k + 4 * abs(diag) * (diag + 1))) / 2
+    n = int(round(n_float))
+    if abs(n_float - n) > 1e-9:
+        raise ValueError(
+            f"The size of last dimension is {k} which cannot be expressed as "
+            "the lower triangular part of a square D x D matrix."
+        )
+    batch = tuple(vec.shape[:-1])
+    flat = _tril_flat_indices(n, diag)
+    out = torch.zeros(batch + (n * n,), dtype=vec.dtype, device=vec.device)
+    idx = torch.tensor(flat, dtype=torch.long, device=vec.device).expand(batch + (len(flat),))
+    return out.scatter(-1, idx, vec).reshape(batch + (n, n))
 
 
 def _diag_embed(v):
