@@ -138,7 +138,7 @@ def __getattr__(name):
     if name == "profiler":
         import importlib
         return importlib.import_module(".profiler", __name__)
-    if name in ("func", "testing"):
+    if name in ("func", "testing", "distributions"):
         # Loaded on first use so ``import ferrotorch`` stays lean (PyTorch imports them eagerly).
         import importlib
         return importlib.import_module("." + name, __name__)
@@ -156,4 +156,4 @@ def __getattr__(name):
 
 def __dir__():
     # The lazily loaded names are part of the namespace too.
-    return sorted(set(globals()) | {"ops", "profiler", "serialization", "save", "load", "func", "testing", "vmap"})
+    return sorted(set(globals()) | {"ops", "profiler", "serialization", "save", "load", "func", "testing", "vmap", "distributions"})
