@@ -35,6 +35,7 @@ impl MultiheadAttention {
         let bound = (6.0 / (embed_dim + 3 * embed_dim) as f64).sqrt();
         let out_proj = Linear::new(embed_dim, embed_dim, bias)?;
         if let Some(b) = &out_proj.bias {
+            let _no_grad = crate::autograd::GradModeGuard::new(false);
             b.fill_(ferrotorch_core::Scalar::Float(0.0))?;
         }
         Ok(MultiheadAttention {
