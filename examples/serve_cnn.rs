@@ -67,7 +67,11 @@ fn predict(model: &Sequential, pixels: Vec<f32>) -> Result<(usize, Vec<f32>)> {
 
 fn answer(model: &Sequential, line: &str) -> String {
     match parse_request(line) {
-        Err(e) => format!("{{\"error\": {:?}}}", e),
+        // A request whose id could be read gets its error under that id.
+        Err(e) => match number_after(line, "id") {
+            Some((id, _)) => format!("{{\"id\": {}, \"error\": {:?}}}", id as i64, e),
+            None => format!("{{\"error\": {:?}}}", e),
+        },
         Ok((id, pixels)) => match predict(model, pixels) {
             Ok((class, logits)) => {
                 let logits: Vec<String> = logits.iter().map(|v| format!("{v}")).collect();
