@@ -54,10 +54,34 @@ fn pool() -> Option<&'static rayon::ThreadPool> {
 /// fewer after [`set_threads`].
 pub fn threads() -> usize {
     let all = pool().map_or(1, |p| p.current_num_threads() + 1);
-    match REQUESTED.load(Ordering::Relaxed) {
+    let cap = match LOCAL_CAP.with(|c| c.get()) {
+        0 => REQUESTED.load(Ordering::Relaxed),
+        n => n,
+    };
+    match cap {
         0 => all,
         n => n.min(all),
     }
+}
+
+thread_local! {
+    /// This thread's cap from [`with_threads`]; 0 when none is set.
+    static LOCAL_CAP: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// Runs `f` with the kernels it calls on this thread capped at `n` threads
+/// (at least 1), whatever [`set_threads`] says: a service's request threads
+/// each take their own share without touching the process-wide setting.
+/// The previous cap comes back when `f` returns or panics.
+pub fn with_threads<R>(n: usize, f: impl FnOnce() -> R) -> R {
+    struct Restore(usize);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            LOCAL_CAP.with(|c| c.set(self.0));
+        }
+    }
+    let _restore = Restore(LOCAL_CAP.with(|c| c.replace(n.max(1))));
+    f()
 }
 
 /// The thread count last given to [`set_threads`], else the configured one

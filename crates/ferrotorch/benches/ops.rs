@@ -1,5 +1,6 @@
 //! Criterion benchmarks of the op layer: dispatch-only paths (tiny tensors,
-//! views) and the kernels behind the Python comparison table.
+//! views), the kernels behind the Python comparison table, and the inference
+//! latency of whole models (the example CNN and a transformer block).
 //!
 //! `cargo bench -p ferrotorch --bench ops` (add `-- <filter>` to pick rows);
 //! thread count follows `RAYON_NUM_THREADS`.
@@ -7,7 +8,7 @@
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use ferrotorch::ops::arith::{unary, UnaryOp};
 use ferrotorch::ops::conv::ConvParams;
-use ferrotorch::{DType, Tensor};
+use ferrotorch::{nn, DType, Tensor};
 use std::hint::black_box;
 
 fn randn(shape: &[usize], dtype: DType) -> Tensor {
@@ -68,5 +69,67 @@ fn compute(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, dispatch, bandwidth, compute);
+/// The CNN of examples/serve_cnn.rs (layer for layer).
+fn example_cnn() -> nn::Sequential {
+    let conv = |i, o| nn::Conv2d::conv2d(i, o, [3, 3], nn::ConvOptions::new(2).padding(&[1, 1])).unwrap();
+    nn::Sequential::new()
+        .push(conv(1, 8))
+        .push(nn::ReLU)
+        .push(nn::MaxPool2d::new([2, 2]))
+        .push(conv(8, 16))
+        .push(nn::ReLU)
+        .push(nn::MaxPool2d::new([2, 2]))
+        .push(nn::Flatten::default())
+        .push(nn::Linear::new(256, 4, true).unwrap())
+}
+
+/// A pre-norm transformer encoder block: x + attn(ln(x)), then x + mlp(ln(x)).
+struct Block {
+    ln1: nn::LayerNorm,
+    attn: nn::MultiheadAttention,
+    ln2: nn::LayerNorm,
+    mlp: nn::Sequential,
+}
+
+impl Block {
+    fn new(d: usize, heads: usize) -> Block {
+        Block {
+            ln1: nn::LayerNorm::new(&[d], 1e-5, true, true).unwrap(),
+            attn: nn::MultiheadAttention::new(d, heads, true, true).unwrap(),
+            ln2: nn::LayerNorm::new(&[d], 1e-5, true, true).unwrap(),
+            mlp: nn::Sequential::new().push(nn::Linear::new(d, 4 * d, true).unwrap()).push(nn::GELU::default()).push(nn::Linear::new(4 * d, d, true).unwrap()),
+        }
+    }
+}
+
+impl nn::Module for Block {
+    fn forward(&self, x: &Tensor) -> ferrotorch::Result<Tensor> {
+        let x = x.add(&self.attn.forward(&self.ln1.forward(x)?)?)?;
+        x.add(&self.mlp.forward(&self.ln2.forward(&x)?)?)
+    }
+}
+
+/// Inference latency of whole models, with no graph recorded.
+fn models(c: &mut Criterion) {
+    use nn::Module;
+    let mut g = c.benchmark_group("models");
+    g.sample_size(20);
+    let _no_grad = nn::no_grad();
+    let cnn = example_cnn();
+    cnn.eval();
+    for batch in [1usize, 32] {
+        let x = randn(&[batch, 1, 16, 16], DType::Float32);
+        g.bench_with_input(BenchmarkId::new("example CNN 1x16x16", batch), &batch, |b, _| b.iter(|| black_box(cnn.forward(&x).unwrap())));
+    }
+    let block = Block::new(128, 4);
+    for batch in [1usize, 32] {
+        let x = randn(&[batch, 32, 128], DType::Float32);
+        g.bench_with_input(BenchmarkId::new("transformer block d128 h4 seq32", batch), &batch, |b, _| {
+            b.iter(|| black_box(block.forward(&x).unwrap()))
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, dispatch, bandwidth, compute, models);
 criterion_main!(benches);

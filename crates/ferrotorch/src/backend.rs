@@ -4,6 +4,12 @@
 //! Adding a device means implementing [`Backend`] in its own crate and
 //! naming it here; op code asks [`for_device`] and never names a backend.
 //! The CPU backend's thread count is configured here too.
+//!
+//! ```
+//! use ferrotorch::{backend, Device};
+//! assert!(backend::for_device(Device::CPU).is_ok());
+//! assert!(backend::cpu_threads() >= 1);
+//! ```
 
 use ferrotorch_core::backend::Meta;
 use ferrotorch_core::{Backend, Device, DeviceType, Error, Result};
@@ -31,4 +37,14 @@ pub fn cpu_threads() -> usize {
 /// Caps the threads the CPU backend's kernels use.
 pub fn set_cpu_threads(n: usize) {
     ferrotorch_cpu::parallel::set_threads(n);
+}
+
+/// Runs `f` with the CPU kernels it calls on this thread capped at `n` threads.
+pub fn with_cpu_threads<R>(n: usize, f: impl FnOnce() -> R) -> R {
+    ferrotorch_cpu::parallel::with_threads(n, f)
+}
+
+/// The threads CPU kernels called from this thread use now.
+pub fn effective_cpu_threads() -> usize {
+    ferrotorch_cpu::parallel::threads()
 }

@@ -1,4 +1,14 @@
 //! Process-wide defaults: the default floating dtype and the default generator.
+//!
+//! ```
+//! use ferrotorch::{defaults, DType, Tensor};
+//! defaults::manual_seed(7);
+//! let a = Tensor::randn(&[3], DType::Float32, None).unwrap();
+//! defaults::manual_seed(7);
+//! let b = Tensor::randn(&[3], DType::Float32, None).unwrap();
+//! assert_eq!(a.to_vec::<f32>().unwrap(), b.to_vec::<f32>().unwrap());
+//! assert_eq!(defaults::default_dtype(), DType::Float32);
+//! ```
 
 use ferrotorch_core::{DType, Error, Result};
 use ferrotorch_core::random::Generator;
@@ -64,4 +74,23 @@ pub fn set_num_threads(n: usize) -> Result<()> {
     }
     crate::backend::set_cpu_threads(n);
     Ok(())
+}
+
+/// Runs `f` with the CPU kernels it calls on this thread limited to `n`
+/// threads (at least 1), leaving other threads and the process-wide
+/// [`set_num_threads`] alone: a service gives each request thread its share
+/// of the cores so that intra-op threads do not fight request threads.
+///
+/// ```
+/// let n = ferrotorch::with_threads(1, ferrotorch::defaults::effective_threads);
+/// assert_eq!(n, 1);
+/// ```
+pub fn with_threads<R>(n: usize, f: impl FnOnce() -> R) -> R {
+    crate::backend::with_cpu_threads(n, f)
+}
+
+/// The threads CPU kernels called from this thread split their work over
+/// now (the process-wide count, or this thread's [`with_threads`] cap).
+pub fn effective_threads() -> usize {
+    crate::backend::effective_cpu_threads()
 }

@@ -3,6 +3,14 @@
 //! Views share the storage and the version counter of their base; they differ
 //! only in their [`Layout`]. Autograd metadata lives next to the data so that a
 //! Rust user gets gradients without Python.
+//!
+//! ```
+//! use ferrotorch::Tensor;
+//! let x = Tensor::from_vec(vec![1.0f32, 2.0, 3.0, 4.0], &[2, 2]).unwrap();
+//! let row = x.select(0, 1).unwrap(); // a view: same storage
+//! row.fill_(ferrotorch::Scalar::Float(0.0)).unwrap();
+//! assert_eq!(x.to_vec::<f32>().unwrap(), vec![1.0, 2.0, 0.0, 0.0]);
+//! ```
 
 use crate::defaults::default_dtype;
 use ferrotorch_core::layout::fmt_shape;

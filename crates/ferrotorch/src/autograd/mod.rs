@@ -4,6 +4,15 @@
 //! Each node keeps edges to the nodes of its inputs (`next_functions`); leaves
 //! get an `AccumulateGrad` node. The graph is owned by the tensors that
 //! reference it and is freed with them; there is no global tape.
+//!
+//! ```
+//! use ferrotorch::{autograd, Tensor};
+//! let x = Tensor::from_vec(vec![1.0f32, 2.0, 3.0], &[3]).unwrap();
+//! x.set_requires_grad(true).unwrap();
+//! let y = x.mul(&x).unwrap().sum().unwrap(); // sum(x²)
+//! autograd::backward(&[y], vec![None], None, false, None).unwrap();
+//! assert_eq!(x.grad().unwrap().to_vec::<f32>().unwrap(), vec![2.0, 4.0, 6.0]);
+//! ```
 
 pub mod accumulate;
 pub mod anomaly;

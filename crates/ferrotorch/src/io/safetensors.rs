@@ -19,7 +19,8 @@ use std::path::Path;
 
 use safetensors::tensor::{Dtype, SafeTensorError, SafeTensors, View};
 
-use crate::{DType, Device, Error, Result, Tensor};
+use super::mapped::MappedFile;
+use crate::{DType, Device, Error, Layout, Result, Tensor};
 
 // The format stores little-endian bytes; ours are the machine's.
 #[cfg(target_endian = "big")]
@@ -149,6 +150,42 @@ pub fn metadata(bytes: &[u8]) -> Result<HashMap<String, String>> {
 pub fn load_file(path: impl AsRef<Path>) -> Result<NamedTensors> {
     let map = map_file(path.as_ref())?;
     deserialize(&map)
+}
+
+/// Memory-maps the file at `path` (copy-on-write) and returns its tensors
+/// in file order as views of the mapping: nothing is copied, the tensors
+/// share the one mapping (which lives until the last of them is dropped),
+/// and writing into one never changes the file. A tensor whose data is not
+/// aligned to its element size in the file is copied instead.
+///
+/// ```
+/// # let dir = std::env::temp_dir().join(format!("ft-doc-mmap-{}", std::process::id()));
+/// # std::fs::create_dir_all(&dir).unwrap();
+/// # let path = dir.join("w.safetensors");
+/// use ferrotorch::io::safetensors::{mmap_file, save_file};
+/// use ferrotorch::Tensor;
+/// let w = Tensor::from_vec(vec![1.0f32, 2.0, 3.0, 4.0], &[2, 2]).unwrap();
+/// save_file(&[("weight".to_string(), w)], None, &path).unwrap();
+/// let loaded = mmap_file(&path).unwrap();
+/// assert_eq!(loaded[0].1.to_vec::<f32>().unwrap(), vec![1.0, 2.0, 3.0, 4.0]);
+/// # std::fs::remove_dir_all(&dir).unwrap();
+/// ```
+pub fn mmap_file(path: impl AsRef<Path>) -> Result<NamedTensors> {
+    let file = MappedFile::open(path.as_ref(), "safetensors")?;
+    let bytes = file.bytes();
+    let st = SafeTensors::deserialize(bytes).map_err(format_error)?;
+    let mut named = st.tensors();
+    named.sort_by_key(|(_, v)| v.data().as_ptr() as usize);
+    named
+        .into_iter()
+        .map(|(name, view)| {
+            let dtype = from_safe(view.dtype(), &name)?;
+            let start = view.data().as_ptr() as usize - bytes.as_ptr() as usize;
+            let storage = file.storage(start..start + view.data().len(), dtype.itemsize())?;
+            let t = Tensor::from_parts(storage, Layout::contiguous(view.shape()), dtype)?;
+            Ok((name, t))
+        })
+        .collect()
 }
 
 /// The `__metadata__` strings of the file at `path`.

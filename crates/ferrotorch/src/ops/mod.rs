@@ -1,5 +1,14 @@
 //! The op layer: every op enters here once, checks its arguments, decides the
 //! result dtype and shape, and dispatches to a backend kernel by (device, dtype).
+//!
+//! ```
+//! use ferrotorch::{DType, Tensor};
+//! let a = Tensor::from_vec(vec![1i64, 2, 3], &[3]).unwrap();
+//! let b = Tensor::from_vec(vec![0.5f32], &[1]).unwrap();
+//! let c = a.mul(&b).unwrap(); // broadcast, promoted to float32 as in PyTorch
+//! assert_eq!(c.dtype(), DType::Float32);
+//! assert_eq!(c.to_vec::<f32>().unwrap(), vec![0.5, 1.0, 1.5]);
+//! ```
 
 pub mod activation;
 pub mod arith;
