@@ -64,6 +64,8 @@ fn unary_op(name: &str, p0: Option<f64>, p1: Option<f64>, p2: Option<f64>) -> Py
         "gelu" => Gelu(p0.is_some_and(|v| v != 0.0)),
         "softplus" => Softplus(f(p0, 1.0), f(p1, 20.0)),
         "nan_to_num" => NanToNum(f(p0, 0.0), p1, p2),
+        "polygamma" => Polygamma(f(p0, 0.0) as i64),
+        "mvlgamma" => Mvlgamma(f(p0, 1.0) as i64),
         _ => return Err(PyValueError::new_err(format!("unknown unary op {name}"))),
     })
 }

@@ -40,6 +40,7 @@ fn run_predicate(op: UnaryOp, o: Dst, s: Src, dtype: DType) {
             UnaryOp::IsInf => f.is_infinite(),
             UnaryOp::IsPosInf => f == f64::INFINITY,
             UnaryOp::IsNegInf => f == f64::NEG_INFINITY,
+            UnaryOp::Signbit => f.is_sign_negative(),
             _ => f.is_finite(),
         }
     }))
@@ -49,7 +50,7 @@ fn run_predicate(op: UnaryOp, o: Dst, s: Src, dtype: DType) {
 fn run_int(op: UnaryOp, o: Dst, s: Src, dtype: DType) -> Result<()> {
     dispatch_dtype!(dtype, T => {
         match op {
-            UnaryOp::Sign => un_kernel::<T, T>(o, s, |v: T| T::from_i64(v.to_i64().signum())),
+            UnaryOp::Sign | UnaryOp::Sgn => un_kernel::<T, T>(o, s, |v: T| T::from_i64(v.to_i64().signum())),
             UnaryOp::BitwiseNot => un_kernel::<T, T>(o, s, |v: T| T::from_i64(!v.to_i64())),
             UnaryOp::Hardtanh(lo, hi) => {
                 let (lo, hi) = (lo as i64, hi as i64);
@@ -122,7 +123,7 @@ fn float_kernel<T: Compute>(op: UnaryOp, o: Dst, s: Src) {
         Sqrt => go!(|x| x.sqrt()),
         Tanh => go!(|x| x.tanh()),
         Sigmoid => go!(|x| sigmoid(x)),
-        Sign => go!(|x| if x > zero { one } else if x < zero { -one } else { zero }),
+        Sign | Sgn => go!(|x| if x > zero { one } else if x < zero { -one } else { zero }),
         Rsqrt => go!(|x| one / x.sqrt()),
         Exp2 => go!(|x| x.exp2()),
         Expm1 => go!(|x| if x == zero { x } else { x.exp_m1() }),
@@ -226,7 +227,85 @@ fn float_kernel<T: Compute>(op: UnaryOp, o: Dst, s: Src) {
             let (pos, neg) = (if pos.is_infinite() { half_max::<T>() } else { pos }, if neg.is_infinite() { -half_max::<T>() } else { neg });
             go!(|x| if x.is_nan() { nan } else if x == T::C::infinity() { pos } else if x == T::C::neg_infinity() { neg } else { x })
         }
-        BitwiseNot | LogicalNot | IsNan | IsInf | IsPosInf | IsNegInf | IsFinite => {} // refused by run_float
+        BitwiseNot | LogicalNot | IsNan | IsInf | IsPosInf | IsNegInf | IsFinite | Signbit => {} // refused by run_float
+        _ => special_kernel::<T>(op, o, s),
+    }
+}
+
+/// The special functions ([`crate::special`]): computed in f64 and rounded
+/// once, except where PyTorch's own arithmetic in the compute type decides
+/// the result (`lgamma` from the C library's float form, `sinc`, the angle
+/// conversions, `entr`).
+fn special_kernel<T: Compute>(op: UnaryOp, o: Dst, s: Src) {
+    use crate::special::{bessel, gamma, normal};
+    use std::f64::consts::PI;
+    macro_rules! go {
+        (|$x:ident| $e:expr) => {
+            un_kernel::<T, T>(o, s, move |v: T| {
+                let $x: T::C = v.up();
+                T::down($e)
+            })
+        };
+    }
+    macro_rules! f64_go {
+        ($f:expr) => {
+            go!(|x| <T::C as Real>::c($f(x.f())))
+        };
+    }
+    let c = |v: f64| <T::C as Real>::c(v);
+    let (zero, one) = (c(0.0), c(1.0));
+    let single = std::mem::size_of::<T::C>() == 4;
+    use UnaryOp::*;
+    match op {
+        Lgamma if single => go!(|x| c(gamma::lgammaf(x.f() as f32) as f64)),
+        Lgamma => f64_go!(gamma::lgamma),
+        Digamma => f64_go!(gamma::digamma),
+        Polygamma(n) => go!(|x| c(gamma::polygamma(n, x.f()))),
+        Mvlgamma(p) => go!(|x| c(gamma::mvlgamma(x.f(), p))),
+        I0 | ModifiedBesselI0 => f64_go!(bessel::i0),
+        I0e => f64_go!(bessel::i0e),
+        I1 | ModifiedBesselI1 => f64_go!(bessel::i1),
+        I1e => f64_go!(bessel::i1e),
+        BesselJ0 => f64_go!(bessel::j0),
+        BesselJ1 => f64_go!(bessel::j1),
+        BesselY0 => f64_go!(bessel::y0),
+        BesselY1 => f64_go!(bessel::y1),
+        ModifiedBesselK0 => go!(|x| c(bessel::k0(x.f(), false))),
+        ModifiedBesselK1 => go!(|x| c(bessel::k1(x.f(), false))),
+        ScaledModifiedBesselK0 => go!(|x| c(bessel::k0(x.f(), true))),
+        ScaledModifiedBesselK1 => go!(|x| c(bessel::k1(x.f(), true))),
+        SphericalBesselJ0 => f64_go!(bessel::spherical_j0),
+        AiryAi => f64_go!(bessel::airy_ai),
+        Erfcx => f64_go!(normal::erfcx),
+        Ndtri => f64_go!(normal::ndtri),
+        LogNdtr => f64_go!(normal::log_ndtr),
+        Sinc => {
+            let pi = c(PI);
+            go!(|x| if x == zero {
+                one
+            } else {
+                let p = pi * x;
+                p.sin() / p
+            })
+        }
+        Deg2rad => {
+            let k = c(PI / 180.0);
+            go!(|x| x * k)
+        }
+        Rad2deg => {
+            let k = c(180.0 / PI);
+            go!(|x| x * k)
+        }
+        Entr => go!(|x| if x.is_nan() {
+            x
+        } else if x > zero {
+            -x * x.ln()
+        } else if x == zero {
+            zero
+        } else {
+            T::C::neg_infinity()
+        }),
+        _ => unreachable!("{} has a kernel of its own", op.name()),
     }
 }
 
