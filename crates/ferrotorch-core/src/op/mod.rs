@@ -204,6 +204,12 @@ impl BinaryOp {
             || self.is_polynomial()
     }
 
+    /// Whether PyTorch's CPU kernel takes float16/bfloat16 operands (its
+    /// special functions `zeta` and the polynomials do not).
+    pub fn has_reduced_float_kernel(self) -> bool {
+        !(self == BinaryOp::Zeta || self.is_polynomial())
+    }
+
     /// The orthogonal polynomials `P_n(x)` of `torch.special` (no derivative).
     pub fn is_polynomial(self) -> bool {
         use BinaryOp::*;
@@ -527,6 +533,25 @@ impl UnaryOp {
     pub fn is_predicate(self) -> bool {
         use UnaryOp::*;
         matches!(self, LogicalNot | IsNan | IsInf | IsPosInf | IsNegInf | IsFinite | Signbit)
+    }
+
+    /// The name PyTorch's kernel gives in dtype errors (`"erfcx_cpu" not
+    /// implemented for 'Half'`): the aten name without `special_`.
+    pub fn kernel_name(self) -> &'static str {
+        let name = self.name();
+        name.strip_prefix("special_").unwrap_or(name)
+    }
+
+    /// Whether PyTorch's CPU kernel takes float16/bfloat16 inputs (the Bessel,
+    /// Airy and normal-distribution functions have float32/float64 kernels only).
+    pub fn has_reduced_float_kernel(self) -> bool {
+        use UnaryOp::*;
+        !matches!(
+            self,
+            Erfcx | Ndtri | LogNdtr | BesselJ0 | BesselJ1 | BesselY0 | BesselY1 | ModifiedBesselI0 | ModifiedBesselI1
+                | ModifiedBesselK0 | ModifiedBesselK1 | ScaledModifiedBesselK0 | ScaledModifiedBesselK1 | SphericalBesselJ0
+                | AiryAi
+        )
     }
 
     /// Does PyTorch record a derivative for the op (on a floating result)?

@@ -47,6 +47,9 @@ fn run_other(op: BinaryOp, o: Dst, sa: Src, sb: Src, compute: DType) -> Result<(
         Atan2 | Hypot | LogAddExp | CopySign => {
             real_dispatch!(compute, op.name(), T => float_misc::<T>(op, o, sa, sb))
         }
+        _ if matches!(compute, DType::Float16 | DType::BFloat16) && !op.has_reduced_float_kernel() => {
+            return Err(not_impl(op.name(), compute))
+        }
         Xlogy | Xlog1py | Zeta | Igamma | Igammac | LogAddExp2 => {
             real_dispatch!(compute, op.name(), T => float_special::<T>(op, o, sa, sb))
         }

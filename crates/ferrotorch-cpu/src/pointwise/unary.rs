@@ -98,6 +98,9 @@ fn run_float(op: UnaryOp, o: Dst, s: Src, dtype: DType) -> Result<()> {
     if op == UnaryOp::BitwiseNot || op.is_predicate() {
         return Err(not_impl(op.name(), dtype));
     }
+    if matches!(dtype, DType::Float16 | DType::BFloat16) && !op.has_reduced_float_kernel() {
+        return Err(not_impl(op.kernel_name(), dtype));
+    }
     real_dispatch!(dtype, op.name(), T => float_kernel::<T>(op, o, s));
     Ok(())
 }
@@ -232,10 +235,8 @@ fn float_kernel<T: Compute>(op: UnaryOp, o: Dst, s: Src) {
     }
 }
 
-/// The special functions ([`crate::special`]): computed in f64 and rounded
-/// once, except where PyTorch's own arithmetic in the compute type decides
-/// the result (`lgamma` from the C library's float form, `sinc`, the angle
-/// conversions, `entr`).
+/// The special functions ([`crate::special`]), in the compute type as
+/// PyTorch evaluates them; `erfcx`, `ndtri` and `log_ndtr` in f64, rounded once.
 fn special_kernel<T: Compute>(op: UnaryOp, o: Dst, s: Src) {
     use crate::special::{bessel, gamma, normal};
     use std::f64::consts::PI;
@@ -247,38 +248,32 @@ fn special_kernel<T: Compute>(op: UnaryOp, o: Dst, s: Src) {
             })
         };
     }
-    macro_rules! f64_go {
-        ($f:expr) => {
-            go!(|x| <T::C as Real>::c($f(x.f())))
-        };
-    }
     let c = |v: f64| <T::C as Real>::c(v);
     let (zero, one) = (c(0.0), c(1.0));
-    let single = std::mem::size_of::<T::C>() == 4;
     use UnaryOp::*;
     match op {
-        Lgamma if single => go!(|x| c(gamma::lgammaf(x.f() as f32) as f64)),
-        Lgamma => f64_go!(gamma::lgamma),
-        Digamma => f64_go!(gamma::digamma),
-        Polygamma(n) => go!(|x| c(gamma::polygamma(n, x.f()))),
-        Mvlgamma(p) => go!(|x| c(gamma::mvlgamma(x.f(), p))),
-        I0 | ModifiedBesselI0 => f64_go!(bessel::i0),
-        I0e => f64_go!(bessel::i0e),
-        I1 | ModifiedBesselI1 => f64_go!(bessel::i1),
-        I1e => f64_go!(bessel::i1e),
-        BesselJ0 => f64_go!(bessel::j0),
-        BesselJ1 => f64_go!(bessel::j1),
-        BesselY0 => f64_go!(bessel::y0),
-        BesselY1 => f64_go!(bessel::y1),
-        ModifiedBesselK0 => go!(|x| c(bessel::k0(x.f(), false))),
-        ModifiedBesselK1 => go!(|x| c(bessel::k1(x.f(), false))),
-        ScaledModifiedBesselK0 => go!(|x| c(bessel::k0(x.f(), true))),
-        ScaledModifiedBesselK1 => go!(|x| c(bessel::k1(x.f(), true))),
-        SphericalBesselJ0 => f64_go!(bessel::spherical_j0),
-        AiryAi => f64_go!(bessel::airy_ai),
-        Erfcx => f64_go!(normal::erfcx),
-        Ndtri => f64_go!(normal::ndtri),
-        LogNdtr => f64_go!(normal::log_ndtr),
+        Lgamma => go!(|x| gamma::lgamma_c(x)),
+        Digamma => go!(|x| gamma::digamma(x)),
+        Polygamma(n) => go!(|x| gamma::polygamma(n, x)),
+        Mvlgamma(p) => go!(|x| gamma::mvlgamma(x, p)),
+        I0 | ModifiedBesselI0 => go!(|x| bessel::i0(x)),
+        I0e => go!(|x| bessel::i0e(x)),
+        I1 => go!(|x| bessel::i1(x, false)),
+        ModifiedBesselI1 => go!(|x| bessel::i1(x, true)),
+        I1e => go!(|x| bessel::i1e(x)),
+        BesselJ0 => go!(|x| bessel::j0(x)),
+        BesselJ1 => go!(|x| bessel::j1(x)),
+        BesselY0 => go!(|x| bessel::y0(x)),
+        BesselY1 => go!(|x| bessel::y1(x)),
+        ModifiedBesselK0 => go!(|x| bessel::k0(x, false)),
+        ModifiedBesselK1 => go!(|x| bessel::k1(x, false)),
+        ScaledModifiedBesselK0 => go!(|x| bessel::k0(x, true)),
+        ScaledModifiedBesselK1 => go!(|x| bessel::k1(x, true)),
+        SphericalBesselJ0 => go!(|x| bessel::spherical_j0(x)),
+        AiryAi => go!(|x| bessel::airy_ai(x)),
+        Erfcx => go!(|x| c(normal::erfcx(x.f()))),
+        Ndtri => go!(|x| c(normal::ndtri(x.f()))),
+        LogNdtr => go!(|x| c(normal::log_ndtr(x.f()))),
         Sinc => {
             let pi = c(PI);
             go!(|x| if x == zero {

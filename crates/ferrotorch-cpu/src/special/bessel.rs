@@ -4,7 +4,8 @@
 //! and Airy's `Ai`. Derived from the Cephes Math Library's Chebyshev and
 //! rational approximations (Copyright (c) 2018, Steven Moshier; 3-clause BSD).
 
-use super::{chbevl, polevl};
+use super::{chbevl, polevl, single};
+use crate::real::Real;
 
 /// exp(-x) I0(x) on [0, 8], in y = x/2 - 2.
 const I0_A: [f64; 30] = [
@@ -58,37 +59,58 @@ const I1_B: [f64; 25] = [
 ];
 
 /// exp(-|x|) I0(x).
-pub fn i0e(x: f64) -> f64 {
+pub fn i0e<C: Real>(x: C) -> C {
     let x = x.abs();
-    if x <= 8.0 {
-        chbevl(x / 2.0 - 2.0, &I0_A)
+    if x <= C::c(8.0) {
+        chbevl(x / C::c(2.0) - C::c(2.0), &I0_A)
     } else {
-        chbevl(32.0 / x - 2.0, &I0_B) / x.sqrt()
+        chbevl(C::c(32.0) / x - C::c(2.0), &I0_B) / x.sqrt()
     }
 }
 
 /// The modified Bessel function of the first kind of order 0.
-pub fn i0(x: f64) -> f64 {
+pub fn i0<C: Real>(x: C) -> C {
     let x = x.abs();
-    if x <= 8.0 {
-        x.exp() * chbevl(x / 2.0 - 2.0, &I0_A)
+    if x <= C::c(8.0) {
+        x.exp() * chbevl(x / C::c(2.0) - C::c(2.0), &I0_A)
     } else {
-        x.exp() * chbevl(32.0 / x - 2.0, &I0_B) / x.sqrt()
+        x.exp() * chbevl(C::c(32.0) / x - C::c(2.0), &I0_B) / x.sqrt()
     }
 }
 
-/// The modified Bessel function of the first kind of order 1 (odd).
-pub fn i1(x: f64) -> f64 {
+/// The Chebyshev series of `i1`/`i1e`: PyTorch's float32 kernels sum only
+/// their leading terms (the tails below float32's precision).
+fn i1_series<C: Real>(full: bool) -> (&'static [f64], &'static [f64]) {
+    if full || !single::<C>() {
+        (&I1_A, &I1_B)
+    } else {
+        (&I1_A[12..], &I1_B[18..])
+    }
+}
+
+/// The modified Bessel function of the first kind of order 1 (odd); `full`
+/// sums the whole series in float32 too (`modified_bessel_i1`).
+pub fn i1<C: Real>(x: C, full: bool) -> C {
+    let (a, b) = i1_series::<C>(full);
     let z = x.abs();
-    let r = if z <= 8.0 { chbevl(z / 2.0 - 2.0, &I1_A) * z * z.exp() } else { z.exp() * chbevl(32.0 / z - 2.0, &I1_B) / z.sqrt() };
-    if x < 0.0 { -r } else { r }
+    let r = if z <= C::c(8.0) {
+        if full {
+            chbevl(z / C::c(2.0) - C::c(2.0), a) * z * z.exp()
+        } else {
+            z.exp() * z * chbevl(z / C::c(2.0) - C::c(2.0), a)
+        }
+    } else {
+        z.exp() * chbevl(C::c(32.0) / z - C::c(2.0), b) / z.sqrt()
+    };
+    if x < C::zero() { -r } else { r }
 }
 
 /// exp(-|x|) I1(x).
-pub fn i1e(x: f64) -> f64 {
+pub fn i1e<C: Real>(x: C) -> C {
+    let (a, b) = i1_series::<C>(false);
     let z = x.abs();
-    let r = if z <= 8.0 { chbevl(z / 2.0 - 2.0, &I1_A) * z } else { chbevl(32.0 / z - 2.0, &I1_B) / z.sqrt() };
-    if x < 0.0 { -r } else { r }
+    let r = if z <= C::c(8.0) { chbevl(z / C::c(2.0) - C::c(2.0), a) * z } else { chbevl(C::c(32.0) / z - C::c(2.0), b) / z.sqrt() };
+    if x < C::zero() { -r } else { r }
 }
 
 /// K0(x) + ln(x/2) I0(x) on (0, 2], in x^2 - 2.
@@ -131,34 +153,36 @@ const K1_B: [f64; 25] = [
 ];
 
 /// K0(x) (`scaled`: times exp(x)); inf at 0, NaN below.
-pub fn k0(x: f64, scaled: bool) -> f64 {
-    if x == 0.0 {
-        return f64::INFINITY;
+pub fn k0<C: Real>(x: C, scaled: bool) -> C {
+    if x == C::zero() {
+        return C::infinity();
     }
-    if x < 0.0 {
-        return f64::NAN;
+    if x < C::zero() {
+        return C::nan();
     }
-    if x <= 2.0 {
-        let r = chbevl(x * x - 2.0, &K0_A) - (0.5 * x).ln() * i0(x);
+    if x <= C::c(2.0) {
+        // PyTorch's unscaled form takes log(0.5 * x) in double precision.
+        let log_half_x = if scaled { (C::c(0.5) * x).ln() } else { C::c((0.5 * x.f()).ln()) };
+        let r = chbevl::<C>(x * x - C::c(2.0), &K0_A) - log_half_x * i0(x);
         return if scaled { r * x.exp() } else { r };
     }
-    let r = chbevl(8.0 / x - 2.0, &K0_B) / x.sqrt();
+    let r = chbevl(C::c(8.0) / x - C::c(2.0), &K0_B) / x.sqrt();
     if scaled { r } else { (-x).exp() * r }
 }
 
 /// K1(x) (`scaled`: times exp(x)); inf at 0, NaN below.
-pub fn k1(x: f64, scaled: bool) -> f64 {
-    if x == 0.0 {
-        return f64::INFINITY;
+pub fn k1<C: Real>(x: C, scaled: bool) -> C {
+    if x == C::zero() {
+        return C::infinity();
     }
-    if x < 0.0 {
-        return f64::NAN;
+    if x < C::zero() {
+        return C::nan();
     }
-    if x <= 2.0 {
-        let r = (0.5 * x).ln() * i1(x) + chbevl(x * x - 2.0, &K1_A) / x;
+    if x <= C::c(2.0) {
+        let r = (C::c(0.5) * x).ln() * i1(x, true) + chbevl(x * x - C::c(2.0), &K1_A) / x;
         return if scaled { r * x.exp() } else { r };
     }
-    let r = chbevl(8.0 / x - 2.0, &K1_B) / x.sqrt();
+    let r = chbevl(C::c(8.0) / x - C::c(2.0), &K1_B) / x.sqrt();
     if scaled { r } else { (-x).exp() * r }
 }
 
@@ -209,55 +233,56 @@ const THPIO4: f64 = 2.356_194_490_192_344_928_846_982_537_459_627_163;
 const TWOOPI: f64 = 0.636_619_772_367_581_343_075_535_053_490_057_448;
 
 /// The large-x form `sqrt(2/(pi x)) (P cos(x - phase) - (5/x) Q sin(...))`
-/// (`sine`: the Y functions' sin/cos swap).
-fn bessel_asym(x: f64, order1: bool, second: bool) -> f64 {
+/// (`second`: the Y functions, with sine and cosine swapped).
+fn bessel_asym<C: Real>(x: C, order1: bool, second: bool) -> C {
     let (pp, pq, qp, qq, ph) = if order1 { (&PP1, &PQ1, &QP1, &QQ1, THPIO4) } else { (&PP0, &PQ0, &QP0, &QQ0, PIO4) };
     // PyTorch's order-1 forms square 5/x; the order-0 ones divide 25 by x^2.
-    let w = if order1 { 5.0 / x * (5.0 / x) } else { 25.0 / (x * x) };
+    let five = C::c(5.0);
+    let w = if order1 { five / x * (five / x) } else { C::c(25.0) / (x * x) };
     let p = polevl(w, pp) / polevl(w, pq);
     let q = polevl(w, qp) / polevl(w, qq);
-    let (s, c) = (x - ph).sin_cos();
-    let v = if second { p * s + 5.0 / x * q * c } else { p * c - 5.0 / x * q * s };
-    v * SQ2OPI / x.sqrt()
+    let (s, c) = (x - C::c(ph)).sin_cos();
+    let v = if second { p * s + five / x * q * c } else { p * c - five / x * q * s };
+    v * C::c(SQ2OPI) / x.sqrt()
 }
 
 /// The Bessel function of the first kind of order 0.
-pub fn j0(x: f64) -> f64 {
+pub fn j0<C: Real>(x: C) -> C {
     const RP: [f64; 4] = [-4.794_432_209_782_017_738_21e+09, 1.956_174_919_465_565_775_43e+12, -2.492_483_443_609_677_162_04e+14, 9.708_622_510_473_063_239_52e+15];
     const RQ: [f64; 8] = [
         4.995_631_471_526_510_172_19e+02, 1.737_854_016_763_746_831_23e+05, 4.844_096_583_399_620_453_05e+07, 1.118_555_370_453_568_348_62e+10,
         2.112_775_201_154_892_175_87e+12, 3.105_182_298_574_225_838_14e+14, 3.181_219_559_432_049_433_06e+16, 1.710_862_940_810_431_360_91e+18,
     ];
     let x = x.abs();
-    if x <= 5.0 {
-        if x < 1e-5 {
-            return 1.0 - x * x / 4.0;
+    if x <= C::c(5.0) {
+        if x < C::c(1e-5) {
+            return C::one() - x * x / C::c(4.0);
         }
         let z = x * x;
-        return (z - 5.783_185_962_946_784_521_18e+00) * (z - 3.047_126_234_366_208_639_91e+01) * polevl(z, &RP) / polevl(z, &RQ);
+        return (z - C::c(5.783_185_962_946_784_521_18e+00)) * (z - C::c(3.047_126_234_366_208_639_91e+01)) * polevl(z, &RP) / polevl(z, &RQ);
     }
     bessel_asym(x, false, false)
 }
 
 /// The Bessel function of the first kind of order 1 (odd).
-pub fn j1(x: f64) -> f64 {
+pub fn j1<C: Real>(x: C) -> C {
     const RP: [f64; 4] = [-8.999_712_257_055_593_982_24e+08, 4.522_282_979_981_940_343_23e+11, -7.274_942_452_218_182_760_15e+13, 3.682_957_328_638_528_832_86e+15];
     const RQ: [f64; 8] = [
         6.208_364_781_180_543_354_76e+02, 2.569_872_567_577_488_303_83e+05, 8.351_467_914_319_492_530_37e+07, 2.215_115_954_797_924_996_75e+10,
         4.749_141_220_799_914_148_98e+12, 7.843_696_078_762_358_548_94e+14, 8.952_223_361_846_273_380_78e+16, 5.322_786_203_326_800_853_95e+18,
     ];
-    if x < 0.0 {
+    if x < C::zero() {
         return -j1(-x);
     }
-    if x <= 5.0 {
+    if x <= C::c(5.0) {
         let z = x * x;
-        return polevl(z, &RP) / polevl(z, &RQ) * x * (z - 1.468_197_064_212_389_325_72e+01) * (z - 4.921_845_632_169_460_367_03e+01);
+        return polevl(z, &RP) / polevl(z, &RQ) * x * (z - C::c(1.468_197_064_212_389_325_72e+01)) * (z - C::c(4.921_845_632_169_460_367_03e+01));
     }
     bessel_asym(x, true, false)
 }
 
 /// The Bessel function of the second kind of order 0: -inf at 0, NaN below.
-pub fn y0(x: f64) -> f64 {
+pub fn y0<C: Real>(x: C) -> C {
     const YP: [f64; 8] = [
         1.559_243_678_552_357_379_65e+04, -1.466_392_959_039_716_061_43e+07, 5.435_264_770_518_765_004_13e+09, -9.821_360_657_179_114_664_09e+11,
         8.759_063_943_953_669_995_49e+13, -3.466_283_033_847_297_194_41e+15, 4.427_332_685_725_698_003_51e+16, -1.849_508_004_369_866_906_37e+16,
@@ -266,21 +291,21 @@ pub fn y0(x: f64) -> f64 {
         1.041_283_536_642_598_484_12e+03, 6.261_073_301_371_349_568_42e+05, 2.689_196_333_938_141_219_87e+08, 8.640_024_871_039_350_003_37e+10,
         2.029_796_127_501_055_467_09e+13, 3.171_577_528_429_750_282_69e+15, 2.505_962_561_726_530_592_28e+17,
     ];
-    if x <= 5.0 {
-        if x == 0.0 {
-            return f64::NEG_INFINITY;
+    if x <= C::c(5.0) {
+        if x == C::zero() {
+            return C::neg_infinity();
         }
-        if x < 0.0 {
-            return f64::NAN;
+        if x < C::zero() {
+            return C::nan();
         }
         let z = x * x;
-        return polevl(z, &YP) / polevl(z, &YQ) + TWOOPI * x.ln() * j0(x);
+        return polevl(z, &YP) / polevl(z, &YQ) + C::c(TWOOPI) * x.ln() * j0(x);
     }
     bessel_asym(x, false, true)
 }
 
 /// The Bessel function of the second kind of order 1: -inf at 0, NaN below.
-pub fn y1(x: f64) -> f64 {
+pub fn y1<C: Real>(x: C) -> C {
     const YP: [f64; 6] = [
         1.263_204_747_901_780_264_40e+09, -6.473_558_763_791_602_910_31e+11, 1.145_095_115_418_237_275_83e+14, -8.127_702_555_013_251_096_21e+15,
         2.024_394_757_135_948_981_96e+17, -7.788_771_962_659_500_268_25e+17,
@@ -289,36 +314,38 @@ pub fn y1(x: f64) -> f64 {
         5.943_015_923_461_281_953_59e+02, 2.355_640_929_430_685_779_43e+05, 7.348_119_444_597_217_056_60e+07, 1.876_013_161_087_061_594_78e+10,
         3.882_312_774_962_385_660_08e+12, 6.205_577_271_469_536_933_63e+14, 6.871_410_873_553_004_898_66e+16, 3.972_706_081_165_606_556_12e+18,
     ];
-    if x <= 5.0 {
-        if x == 0.0 {
-            return f64::NEG_INFINITY;
+    if x <= C::c(5.0) {
+        if x == C::zero() {
+            return C::neg_infinity();
         }
-        if x <= 0.0 {
-            return f64::NAN;
+        if x <= C::zero() {
+            return C::nan();
         }
         let z = x * x;
-        return x * (polevl(z, &YP) / polevl(z, &YQ)) + TWOOPI * (j1(x) * x.ln() - 1.0 / x);
+        return x * (polevl(z, &YP) / polevl(z, &YQ)) + C::c(TWOOPI) * (j1(x) * x.ln() - C::one() / x);
     }
     bessel_asym(x, true, true)
 }
 
 /// The spherical Bessel function of the first kind of order 0, `sin(x)/x`
 /// (its Taylor series below 1/2; 0 at ±inf).
-pub fn spherical_j0(x: f64) -> f64 {
+pub fn spherical_j0<C: Real>(x: C) -> C {
     if x.is_infinite() {
-        return 0.0;
+        return C::zero();
     }
-    if x.abs() < 0.5 {
+    if x.abs() < C::c(0.5) {
         let z = x * x;
-        return 1.0
-            + z * (-1.0 / 6.0 + z * (1.0 / 120.0 + z * (-1.0 / 5040.0 + z * (1.0 / 362880.0 + z * (-1.0 / 39916800.0 + z * (1.0 / 6227020800.0))))));
+        // The Taylor coefficients are quotients formed in the compute type.
+        let k = |n: f64, d: f64| C::c(n) / C::c(d);
+        return C::one()
+            + z * (k(-1.0, 6.0) + z * (k(1.0, 120.0) + z * (k(-1.0, 5040.0) + z * (k(1.0, 362880.0) + z * (k(-1.0, 39916800.0) + z * k(1.0, 6227020800.0))))));
     }
     x.sin() / x
 }
 
 /// Airy's function Ai(x): the asymptotic fits for |x| > 2.09, the power
 /// series in between; NaN at ±inf, 0 beyond 103.892.
-pub fn airy_ai(x: f64) -> f64 {
+pub fn airy_ai<C: Real>(x: C) -> C {
     const AN: [f64; 8] = [
         3.465_381_015_256_290_324_77e-01, 1.200_759_527_396_458_055_42e+01, 7.627_960_536_152_345_165_38e+01, 1.680_892_249_346_305_762_69e+02,
         1.597_563_913_501_644_136_39e+02, 7.053_609_068_404_441_831_13e+01, 1.402_646_911_633_896_688_64e+01, 9.999_999_999_999_999_953_05e-01,
@@ -347,43 +374,45 @@ pub fn airy_ai(x: f64) -> f64 {
         9.542_936_116_189_618_839_98e-01, 8.645_808_263_523_921_930_95e-02, 4.126_565_238_242_226_071_91e-03, 1.012_590_851_165_091_355_10e-04,
         1.171_667_332_144_135_218_82e-06, 4.918_345_700_629_300_156_49e-09,
     ];
+    let c = |v: f64| C::c(v);
     if x.is_infinite() {
-        return f64::NAN;
+        return C::nan();
     }
-    if x > 103.892 {
-        return 0.0;
+    if x > c(103.892) {
+        return C::zero();
     }
-    if x < -2.09 {
-        let t0 = -2.0 * x * (-x).sqrt() / 3.0;
-        let z = 1.0 / t0;
+    if x < c(-2.09) {
+        let t0 = c(-2.0) * x * (-x).sqrt() / c(3.0);
+        let z = C::one() / t0;
         let zz = z * z;
-        let f = 1.0 + zz * polevl(zz, &AFN) / polevl(zz, &AFD);
+        let f = C::one() + zz * polevl(zz, &AFN) / polevl(zz, &AFD);
         let g = z * polevl(zz, &AGN) / polevl(zz, &AGD);
-        let t = t0 + 0.25 * std::f64::consts::PI;
-        return 5.641_895_835_477_562_869_48e-01 / (-x).sqrt().sqrt() * (t.sin() * f - t.cos() * g);
+        let t = t0 + c(0.25) * c(std::f64::consts::PI);
+        return c(5.641_895_835_477_562_869_48e-01) / (-x).sqrt().sqrt() * (t.sin() * f - t.cos() * g);
     }
-    if x >= 2.09 {
-        let zeta = 2.0 * x * x.sqrt() / 3.0;
-        let w = 1.0 / zeta;
-        return 5.641_895_835_477_562_869_48e-01 * (polevl(w, &AN) / polevl(w, &AD)) / (2.0 * x.sqrt().sqrt() * zeta.exp());
+    if x >= c(2.09) {
+        let zeta = c(2.0) * x * x.sqrt() / c(3.0);
+        let w = C::one() / zeta;
+        return c(5.641_895_835_477_562_869_48e-01) * (polevl(w, &AN) / polevl(w, &AD)) / (c(2.0) * x.sqrt().sqrt() * zeta.exp());
     }
     // Maclaurin series of the two solutions f and g.
-    let (mut f, mut g, mut k) = (1.0, x, 1.0);
-    let (mut m, mut n, mut t) = (1.0, x, 1.0);
+    let one = C::one();
+    let (mut f, mut g, mut k) = (one, x, one);
+    let (mut m, mut n, mut t) = (one, x, one);
     let z = x * x * x;
-    while t > f64::EPSILON {
-        m *= z;
-        k += 1.0;
-        m /= k;
-        n *= z;
-        k += 1.0;
-        n /= k;
-        m /= k;
-        f += m;
-        k += 1.0;
-        n /= k;
-        g += n;
+    while t > C::epsilon() {
+        m = m * z;
+        k = k + one;
+        m = m / k;
+        n = n * z;
+        k = k + one;
+        n = n / k;
+        m = m / k;
+        f = f + m;
+        k = k + one;
+        n = n / k;
+        g = g + n;
         t = (m / f).abs();
     }
-    0.355_028_053_887_817_239_260 * f - 0.258_819_403_792_806_798_405 * g
+    c(0.355_028_053_887_817_239_260) * f - c(0.258_819_403_792_806_798_405) * g
 }

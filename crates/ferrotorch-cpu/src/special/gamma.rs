@@ -1,7 +1,8 @@
 //! The gamma family: `lgamma`, `digamma`, `polygamma`, Hurwitz `zeta`,
 //! `mvlgamma` and the regularised incomplete gamma functions.
 
-use super::polevl;
+use super::{polevl, single};
+use crate::real::Real;
 use std::f64::consts::PI;
 
 extern "C" {
@@ -27,11 +28,21 @@ pub fn lgammaf(x: f32) -> f32 {
     unsafe { lgammaf_r(x, &mut sign) }
 }
 
-/// The digamma function ψ(x) (Cephes' `psi`): ∓inf at ±0, NaN at the negative
-/// integers and -inf, reflection below 0, recurrence up to 10 and the
-/// asymptotic series above.
-pub fn digamma(mut x: f64) -> f64 {
-    const PSI_10: f64 = 2.251_752_589_066_721_107_64;
+/// `lgamma` in the compute type: the C library's float or double form.
+#[inline]
+pub fn lgamma_c<C: Real>(x: C) -> C {
+    if single::<C>() {
+        C::c(lgammaf(x.f() as f32) as f64)
+    } else {
+        C::c(lgamma(x.f()))
+    }
+}
+
+/// The digamma function ψ(x) (Cephes' `psi`), in the compute type: ∓inf at
+/// ±0, NaN at the negative integers and -inf, reflection below 0 (its
+/// `π / tan(π frac(x))` in double precision, as PyTorch's float form too),
+/// recurrence up to 10 and the asymptotic series above.
+pub fn digamma<C: Real>(x: C) -> C {
     const A: [f64; 7] = [
         8.333_333_333_333_333_333_33E-2,
         -2.109_279_609_279_609_279_61E-2,
@@ -41,51 +52,58 @@ pub fn digamma(mut x: f64) -> f64 {
         -8.333_333_333_333_333_333_33E-3,
         8.333_333_333_333_333_333_33E-2,
     ];
-    if x == 0.0 {
-        return f64::INFINITY.copysign(-x);
+    let zero = C::zero();
+    if x == zero {
+        return C::infinity().copysign(-x);
     }
-    if x < 0.0 {
+    if x < zero {
         if x == x.trunc() {
-            return f64::NAN;
+            return C::nan();
         }
         // tan(pi * frac(x)) loses less than tan(pi * x) for |x| > 1.
-        let r = x.fract();
-        return digamma(1.0 - x) - PI / (PI * r).tan();
+        let r = x.f().fract();
+        return digamma(C::one() - x) - C::c(PI / (PI * r).tan());
     }
-    let mut acc = 0.0;
-    while x < 10.0 {
-        acc -= 1.0 / x;
-        x += 1.0;
+    let mut x = x;
+    let mut acc = zero;
+    let ten = C::c(10.0);
+    while x < ten {
+        acc = acc - C::one() / x;
+        x = x + C::one();
     }
-    if x == 10.0 {
-        return acc + PSI_10;
+    if x == ten {
+        return acc + C::c(2.251_752_589_066_721_107_64);
     }
-    let y = if x < 1.0e17 {
-        let z = 1.0 / (x * x);
+    let y = if x < C::c(1.0e17) {
+        let z = C::one() / (x * x);
         z * polevl(z, &A)
     } else {
-        0.0
+        zero
     };
-    acc + x.ln() - 0.5 / x - y
+    acc + x.ln() - C::c(0.5) / x - y
 }
 
-/// The trigamma function ψ'(x): reflection below 1/2, six recurrence steps,
-/// then the asymptotic series (PyTorch's `trigamma`).
-pub fn trigamma(mut x: f64) -> f64 {
-    let mut sign = 1.0;
-    let mut acc = 0.0;
-    if x < 0.5 {
-        sign = -1.0;
-        let s = (PI * x).sin();
-        acc -= PI * PI / (s * s);
-        x = 1.0 - x;
+/// The trigamma function ψ'(x) in the compute type: reflection below 1/2, six
+/// recurrence steps, then the asymptotic series (PyTorch's `trigamma`).
+pub fn trigamma<C: Real>(x: C) -> C {
+    let c = |v: f64| C::c(v);
+    let one = C::one();
+    let mut x = x;
+    let mut sign = one;
+    let mut acc = C::zero();
+    if x < c(0.5) {
+        sign = -one;
+        let pi = c(PI);
+        let s = (pi * x).sin();
+        acc = acc - pi * pi / (s * s);
+        x = one - x;
     }
     for _ in 0..6 {
-        acc += 1.0 / (x * x);
-        x += 1.0;
+        acc = acc + one / (x * x);
+        x = x + one;
     }
-    let ixx = 1.0 / (x * x);
-    acc += (1.0 + 1.0 / (2.0 * x) + ixx * (1.0 / 6.0 - ixx * (1.0 / 30.0 - ixx * (1.0 / 42.0)))) / x;
+    let ixx = one / (x * x);
+    acc = acc + (one + one / (c(2.0) * x) + ixx * (one / c(6.0) - ixx * (one / c(30.0) - ixx * (one / c(42.0))))) / x;
     sign * acc
 }
 
@@ -158,28 +176,29 @@ pub fn zeta(x: f64, q: f64) -> f64 {
 }
 
 /// The polygamma function ψ^(n)(x): digamma for n = 0, trigamma for n = 1,
-/// `(-1)^(n+1) n! ζ(n + 1, x)` above.
-pub fn polygamma(n: i64, x: f64) -> f64 {
+/// `(-1)^(n+1) n! ζ(n + 1, x)` above (the factorial through `lgamma` in the
+/// compute type, ζ in double precision, as PyTorch's CPU kernel).
+pub fn polygamma<C: Real>(n: i64, x: C) -> C {
     match n {
         0 => digamma(x),
         1 => trigamma(x),
         _ => {
-            let sign = if n % 2 == 1 { 1.0 } else { -1.0 };
-            sign * lgamma(n as f64 + 1.0).exp() * zeta(n as f64 + 1.0, x)
+            let sign = if n % 2 == 1 { C::one() } else { -C::one() };
+            sign * lgamma_c(C::c(n as f64) + C::one()).exp() * C::c(zeta(n as f64 + 1.0, x.f()))
         }
     }
 }
 
 /// The multivariate log-gamma `ln Γ_p(x) = p(p-1)/4 ln π + Σ_{j<p} ln Γ(x - j/2)`
-/// (the domain `x > (p - 1)/2` is checked by the caller).
-pub fn mvlgamma(x: f64, p: i64) -> f64 {
+/// in the compute type (PyTorch checks no domain).
+pub fn mvlgamma<C: Real>(x: C, p: i64) -> C {
     // Summed from the smallest argument up, as PyTorch's reduction over
     // `x + arange(-(p-1)/2, 1/2, 1/2)` does.
-    let mut s = 0.0;
+    let mut s = C::zero();
     for j in (0..p).rev() {
-        s += lgamma(x - j as f64 / 2.0);
+        s = s + lgamma_c(x + C::c(-(j as f64) / 2.0));
     }
-    s + (p * (p - 1)) as f64 / 4.0 * PI.ln()
+    s + C::c((p * (p - 1)) as f64 / 4.0 * PI.ln())
 }
 
 /// The Lanczos sum of Boost's `lanczos13m53`, scaled by `exp(-g)`.
@@ -202,16 +221,16 @@ fn lanczos_sum_expg_scaled(x: f64) -> f64 {
     const DEN: [f64; 13] = [
         1., 66., 1925., 32670., 357423., 2637558., 13339535., 45995730., 105258076., 150917976., 120543840., 39916800., 0.,
     ];
-    // A ratio of polynomials (coefficients lowest order first), in 1/x for
-    // |x| > 1 so neither side overflows.
+    // A ratio of polynomials (coefficients highest order first), in 1/x for
+    // |x| > 1 so neither side overflows (SciPy's `ratevl`).
     if x.abs() <= 1.0 {
-        let n = NUM.iter().rev().fold(0.0, |a, &c| a * x + c);
-        let d = DEN.iter().rev().fold(0.0, |a, &c| a * x + c);
+        let n = NUM.iter().fold(0.0, |a, &c| a * x + c);
+        let d = DEN.iter().fold(0.0, |a, &c| a * x + c);
         n / d
     } else {
         let y = 1.0 / x;
-        let n = NUM.iter().fold(0.0, |a, &c| a * y + c);
-        let d = DEN.iter().fold(0.0, |a, &c| a * y + c);
+        let n = NUM.iter().rev().fold(0.0, |a, &c| a * y + c);
+        let d = DEN.iter().rev().fold(0.0, |a, &c| a * y + c);
         n / d
     }
 }
@@ -323,9 +342,10 @@ fn igamc_fraction(a: f64, x: f64) -> f64 {
     ans * ax
 }
 
-/// The edge values both incomplete gammas share (SciPy's), as `(P, Q)`.
+/// The edge values both incomplete gammas share (SciPy's), as `(P, Q)`; a
+/// NaN operand falls through to the series, which return NaN.
 fn igam_edges(a: f64, x: f64) -> Option<(f64, f64)> {
-    if x < 0.0 || a < 0.0 || a.is_nan() || x.is_nan() {
+    if x < 0.0 || a < 0.0 {
         return Some((f64::NAN, f64::NAN));
     }
     if a == 0.0 {
@@ -385,8 +405,8 @@ mod tests {
     #[test]
     fn digamma_and_trigamma_at_one() {
         // ψ(1) = -γ, ψ'(1) = π²/6.
-        assert!((digamma(1.0) + 0.577_215_664_901_532_9).abs() < 1e-15);
-        assert!((trigamma(1.0) - PI * PI / 6.0).abs() < 1e-14);
+        assert!((digamma(1.0f64) + 0.577_215_664_901_532_9).abs() < 1e-15);
+        assert!((trigamma(1.0f64) - PI * PI / 6.0).abs() < 1e-14);
     }
 
     #[test]

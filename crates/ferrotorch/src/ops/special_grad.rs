@@ -3,9 +3,9 @@
 //! with PyTorch's formulas and its "not implemented" derivatives.
 
 use super::arith::{binary as bin, unary as un, BinaryOp, Operand, UnaryOp};
-use super::arith_grad::{add, adds, cond, div, mask, mul, muls, pick, sub, zeros_like};
+use super::arith_grad::{add, adds, cond, div, mul, muls, pick, sub, zeros_like};
 use crate::Tensor;
-use ferrotorch_core::{DType, Error, Result};
+use ferrotorch_core::{DType, Error, Result, Scalar};
 use std::f64::consts::PI;
 
 fn t(x: &Tensor) -> Operand<'_> {
@@ -122,17 +122,32 @@ pub(super) fn has_binary_rule(op: BinaryOp) -> bool {
 
 /// The gradients of a special binary op for the sides wanted (`wa`, `wb`).
 pub(super) fn binary(op: BinaryOp, g: &Tensor, a: Operand, b: Operand, wa: bool, wb: bool) -> Result<(Option<Tensor>, Option<Tensor>)> {
-    let dt = g.dtype();
     let not_impl = |what: &str| Error::not_implemented(format!("the derivative for '{what}' is not implemented."));
     Ok(match op {
         BinaryOp::Xlogy | BinaryOp::Xlog1py => {
+            // PyTorch: `xlogy(grad, other)` (or xlog1py) masked to 0 where
+            // self == 0 and other <= 0 (<= -1 for xlog1py), and `grad * self / other`
+            // (`/ (other + 1)`).
+            let edge = if op == BinaryOp::Xlogy { 0.0 } else { -1.0 };
             let ga = match (wa, a) {
-                (true, Operand::T(x)) => Some(mul(g, &bin(t(&mask(x, BinaryOp::Ne, 0.0, dt)?), b, op)?)?),
+                (true, Operand::T(x)) => {
+                    let d = bin(t(g), b, op)?;
+                    let zero_a = cond(x, BinaryOp::Eq, 0.0)?;
+                    let low_b = {
+                        let _no_grad = crate::autograd::GradModeGuard::new(false);
+                        bin(b, Operand::S(Scalar::Float(edge)), BinaryOp::Le)?
+                    };
+                    let masked = {
+                        let _no_grad = crate::autograd::GradModeGuard::new(false);
+                        bin(t(&zero_a), t(&low_b), BinaryOp::LogicalAnd)?
+                    };
+                    Some(pick(&masked, &zeros_like(&d)?, &d)?)
+                }
                 _ => None,
             };
             let gb = if wb {
-                let den = if op == BinaryOp::Xlogy { bin(b, Operand::S(ferrotorch_core::Scalar::Float(0.0)), BinaryOp::Add)? } else { bin(b, Operand::S(ferrotorch_core::Scalar::Float(1.0)), BinaryOp::Add)? };
-                Some(div(&bin(t(g), a, BinaryOp::Mul)?, &den)?)
+                let num = bin(t(g), a, BinaryOp::Mul)?;
+                Some(if op == BinaryOp::Xlogy { bin(t(&num), b, BinaryOp::Div)? } else { div(&num, &bin(b, Operand::S(Scalar::Float(1.0)), BinaryOp::Add)?)? })
             } else {
                 None
             };
@@ -143,8 +158,8 @@ pub(super) fn binary(op: BinaryOp, g: &Tensor, a: Operand, b: Operand, wa: bool,
                 return Err(not_impl("zeta"));
             }
             let gb = if wb {
-                let a1 = bin(a, Operand::S(ferrotorch_core::Scalar::Float(1.0)), BinaryOp::Add)?;
-                let neg_a = bin(a, Operand::S(ferrotorch_core::Scalar::Float(-1.0)), BinaryOp::Mul)?;
+                let a1 = bin(a, Operand::S(Scalar::Float(1.0)), BinaryOp::Add)?;
+                let neg_a = bin(a, Operand::S(Scalar::Float(-1.0)), BinaryOp::Mul)?;
                 Some(mul(&mul(g, &neg_a)?, &bin(t(&a1), b, BinaryOp::Zeta)?)?)
             } else {
                 None
@@ -157,10 +172,10 @@ pub(super) fn binary(op: BinaryOp, g: &Tensor, a: Operand, b: Operand, wa: bool,
             }
             let gb = if wb {
                 // x^(a-1) e^-x / Γ(a), through logs.
-                let am1 = bin(a, Operand::S(ferrotorch_core::Scalar::Float(-1.0)), BinaryOp::Add)?;
-                let lb = bin(b, Operand::S(ferrotorch_core::Scalar::Float(0.0)), BinaryOp::Add)?;
+                let am1 = bin(a, Operand::S(Scalar::Float(-1.0)), BinaryOp::Add)?;
+                let lb = bin(b, Operand::S(Scalar::Float(0.0)), BinaryOp::Add)?;
                 let lb = un(&lb, UnaryOp::Log)?;
-                let la = un(&bin(a, Operand::S(ferrotorch_core::Scalar::Float(0.0)), BinaryOp::Add)?, UnaryOp::Lgamma)?;
+                let la = un(&bin(a, Operand::S(Scalar::Float(0.0)), BinaryOp::Add)?, UnaryOp::Lgamma)?;
                 let e = sub(&bin(t(&mul(&am1, &lb)?), b, BinaryOp::Sub)?, &la)?;
                 let d = mul(g, &un(&e, UnaryOp::Exp)?)?;
                 Some(if op == BinaryOp::Igamma { d } else { un(&d, UnaryOp::Neg)? })
