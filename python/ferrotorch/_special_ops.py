@@ -10,7 +10,7 @@ from ._math_ops import _rt, _pretty, _write_out, return_types
 _unary = _C._math_unary
 _binary = _C._math_binary
 
-__all__ = ["polygamma", "mvlgamma", "positive", "float_power", "ldexp", "ldexp_", "frexp", "xlogy_", "gcd_", "lcm_"]
+__all__ = ["polygamma", "mvlgamma", "positive", "float_power", "ldexp", "ldexp_", "frexp"]
 
 return_type_frexp = return_types.frexp = _rt("frexp", ("mantissa", "exponent"))
 
@@ -194,18 +194,6 @@ def _scale(x, k):
     """``x * 2^k`` in ``x``'s dtype, by two factors so neither overflows (subnormal ``x`` has ``k`` > 1024)."""
     half = (k / 2).floor()
     return x * _binary("pow", 2.0, half).to(x.dtype) * _binary("pow", 2.0, k - half).to(x.dtype)
-
-
-def _inplace_function(name):
-    def fn(input, other):
-        return getattr(input, name + "_")(other)
-
-    fn.__name__ = name + "_"
-    fn.__doc__ = f"In-place version of :func:`torch.{name}`."
-    return fn
-
-
-xlogy_, gcd_, lcm_ = (_inplace_function(n) for n in ("xlogy", "gcd", "lcm"))
 
 
 def _ldexp_method(self, other):

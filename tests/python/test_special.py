@@ -16,9 +16,10 @@ import ferrotorch as ft
 torch = pytest.importorskip("torch", reason="PyTorch reference wheel not installed")
 
 FLOATS = ["float64", "float32", "float16", "bfloat16"]
-# rtol, atol per dtype: float64 to rounding level; float32 to a few ulps (PyTorch evaluates
-# some of these in float32 arithmetic, we in float64 rounded once); halves to their precision.
-TOL = {"float64": (1e-12, 1e-300), "float32": (2e-6, 1e-30), "float16": (2e-3, 1e-7), "bfloat16": (1.6e-2, 1e-30)}
+# rtol, atol per dtype: float64 to rounding level; float32 to some ulps (PyTorch's float32
+# kernels contract products into fused multiply-adds where ours round each step, and some of its
+# float32 evaluations are themselves ulps off: log_ndtr(9) by 4e-6); halves to their precision.
+TOL = {"float64": (1e-12, 1e-300), "float32": (1e-5, 1e-30), "float16": (2e-3, 1e-7), "bfloat16": (1.6e-2, 1e-30)}
 
 GRID = np.array([
     -math.inf, -1e300, -1e10, -100.5, -30.25, -10.5, -10.0, -3.0, -2.5, -2.0, -1.5, -1.0, -0.75, -0.5, -1e-8,
@@ -137,7 +138,7 @@ def test_unary_integer_inputs_promote_to_the_default_float(name):
     else:
         vals = [-3, -1, 0, 1, 2, 5, 9]
     ours, ref = f(ft.tensor(vals)), g(torch.tensor(vals))
-    _same(ours, ref, "float32" if ref.dtype == torch.float32 else "int64", rtol=2e-6, atol=1e-30)
+    _same(ours, ref, "float32" if ref.dtype == torch.float32 else "int64", rtol=1e-5, atol=1e-30)
 
 
 @pytest.mark.parametrize("name", sorted(UNARY))
@@ -230,9 +231,39 @@ def test_binary_values_match_torch(name, dtype):
         _raises_like(lambda: f(_t(ft, X2, dtype), _t(ft, Y2, dtype)), lambda: g(_t(torch, X2, dtype), _t(torch, Y2, dtype)))
         return
     a = f(_t(ft, X2, dtype), _t(ft, Y2, dtype))
+    if "gamma" in name and dtype == "float64":
+        # PyTorch's uniform asymptotic expansion (large a near x) multiplies by a float32
+        # pi and so is ~1e-9 off there; ours is checked against mpmath in that regime below.
+        asym = _torch_igamma_asymptotic(X2, Y2)
+        _same(a, b, dtype, rtol=5e-9, atol=1e-15)
+        keep = ~asym
+        _same(f(_t(ft, X2[keep], dtype), _t(ft, Y2[keep], dtype)), g(_t(torch, X2[keep], dtype), _t(torch, Y2[keep], dtype)),
+              dtype, atol=1e-15)
+        return
     if name == "nextafter":
         assert _np(a).tobytes() == _np(b).tobytes() or np.array_equal(_np(a), _np(b), equal_nan=True)
     _same(a, b, dtype, atol={"float64": 1e-15, "float32": 1e-7}.get(dtype, 1e-3 if dtype == "float16" else 1e-2))
+
+
+def _torch_igamma_asymptotic(a, x):
+    with np.errstate(all="ignore"):
+        r = np.abs(x - a) / a
+        return ((a > 20) & (a < 200) & (r < 0.3)) | ((a > 200) & (r < 4.5 / np.sqrt(a)))
+
+
+def test_incomplete_gamma_against_mpmath():
+    mpmath = pytest.importorskip("mpmath")
+    mpmath.mp.dps = 40
+    pts = [(25.0, 26.0), (150.0, 140.0), (20.5, 18.0), (30.0, 25.0), (100.0, 99.0), (60.0, 62.0), (180.0, 200.0),
+           (500.0, 510.0), (1000.0, 990.0), (5000.0, 5050.0), (0.5, 0.7), (3.0, 0.01), (0.1, 30.0), (7.5, 2.0),
+           (1e-3, 1e-3), (40.0, 80.0)]
+    a = _t(ft, [p[0] for p in pts], "float64")
+    x = _t(ft, [p[1] for p in pts], "float64")
+    lo, hi = _np(ft.igamma(a, x)), _np(ft.igammac(a, x))
+    for (av, xv), p, q in zip(pts, lo, hi):
+        ref = mpmath.gammainc(av, 0, xv, regularized=True)
+        assert abs(p - float(ref)) <= 1e-13 * float(ref), (av, xv, p, ref)
+        assert abs(q - float(1 - ref)) <= 1e-13 * float(1 - ref), (av, xv, q, 1 - ref)
 
 
 def test_binary_broadcasting_and_python_numbers():

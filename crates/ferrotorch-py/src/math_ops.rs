@@ -87,12 +87,13 @@ fn binary_op(name: &str) -> PyResult<BinaryOp> {
 }
 
 /// The registry of binary ops for the Python layer: (name, function, method,
-/// in-place method, tensor-only `other`) per op, in declaration order.
+/// in-place method, tensor-only `other`, in-place function) per op, in
+/// declaration order.
 #[pyfunction]
-pub fn _binary_registry() -> Vec<(&'static str, bool, bool, bool, bool)> {
+pub fn _binary_registry() -> Vec<(&'static str, bool, bool, bool, bool, bool)> {
     BinaryOp::REGISTRY
         .iter()
-        .map(|e| (e.name, e.surface.function, e.surface.method, e.surface.inplace_method, e.tensor_only))
+        .map(|e| (e.name, e.surface.function, e.surface.method, e.surface.inplace_method, e.tensor_only, e.surface.inplace_function))
         .collect()
 }
 

@@ -255,7 +255,20 @@ fn special_kernel<T: Compute>(op: UnaryOp, o: Dst, s: Src) {
         Lgamma => go!(|x| gamma::lgamma_c(x)),
         Digamma => go!(|x| gamma::digamma(x)),
         Polygamma(n) => go!(|x| gamma::polygamma(n, x)),
-        Mvlgamma(p) => go!(|x| gamma::mvlgamma(x, p)),
+        Mvlgamma(p) => {
+            // PyTorch's composition rounds to the storage dtype at each step
+            // (`lgamma(x + arange(...)).sum(-1) + c` on float16/bfloat16 tensors);
+            // `r` is the identity for float32/float64.
+            let r = |v: T::C| T::down(v).up();
+            let k = c((p * (p - 1)) as f64 / 4.0 * PI.ln());
+            go!(|x| {
+                let mut s = zero;
+                for j in (0..p).rev() {
+                    s = s + r(gamma::lgamma_c(r(x + c(-(j as f64) / 2.0))));
+                }
+                r(s) + k
+            })
+        }
         I0 | ModifiedBesselI0 => go!(|x| bessel::i0(x)),
         I0e => go!(|x| bessel::i0e(x)),
         I1 => go!(|x| bessel::i1(x, false)),

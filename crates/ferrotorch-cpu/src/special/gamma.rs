@@ -189,18 +189,6 @@ pub fn polygamma<C: Real>(n: i64, x: C) -> C {
     }
 }
 
-/// The multivariate log-gamma `ln Γ_p(x) = p(p-1)/4 ln π + Σ_{j<p} ln Γ(x - j/2)`
-/// in the compute type (PyTorch checks no domain).
-pub fn mvlgamma<C: Real>(x: C, p: i64) -> C {
-    // Summed from the smallest argument up, as PyTorch's reduction over
-    // `x + arange(-(p-1)/2, 1/2, 1/2)` does.
-    let mut s = C::zero();
-    for j in (0..p).rev() {
-        s = s + lgamma_c(x + C::c(-(j as f64) / 2.0));
-    }
-    s + C::c((p * (p - 1)) as f64 / 4.0 * PI.ln())
-}
-
 /// The Lanczos sum of Boost's `lanczos13m53`, scaled by `exp(-g)`.
 fn lanczos_sum_expg_scaled(x: f64) -> f64 {
     const NUM: [f64; 13] = [
