@@ -62,6 +62,7 @@ from ._tensor_str import set_printoptions, get_printoptions  # noqa: F401
 from ._functional import *  # noqa: F401,F403
 from ._math_ops import *  # noqa: F401,F403
 from ._math_ops import return_types  # noqa: F401
+from ._special_ops import *  # noqa: F401,F403
 from ._shape_ops import *  # noqa: F401,F403
 from ._random_ops import *  # noqa: F401,F403
 from ._memory_format import *  # noqa: F401,F403
@@ -85,6 +86,7 @@ from ._inplace_functions import *  # noqa: F401,F403
 from . import _removed_methods  # noqa: F401  (Tensor methods PyTorch removed, with its errors)
 from . import linalg  # noqa: F401
 from ._linalg_aliases import *  # noqa: F401,F403
+from . import special  # noqa: F401
 from .autograd.grad_mode import no_grad, enable_grad, set_grad_enabled, inference_mode  # noqa: F401
 from .autograd.grad_mode import is_inference_mode_enabled  # noqa: F401
 from .autograd.anomaly_mode import is_anomaly_enabled, is_anomaly_check_nan_enabled  # noqa: F401

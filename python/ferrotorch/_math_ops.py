@@ -414,7 +414,8 @@ relu_ = _export(lambda input: _unary("relu", input, inplace=True), "relu_")
 
 
 # The binary ops of the engine's op registry (``BinaryOp::REGISTRY`` in
-# ferrotorch-core): name -> (function, method, in-place method, tensor-only ``other``).
+# ferrotorch-core): name -> (function, method, in-place method, tensor-only ``other``,
+# in-place function).
 _BINARY_SURFACE = {e[0]: tuple(e[1:]) for e in _C._binary_registry()}
 # PyTorch's aliases of registered binary ops.
 _BINARY_ALIASES = {"arctan2": "atan2", "not_equal": "ne", "less": "lt", "less_equal": "le", "greater": "gt",
@@ -470,8 +471,8 @@ def _make_binary(kernel, pub, inplace=True):
     return fn, method, method_
 
 
-for _name, (_fn, _meth, _meth_, _) in _BINARY_SURFACE.items():
-    _bind(_make_binary, _name, _name, _fn, _meth, _meth_)
+for _name, (_fn, _meth, _meth_, _, _fn_) in _BINARY_SURFACE.items():
+    _bind(_make_binary, _name, _name, _fn, _meth, _meth_, _fn_)
 for _name, _k in _BINARY_ALIASES.items():
     _bind(_make_binary, _k, _name, *_BINARY_SURFACE[_k][:3])
 # floor_divide is div(rounding_mode='floor') without a derivative (its own kernel name).

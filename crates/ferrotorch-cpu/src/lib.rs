@@ -27,6 +27,7 @@ pub mod real;
 pub mod reduction;
 pub mod simd;
 pub mod sort;
+pub mod special;
 pub mod stl_sort;
 pub mod unary;
 

@@ -64,6 +64,8 @@ fn unary_op(name: &str, p0: Option<f64>, p1: Option<f64>, p2: Option<f64>) -> Py
         "gelu" => Gelu(p0.is_some_and(|v| v != 0.0)),
         "softplus" => Softplus(f(p0, 1.0), f(p1, 20.0)),
         "nan_to_num" => NanToNum(f(p0, 0.0), p1, p2),
+        "polygamma" => Polygamma(f(p0, 0.0) as i64),
+        "mvlgamma" => Mvlgamma(f(p0, 1.0) as i64),
         _ => return Err(PyValueError::new_err(format!("unknown unary op {name}"))),
     })
 }
@@ -85,12 +87,13 @@ fn binary_op(name: &str) -> PyResult<BinaryOp> {
 }
 
 /// The registry of binary ops for the Python layer: (name, function, method,
-/// in-place method, tensor-only `other`) per op, in declaration order.
+/// in-place method, tensor-only `other`, in-place function) per op, in
+/// declaration order.
 #[pyfunction]
-pub fn _binary_registry() -> Vec<(&'static str, bool, bool, bool, bool)> {
+pub fn _binary_registry() -> Vec<(&'static str, bool, bool, bool, bool, bool)> {
     BinaryOp::REGISTRY
         .iter()
-        .map(|e| (e.name, e.surface.function, e.surface.method, e.surface.inplace_method, e.tensor_only))
+        .map(|e| (e.name, e.surface.function, e.surface.method, e.surface.inplace_method, e.tensor_only, e.surface.inplace_function))
         .collect()
 }
 

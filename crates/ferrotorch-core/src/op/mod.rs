@@ -136,6 +136,50 @@ binary_ops! {
     LogicalOr => "logical_or", "logical_or", NO_INPLACE_FUNCTION, TENSOR;
     /// `logical_xor(a, b)`
     LogicalXor => "logical_xor", "logical_xor", NO_INPLACE_FUNCTION, TENSOR;
+    /// `a * ln(b)`, 0 where `a == 0` (unless `b` is NaN)
+    Xlogy => "xlogy", "xlogy", ALL, NUMBER;
+    /// `a * ln(1 + b)`, 0 where `a == 0` (unless `b` is NaN)
+    Xlog1py => "special_xlog1py", "special_xlog1py", CUSTOM, NUMBER;
+    /// Hurwitz zeta `ζ(a, b)`
+    Zeta => "special_zeta", "zeta", CUSTOM, NUMBER;
+    /// Regularised lower incomplete gamma `P(a, b)`
+    Igamma => "igamma", "igamma", NO_INPLACE_FUNCTION, TENSOR;
+    /// Regularised upper incomplete gamma `Q(a, b)`
+    Igammac => "igammac", "igammac", NO_INPLACE_FUNCTION, TENSOR;
+    /// The next representable value after `a` towards `b`
+    NextAfter => "nextafter", "nextafter", NO_INPLACE_FUNCTION, TENSOR;
+    /// Heaviside step of `a` with `b` at `a == 0`
+    Heaviside => "heaviside", "heaviside", NO_INPLACE_FUNCTION, TENSOR;
+    /// Greatest common divisor (integers)
+    Gcd => "gcd", "gcd", ALL, TENSOR;
+    /// Least common multiple (integers)
+    Lcm => "lcm", "lcm", ALL, TENSOR;
+    /// `log2(2^a + 2^b)`
+    LogAddExp2 => "logaddexp2", "logaddexp2", OUT_OF_PLACE, TENSOR;
+    /// Chebyshev polynomial of the first kind `T_n(x)`
+    ChebyshevT => "special_chebyshev_polynomial_t", "chebyshev_polynomial_t", CUSTOM, NUMBER;
+    /// Chebyshev polynomial of the second kind `U_n(x)`
+    ChebyshevU => "special_chebyshev_polynomial_u", "chebyshev_polynomial_u", CUSTOM, NUMBER;
+    /// Chebyshev polynomial of the third kind `V_n(x)`
+    ChebyshevV => "special_chebyshev_polynomial_v", "chebyshev_polynomial_v", CUSTOM, NUMBER;
+    /// Chebyshev polynomial of the fourth kind `W_n(x)`
+    ChebyshevW => "special_chebyshev_polynomial_w", "chebyshev_polynomial_w", CUSTOM, NUMBER;
+    /// Shifted Chebyshev polynomial of the first kind
+    ShiftedChebyshevT => "special_shifted_chebyshev_polynomial_t", "shifted_chebyshev_polynomial_t", CUSTOM, NUMBER;
+    /// Shifted Chebyshev polynomial of the second kind
+    ShiftedChebyshevU => "special_shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_u", CUSTOM, NUMBER;
+    /// Shifted Chebyshev polynomial of the third kind
+    ShiftedChebyshevV => "special_shifted_chebyshev_polynomial_v", "shifted_chebyshev_polynomial_v", CUSTOM, NUMBER;
+    /// Shifted Chebyshev polynomial of the fourth kind
+    ShiftedChebyshevW => "special_shifted_chebyshev_polynomial_w", "shifted_chebyshev_polynomial_w", CUSTOM, NUMBER;
+    /// Physicists' Hermite polynomial `H_n(x)`
+    HermiteH => "special_hermite_polynomial_h", "hermite_polynomial_h", CUSTOM, NUMBER;
+    /// Probabilists' Hermite polynomial `He_n(x)`
+    HermiteHe => "special_hermite_polynomial_he", "hermite_polynomial_he", CUSTOM, NUMBER;
+    /// Laguerre polynomial `L_n(x)`
+    LaguerreL => "special_laguerre_polynomial_l", "laguerre_polynomial_l", CUSTOM, NUMBER;
+    /// Legendre polynomial `P_n(x)`
+    LegendreP => "special_legendre_polynomial_p", "legendre_polynomial_p", CUSTOM, NUMBER;
 }
 
 impl BinaryOp {
@@ -156,7 +200,24 @@ impl BinaryOp {
     }
     /// Ops whose integer inputs compute in the default float dtype.
     pub fn int_to_float(self) -> bool {
-        matches!(self, BinaryOp::Div | BinaryOp::Atan2 | BinaryOp::CopySign)
+        matches!(self, BinaryOp::Div | BinaryOp::Atan2 | BinaryOp::CopySign | BinaryOp::Xlogy | BinaryOp::Xlog1py | BinaryOp::Zeta)
+            || self.is_polynomial()
+    }
+
+    /// Whether PyTorch's CPU kernel takes float16/bfloat16 operands (its
+    /// special functions `zeta` and the polynomials do not).
+    pub fn has_reduced_float_kernel(self) -> bool {
+        !(self == BinaryOp::Zeta || self.is_polynomial())
+    }
+
+    /// The orthogonal polynomials `P_n(x)` of `torch.special` (no derivative).
+    pub fn is_polynomial(self) -> bool {
+        use BinaryOp::*;
+        matches!(
+            self,
+            ChebyshevT | ChebyshevU | ChebyshevV | ChebyshevW | ShiftedChebyshevT | ShiftedChebyshevU | ShiftedChebyshevV
+                | ShiftedChebyshevW | HermiteH | HermiteHe | LaguerreL | LegendreP
+        )
     }
 }
 
@@ -337,6 +398,60 @@ unary_ops! {
         IsNegInf => "isneginf", "NotDifferentiable", OUT_OF_PLACE;
         /// `isfinite x`
         IsFinite => "isfinite", "NotDifferentiable", OUT_OF_PLACE;
+        /// `signbit x` (bool: the sign bit is set, -0.0 included)
+        Signbit => "signbit", "NotDifferentiable", OUT_OF_PLACE;
+        /// `sgn x` (`sign` for real dtypes)
+        Sgn => "sgn", "SgnBackward0", NO_INPLACE_FUNCTION;
+        /// `ln |Γ(x)|`
+        Lgamma => "lgamma", "LgammaBackward0", NO_INPLACE_FUNCTION;
+        /// `ψ(x)`, the logarithmic derivative of Γ
+        Digamma => "digamma", "DigammaBackward0", NO_INPLACE_FUNCTION;
+        /// modified Bessel function `I0(x)`
+        I0 => "i0", "I0Backward0", ALL;
+        /// `sin(πx) / (πx)` (1 at 0)
+        Sinc => "sinc", "SincBackward0", ALL;
+        /// degrees to radians
+        Deg2rad => "deg2rad", "Deg2RadBackward0", ALL;
+        /// radians to degrees
+        Rad2deg => "rad2deg", "Rad2DegBackward0", ALL;
+        /// `exp(x^2) erfc(x)`
+        Erfcx => "special_erfcx", "SpecialErfcxBackward0", CUSTOM;
+        /// the standard normal quantile function
+        Ndtri => "special_ndtri", "SpecialNdtriBackward0", CUSTOM;
+        /// `ln Φ(x)`
+        LogNdtr => "special_log_ndtr", "SpecialLogNdtrBackward0", CUSTOM;
+        /// `exp(-|x|) I0(x)`
+        I0e => "special_i0e", "SpecialI0EBackward0", CUSTOM;
+        /// modified Bessel function `I1(x)`
+        I1 => "special_i1", "SpecialI1Backward0", CUSTOM;
+        /// `exp(-|x|) I1(x)`
+        I1e => "special_i1e", "SpecialI1EBackward0", CUSTOM;
+        /// `-x ln x` (0 at 0, -inf below)
+        Entr => "special_entr", "SpecialEntrBackward0", CUSTOM;
+        /// Bessel function `J0(x)` (no derivative)
+        BesselJ0 => "special_bessel_j0", "NotDifferentiable", CUSTOM;
+        /// Bessel function `J1(x)` (no derivative)
+        BesselJ1 => "special_bessel_j1", "NotDifferentiable", CUSTOM;
+        /// Bessel function `Y0(x)` (no derivative)
+        BesselY0 => "special_bessel_y0", "NotDifferentiable", CUSTOM;
+        /// Bessel function `Y1(x)` (no derivative)
+        BesselY1 => "special_bessel_y1", "NotDifferentiable", CUSTOM;
+        /// modified Bessel function `I0(x)` (no derivative)
+        ModifiedBesselI0 => "special_modified_bessel_i0", "NotDifferentiable", CUSTOM;
+        /// modified Bessel function `I1(x)` (no derivative)
+        ModifiedBesselI1 => "special_modified_bessel_i1", "NotDifferentiable", CUSTOM;
+        /// modified Bessel function `K0(x)` (no derivative)
+        ModifiedBesselK0 => "special_modified_bessel_k0", "NotDifferentiable", CUSTOM;
+        /// modified Bessel function `K1(x)` (no derivative)
+        ModifiedBesselK1 => "special_modified_bessel_k1", "NotDifferentiable", CUSTOM;
+        /// `exp(x) K0(x)` (no derivative)
+        ScaledModifiedBesselK0 => "special_scaled_modified_bessel_k0", "NotDifferentiable", CUSTOM;
+        /// `exp(x) K1(x)` (no derivative)
+        ScaledModifiedBesselK1 => "special_scaled_modified_bessel_k1", "NotDifferentiable", CUSTOM;
+        /// spherical Bessel function `j0(x) = sin(x)/x` (no derivative)
+        SphericalBesselJ0 => "special_spherical_bessel_j0", "NotDifferentiable", CUSTOM;
+        /// Airy function `Ai(x)` (no derivative)
+        AiryAi => "special_airy_ai", "NotDifferentiable", CUSTOM;
     }
     with_args {
         /// `logit(x, eps)`; a negative eps means none
@@ -359,6 +474,10 @@ unary_ops! {
         Softplus(f64, f64);
         /// `nan_to_num(x, nan, posinf, neginf)`; None = the dtype's extremes
         NanToNum(f64, Option<f64>, Option<f64>);
+        /// `polygamma(n, x)`, the n-th derivative of digamma
+        Polygamma(i64);
+        /// `mvlgamma(x, p)`, the multivariate log-gamma of dimension p
+        Mvlgamma(i64);
     }
 }
 
@@ -380,6 +499,8 @@ impl UnaryOp {
             Gelu(_) => "GeluKernelImpl",
             Softplus(..) => "softplus",
             NanToNum(..) => "nan_to_num",
+            Polygamma(_) => "polygamma",
+            Mvlgamma(_) => "mvlgamma",
             _ => unreachable!("every parameterless op is in the registry"),
         }
     }
@@ -402,6 +523,8 @@ impl UnaryOp {
             Gelu(_) => "GeluBackward0",
             Softplus(..) => "SoftplusBackward0",
             NanToNum(..) => "NanToNumBackward0",
+            Polygamma(_) => "PolygammaBackward0",
+            Mvlgamma(_) => "MvlgammaBackward0",
             _ => unreachable!("every parameterless op is in the registry"),
         }
     }
@@ -409,14 +532,38 @@ impl UnaryOp {
     /// Ops with a bool result.
     pub fn is_predicate(self) -> bool {
         use UnaryOp::*;
-        matches!(self, LogicalNot | IsNan | IsInf | IsPosInf | IsNegInf | IsFinite)
+        matches!(self, LogicalNot | IsNan | IsInf | IsPosInf | IsNegInf | IsFinite | Signbit)
+    }
+
+    /// The name PyTorch's kernel gives in dtype errors (`"erfcx_cpu" not
+    /// implemented for 'Half'`): the aten name without `special_`.
+    pub fn kernel_name(self) -> &'static str {
+        let name = self.name();
+        name.strip_prefix("special_").unwrap_or(name)
+    }
+
+    /// Whether PyTorch's CPU kernel takes float16/bfloat16 inputs (the Bessel,
+    /// Airy and normal-distribution functions have float32/float64 kernels only).
+    pub fn has_reduced_float_kernel(self) -> bool {
+        use UnaryOp::*;
+        !matches!(
+            self,
+            Erfcx | Ndtri | LogNdtr | BesselJ0 | BesselJ1 | BesselY0 | BesselY1 | ModifiedBesselI0 | ModifiedBesselI1
+                | ModifiedBesselK0 | ModifiedBesselK1 | ScaledModifiedBesselK0 | ScaledModifiedBesselK1 | SphericalBesselJ0
+                | AiryAi
+        )
+    }
+
+    /// Does PyTorch record a derivative for the op (on a floating result)?
+    pub fn is_differentiable(self) -> bool {
+        self.node_name() != "NotDifferentiable"
     }
 
     /// Ops that keep integer dtypes (the others compute integers in the default
     /// float dtype or refuse them).
     pub fn keeps_int(self) -> bool {
         use UnaryOp::*;
-        matches!(self, Neg | Abs | Relu | Sign | Floor | Ceil | Round | RoundDecimals(_) | Trunc | Hardtanh(..) | BitwiseNot | NanToNum(..))
+        matches!(self, Neg | Abs | Relu | Sign | Sgn | Floor | Ceil | Round | RoundDecimals(_) | Trunc | Hardtanh(..) | BitwiseNot | NanToNum(..))
     }
 
 

@@ -47,6 +47,40 @@ fn run_other(op: BinaryOp, o: Dst, sa: Src, sb: Src, compute: DType) -> Result<(
         Atan2 | Hypot | LogAddExp | CopySign => {
             real_dispatch!(compute, op.name(), T => float_misc::<T>(op, o, sa, sb))
         }
+        _ if matches!(compute, DType::Float16 | DType::BFloat16) && !op.has_reduced_float_kernel() => {
+            return Err(not_impl(op.name(), compute))
+        }
+        Xlogy | Xlog1py | Zeta | Igamma | Igammac | LogAddExp2 => {
+            real_dispatch!(compute, op.name(), T => float_special::<T>(op, o, sa, sb))
+        }
+        _ if op.is_polynomial() => real_dispatch!(compute, op.name(), T => polynomial::<T>(op, o, sa, sb)),
+        NextAfter => match compute {
+            DType::Float64 => bin_kernel::<f64, f64, f64>(o, sa, sb, |x, y| next_after_bits!(x, y, u64, f64)),
+            DType::Float32 => bin_kernel::<f32, f32, f32>(o, sa, sb, |x, y| next_after_bits!(x, y, u32, f32)),
+            DType::Float16 => bin_kernel::<half::f16, half::f16, half::f16>(o, sa, sb, |x, y| next_after_bits!(x, y, u16, half::f16)),
+            DType::BFloat16 => bin_kernel::<half::bf16, half::bf16, half::bf16>(o, sa, sb, |x, y| next_after_bits!(x, y, u16, half::bf16)),
+            other => return Err(not_impl(op.name(), other)),
+        },
+        Heaviside => dispatch_dtype!(compute, T => bin_kernel::<T, T, T>(o, sa, sb, |x: T, y: T| {
+            // A NaN input is neither zero nor positive: 0, as PyTorch's kernel.
+            if x == T::zero() { y } else if x > T::zero() { T::one() } else { T::zero() }
+        })),
+        Gcd | Lcm => {
+            if compute.is_floating_point() || compute == DType::Bool {
+                return Err(not_impl(op.name(), compute));
+            }
+            dispatch_dtype!(compute, T => bin_kernel::<T, T, T>(o, sa, sb, move |x: T, y: T| {
+                let (a, b) = (x.to_i64(), y.to_i64());
+                let g = gcd(a, b);
+                T::from_i64(if op == Gcd {
+                    g
+                } else if g == 0 {
+                    0
+                } else {
+                    (a / g).wrapping_mul(b).wrapping_abs()
+                })
+            }))
+        }
         BitAnd | BitOr | BitXor => {
             if compute.is_floating_point() {
                 return Err(not_impl(op.name(), compute));
@@ -78,6 +112,99 @@ fn run_other(op: BinaryOp, o: Dst, sa: Src, sb: Src, compute: DType) -> Result<(
         _ => return Err(Error::runtime(format!("{}: no kernel", op.name()))),
     }
     Ok(())
+}
+
+/// `nextafter(x, y)` on the bit pattern of a float type (any width): one
+/// unit in the last place towards `y`, the smallest subnormal away from zero.
+macro_rules! next_after_bits {
+    ($x:expr, $y:expr, $bits:ty, $t:ty) => {{
+        let (x, y): ($t, $t) = ($x, $y);
+        if x != x {
+            x
+        } else if y != y {
+            y
+        } else if x == y {
+            y
+        } else if x == <$t>::from_bits(0) || x == <$t>::from_bits((1 as $bits) << (<$bits>::BITS - 1)) {
+            // The smallest subnormal with y's sign.
+            <$t>::from_bits((y.to_bits() & ((1 as $bits) << (<$bits>::BITS - 1))) | 1)
+        } else {
+            let b = x.to_bits();
+            let up = (x < y) == (x > <$t>::from_bits(0));
+            <$t>::from_bits(if up { b + 1 } else { b - 1 })
+        }
+    }};
+}
+use next_after_bits;
+
+/// Euclid's gcd of the magnitudes (`|i64::MIN|` wraps to itself, as in C).
+fn gcd(a: i64, b: i64) -> i64 {
+    let (mut a, mut b) = (a.wrapping_abs(), b.wrapping_abs());
+    while a != 0 {
+        let c = a;
+        a = b.wrapping_rem(a);
+        b = c;
+    }
+    b
+}
+
+/// `xlogy`, `xlog1py`, `zeta`, the incomplete gammas and `logaddexp2` (in f64
+/// for the series-based ones, rounded once).
+fn float_special<T: Compute>(op: BinaryOp, o: Dst, sa: Src, sb: Src) {
+    use crate::special::gamma;
+    bin_kernel::<T, T, T>(o, sa, sb, move |x: T, y: T| {
+        let (a, b) = (x.up(), y.up());
+        let zero = <T::C as num_traits::Zero>::zero();
+        T::down(match op {
+            BinaryOp::Xlogy | BinaryOp::Xlog1py => {
+                if b.is_nan() {
+                    b
+                } else if a == zero {
+                    zero
+                } else if op == BinaryOp::Xlogy {
+                    a * b.ln()
+                } else {
+                    a * b.ln_1p()
+                }
+            }
+            BinaryOp::LogAddExp2 => {
+                if a.is_infinite() && a == b {
+                    a
+                } else {
+                    let m = a.max(b);
+                    m + (-(a - b).abs()).exp2().ln_1p() * <T::C as Real>::c(std::f64::consts::LOG2_E)
+                }
+            }
+            BinaryOp::Zeta => <T::C as Real>::c(gamma::zeta(a.f(), b.f())),
+            BinaryOp::Igamma => <T::C as Real>::c(gamma::igamma(a.f(), b.f())),
+            _ => <T::C as Real>::c(gamma::igammac(a.f(), b.f())),
+        })
+    })
+}
+
+/// The orthogonal polynomials `P_n(x)` (`x` the first operand, the degree `n`
+/// the second), in the compute type.
+fn polynomial<T: Compute>(op: BinaryOp, o: Dst, sa: Src, sb: Src) {
+    use crate::special::poly::{degree, plain, shifted, Poly};
+    use BinaryOp::*;
+    let (p, is_shifted) = match op {
+        ChebyshevT => (Poly::ChebyshevT, false),
+        ChebyshevU => (Poly::ChebyshevU, false),
+        ChebyshevV => (Poly::ChebyshevV, false),
+        ChebyshevW => (Poly::ChebyshevW, false),
+        ShiftedChebyshevT => (Poly::ChebyshevT, true),
+        ShiftedChebyshevU => (Poly::ChebyshevU, true),
+        ShiftedChebyshevV => (Poly::ChebyshevV, true),
+        ShiftedChebyshevW => (Poly::ChebyshevW, true),
+        HermiteH => (Poly::HermiteH, false),
+        HermiteHe => (Poly::HermiteHe, false),
+        LaguerreL => (Poly::LaguerreL, false),
+        _ => (Poly::LegendreP, false),
+    };
+    bin_kernel::<T, T, T>(o, sa, sb, move |x: T, n: T| {
+        let n = degree(n.to_f64());
+        T::down(if is_shifted { shifted(p, x.up(), n) } else { plain(p, x.up(), n) })
+    })
 }
 
 /// `logical_and/or/xor` over any dtype (non-zero is true, NaN included).

@@ -40,6 +40,7 @@ fn run_predicate(op: UnaryOp, o: Dst, s: Src, dtype: DType) {
             UnaryOp::IsInf => f.is_infinite(),
             UnaryOp::IsPosInf => f == f64::INFINITY,
             UnaryOp::IsNegInf => f == f64::NEG_INFINITY,
+            UnaryOp::Signbit => f.is_sign_negative(),
             _ => f.is_finite(),
         }
     }))
@@ -49,7 +50,7 @@ fn run_predicate(op: UnaryOp, o: Dst, s: Src, dtype: DType) {
 fn run_int(op: UnaryOp, o: Dst, s: Src, dtype: DType) -> Result<()> {
     dispatch_dtype!(dtype, T => {
         match op {
-            UnaryOp::Sign => un_kernel::<T, T>(o, s, |v: T| T::from_i64(v.to_i64().signum())),
+            UnaryOp::Sign | UnaryOp::Sgn => un_kernel::<T, T>(o, s, |v: T| T::from_i64(v.to_i64().signum())),
             UnaryOp::BitwiseNot => un_kernel::<T, T>(o, s, |v: T| T::from_i64(!v.to_i64())),
             UnaryOp::Hardtanh(lo, hi) => {
                 let (lo, hi) = (lo as i64, hi as i64);
@@ -97,6 +98,9 @@ fn run_float(op: UnaryOp, o: Dst, s: Src, dtype: DType) -> Result<()> {
     if op == UnaryOp::BitwiseNot || op.is_predicate() {
         return Err(not_impl(op.name(), dtype));
     }
+    if matches!(dtype, DType::Float16 | DType::BFloat16) && !op.has_reduced_float_kernel() {
+        return Err(not_impl(op.kernel_name(), dtype));
+    }
     real_dispatch!(dtype, op.name(), T => float_kernel::<T>(op, o, s));
     Ok(())
 }
@@ -122,7 +126,7 @@ fn float_kernel<T: Compute>(op: UnaryOp, o: Dst, s: Src) {
         Sqrt => go!(|x| x.sqrt()),
         Tanh => go!(|x| x.tanh()),
         Sigmoid => go!(|x| sigmoid(x)),
-        Sign => go!(|x| if x > zero { one } else if x < zero { -one } else { zero }),
+        Sign | Sgn => go!(|x| if x > zero { one } else if x < zero { -one } else { zero }),
         Rsqrt => go!(|x| one / x.sqrt()),
         Exp2 => go!(|x| x.exp2()),
         Expm1 => go!(|x| if x == zero { x } else { x.exp_m1() }),
@@ -226,7 +230,90 @@ fn float_kernel<T: Compute>(op: UnaryOp, o: Dst, s: Src) {
             let (pos, neg) = (if pos.is_infinite() { half_max::<T>() } else { pos }, if neg.is_infinite() { -half_max::<T>() } else { neg });
             go!(|x| if x.is_nan() { nan } else if x == T::C::infinity() { pos } else if x == T::C::neg_infinity() { neg } else { x })
         }
-        BitwiseNot | LogicalNot | IsNan | IsInf | IsPosInf | IsNegInf | IsFinite => {} // refused by run_float
+        BitwiseNot | LogicalNot | IsNan | IsInf | IsPosInf | IsNegInf | IsFinite | Signbit => {} // refused by run_float
+        _ => special_kernel::<T>(op, o, s),
+    }
+}
+
+/// The special functions ([`crate::special`]), in the compute type as
+/// PyTorch evaluates them; `erfcx`, `ndtri` and `log_ndtr` in f64, rounded once.
+fn special_kernel<T: Compute>(op: UnaryOp, o: Dst, s: Src) {
+    use crate::special::{bessel, gamma, normal};
+    use std::f64::consts::PI;
+    macro_rules! go {
+        (|$x:ident| $e:expr) => {
+            un_kernel::<T, T>(o, s, move |v: T| {
+                let $x: T::C = v.up();
+                T::down($e)
+            })
+        };
+    }
+    let c = |v: f64| <T::C as Real>::c(v);
+    let (zero, one) = (c(0.0), c(1.0));
+    use UnaryOp::*;
+    match op {
+        Lgamma => go!(|x| gamma::lgamma_c(x)),
+        Digamma => go!(|x| gamma::digamma(x)),
+        Polygamma(n) => go!(|x| gamma::polygamma(n, x)),
+        Mvlgamma(p) => {
+            // PyTorch's composition rounds to the storage dtype at each step
+            // (`lgamma(x + arange(...)).sum(-1) + c` on float16/bfloat16 tensors);
+            // `r` is the identity for float32/float64.
+            let r = |v: T::C| T::down(v).up();
+            let k = c((p * (p - 1)) as f64 / 4.0 * PI.ln());
+            go!(|x| {
+                let mut s = zero;
+                for j in (0..p).rev() {
+                    s = s + r(gamma::lgamma_c(r(x + c(-(j as f64) / 2.0))));
+                }
+                r(s) + k
+            })
+        }
+        I0 | ModifiedBesselI0 => go!(|x| bessel::i0(x)),
+        I0e => go!(|x| bessel::i0e(x)),
+        I1 => go!(|x| bessel::i1(x, false)),
+        ModifiedBesselI1 => go!(|x| bessel::i1(x, true)),
+        I1e => go!(|x| bessel::i1e(x)),
+        BesselJ0 => go!(|x| bessel::j0(x)),
+        BesselJ1 => go!(|x| bessel::j1(x)),
+        BesselY0 => go!(|x| bessel::y0(x)),
+        BesselY1 => go!(|x| bessel::y1(x)),
+        ModifiedBesselK0 => go!(|x| bessel::k0(x, false)),
+        ModifiedBesselK1 => go!(|x| bessel::k1(x, false)),
+        ScaledModifiedBesselK0 => go!(|x| bessel::k0(x, true)),
+        ScaledModifiedBesselK1 => go!(|x| bessel::k1(x, true)),
+        SphericalBesselJ0 => go!(|x| bessel::spherical_j0(x)),
+        AiryAi => go!(|x| bessel::airy_ai(x)),
+        Erfcx => go!(|x| c(normal::erfcx(x.f()))),
+        Ndtri => go!(|x| c(normal::ndtri(x.f()))),
+        LogNdtr => go!(|x| c(normal::log_ndtr(x.f()))),
+        Sinc => {
+            let pi = c(PI);
+            go!(|x| if x == zero {
+                one
+            } else {
+                let p = pi * x;
+                p.sin() / p
+            })
+        }
+        Deg2rad => {
+            let k = c(PI / 180.0);
+            go!(|x| x * k)
+        }
+        Rad2deg => {
+            let k = c(180.0 / PI);
+            go!(|x| x * k)
+        }
+        Entr => go!(|x| if x.is_nan() {
+            x
+        } else if x > zero {
+            -x * x.ln()
+        } else if x == zero {
+            zero
+        } else {
+            T::C::neg_infinity()
+        }),
+        _ => unreachable!("{} has a kernel of its own", op.name()),
     }
 }
 

@@ -241,6 +241,12 @@ pub fn check_operands(op: BinaryOp, a: &Operand, b: &Operand) -> Result<()> {
         {
             Err(Error::runtime("Integers to negative integer powers are not allowed."))
         }
+        BinaryOp::Heaviside => match (a, b) {
+            (Operand::T(x), Operand::T(y)) if x.dtype() != y.dtype() => {
+                Err(Error::runtime("heaviside is not yet implemented for tensors with different dtypes."))
+            }
+            _ => Ok(()),
+        },
         _ => Ok(()),
     }
 }
@@ -585,6 +591,8 @@ fn kernel_args(op: UnaryOp, x: DType) -> Result<UnaryOp> {
             fits(&[lo, hi], x)?;
             op
         }
+        UnaryOp::Polygamma(n) if n < 0 => return Err(Error::runtime("polygamma(n, x) does not support negative n.")),
+        UnaryOp::Mvlgamma(p) if p < 1 => return Err(Error::runtime("p has to be greater than or equal to 1")),
         op => op,
     })
 }
@@ -607,7 +615,7 @@ pub fn unary_raw(x: &Tensor, op: UnaryOp) -> Result<Tensor> {
             UnaryOp::Abs | UnaryOp::Floor | UnaryOp::Ceil | UnaryOp::Round | UnaryOp::RoundDecimals(_) | UnaryOp::Trunc => {
                 return Err(ferrotorch_core::dtype::not_impl(op.name(), xd))
             }
-            UnaryOp::Sign | UnaryOp::NanToNum(..) => return x.clone_data(),
+            UnaryOp::Sign | UnaryOp::Sgn | UnaryOp::NanToNum(..) => return x.clone_data(),
             UnaryOp::BitwiseNot => return unary_raw(x, UnaryOp::LogicalNot),
             _ => {}
         }

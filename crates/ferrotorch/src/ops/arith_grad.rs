@@ -108,7 +108,10 @@ pub(crate) fn record_binary(a: Operand, b: Operand, op: BinaryOp, out: &Tensor) 
         (BinaryOp::LogAddExp, ..) => "LogaddexpBackward0",
         (BinaryOp::CopySign, _, Operand::S(_)) => "CopysignBackward1",
         (BinaryOp::CopySign, ..) => "CopysignBackward0",
-        _ => return,
+        (op, a, b) => match super::special_grad::binary_node(op, a, b) {
+            Some(name) => name,
+            None => return,
+        },
     };
     // Scalar-first commutative ops record the tensor first, as PyTorch's
     // reflected operators do (`2 * x` is `mul(x, 2)`).
@@ -243,6 +246,11 @@ pub(crate) fn record_binary(a: Operand, b: Operand, op: BinaryOp, out: &Tensor) 
                     let ga = if wa { Some(keep_where(&un(&cond2(av.op(), bv.op(), a_loses)?, UnaryOp::LogicalNot)?, &split)?) } else { None };
                     let gb = if wb { Some(keep_where(&un(&cond2(av.op(), bv.op(), b_loses)?, UnaryOp::LogicalNot)?, &split)?) } else { None };
                     (ga, gb)
+                }
+                _ if super::special_grad::has_binary_rule(op) => {
+                    let av = sa.value(node)?;
+                    let bv = sb.value(node)?;
+                    super::special_grad::binary(op, &g, av.op(), bv.op(), wa, wb)?
                 }
                 _ => {
                     let av = sa.value(node)?;
@@ -614,7 +622,8 @@ fn unary_grad(op: UnaryOp, g: &Tensor, x: &dyn Fn() -> Result<Tensor>, y: &dyn F
             drop(_no_grad);
             mul(g, &fin)?
         }
-        BitwiseNot | LogicalNot | IsNan | IsInf | IsPosInf | IsNegInf | IsFinite => zeros_like(g)?,
+        BitwiseNot | LogicalNot | IsNan | IsInf | IsPosInf | IsNegInf | IsFinite | Signbit | Sgn => zeros_like(g)?,
+        _ => super::special_grad::unary(op, g, x, y)?,
     })
 }
 
@@ -787,7 +796,7 @@ pub fn unary_for_inplace(x: &Tensor, op: UnaryOp) -> Result<Tensor> {
 
 /// Records the node of `op(x)` producing `out`.
 pub(crate) fn record_unary(x: &Tensor, op: UnaryOp, out: &Tensor) {
-    if op.is_predicate() || op == UnaryOp::BitwiseNot || !crate::autograd::needs_grad(&[x]) {
+    if op.is_predicate() || op == UnaryOp::BitwiseNot || !op.is_differentiable() || !crate::autograd::needs_grad(&[x]) {
         return;
     }
     let name = op.node_name();

@@ -13,6 +13,7 @@
 pub mod activation;
 pub mod arith;
 mod arith_grad;
+mod special_grad;
 pub mod conv;
 pub mod copy;
 pub mod creation;
