@@ -11,7 +11,7 @@ derivative formulas of PyTorch's ``FunctionsManual.cpp`` for real inputs.
 
 from . import _C
 from ._math_ops import _pretty, return_types, _rt
-from ._svd import LinAlgError  # noqa: F401 - re-exported to _linalg_functions
+from ._svd import LinAlgError, _mT  # noqa: F401 - LinAlgError is re-exported to _linalg_functions
 
 for _name, _fields in (
     ("linalg_lu_factor", ("LU", "pivots")), ("linalg_lu_factor_ex", ("LU", "pivots", "info")),
@@ -29,10 +29,6 @@ def _torch():
     """The ``ferrotorch`` package (imported lazily: this module loads during its import)."""
     import ferrotorch
     return ferrotorch
-
-
-def _mT(x):
-    return x.transpose(-2, -1)
 
 
 def _needs_grad(*ts):
@@ -74,11 +70,6 @@ def _check_square(A, fname, name="A"):
     if A.shape[-1] != A.shape[-2]:
         raise RuntimeError(f"{fname}: {name} must be batches of square matrices, "
                            f"but they are {A.shape[-2]} by {A.shape[-1]} matrices")
-
-
-def _diag_embed(v):
-    """The ``(*, n, n)`` matrices with diagonals ``v`` (``(*, n)``)."""
-    return v.unsqueeze(-1) * _eye_like(v, v.shape[-1])
 
 
 def _named(cls, name):
@@ -246,7 +237,7 @@ def _make_functions():
             # gA = L^{-T} Phi(L^T gL) L^{-1}, Phi = lower triangle with the
             # diagonal halved, then symmetrised.
             phi = (_mT(L) @ gL).tril()
-            phi = phi - 0.5 * _diag_embed(phi.diagonal(0, -2, -1))
+            phi = phi - 0.5 * _torch().diag_embed(phi.diagonal(0, -2, -1))
             gA = _C._linalg_solve_triangular(_mT(L), phi, True, False)
             gA = _mT(_C._linalg_solve_triangular(_mT(L), _mT(gA), True, False))
             return 0.5 * (gA + _mT(gA)), None
@@ -294,7 +285,7 @@ def _make_functions():
             w, V = ctx.saved_tensors
             inner = _C.zeros_like(V) if gV is None else _eigh_inner(w, V, gV)
             if gw is not None:
-                inner = inner + _diag_embed(gw)
+                inner = inner + _torch().diag_embed(gw)
             gA = V @ inner @ _mT(V)
             # PyTorch returns the symmetric part (the gradient of a function
             # of the symmetric matrix, whichever triangle was read).
@@ -388,7 +379,7 @@ def _eigh_inner(w, V, gV):
     E = w.unsqueeze(-2) - w.unsqueeze(-1)
     E = E + _eye_like(V).expand(E.shape) * 1.0  # keep the diagonal finite; it is zeroed below
     inner = VtgV / E
-    return inner - _diag_embed(inner.diagonal(0, -2, -1))
+    return inner - _torch().diag_embed(inner.diagonal(0, -2, -1))
 
 
 def _solve_tri_values(A, B, upper, left, unit):

@@ -523,11 +523,15 @@ def lstsq(A, B, rcond=None, *, driver=None):
     from ._finfo import finfo
     m, n = A.shape[-2], A.shape[-1]
     r = finfo(A.dtype).eps * max(m, n) if rcond is None or rcond < 0 else rcond
-    X = pinv(A, rtol=r) @ Bm
+    # one SVD serves the pseudo-inverse and the rank
+    U, S, Vh = svd(A, full_matrices=False)
+    keep = S > _tol(S.detach(), m, n, None, r, A.dtype)
+    Sinv = _torch().where(keep, 1.0 / S, _C.zeros_like(S))
+    X = (_mT(Vh) * Sinv.unsqueeze(-2)) @ (_mT(U) @ Bm)
     if vector:
         X = X.squeeze(-1)
     empty = _C.empty(0, dtype=A.dtype, device=A.device)
-    rank = matrix_rank(A.detach(), rtol=r) if driver != "gels" else _C.empty(0, dtype=_C.int64)
+    rank = keep.sum(-1) if driver != "gels" else _C.empty(0, dtype=_C.int64)
     return return_types.linalg_lstsq(X, empty, rank, empty)
 
 
@@ -554,16 +558,8 @@ def cross(input, other, *, dim=-1, out=None):
 
     The cross product of 3-vectors along ``dim`` (batch dims broadcast).
     """
-    if input.dim() != other.dim():
-        raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
-    if input.shape[dim] != 3 or other.shape[dim] != 3:
-        raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. "
-                           f"Got {input.shape[dim]} and {other.shape[dim]}")
-    a, b = _torch().broadcast_tensors(input, other)
-    a1, a2, a3 = (a.select(dim, i) for i in range(3))
-    b1, b2, b3 = (b.select(dim, i) for i in range(3))
-    c = _torch().stack([a2 * b3 - a3 * b2, a3 * b1 - a1 * b3, a1 * b2 - a2 * b1], dim)
-    return _write_out(c, out)
+    from ._products import _linalg_cross
+    return _write_out(_linalg_cross(input, other, dim), out)
 
 
 def vecdot(x, y, *, dim=-1, out=None):

@@ -16,8 +16,6 @@ from _parity import assert_same, errors_match, parity, rnd
 torch = pytest.importorskip("torch", reason="PyTorch reference wheel not installed")
 
 A = rnd(3, 4)
-NATIVE_SET = hasattr(ft._C, "_set_")
-needs_native = pytest.mark.skipif(not NATIVE_SET, reason="build without the native _set_ / default device")
 
 
 @pytest.fixture(autouse=True)
@@ -210,7 +208,6 @@ def test_inplace_function_aliases():
 
 # ----- in-place views (native set_) ------------------------------------------------------
 
-@needs_native
 @pytest.mark.parametrize("fn", [
     lambda m, x: x.t_(), lambda m, x: x.transpose_(0, 1), lambda m, x: x.swapdims_(1, 0),
     lambda m, x: x.swapaxes_(0, -1), lambda m, x: x.unsqueeze_(1), lambda m, x: x[:1].squeeze_(),
@@ -223,7 +220,6 @@ def test_inplace_view_ops(fn):
     assert got.stride() == want.stride() and got.storage_offset() == want.storage_offset()
 
 
-@needs_native
 def test_inplace_view_shares_storage_and_autograd_guard():
     x = ft.from_numpy(A.copy())
     ptr = x.untyped_storage().data_ptr()
@@ -236,7 +232,6 @@ def test_inplace_view_shares_storage_and_autograd_guard():
     errors_match(torch, lambda m: m.ones(2, 3, requires_grad=True).t_(), same_message=True)
 
 
-@needs_native
 def test_set_():
     def run(lib):
         src = lib.arange(10.0)
@@ -387,7 +382,6 @@ def test_autocast_switches():
     assert ft.GradScaler is ft.amp.GradScaler
 
 
-@needs_native
 def test_default_device():
     assert ft.get_default_device() == ft.device("cpu")
     try:

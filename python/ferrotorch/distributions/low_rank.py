@@ -12,7 +12,7 @@ import ferrotorch as torch
 from . import constraints
 from .distribution import Distribution
 from .multivariate import _batch_mahalanobis, _batch_mv
-from .utils import _diag_embed, lazy_property
+from .utils import lazy_property
 
 __all__ = ["LowRankMultivariateNormal"]
 
@@ -75,7 +75,7 @@ class LowRankMultivariateNormal(Distribution):
 
     def _unbroadcasted_covariance(self):
         W = self._unbroadcasted_cov_factor
-        return torch.matmul(W, W.transpose(-2, -1)) + _diag_embed(self._unbroadcasted_cov_diag)
+        return torch.matmul(W, W.transpose(-2, -1)) + torch.diag_embed(self._unbroadcasted_cov_diag)
 
     @lazy_property
     def _unbroadcasted_scale_tril(self):

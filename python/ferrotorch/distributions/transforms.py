@@ -7,7 +7,7 @@ import weakref
 import ferrotorch as torch
 
 from . import constraints
-from .utils import _diag_embed, _sum_rightmost
+from .utils import _sum_rightmost
 
 __all__ = [
     "AbsTransform",
@@ -714,10 +714,10 @@ class LowerCholeskyTransform(Transform):
         return isinstance(other, LowerCholeskyTransform)
 
     def _call(self, x):
-        return x.tril(-1) + _diag_embed(torch.diagonal(x, dim1=-2, dim2=-1).exp())
+        return x.tril(-1) + torch.diag_embed(torch.diagonal(x, dim1=-2, dim2=-1).exp())
 
     def _inverse(self, y):
-        return y.tril(-1) + _diag_embed(torch.diagonal(y, dim1=-2, dim2=-1).log())
+        return y.tril(-1) + torch.diag_embed(torch.diagonal(y, dim1=-2, dim2=-1).log())
 
 
 class CumulativeDistributionTransform(Transform):

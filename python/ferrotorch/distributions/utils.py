@@ -116,12 +116,3 @@ def vec_to_tril_matrix(vec, diag=0):
     out = torch.zeros(batch + (n * n,), dtype=vec.dtype, device=vec.device)
     idx = torch.tensor(flat, dtype=torch.long, device=vec.device).expand(batch + (len(flat),))
     return out.scatter(-1, idx, vec).reshape(batch + (n, n))
-
-
-def _diag_embed(v):
-    """Batched diagonal matrices from the last dimension of ``v``."""
-    native = getattr(torch, "diag_embed", None)
-    if native is not None:
-        return native(v)
-    n = v.shape[-1]
-    return v.unsqueeze(-1) * torch.eye(n, dtype=v.dtype, device=v.device)
