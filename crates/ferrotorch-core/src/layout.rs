@@ -730,6 +730,16 @@ mod tests {
         Layout::contiguous(shape)
     }
 
+    /// `view_as_real` of a transposed, offset (2, 3) complex view: PyTorch
+    /// gives sizes (3, 2, 2), strides (2, 6, 1) and offset 2 for `x.t()` of
+    /// a view at offset 1.
+    #[test]
+    fn real_parts_double_strides_and_offset() {
+        let t = Layout { offset: 1, ..l(&[2, 3]) }.transpose(0, 1).unwrap();
+        let r = t.as_real_parts();
+        assert_eq!((r.shape.as_slice(), r.strides.as_slice(), r.offset), (&[3usize, 2, 2][..], &[2isize, 6, 1][..], 2));
+    }
+
     #[test]
     fn contiguity_ignores_unit_dims() {
         let t = l(&[2, 3]).transpose(0, 1).unwrap();

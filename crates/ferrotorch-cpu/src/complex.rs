@@ -380,3 +380,92 @@ pub fn select(dtype: DType, out: Dst, cond: Src, x: Src, y: Src) -> Result<()> {
         Src { base: y.base, layout: &yl },
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run_binary(op: BinaryOp, a: &[C64], b: &[C64]) -> Vec<C64> {
+        let l = Layout::contiguous(&[a.len()]);
+        let mut out = vec![C64::new(0.0, 0.0); a.len()];
+        binary(
+            op,
+            DType::Complex128,
+            Dst { base: out.as_mut_ptr() as *mut u8, layout: &l },
+            Src { base: a.as_ptr() as *const u8, layout: &l },
+            Src { base: b.as_ptr() as *const u8, layout: &l },
+        )
+        .unwrap();
+        out
+    }
+
+    /// Smith's division agrees with the textbook formula where that one
+    /// is exact, and stays finite where `|b|^2` would overflow.
+    #[test]
+    fn division_is_scaled() {
+        let a = [C64::new(1.0, 2.0), C64::new(-3.0, 0.5), C64::new(1e300, 1e300)];
+        let b = [C64::new(2.0, -1.0), C64::new(0.0, 4.0), C64::new(1e300, -1e300)];
+        let q = run_binary(BinaryOp::Div, &a, &b);
+        // (1+2i)/(2-i) = i; (-3+0.5i)/(4i) = 0.125+0.75i; (1+i)/(1-i) = i.
+        assert_eq!(q[0], C64::new(0.0, 1.0));
+        assert_eq!(q[1], C64::new(0.125, 0.75));
+        assert!((q[2] - C64::new(0.0, 1.0)).norm() < 1e-15);
+    }
+
+    /// `x ** 0` is 1 (0 ** 0 included), `0 ** y` is 0 for a positive real `y`,
+    /// and `i ** 2` is -1 up to rounding.
+    #[test]
+    fn power_edge_cases() {
+        let z = C64::new(0.0, 0.0);
+        let p = run_binary(BinaryOp::Pow, &[z, z, C64::new(0.0, 1.0)], &[z, C64::new(2.5, 0.0), C64::new(2.0, 0.0)]);
+        assert_eq!(p[0], C64::new(1.0, 0.0));
+        assert_eq!(p[1], z);
+        assert!((p[2] - C64::new(-1.0, 0.0)).norm() < 1e-15);
+    }
+
+    /// Casts keep the real part (bool: either part nonzero); real values
+    /// become complex with imaginary part 0; sums run over both parts.
+    #[test]
+    fn casts_and_sums_through_the_parts() {
+        let z = [C64::new(1.5, -2.0), C64::new(0.0, 3.0), C64::new(0.0, 0.0)];
+        let l = Layout::contiguous(&[3]);
+        let src = Src { base: z.as_ptr() as *const u8, layout: &l };
+        let mut f = [0f32; 3];
+        copy_cast(Dst { base: f.as_mut_ptr() as *mut u8, layout: &l }, DType::Float32, src, DType::Complex128);
+        assert_eq!(f, [1.5, 0.0, 0.0]);
+        let mut b = [false; 3];
+        copy_cast(Dst { base: b.as_mut_ptr() as *mut u8, layout: &l }, DType::Bool, src, DType::Complex128);
+        assert_eq!(b, [true, true, false]);
+        let ints = [7i64, -2, 0];
+        let mut c = [C32::new(9.0, 9.0); 3];
+        copy_cast(Dst { base: c.as_mut_ptr() as *mut u8, layout: &l }, DType::Complex64, Src { base: ints.as_ptr() as *const u8, layout: &l }, DType::Int64);
+        assert_eq!(c, [C32::new(7.0, 0.0), C32::new(-2.0, 0.0), C32::new(0.0, 0.0)]);
+        let mut s = [C64::new(0.0, 0.0)];
+        let ol = Layout::contiguous(&[1]);
+        sum(src, DType::Complex128, &[true], true, Dst { base: s.as_mut_ptr() as *mut u8, layout: &ol }).unwrap();
+        assert_eq!(s[0], C64::new(1.5, 1.0));
+    }
+
+    /// A complex product through `gemm` equals the sum of products.
+    #[test]
+    fn matmul_matches_the_definition() {
+        let a: Vec<C64> = (0..6).map(|i| C64::new(i as f64, 1.0 - i as f64)).collect();
+        let b: Vec<C64> = (0..6).map(|i| C64::new(0.5 * i as f64, 2.0)).collect();
+        let (la, lb, lo) = (Layout::contiguous(&[2, 3]), Layout::contiguous(&[3, 2]), Layout::contiguous(&[2, 2]));
+        let mut out = vec![C64::new(0.0, 0.0); 4];
+        matmul(
+            DType::Complex128,
+            Dst { base: out.as_mut_ptr() as *mut u8, layout: &lo },
+            Src { base: a.as_ptr() as *const u8, layout: &la },
+            Src { base: b.as_ptr() as *const u8, layout: &lb },
+            false,
+        )
+        .unwrap();
+        for i in 0..2 {
+            for j in 0..2 {
+                let want: C64 = (0..3).map(|k| a[i * 3 + k] * b[k * 2 + j]).sum();
+                assert!((out[i * 2 + j] - want).norm() < 1e-12);
+            }
+        }
+    }
+}

@@ -471,7 +471,7 @@ pub fn _record_function<'py>(
     let node = Node::new(name, edges, outs.len(), Box::new(PyFunctionBackward { call: Some(call), saved: saved.clone() }));
     for (i, (o, d)) in outs.iter().zip(&dirty).enumerate() {
         // Integer and non-differentiable outputs carry no history.
-        if !o.dtype().is_floating_point() || differentiable.as_ref().is_some_and(|m| !m.get(i).copied().unwrap_or(true)) {
+        if !o.dtype().is_differentiable() || differentiable.as_ref().is_some_and(|m| !m.get(i).copied().unwrap_or(true)) {
             continue;
         }
         match d {

@@ -194,7 +194,7 @@ def _finish(cls, ctx, args, output):
     # Node outputs: every tensor output (non-differentiable ones get zero grads).
     tensor_pos = [k for k, o in enumerate(outputs) if _is_tensor(o)]
     node_outs = [outputs[k] for k in tensor_pos]
-    diff_mask = [id(o) not in non_diff and o.dtype.is_floating_point for o in node_outs]
+    diff_mask = [id(o) not in non_diff and (o.dtype.is_floating_point or o.dtype.is_complex) for o in node_outs]
     out_meta = [(tuple(o.shape), o.dtype) for o in node_outs]
     n_outputs = len(outputs)
     arg_meta = [(tuple(a.shape), a.dtype) if _is_tensor(a) else None for a in args]
@@ -267,7 +267,9 @@ def _check_grads(name, res, arg_meta):
                     f"Function {name} returned an invalid gradient at index {i} - got "
                     f"{list(g.shape)} but expected shape compatible with {list(shape)}"
                 )
-        if g.dtype != dt and dt.is_floating_point:
+        if g.dtype.is_complex and not dt.is_complex:
+            g = g.real  # a real input takes the real part, as PyTorch's engine does
+        if g.dtype != dt and (dt.is_floating_point or dt.is_complex):
             g = g.to(dt)
         out.append(g)
     return tuple(out)
@@ -324,7 +326,7 @@ def once_differentiable(fn):
         outs = (outputs,) if single else outputs
         wrapped = []
         for o in outs:
-            if _is_tensor(o) and o.dtype.is_floating_point:
+            if _is_tensor(o) and (o.dtype.is_floating_point or o.dtype.is_complex):
                 o = _DelayedError.apply(
                     "trying to differentiate twice a function that was marked with @once_differentiable",
                     o,

@@ -271,6 +271,9 @@ fn seed(t: &Tensor, g: Option<Tensor>) -> Result<Tensor> {
             if t.numel() != 1 {
                 return Err(Error::runtime("grad can be implicitly created only for scalar outputs"));
             }
+            if t.dtype().is_complex() {
+                return Err(Error::runtime(format!("grad can be implicitly created only for real scalar outputs but got {}", t.dtype())));
+            }
             Tensor::ones(t.shape(), t.dtype(), t.device())
         }
     }

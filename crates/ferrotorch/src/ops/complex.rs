@@ -200,3 +200,54 @@ fn complex_raw(real: &Tensor, imag: &Tensor) -> Result<Tensor> {
     parts.select(-1, 1)?.init_from(imag)?;
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::Tensor;
+    use ferrotorch_core::{BinaryOp, DType};
+
+    /// `[re0, im0, re1, im1, ...]` as a complex128 tensor of `n` elements.
+    fn c(parts: Vec<f64>) -> Tensor {
+        let n = parts.len() / 2;
+        Tensor::from_vec(parts, &[n, 2]).unwrap().view_as_complex().unwrap()
+    }
+
+    fn parts(t: &Tensor) -> Vec<f64> {
+        t.view_as_real().unwrap().contiguous().unwrap().to_vec::<f64>().unwrap()
+    }
+
+    /// The parts are views at doubled strides; conjugation flips the
+    /// imaginary parts.
+    #[test]
+    fn parts_and_conjugate() {
+        let z = c(vec![1.0, 2.0, -3.0, 0.5]);
+        assert_eq!(z.dtype(), DType::Complex128);
+        let im = z.imag().unwrap();
+        assert_eq!((im.strides(), im.storage_offset()), (&[2isize][..], 1));
+        assert_eq!(im.to_vec::<f64>().unwrap(), vec![2.0, 0.5]);
+        assert_eq!(parts(&z.conj().unwrap()), vec![1.0, -2.0, -3.0, -0.5]);
+        let back = Tensor::complex(&z.real().unwrap(), &im).unwrap();
+        assert_eq!(parts(&back), parts(&z));
+    }
+
+    /// Gradients in PyTorch's convention, against closed forms: for
+    /// `L = Re(z w)` the gradient `∂L/∂x + i ∂L/∂y` is `conj(w)`, and for
+    /// `L = |z|^2` it is `2 z`.
+    #[test]
+    fn wirtinger_gradients() {
+        let z = c(vec![1.0, 2.0, -3.0, 0.5]);
+        let w = c(vec![0.5, -1.0, 2.0, 4.0]);
+        z.set_requires_grad(true).unwrap();
+        let prod = crate::ops::arith::binary(super::Operand::T(&z), super::Operand::T(&w), BinaryOp::Mul).unwrap();
+        crate::autograd::backward(&[prod.real().unwrap().sum().unwrap()], vec![None], None, false, None).unwrap();
+        assert_eq!(parts(&z.grad().unwrap()), vec![0.5, 1.0, 2.0, -4.0]);
+        z.set_grad(None);
+        let a = crate::ops::arith::unary(&z, ferrotorch_core::UnaryOp::Abs).unwrap();
+        let sq = crate::ops::arith::binary(super::Operand::T(&a), super::Operand::T(&a), BinaryOp::Mul).unwrap();
+        crate::autograd::backward(&[sq.sum().unwrap()], vec![None], None, false, None).unwrap();
+        let g = parts(&z.grad().unwrap());
+        for (got, want) in g.iter().zip([2.0, 4.0, -6.0, 1.0]) {
+            assert!((got - want).abs() < 1e-12, "{g:?}");
+        }
+    }
+}
