@@ -12,6 +12,7 @@ pub mod cascade;
 pub mod copy;
 pub mod dense;
 pub mod elementwise;
+pub mod fft;
 pub mod index;
 pub mod iter;
 pub mod linalg;
