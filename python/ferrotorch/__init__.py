@@ -78,6 +78,7 @@ from ._index_ops import *  # noqa: F401,F403
 from ._tensor_factories import *  # noqa: F401,F403
 from ._inplace_views import *  # noqa: F401,F403
 from ._tensor_predicates import *  # noqa: F401,F403
+from ._complex import *  # noqa: F401,F403
 from ._tensor_compat import *  # noqa: F401,F403
 from ._legacy_types import *  # noqa: F401,F403
 from ._global_state import *  # noqa: F401,F403

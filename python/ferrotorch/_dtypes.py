@@ -12,6 +12,8 @@ float16 = _C.float16
 bfloat16 = _C.bfloat16
 float32 = _C.float32
 float64 = _C.float64
+complex64 = _C.complex64
+complex128 = _C.complex128
 
 half = float16
 float = float32  # noqa: A001
@@ -19,6 +21,8 @@ double = float64
 short = int16
 int = int32  # noqa: A001
 long = int64
+cfloat = complex64
+cdouble = complex128
 
 
 class layout:
@@ -38,4 +42,5 @@ strided = layout("strided")
 __all__ = [
     "bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16",
     "float32", "float64", "half", "float", "double", "short", "int", "long",
+    "complex64", "complex128", "cfloat", "cdouble",
 ]

@@ -21,14 +21,14 @@ def adjoint(input):
         raise RuntimeError(
             f"tensor.adjoint() is only supported on matrices or batches of matrices. Got {input.dim()}-D tensor."
         )
-    return input.transpose(-2, -1)
+    return input.transpose(-2, -1).conj()
 
 
 def _H(self):
     if self.dim() != 2:
         hint = " For batches of matrices, consider using tensor.mH" if self.dim() > 2 else ""
         raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got {self.dim()}-D tensor.{hint}")
-    return self.transpose(0, 1)
+    return self.transpose(0, 1).conj()
 
 
 def _mH(self):
@@ -36,7 +36,7 @@ def _mH(self):
         raise RuntimeError(
             f"tensor.mH is only supported on matrices or batches of matrices. Got {self.dim()}-D tensor."
         )
-    return self.transpose(-2, -1)
+    return self.transpose(-2, -1).conj()
 
 
 def _sum_to_size(self, *size):

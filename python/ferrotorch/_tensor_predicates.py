@@ -1,7 +1,8 @@
 """Yes/no questions about tensors (``is_nonzero``, ``is_same_size``,
 ``is_signed``, ``is_inference``, ``is_conj``, ``is_neg``, ``is_set_to``,
 ``isreal``, ...) and the conjugate/negative-bit resolvers, which are
-identities because ferrotorch's dtypes are real.
+identities because ferrotorch keeps no lazy conjugate or negative bit
+(``conj()`` conjugates at once).
 """
 
 from . import _C, _args
@@ -45,7 +46,8 @@ def is_inference(input):
 
 @_args.signature('Tensor input')
 def is_conj(input):
-    """True if ``input``'s conjugate bit is set; never for real dtypes."""
+    """True if ``input``'s conjugate bit is set: never in ferrotorch, whose ``conj()``
+    conjugates at once instead of setting the bit."""
     return False
 
 
@@ -63,7 +65,7 @@ def is_complex(input):
 
 @_args.signature('Tensor input')
 def resolve_conj(input):
-    """Materialises a lazily conjugated tensor; a real tensor is returned as is."""
+    """Materialises a lazily conjugated tensor; ferrotorch has none, so ``input`` is returned."""
     return input
 
 
@@ -76,6 +78,8 @@ def resolve_neg(input):
 @_args.signature('Tensor input')
 def isreal(input):
     """Elementwise: has the element a zero imaginary part (always, for real dtypes)?"""
+    if input.is_complex():
+        return _C._imag(input) == 0
     return _C.ones(input.shape, dtype=_C.bool, device=input.device)
 
 

@@ -12,6 +12,7 @@ import math
 from . import _C
 from ._math_ops import _write_out, _pretty, vector_norm as _vector_norm
 from ._svd import LinAlgError, svd, svdvals
+from ._linalg_eig import eig, eigvals
 from ._linalg_functions import (  # noqa: F401
     cholesky, cholesky_ex, cond, cross, det, diagonal, eigh, eigvalsh, householder_product, inv, inv_ex, lstsq, lu,
     lu_factor, lu_factor_ex, lu_solve, matmul, matrix_exp, matrix_power, matrix_rank, multi_dot, pinv, qr, slogdet,
@@ -20,7 +21,7 @@ from ._linalg_functions import (  # noqa: F401
 
 __all__ = [
     "vector_norm", "norm", "matrix_norm", "svd", "svdvals", "LinAlgError", "cholesky", "cholesky_ex", "cond", "cross",
-    "det", "diagonal", "eigh", "eigvalsh", "householder_product", "inv", "inv_ex", "lstsq", "lu", "lu_factor",
+    "det", "diagonal", "eig", "eigvals", "eigh", "eigvalsh", "householder_product", "inv", "inv_ex", "lstsq", "lu", "lu_factor",
     "lu_factor_ex", "lu_solve", "matmul", "matrix_exp", "matrix_power", "matrix_rank", "multi_dot", "pinv", "qr",
     "slogdet", "solve", "solve_ex", "solve_triangular", "tensorinv", "tensorsolve", "vander", "vecdot",
 ]

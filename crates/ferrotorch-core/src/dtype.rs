@@ -28,11 +28,15 @@ pub enum DType {
     Float32,
     /// `torch.float64`
     Float64,
+    /// `torch.complex64` (`cfloat`): two float32, real part first.
+    Complex64,
+    /// `torch.complex128` (`cdouble`): two float64, real part first.
+    Complex128,
 }
 
 impl DType {
     /// Every dtype, in a stable order.
-    pub const ALL: [DType; 10] = [
+    pub const ALL: [DType; 12] = [
         DType::Bool,
         DType::UInt8,
         DType::Int8,
@@ -43,6 +47,8 @@ impl DType {
         DType::BFloat16,
         DType::Float32,
         DType::Float64,
+        DType::Complex64,
+        DType::Complex128,
     ];
 
     /// Bytes per element.
@@ -51,13 +57,45 @@ impl DType {
             DType::Bool | DType::UInt8 | DType::Int8 => 1,
             DType::Int16 | DType::Float16 | DType::BFloat16 => 2,
             DType::Int32 | DType::Float32 => 4,
-            DType::Int64 | DType::Float64 => 8,
+            DType::Int64 | DType::Float64 | DType::Complex64 => 8,
+            DType::Complex128 => 16,
+        }
+    }
+
+    /// `torch.complex64.is_complex`
+    pub const fn is_complex(self) -> bool {
+        matches!(self, DType::Complex64 | DType::Complex128)
+    }
+
+    /// `dtype.to_real()`: the type of a complex dtype's parts; real dtypes map to themselves.
+    pub const fn to_real(self) -> DType {
+        match self {
+            DType::Complex64 => DType::Float32,
+            DType::Complex128 => DType::Float64,
+            d => d,
+        }
+    }
+
+    /// `dtype.to_complex()`: the complex type whose parts are this floating
+    /// type (bfloat16's is complex64, as PyTorch's; float16's, complex32, is
+    /// not provided).
+    pub const fn to_complex(self) -> Option<DType> {
+        match self {
+            DType::Float32 | DType::BFloat16 | DType::Complex64 => Some(DType::Complex64),
+            DType::Float64 | DType::Complex128 => Some(DType::Complex128),
+            _ => None,
         }
     }
 
     /// `torch.float32.is_floating_point`
     pub const fn is_floating_point(self) -> bool {
         matches!(self, DType::Float16 | DType::BFloat16 | DType::Float32 | DType::Float64)
+    }
+
+    /// Floating or complex: the dtypes gradients flow through (PyTorch's
+    /// `isDifferentiableType`).
+    pub const fn is_differentiable(self) -> bool {
+        self.is_floating_point() || self.is_complex()
     }
 
     /// Integral types, bool excluded.
@@ -83,6 +121,8 @@ impl DType {
             DType::BFloat16 => "bfloat16",
             DType::Float32 => "float32",
             DType::Float64 => "float64",
+            DType::Complex64 => "complex64",
+            DType::Complex128 => "complex128",
         }
     }
 
@@ -101,14 +141,18 @@ impl DType {
             "bfloat16" => DType::BFloat16,
             "float32" | "float" => DType::Float32,
             "float64" | "double" => DType::Float64,
+            "complex64" | "cfloat" => DType::Complex64,
+            "complex128" | "cdouble" => DType::Complex128,
             _ => return Err(Error::type_error(format!("invalid dtype: '{name}'"))),
         })
     }
 
-    /// 0 = bool, 1 = integral, 2 = floating: the categories that decide
-    /// whether a scalar operand may change the result type.
+    /// 0 = bool, 1 = integral, 2 = floating, 3 = complex: the categories
+    /// that decide whether a scalar operand may change the result type.
     pub const fn category(self) -> u8 {
-        if self.is_floating_point() {
+        if self.is_complex() {
+            3
+        } else if self.is_floating_point() {
             2
         } else if self.is_integral() {
             1
@@ -122,6 +166,11 @@ impl DType {
         use DType::*;
         if a == b {
             return a;
+        }
+        if a.is_complex() || b.is_complex() {
+            // The parts promote as reals: complex64 with float64 is complex128.
+            let parts = DType::promote(a.to_real(), b.to_real());
+            return parts.to_complex().unwrap_or(DType::Complex64);
         }
         match (a, b) {
             (Bool, x) | (x, Bool) => x,
@@ -156,7 +205,10 @@ impl DType {
 
     /// `torch.can_cast(from, to)`: same-kind casting as PyTorch defines it.
     pub fn can_cast(from: DType, to: DType) -> bool {
-        if from.is_floating_point() && !to.is_floating_point() {
+        if from.is_complex() && !to.is_complex() {
+            return false;
+        }
+        if from.is_floating_point() && !to.is_differentiable() {
             return false;
         }
         if from != DType::Bool && to == DType::Bool {
@@ -175,7 +227,7 @@ impl DType {
 pub fn check_scalar_fits(value: Scalar, dtype: DType, numel: usize) -> Result<()> {
     use DType::*;
     let (lo, hi, cname): (f64, f64, &str) = match dtype {
-        Bool | Float64 => return Ok(()),
+        Bool | Float64 | Complex64 | Complex128 => return Ok(()),
         Float16 | BFloat16 if numel == 1 => return Ok(()),
         Float16 => (-65504.0, 65504.0, "c10::Half"),
         BFloat16 => (-3.3895313892515355e38, 3.3895313892515355e38, "c10::BFloat16"),
@@ -188,6 +240,10 @@ pub fn check_scalar_fits(value: Scalar, dtype: DType, numel: usize) -> Result<()
     };
     let fits = match value {
         Scalar::Bool(_) => true,
+        // A complex number fits a real type only without an imaginary part
+        // (PyTorch's `checked_convert` from `c10::complex<double>`).
+        Scalar::Complex(_, im) if im != 0.0 => false,
+        Scalar::Complex(re, _) => return check_scalar_fits(Scalar::Float(re), dtype, numel),
         _ if dtype.is_floating_point() => {
             let f = value.to_f64();
             !f.is_finite() || (lo..=hi).contains(&f)
@@ -234,6 +290,10 @@ fn combine_categories(higher: Option<DType>, lower: Option<DType>) -> Option<DTy
     match (higher, lower) {
         (None, l) => l,
         (Some(h), None) => Some(h),
+        (Some(h), Some(_)) if h.is_complex() => Some(h),
+        // A complex number or 0-d tensor makes a real operand complex,
+        // keeping a floating operand's precision (float64 + 1j is complex128).
+        (Some(h), Some(l)) if l.is_complex() => Some(if h.is_floating_point() { h.to_complex().unwrap_or(DType::Complex64) } else { l }),
         (Some(h), Some(l)) => {
             if h.is_floating_point() {
                 Some(h)
@@ -280,6 +340,8 @@ pub fn pretty(dtype: DType) -> &'static str {
         DType::BFloat16 => "BFloat16",
         DType::Float32 => "Float",
         DType::Float64 => "Double",
+        DType::Complex64 => "ComplexFloat",
+        DType::Complex128 => "ComplexDouble",
     }
 }
 
@@ -311,6 +373,23 @@ mod tests {
         assert_eq!(r, Float64);
         let r = result_type(&[(Bool, OperandKind::Dim), (Int64, OperandKind::Scalar)]).unwrap();
         assert_eq!(r, Int64);
+    }
+
+    /// Expected values from `torch.promote_types`/`torch.result_type` (PyTorch 2.13).
+    #[test]
+    fn complex_promotion_matches_pytorch() {
+        assert_eq!(DType::promote(Complex64, Float64), Complex128);
+        assert_eq!(DType::promote(Complex64, Int64), Complex64);
+        assert_eq!(DType::promote(BFloat16, Complex64), Complex64);
+        assert_eq!(DType::promote(Complex128, Complex64), Complex128);
+        let r = result_type(&[(Float64, OperandKind::Dim), (Complex64, OperandKind::Scalar)]).unwrap();
+        assert_eq!(r, Complex128);
+        let r = result_type(&[(Int32, OperandKind::Dim), (Complex64, OperandKind::ZeroDim)]).unwrap();
+        assert_eq!(r, Complex64);
+        let r = result_type(&[(Complex64, OperandKind::Dim), (Float64, OperandKind::ZeroDim)]).unwrap();
+        assert_eq!(r, Complex64);
+        assert!(!DType::can_cast(Complex64, Float64));
+        assert!(DType::can_cast(Float64, Complex64));
     }
 
     #[test]

@@ -230,7 +230,8 @@ pub fn cast<S: Element, D: Element>(v: S) -> D {
     }
 }
 
-/// Runs `$body` with `$T` bound to the Rust type of `$dtype`.
+/// Runs `$body` with `$T` bound to the Rust type of the real `$dtype`
+/// (complex dtypes go through [`dispatch_complex!`](crate::dispatch_complex)).
 ///
 /// ```ignore
 /// dispatch_dtype!(dtype, T => fill::<T>(ptr, n, value))
@@ -279,6 +280,7 @@ macro_rules! dispatch_dtype {
                 type $T = f64;
                 $body
             }
+            d @ ($crate::DType::Complex64 | $crate::DType::Complex128) => $crate::complex::complex_in_real_dispatch(d),
         }
     };
 }

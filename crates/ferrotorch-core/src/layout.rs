@@ -395,6 +395,18 @@ impl Layout {
         }
     }
 
+    /// The layout of a complex tensor's parts in its real element type
+    /// (`view_as_real`): each stride and the offset doubled (a complex
+    /// element is two reals), and a last dim of size 2 and stride 1 holding
+    /// the real and imaginary parts.
+    pub fn as_real_parts(&self) -> Layout {
+        let mut shape = self.shape.clone();
+        shape.push(2);
+        let mut strides: Strides = self.strides.iter().map(|&st| st * 2).collect();
+        strides.push(1);
+        Layout { shape, strides, offset: self.offset * 2 }
+    }
+
     /// Swaps two dimensions.
     pub fn transpose(&self, d0: i64, d1: i64) -> Result<Layout> {
         let a = wrap_dim(d0, self.ndim())?;

@@ -9,6 +9,7 @@
 //! Nothing here knows about CPU or GPU kernels, autograd or Python.
 
 pub mod backend;
+pub mod complex;
 pub mod dtype;
 pub mod device;
 pub mod element;
@@ -30,3 +31,4 @@ pub use backend::{Backend, Dst, Src};
 pub use op::{BinaryEntry, BinaryOp, Surface, UnaryEntry, UnaryOp};
 pub use storage::Storage;
 pub use half;
+pub use num_complex;

@@ -192,7 +192,7 @@ pub fn scalar_to<T: Element>(v: Scalar) -> T {
     match v {
         Scalar::Bool(b) => cast::<bool, T>(b),
         Scalar::Int(i) => cast::<i64, T>(i),
-        Scalar::Float(f) => cast::<f64, T>(f),
+        Scalar::Float(f) | Scalar::Complex(f, _) => cast::<f64, T>(f),
     }
 }
 

@@ -9,6 +9,7 @@
 pub mod backend;
 pub mod binary;
 pub mod cascade;
+pub mod complex;
 pub mod copy;
 pub mod dense;
 pub mod elementwise;

@@ -101,6 +101,9 @@ pub fn scalar_of(obj: &Bound<'_, PyAny>) -> Option<Scalar> {
     if let Ok(f) = obj.cast::<PyFloat>() {
         return Some(Scalar::Float(f.value()));
     }
+    if let Ok(c) = obj.cast::<pyo3::types::PyComplex>() {
+        return Some(Scalar::Complex(c.real(), c.imag()));
+    }
     None
 }
 

@@ -26,6 +26,7 @@ pub fn scalar_to_py(py: Python<'_>, s: Scalar) -> PyResult<Bound<'_, PyAny>> {
         Scalar::Bool(b) => PyBool::new(py, b).to_owned().into_any(),
         Scalar::Int(i) => i.into_pyobject(py)?.into_any(),
         Scalar::Float(f) => PyFloat::new(py, f).into_any(),
+        Scalar::Complex(re, im) => PyComplex::from_doubles(py, re, im).into_any(),
     })
 }
 
@@ -35,6 +36,9 @@ pub fn tolist<'py>(py: Python<'py>, t: &Tensor) -> PyResult<Bound<'py, PyAny>> {
     let c = t.contiguous().py()?;
     let dtype = c.dtype();
     let leaf = |i: usize| -> PyResult<Bound<'py, PyAny>> {
+        if dtype.is_complex() {
+            return scalar_to_py(py, c.get_flat(i).py()?);
+        }
         dispatch_dtype!(dtype, T => {
             // SAFETY: c is contiguous and i < numel.
             let v: T = unsafe { *(c.data_ptr() as *const T).add(i) };
@@ -97,7 +101,10 @@ fn infer_scalar_type(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<DType> 
     if let Ok(t) = obj.cast::<PyTensor>() {
         return Ok(t.get().t.dtype());
     }
-    if obj.cast::<PyString>().is_ok() || obj.cast::<PyBytes>().is_ok() || obj.cast::<PyComplex>().is_ok() {
+    if obj.cast::<PyComplex>().is_ok() {
+        return Ok(default_dtype().to_complex().unwrap_or(DType::Complex64));
+    }
+    if obj.cast::<PyString>().is_ok() || obj.cast::<PyBytes>().is_ok() {
         return Err(PyTypeError::new_err(format!("new(): invalid data type '{}'", type_name(obj))));
     }
     if crate::numpy::is_ndarray(py, obj)? {
@@ -239,6 +246,18 @@ pub fn tensor_from_data(py: Python<'_>, data: &Bound<'_, PyAny>, dtype: Option<D
     if shape.iter().product::<usize>() > 0 {
         store(data, 0, &shape, target, &mut flat)?;
     }
+    if target.is_complex() {
+        // Interleaved (re, im) float64 pairs, seen as complex128, then converted.
+        let parts: Vec<f64> = flat.iter().flat_map(|s| {
+            let (re, im) = s.to_c64();
+            [re, im]
+        }).collect();
+        let mut pshape = shape.clone();
+        pshape.push(2);
+        let pairs = Tensor::from_vec(parts, &pshape).py()?;
+        let c = Tensor::from_parts(pairs.storage().clone(), ferrotorch::Layout::contiguous(&shape), DType::Complex128).py()?;
+        return c.to_dtype(target).py();
+    }
     let t = Tensor::empty(&shape, target, Device::CPU).py()?;
     dispatch_dtype!(target, T => {
         let p = t.data_ptr_mut() as *mut T;
@@ -267,6 +286,7 @@ fn numpy_scalar_dtype(obj: &Bound<'_, PyAny>) -> Option<DType> {
 pub fn to_impl<'py>(slf: &Bound<'py, PyTensor>, dtype: Option<DType>, device: Option<Device>, copy: bool) -> PyResult<Bound<'py, PyAny>> {
     let t = &slf.get().t;
     let dt = dtype.unwrap_or(t.dtype());
+    warn_complex_to_real(slf.py(), t.dtype(), dt)?;
     if let Some(dev) = device {
         if dev.kind != t.device().kind {
             crate::functions::check_device(dev)?;
@@ -278,6 +298,15 @@ pub fn to_impl<'py>(slf: &Bound<'py, PyTensor>, dtype: Option<DType>, device: Op
     }
     let r = t.clone_as(dt).py()?;
     wrap(slf.py(), r)
+}
+
+/// PyTorch's `UserWarning` for a copy from a complex into a real dtype.
+pub fn warn_complex_to_real(py: Python<'_>, from: DType, to: DType) -> PyResult<()> {
+    if from.is_complex() && !to.is_complex() {
+        let cat = py.get_type::<pyo3::exceptions::PyUserWarning>();
+        PyErr::warn(py, &cat, c"Casting complex values to real discards the imaginary part", 1)?;
+    }
+    Ok(())
 }
 
 /// `view(dtype)`: reinterpret the bytes (same element size only, for now).
@@ -307,6 +336,8 @@ pub fn legacy_type_name(d: DType) -> &'static str {
         DType::BFloat16 => "torch.BFloat16Tensor",
         DType::Float32 => "torch.FloatTensor",
         DType::Float64 => "torch.DoubleTensor",
+        DType::Complex64 => "torch.ComplexFloatTensor",
+        DType::Complex128 => "torch.ComplexDoubleTensor",
     }
 }
 

@@ -77,6 +77,8 @@ fn dl_dtype(d: DType) -> DLDataType {
         DType::Float32 => (2, 32),
         DType::Float64 => (2, 64),
         DType::BFloat16 => (4, 16),
+        DType::Complex64 => (5, 64),
+        DType::Complex128 => (5, 128),
     };
     DLDataType { code, bits, lanes: 1 }
 }

@@ -22,7 +22,7 @@ impl PyDType {
     }
     #[getter]
     fn is_complex(&self) -> bool {
-        false
+        self.dt.is_complex()
     }
     #[getter]
     fn is_signed(&self) -> bool {
@@ -32,8 +32,22 @@ impl PyDType {
     fn itemsize(&self) -> usize {
         self.dt.itemsize()
     }
-    fn to_real(slf: Py<Self>) -> Py<Self> {
-        slf
+    /// The real counterpart of a complex dtype (`complex64` → `float32`); a real dtype itself.
+    fn to_real(&self, py: Python<'_>) -> Py<Self> {
+        dtype_obj(py, self.dt.to_real())
+    }
+    /// The complex counterpart of a floating dtype (`float64` → `complex128`).
+    fn to_complex(&self, py: Python<'_>) -> PyResult<Py<Self>> {
+        match self.dt.to_complex() {
+            Some(d) => Ok(dtype_obj(py, d)),
+            None if self.dt == DType::Float16 => Err(pyo3::exceptions::PyRuntimeError::new_err(
+                "to_complex: complex32 (ComplexHalf) is not supported by ferrotorch",
+            )),
+            None => Err(pyo3::exceptions::PyRuntimeError::new_err(format!(
+                "Unknown Complex ScalarType for {}",
+                ferrotorch_core::dtype::pretty(self.dt)
+            ))),
+        }
     }
     fn __repr__(&self) -> String {
         self.dt.to_string()
@@ -90,3 +104,4 @@ pub fn opt_dtype(obj: Option<&Bound<'_, PyAny>>) -> PyResult<Option<DType>> {
         Some(o) => extract_dtype(o).map(Some),
     }
 }
+

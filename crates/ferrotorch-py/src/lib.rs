@@ -4,6 +4,7 @@
 
 mod args;
 mod autograd;
+mod complex;
 mod convert;
 mod device;
 mod dlpack;
@@ -31,6 +32,7 @@ fn _C(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     m.add_class::<tensor::PyTensor>()?;
     shape_ops::register(m)?;
+    complex::register(m)?;
     nn_ops::register(m)?;
     optim_ops::register(m)?;
     safetensors::register(m)?;

@@ -62,6 +62,18 @@ pub fn _linalg_eigh<'py>(py: Python<'py>, input: &Bound<'py, PyAny>, upper: bool
     }
 }
 
+/// `linalg.eig(A)` as `(eigenvalues, eigenvectors)`, or only the
+/// eigenvalues without `vectors` (`linalg.eigvals`).
+#[pyfunction]
+#[pyo3(signature = (input, vectors=true))]
+pub fn _linalg_eig<'py>(py: Python<'py>, input: &Bound<'py, PyAny>, vectors: bool) -> PyResult<Bound<'py, PyAny>> {
+    let (w, v) = tensor_of(input)?.linalg_eig(vectors).py()?;
+    match v {
+        Some(v) => Ok(wrap_tuple(py, vec![w, v])?.into_any()),
+        None => wrap(py, w),
+    }
+}
+
 /// `linalg.solve_triangular(A, B, upper=upper, left=True, unitriangular=unit)`.
 #[pyfunction]
 #[pyo3(signature = (a, b, upper, unit=false))]
@@ -77,6 +89,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_linalg_cholesky_ex, m)?)?;
     m.add_function(wrap_pyfunction!(_linalg_qr, m)?)?;
     m.add_function(wrap_pyfunction!(_linalg_eigh, m)?)?;
+    m.add_function(wrap_pyfunction!(_linalg_eig, m)?)?;
     m.add_function(wrap_pyfunction!(_linalg_solve_triangular, m)?)?;
     Ok(())
 }

@@ -225,6 +225,7 @@ pub fn _scalar_arg<'py>(py: Python<'py>, value: &Bound<'py, PyAny>, dtype: &Boun
         ferrotorch::Scalar::Bool(b) => pyo3::types::PyBool::new(py, b).to_owned().into_any(),
         ferrotorch::Scalar::Int(i) => i.into_pyobject(py)?.into_any(),
         ferrotorch::Scalar::Float(f) => f.into_pyobject(py)?.into_any(),
+        ferrotorch::Scalar::Complex(re, im) => pyo3::types::PyComplex::from_doubles(py, re, im).into_any(),
     })
 }
 

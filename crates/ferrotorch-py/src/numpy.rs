@@ -38,6 +38,8 @@ fn typestr(d: DType) -> PyResult<&'static str> {
         DType::Float16 => "<f2",
         DType::Float32 => "<f4",
         DType::Float64 => "<f8",
+        DType::Complex64 => "<c8",
+        DType::Complex128 => "<c16",
         DType::BFloat16 => return Err(PyTypeError::new_err("Got unsupported ScalarType BFloat16")),
     })
 }
@@ -54,6 +56,8 @@ fn dtype_of_typestr(s: &str) -> Option<DType> {
         "f2" => DType::Float16,
         "f4" => DType::Float32,
         "f8" => DType::Float64,
+        "c8" => DType::Complex64,
+        "c16" => DType::Complex128,
         _ => return None,
     })
 }

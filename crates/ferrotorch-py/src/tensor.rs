@@ -277,7 +277,7 @@ impl PyTensor {
         self.t.dtype().is_floating_point()
     }
     fn is_complex(&self) -> bool {
-        false
+        self.t.dtype().is_complex()
     }
     fn is_signed(&self) -> bool {
         self.t.dtype().is_signed()
@@ -518,6 +518,7 @@ impl PyTensor {
                     Scalar::Bool(_) => DType::Bool,
                     Scalar::Int(_) => DType::Int64,
                     Scalar::Float(_) => DType::Float64,
+                    Scalar::Complex(..) => DType::Complex128,
                 };
                 Tensor::full(&[], v, dt, t.device()).py()?
             }
@@ -525,6 +526,7 @@ impl PyTensor {
                 PyTypeError::new_err(format!("copy_(): argument 'other' (position 1) must be Tensor, not {}", type_name(src)))
             })?,
         };
+        crate::convert::warn_complex_to_real(slf.py(), s.dtype(), t.dtype())?;
         t.copy_(&s).py()?;
         Ok(slf.clone())
     }
@@ -696,6 +698,11 @@ impl PyTensor {
     fn __float__(&self) -> PyResult<f64> {
         check_one_element(&self.t)?;
         Ok(self.t.item().py()?.to_f64())
+    }
+    fn __complex__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, pyo3::types::PyComplex>> {
+        check_one_element(&self.t)?;
+        let (re, im) = self.t.item().py()?.to_c64();
+        Ok(pyo3::types::PyComplex::from_doubles(py, re, im))
     }
     fn __int__(&self) -> PyResult<i64> {
         check_one_element(&self.t)?;

@@ -169,9 +169,16 @@ impl Tensor {
     /// A view of this tensor with another layout on the same storage, sharing
     /// the version counter; `_base` points at the root tensor.
     pub fn make_view(&self, layout: Layout) -> Result<Tensor> {
-        check_fits(&self.meta().storage, &layout, self.0.dtype)?;
+        self.make_view_as(layout, self.0.dtype)
+    }
+
+    /// [`make_view`](Self::make_view) reading the storage as another dtype
+    /// (`layout` in elements of `dtype`): the parts of a complex tensor
+    /// (`real`, `imag`, `view_as_real`) and back (`view_as_complex`).
+    pub fn make_view_as(&self, layout: Layout, dtype: DType) -> Result<Tensor> {
+        check_fits(&self.meta().storage, &layout, dtype)?;
         let base = Some(self.0.base.clone().unwrap_or_else(|| self.clone()));
-        let v = Tensor::raw(self.meta().storage.clone(), layout, self.0.dtype, self.0.version.clone(), base);
+        let v = Tensor::raw(self.meta().storage.clone(), layout, dtype, self.0.version.clone(), base);
         if crate::autograd::is_grad_enabled() {
             v.autograd().view_version = Some(v.version());
         }
@@ -359,7 +366,7 @@ impl Tensor {
     }
     /// Sets `requires_grad`, which only floating tensors may have.
     pub fn set_requires_grad(&self, on: bool) -> Result<()> {
-        if on && !self.dtype().is_floating_point() {
+        if on && !self.dtype().is_floating_point() && !self.dtype().is_complex() {
             return Err(Error::runtime("only Tensors of floating point dtype can require gradients"));
         }
         let mut m = self.autograd();

@@ -4,6 +4,12 @@ The numerical Jacobian perturbs each input element in place through a
 detached alias (so non-contiguous inputs are perturbed where they live) and
 takes central differences; the analytical one runs one vector-Jacobian
 product per output element. Both are assembled as float64 NumPy arrays.
+
+A complex tensor counts as its real and imaginary parts (two real variables
+per element), as in PyTorch: its parts are perturbed one at a time, and a
+complex output's rows are the vector-Jacobian products with gradient 1 and
+1j at each element, which in PyTorch's convention (``∂L/∂x + i ∂L/∂y``) give
+the derivatives of the output's real and imaginary part.
 """
 
 
@@ -26,9 +32,19 @@ def _outputs(out):
     return [o for o in _as_tuple(out) if _is_tensor(o)]
 
 
+def _parts(t):
+    """``t`` (detached) as real numbers: a complex tensor's interleaved parts."""
+    t = t.detach()
+    return _C._view_as_real(t) if t.is_complex() else t
+
+
 def _np(t):
     import numpy as np  # lazy: keeps `import ferrotorch` fast
-    return np.asarray(t.detach().to(_C.float64).numpy(), dtype=np.float64).reshape(-1)
+    return np.asarray(_parts(t).to(_C.float64).numpy(), dtype=np.float64).reshape(-1)
+
+
+def _differentiable(dtype):
+    return dtype.is_floating_point or dtype.is_complex
 
 
 class _Mode:
@@ -48,10 +64,10 @@ def _numerical(func, inputs, i, eps, n_outs):
     """Central differences of every output w.r.t. input ``i``: list of (n_out, n_in) arrays."""
     import numpy as np  # lazy: keeps `import ferrotorch` fast
     x = inputs[i]
-    alias = x.detach()
-    n_in = x.numel()
+    alias = _parts(x)
+    n_in = alias.numel()
     cols = [[] for _ in range(n_outs)]
-    for idx in np.ndindex(*tuple(x.shape)):
+    for idx in np.ndindex(*tuple(alias.shape)):
         orig = alias[idx].item()
         with _Mode(False):
             alias[idx] = orig + eps
@@ -71,11 +87,12 @@ def _analytical(outputs, diff_inputs):
     from . import grad as _grad
     jac = []
     for o in outputs:
-        per_in = [np.zeros((o.numel(), x.numel())) for x in diff_inputs]
-        if o.requires_grad and o.dtype.is_floating_point:
-            for r in range(o.numel()):
-                onehot = np.zeros(o.numel())
-                onehot[r] = 1.0
+        parts = 2 if o.is_complex() else 1
+        per_in = [np.zeros((o.numel() * parts, x.numel() * (2 if x.is_complex() else 1))) for x in diff_inputs]
+        if o.requires_grad and _differentiable(o.dtype):
+            for r in range(o.numel() * parts):
+                onehot = np.zeros(o.numel(), dtype=complex if parts == 2 else float)
+                onehot[r // parts] = 1j if r % parts else 1.0
                 go = _C.tensor(onehot.reshape(tuple(o.shape)), dtype=o.dtype)
                 gs = _grad(o, diff_inputs, go, retain_graph=True, allow_unused=True)
                 for k, g in enumerate(gs):
@@ -100,7 +117,7 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
     if not diff_idx:
         raise ValueError("gradcheck expects at least one input tensor to require gradient, but none of the them have requires_grad=True.")
     for i in diff_idx:
-        if inputs[i].dtype != _C.float64 and inputs[i].dtype.is_floating_point:
+        if inputs[i].dtype not in (_C.float64, _C.complex128) and _differentiable(inputs[i].dtype):
             import warnings
             warnings.warn(
                 f"Input #{i} requires gradient and is not a double precision floating point. "
@@ -115,7 +132,7 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
         numerical = _numerical(func, inputs, i, eps, len(outputs))
         for j in range(len(outputs)):
             a, n = analytical[j][k], numerical[j]
-            if not outputs[j].dtype.is_floating_point:
+            if not _differentiable(outputs[j].dtype):
                 continue
             if not np.allclose(a, n, rtol=rtol, atol=atol):
                 if raise_exception:

@@ -4,7 +4,7 @@
 use super::{Dst, Meta, Src};
 use crate::dtype::DType;
 use crate::error::Result;
-use crate::op::linalg::{CholeskySpec, EighSpec, LuSolveSpec, LuSpec, QrSpec, SvdSpec, TriangularSpec};
+use crate::op::linalg::{CholeskySpec, EighSpec, LuSolveSpec, LuSpec, QrSpec, SvdSpec, TriangularSpec, EigSpec};
 
 /// The linear-algebra kernels of a device.
 pub trait LinalgKernels {
@@ -58,6 +58,12 @@ pub trait LinalgKernels {
     /// each symmetric column-major matrix of `a`.
     fn eigh(&self, spec: &EighSpec, dtype: DType, a: Src, w: Dst, v: Option<Dst>) -> Result<()>;
 
+    /// The eigenvalues (`(batch, n)`, complex of `dtype`'s precision) and,
+    /// with [`EigSpec::vectors`], the column-major eigenvectors (unit norm,
+    /// largest component real, as LAPACK's `geev`) of each column-major
+    /// matrix of `a`, real or complex of `dtype`.
+    fn eig(&self, spec: &EigSpec, dtype: DType, a: Src, w: Dst, v: Option<Dst>) -> Result<()>;
+
     /// `X = A⁻¹ B` for triangular `A` (column-major `(batch, n, n)`) and
     /// column-major `b`, `x` (`(batch, k, n)` buffers).
     fn solve_triangular(&self, spec: &TriangularSpec, dtype: DType, a: Src, b: Src, x: Dst) -> Result<()>;
@@ -85,6 +91,10 @@ impl LinalgKernels for Meta {
     }
 
     fn eigh(&self, _spec: &EighSpec, _dtype: DType, _a: Src, _w: Dst, _v: Option<Dst>) -> Result<()> {
+        Ok(())
+    }
+
+    fn eig(&self, _spec: &EigSpec, _dtype: DType, _a: Src, _w: Dst, _v: Option<Dst>) -> Result<()> {
         Ok(())
     }
 

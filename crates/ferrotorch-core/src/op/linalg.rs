@@ -139,6 +139,18 @@ pub struct EighSpec {
     pub vectors: bool,
 }
 
+/// A batched general eigendecomposition (`linalg.eig`, LAPACK's `geev`)
+/// of `batch` real or complex `n x n` matrices; the results are complex.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EigSpec {
+    /// Number of matrices.
+    pub batch: usize,
+    /// Order of each matrix.
+    pub n: usize,
+    /// Whether the eigenvectors are computed.
+    pub vectors: bool,
+}
+
 /// A batched triangular solve `A X = B` for `batch` triangular `n x n`
 /// matrices `A` and right-hand sides `B` of `k` columns.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -453,6 +453,8 @@ unary_ops! {
         SphericalBesselJ0 => "special_spherical_bessel_j0", "NotDifferentiable", CUSTOM;
         /// Airy function `Ai(x)` (no derivative)
         AiryAi => "special_airy_ai", "NotDifferentiable", CUSTOM;
+        /// the argument of a complex number (0 or π for reals, NaN kept)
+        Angle => "angle", "AngleBackward0", OUT_OF_PLACE;
     }
     with_args {
         /// `logit(x, eps)`; a negative eps means none

@@ -10,6 +10,9 @@ use ferrotorch_core::{DType, Error, Result};
 
 impl ConvKernels for Cpu {
     fn convolution(&self, role: ConvRole, spec: &ConvSpec, dtype: DType, out: Dst, a: Src, b: Src, bias: Option<Src>) -> Result<()> {
+        if dtype.is_complex() {
+            return Err(crate::complex::not_impl("convolution", dtype));
+        }
         const WHAT: &str = "convolution";
         macro_rules! run {
             ($T:ty) => {{

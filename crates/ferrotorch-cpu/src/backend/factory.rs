@@ -15,6 +15,9 @@ const WHAT: &str = "factory";
 
 impl FactoryKernels for Cpu {
     fn sequence(&self, seq: Sequence, dtype: DType, out: Dst) -> Result<()> {
+        if dtype.is_complex() {
+            return Err(crate::complex::not_impl("sequence", dtype));
+        }
         dispatch_dtype!(dtype, T => {
             // SAFETY: `out` is a fresh contiguous tensor of `dtype`.
             let o = unsafe { elems_mut::<T>(WHAT, out)? };
@@ -36,6 +39,9 @@ impl FactoryKernels for Cpu {
     }
 
     fn random(&self, dist: Distribution, gen: &mut Generator, dtype: DType, out: Dst, rates: Option<Src>) -> Result<()> {
+        if dtype.is_complex() {
+            return Err(crate::complex::not_impl("random", dtype));
+        }
         if dist == Distribution::Permutation {
             if dtype != DType::Int64 {
                 return Err(Error::runtime("randperm: the kernel writes int64"));

@@ -4,11 +4,14 @@ use super::Cpu;
 use crate::dense::{elems, elems_mut};
 use crate::{Dst, Src};
 use ferrotorch_core::backend::LinalgKernels;
-use ferrotorch_core::op::linalg::{svd_non_finite, CholeskySpec, EighSpec, LuSolveSpec, LuSpec, QrMode, QrSpec, SvdSpec, TriangularSpec};
+use ferrotorch_core::op::linalg::{svd_non_finite, CholeskySpec, EigSpec, EighSpec, LuSolveSpec, LuSpec, QrMode, QrSpec, SvdSpec, TriangularSpec};
 use ferrotorch_core::{DType, Error, Result};
 
 impl LinalgKernels for Cpu {
     fn svd(&self, spec: &SvdSpec, dtype: DType, batched: bool, a: Src, s: Dst, uv: Option<(Dst, Dst)>) -> Result<()> {
+        if dtype.is_complex() {
+            return Err(crate::complex::not_impl("svd", dtype));
+        }
         const WHAT: &str = "linalg.svd";
         macro_rules! run {
             ($T:ty) => {{
@@ -33,6 +36,9 @@ impl LinalgKernels for Cpu {
         r.map_err(|b| svd_non_finite(batched.then_some(b)))
     }
     fn lu_factor(&self, spec: &LuSpec, dtype: DType, a: Src, lu: Dst, pivots: Dst, info: Dst) -> Result<()> {
+        if dtype.is_complex() {
+            return Err(crate::complex::not_impl("lu_factor", dtype));
+        }
         const WHAT: &str = "linalg.lu_factor";
         // SAFETY (every `elems`/`elems_mut` below): the op layer passes live,
         // contiguous operands of the documented dtypes and sizes; the
@@ -49,6 +55,9 @@ impl LinalgKernels for Cpu {
     }
 
     fn lu_solve(&self, spec: &LuSolveSpec, dtype: DType, lu: Src, pivots: Src, b: Src, x: Dst) -> Result<()> {
+        if dtype.is_complex() {
+            return Err(crate::complex::not_impl("lu_solve", dtype));
+        }
         const WHAT: &str = "linalg.lu_solve";
         let pd = unsafe { elems::<i32>(WHAT, pivots)? };
         check_len(WHAT, &[pd.len()], spec.batch * spec.n)?;
@@ -64,6 +73,9 @@ impl LinalgKernels for Cpu {
     }
 
     fn cholesky(&self, spec: &CholeskySpec, dtype: DType, a: Src, factor: Dst, info: Dst) -> Result<()> {
+        if dtype.is_complex() {
+            return Err(crate::complex::not_impl("cholesky", dtype));
+        }
         const WHAT: &str = "linalg.cholesky";
         let id = unsafe { elems_mut::<i32>(WHAT, info)? };
         check_len(WHAT, &[id.len()], spec.batch)?;
@@ -76,6 +88,9 @@ impl LinalgKernels for Cpu {
     }
 
     fn qr(&self, spec: &QrSpec, dtype: DType, a: Src, q: Option<Dst>, r: Dst) -> Result<()> {
+        if dtype.is_complex() {
+            return Err(crate::complex::not_impl("qr", dtype));
+        }
         const WHAT: &str = "linalg.qr";
         if (spec.mode == QrMode::R) != q.is_none() {
             return Err(Error::runtime(format!("{WHAT}: Q must be given exactly when mode is not 'r' ({spec:?})")));
@@ -96,7 +111,52 @@ impl LinalgKernels for Cpu {
         Ok(())
     }
 
+    fn eig(&self, spec: &EigSpec, dtype: DType, a: Src, w: Dst, v: Option<Dst>) -> Result<()> {
+        const WHAT: &str = "linalg.eig";
+        if spec.vectors != v.is_some() {
+            return Err(Error::runtime(format!("{WHAT}: the eigenvectors' operand must be given exactly when they are wanted ({spec:?})")));
+        }
+        macro_rules! run {
+            ($T:ty, $complex_in:expr) => {{
+                type C = ferrotorch_core::num_complex::Complex<$T>;
+                // SAFETY: the op layer passes a live contiguous input of
+                // `dtype` and fresh contiguous complex outputs that alias
+                // neither it nor each other.
+                let wd = unsafe { elems_mut::<C>(WHAT, w)? };
+                let vd = match v {
+                    Some(v) => Some(unsafe { elems_mut::<C>(WHAT, v)? }),
+                    None => None,
+                };
+                let nn = spec.batch * spec.n * spec.n;
+                check_len(WHAT, &[wd.len()], spec.batch * spec.n)?;
+                if let Some(vd) = &vd {
+                    check_len(WHAT, &[vd.len()], nn)?;
+                }
+                let r = if $complex_in {
+                    let ad = unsafe { elems::<C>(WHAT, a)? };
+                    check_len(WHAT, &[ad.len()], nn)?;
+                    crate::linalg::eig::<$T>(spec, None, Some(ad), wd, vd)
+                } else {
+                    let ad = unsafe { elems::<$T>(WHAT, a)? };
+                    check_len(WHAT, &[ad.len()], nn)?;
+                    crate::linalg::eig::<$T>(spec, Some(ad), None, wd, vd)
+                };
+                r.map_err(|b| Error::runtime(format!("{WHAT}: the eigenvalue algorithm failed to converge for batch element {b}")))
+            }};
+        }
+        match dtype {
+            DType::Float32 => run!(f32, false),
+            DType::Float64 => run!(f64, false),
+            DType::Complex64 => run!(f32, true),
+            DType::Complex128 => run!(f64, true),
+            other => Err(Error::not_implemented(format!("\"linalg_eig_out_cpu\" not implemented for '{}'", ferrotorch_core::dtype::pretty(other)))),
+        }
+    }
+
     fn eigh(&self, spec: &EighSpec, dtype: DType, a: Src, w: Dst, v: Option<Dst>) -> Result<()> {
+        if dtype.is_complex() {
+            return Err(crate::complex::not_impl("eigh", dtype));
+        }
         const WHAT: &str = "linalg.eigh";
         if spec.vectors != v.is_some() {
             return Err(Error::runtime(format!("{WHAT}: the eigenvectors' operand must be given exactly when they are wanted ({spec:?})")));
@@ -121,6 +181,9 @@ impl LinalgKernels for Cpu {
     }
 
     fn solve_triangular(&self, spec: &TriangularSpec, dtype: DType, a: Src, b: Src, x: Dst) -> Result<()> {
+        if dtype.is_complex() {
+            return Err(crate::complex::not_impl("solve_triangular", dtype));
+        }
         const WHAT: &str = "linalg.solve_triangular";
         float_dispatch!(WHAT, dtype, T => {
             let (ad, bd, xd) = unsafe { (elems::<T>(WHAT, a)?, elems::<T>(WHAT, b)?, elems_mut::<T>(WHAT, x)?) };

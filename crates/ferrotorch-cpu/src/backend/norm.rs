@@ -150,6 +150,9 @@ unsafe fn backward_operands<'a, T, F>(
 
 impl NormKernels for Cpu {
     fn layer_norm(&self, spec: &LayerNormSpec, dtype: DType, x: Src, weight: Option<Src>, bias: Option<Src>, out: Dst, mean: Dst, rstd: Dst) -> Result<()> {
+        if dtype.is_complex() {
+            return Err(crate::complex::not_impl("layer_norm", dtype));
+        }
         const WHAT: &str = "layer_norm";
         macro_rules! run {
             ($T:ty, $F:ty) => {{
@@ -167,6 +170,9 @@ impl NormKernels for Cpu {
     }
 
     fn layer_norm_backward(&self, spec: &LayerNormSpec, dtype: DType, grad: Src, x: Src, mean: Src, rstd: Src, weight: Option<Src>, grads: NormGrads) -> Result<()> {
+        if dtype.is_complex() {
+            return Err(crate::complex::not_impl("layer_norm_backward", dtype));
+        }
         const WHAT: &str = "layer_norm_backward";
         macro_rules! run {
             ($T:ty, $F:ty) => {{
@@ -281,6 +287,9 @@ impl NormKernels for Cpu {
     }
 
     fn group_norm(&self, spec: &GroupNormSpec, dtype: DType, x: Src, weight: Option<Src>, bias: Option<Src>, out: Dst, mean: Dst, rstd: Dst) -> Result<()> {
+        if dtype.is_complex() {
+            return Err(crate::complex::not_impl("group_norm", dtype));
+        }
         const WHAT: &str = "group_norm";
         macro_rules! run {
             ($T:ty, $F:ty) => {{
@@ -302,6 +311,9 @@ impl NormKernels for Cpu {
     }
 
     fn group_norm_backward(&self, spec: &GroupNormSpec, dtype: DType, grad: Src, x: Src, mean: Src, rstd: Src, weight: Option<Src>, grads: NormGrads) -> Result<()> {
+        if dtype.is_complex() {
+            return Err(crate::complex::not_impl("group_norm_backward", dtype));
+        }
         const WHAT: &str = "group_norm_backward";
         macro_rules! run {
             ($T:ty, $F:ty) => {{
@@ -320,6 +332,9 @@ impl NormKernels for Cpu {
     }
 
     fn row_moments(&self, spec: &MomentsSpec, dtype: DType, x: Src, mean: Dst, var: Dst) -> Result<()> {
+        if dtype.is_complex() {
+            return Err(crate::complex::not_impl("row_moments", dtype));
+        }
         const WHAT: &str = "rowwise_moments";
         let n = spec.n;
         // The vector widths of the AVX2 kernels PyTorch dispatches these to.

@@ -72,6 +72,9 @@ fn run<H: Hyper<S>, const S: usize>(dtype: DType, hypers: &[H], params: &[ParamO
 
 impl OptimKernels for Cpu {
     fn optimizer_step(&self, dtype: DType, slots: usize, steps: &[OptimStep], params: &[ParamOperands]) -> Result<()> {
+        if dtype.is_complex() {
+            return Err(crate::complex::not_impl("optimizer_step", dtype));
+        }
         if steps.len() != params.len() {
             return Err(Error::runtime(format!("{WHAT}: {} steps for {} parameters", steps.len(), params.len())));
         }

@@ -52,6 +52,7 @@ macro_rules! pool_dispatch {
                 $body
             }
             DType::Bool => return Err(Error::not_implemented("pooling: no kernel for 'Bool'")),
+            d @ (DType::Complex64 | DType::Complex128) => return Err(crate::complex::not_impl("pooling", d)),
         }
     };
 }

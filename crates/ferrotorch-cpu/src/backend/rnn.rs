@@ -42,6 +42,9 @@ macro_rules! float_kernel {
 // no input.
 impl RnnKernels for Cpu {
     fn lstm_cell(&self, dtype: DType, igates: Src, hgates: Src, cx: Src, hy: Dst, cy: Dst, workspace: Dst) -> Result<()> {
+        if dtype.is_complex() {
+            return Err(crate::complex::not_impl("lstm_cell", dtype));
+        }
         let (batch, hidden) = dims(hy.layout)?;
         float_kernel!(dtype, T => unsafe {
             k::lstm_forward::<T>(
@@ -58,6 +61,9 @@ impl RnnKernels for Cpu {
     }
 
     fn lstm_cell_backward(&self, dtype: DType, workspace: Src, cx: Src, cy: Src, dhy: Option<Src>, dcy: Option<Src>, dgates: Dst, dcx: Dst) -> Result<()> {
+        if dtype.is_complex() {
+            return Err(crate::complex::not_impl("lstm_cell_backward", dtype));
+        }
         let (batch, hidden) = dims(dcx.layout)?;
         float_kernel!(dtype, T => unsafe {
             k::lstm_backward::<T>(
@@ -75,6 +81,9 @@ impl RnnKernels for Cpu {
     }
 
     fn gru_cell(&self, dtype: DType, igates: Src, hgates: Src, hx: Src, hy: Dst, workspace: Dst) -> Result<()> {
+        if dtype.is_complex() {
+            return Err(crate::complex::not_impl("gru_cell", dtype));
+        }
         let (batch, hidden) = dims(hy.layout)?;
         float_kernel!(dtype, T => unsafe {
             k::gru_forward::<T>(
@@ -90,6 +99,9 @@ impl RnnKernels for Cpu {
     }
 
     fn gru_cell_backward(&self, dtype: DType, workspace: Src, hx: Src, dhy: Src, digates: Dst, dhgates: Dst, dhx: Dst) -> Result<()> {
+        if dtype.is_complex() {
+            return Err(crate::complex::not_impl("gru_cell_backward", dtype));
+        }
         let (batch, hidden) = dims(dhx.layout)?;
         float_kernel!(dtype, T => unsafe {
             k::gru_backward::<T>(

@@ -8,6 +8,7 @@
 
 mod batch;
 mod cholesky;
+mod eig;
 mod eigh;
 mod lu;
 mod qr;
@@ -17,6 +18,7 @@ mod triangular;
 pub use cholesky::cholesky;
 pub use eigh::eigh;
 pub use lu::{lu_factor, lu_solve};
+pub use eig::eig;
 pub use qr::qr;
 pub use svd::*;
 pub use triangular::solve_triangular;
@@ -27,6 +29,12 @@ pub trait LinalgFloat: faer::traits::RealField + Copy + Send + Sync + PartialEq 
     const ZERO: Self;
     /// A quiet NaN.
     fn nan() -> Self;
+    /// Neither infinite nor NaN.
+    fn finite(self) -> bool;
+    /// Widened to `f64`.
+    fn to_f64(self) -> f64;
+    /// Rounded from `f64`.
+    fn from_f64(v: f64) -> Self;
 }
 
 impl LinalgFloat for f32 {
@@ -34,11 +42,29 @@ impl LinalgFloat for f32 {
     fn nan() -> f32 {
         f32::NAN
     }
+    fn finite(self) -> bool {
+        self.is_finite()
+    }
+    fn to_f64(self) -> f64 {
+        self as f64
+    }
+    fn from_f64(v: f64) -> f32 {
+        v as f32
+    }
 }
 
 impl LinalgFloat for f64 {
     const ZERO: f64 = 0.0;
     fn nan() -> f64 {
         f64::NAN
+    }
+    fn finite(self) -> bool {
+        self.is_finite()
+    }
+    fn to_f64(self) -> f64 {
+        self as f64
+    }
+    fn from_f64(v: f64) -> f64 {
+        v as f64
     }
 }

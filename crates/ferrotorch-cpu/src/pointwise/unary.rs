@@ -300,6 +300,10 @@ fn special_kernel<T: Compute>(op: UnaryOp, o: Dst, s: Src) {
             let k = c(PI / 180.0);
             go!(|x| x * k)
         }
+        Angle => {
+            let pi = c(PI);
+            go!(|x| if x < zero { pi } else if x.is_nan() { x } else { zero })
+        }
         Rad2deg => {
             let k = c(180.0 / PI);
             go!(|x| x * k)

@@ -79,7 +79,7 @@ pub fn record(name: &'static str, inputs: &[Option<&Tensor>], outputs: &[&Tensor
     let edges = inputs.iter().map(|t| t.and_then(gradient_edge)).collect();
     let node = Node::new(name, edges, outputs.len(), backward());
     for (i, o) in outputs.iter().enumerate() {
-        if o.dtype().is_floating_point() {
+        if o.dtype().is_floating_point() || o.dtype().is_complex() {
             set_history(o, node.clone(), i);
         }
     }
@@ -105,7 +105,33 @@ where
 
 /// Boxes a closure as a backward rule. Everything it captures (saved tensors)
 /// is dropped on release.
-pub fn rule<F>(f: F) -> Box<dyn Backward>
+///
+/// The closure is a real derivative rule, `g * f'(x)` (with transposes
+/// where `f` is a product), which is also the rule of `f`'s holomorphic
+/// extension. PyTorch's convention for complex tensors passes back
+/// `g * conj(f'(z))` instead (the gradient of a real loss as `∂L/∂x + i
+/// ∂L/∂y`), which is `conj(rule(conj(g)))`: so when a gradient is complex,
+/// the rule runs on the conjugated gradients and its results are
+/// conjugated. Rules of non-holomorphic ops (the parts of a complex number,
+/// its modulus and argument) are written in PyTorch's convention and boxed
+/// with [`rule_native`].
+pub fn rule<F>(mut f: F) -> Box<dyn Backward>
+where
+    F: FnMut(&Arc<Node>, Vec<Option<Tensor>>) -> ferrotorch_core::Result<Vec<Option<Tensor>>> + Send + 'static,
+{
+    Box::new(FnBackward(Some(move |node: &Arc<Node>, grads: Vec<Option<Tensor>>| {
+        if !grads.iter().flatten().any(|g| g.dtype().is_complex()) {
+            return f(node, grads);
+        }
+        let conj = |g: Option<Tensor>| g.map(|g| g.conj()).transpose();
+        let grads = grads.into_iter().map(conj).collect::<ferrotorch_core::Result<Vec<_>>>()?;
+        f(node, grads)?.into_iter().map(conj).collect()
+    })))
+}
+
+/// Boxes a closure as a backward rule written in PyTorch's convention for
+/// complex tensors (see [`rule`]), run as it is.
+pub fn rule_native<F>(f: F) -> Box<dyn Backward>
 where
     F: FnMut(&Arc<Node>, Vec<Option<Tensor>>) -> ferrotorch_core::Result<Vec<Option<Tensor>>> + Send + 'static,
 {

@@ -234,5 +234,7 @@ fn legacy_name(t: &Tensor) -> &'static str {
         BFloat16 => "torch.BFloat16Tensor",
         Float32 => "torch.FloatTensor",
         Float64 => "torch.DoubleTensor",
+        Complex64 => "torch.ComplexFloatTensor",
+        Complex128 => "torch.ComplexDoubleTensor",
     }
 }

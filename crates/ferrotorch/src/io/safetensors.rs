@@ -29,8 +29,8 @@ compile_error!("ferrotorch's safetensors support assumes a little-endian machine
 /// Named tensors in file order, as `load_file` returns them.
 pub type NamedTensors = Vec<(String, Tensor)>;
 
-fn to_safe(dtype: DType) -> Dtype {
-    match dtype {
+fn to_safe(dtype: DType) -> Result<Dtype> {
+    Ok(match dtype {
         DType::Bool => Dtype::BOOL,
         DType::UInt8 => Dtype::U8,
         DType::Int8 => Dtype::I8,
@@ -41,7 +41,11 @@ fn to_safe(dtype: DType) -> Dtype {
         DType::BFloat16 => Dtype::BF16,
         DType::Float32 => Dtype::F32,
         DType::Float64 => Dtype::F64,
-    }
+        DType::Complex64 => Dtype::C64,
+        DType::Complex128 => {
+            return Err(Error::type_error(format!("safetensors has no {dtype} dtype")))
+        }
+    })
 }
 
 fn from_safe(dtype: Dtype, name: &str) -> Result<DType> {
@@ -56,6 +60,7 @@ fn from_safe(dtype: Dtype, name: &str) -> Result<DType> {
         Dtype::BF16 => DType::BFloat16,
         Dtype::F32 => DType::Float32,
         Dtype::F64 => DType::Float64,
+        Dtype::C64 => DType::Complex64,
         other => return Err(Error::type_error(format!("safetensors: tensor {name:?} has dtype {other:?}, which ferrotorch does not support"))),
     })
 }
@@ -69,7 +74,8 @@ struct Contiguous(Tensor);
 
 impl View for &Contiguous {
     fn dtype(&self) -> Dtype {
-        to_safe(self.0.dtype())
+        // `contiguous_views` admits only the dtypes `to_safe` maps.
+        to_safe(self.0.dtype()).unwrap_or(Dtype::U8)
     }
     fn shape(&self) -> &[usize] {
         self.0.shape()
@@ -96,6 +102,7 @@ fn contiguous_views(tensors: &[(String, Tensor)]) -> Result<Vec<(String, Contigu
             if !t.device().is_cpu() {
                 return Err(Error::runtime(format!("safetensors: tensor {name:?} is on {}, not the CPU", t.device())));
             }
+            to_safe(t.dtype())?;
             Ok((name.clone(), Contiguous(t.contiguous()?)))
         })
         .collect()

@@ -34,6 +34,7 @@ fn scalar_tensor(s: Scalar) -> Result<Tensor> {
         Scalar::Bool(b) => Tensor::scalar(b),
         Scalar::Int(i) => Tensor::scalar(i),
         Scalar::Float(f) => Tensor::scalar(f),
+        Scalar::Complex(re, im) => Tensor::scalar_complex(re, im),
     }
 }
 
@@ -54,7 +55,7 @@ pub fn common_dtype(operands: &[Operand]) -> Result<DType> {
 fn op_dtypes(op: BinaryOp, a: &Operand, b: &Operand) -> Result<(DType, DType)> {
     let common = result_type(&[operand_info(a), operand_info(b)])?;
     Ok(match op {
-        _ if op.int_to_float() && !common.is_floating_point() => (default_dtype(), default_dtype()),
+        _ if op.int_to_float() && !common.is_differentiable() => (default_dtype(), default_dtype()),
         _ if op.is_comparison() => (common, DType::Bool),
         _ => (common, common),
     })
@@ -100,6 +101,14 @@ pub fn scalar_arg(value: Scalar, dtype: DType) -> Result<Scalar> {
     Ok(match dtype {
         DType::Bool => Scalar::Bool(value.to_bool()),
         DType::Float64 => Scalar::Float(value.to_f64()),
+        DType::Complex128 => {
+            let (re, im) = value.to_c64();
+            Scalar::Complex(re, im)
+        }
+        DType::Complex64 => {
+            let (re, im) = value.to_c64();
+            Scalar::Complex(re as f32 as f64, im as f32 as f64)
+        }
         // Rounded to the dtype once, as the kernel holds it.
         d if d.is_floating_point() => Scalar::Float(Tensor::scalar(value.to_f64())?.to_dtype(d)?.to_f64_vec()?[0]),
         _ => Scalar::Int(value.to_i64()),
@@ -136,7 +145,7 @@ pub fn add_scaled(a: Operand, b: Operand, alpha: Scalar, op: BinaryOp) -> Result
         };
         if r.dtype() != compute { r.to_dtype(compute)? } else { r }
     };
-    if r.dtype().is_floating_point() {
+    if r.dtype().is_differentiable() {
         // The backward scales by the number as given (PyTorch's
         // `maybe_multiply(grad, alpha)`), not by its value in the kernel's dtype.
         let sg = if op == BinaryOp::Sub { -alpha.to_f64() } else { alpha.to_f64() };
@@ -208,7 +217,7 @@ pub fn add_scaled_(a: &Tensor, b: Operand, alpha: Scalar, op: BinaryOp) -> Resul
 /// `a <op> b` into a new tensor, recording the autograd node when needed.
 pub fn binary(a: Operand, b: Operand, op: BinaryOp) -> Result<Tensor> {
     let out = binary_raw(a, b, op)?;
-    if out.dtype().is_floating_point() && !op.is_comparison() {
+    if out.dtype().is_differentiable() && !op.is_comparison() {
         super::arith_grad::record_binary(a, b, op, &out);
     }
     Ok(out)
@@ -257,7 +266,7 @@ pub fn check_alpha(result: DType, alpha: Scalar) -> Result<()> {
     if matches!(alpha, Scalar::Bool(_)) && result != DType::Bool {
         return Err(Error::runtime("Boolean alpha only supported for Boolean results."));
     }
-    if matches!(alpha, Scalar::Float(_)) && !result.is_floating_point() {
+    if matches!(alpha, Scalar::Float(_)) && !result.is_differentiable() {
         return Err(Error::runtime(
             "For integral input tensors, argument alpha must not be a floating point number.",
         ));
@@ -540,7 +549,7 @@ pub use super::arith_grad::unary_for_inplace;
 pub fn unary(x: &Tensor, op: UnaryOp) -> Result<Tensor> {
     let op = kernel_args(op, x.dtype())?;
     let out = unary_raw(x, op)?;
-    if out.dtype().is_floating_point() {
+    if out.dtype().is_differentiable() {
         super::arith_grad::record_unary(x, op, &out);
     }
     Ok(out)
@@ -625,14 +634,21 @@ pub fn unary_raw(x: &Tensor, op: UnaryOp) -> Result<Tensor> {
             return Err(Error::runtime("cannot do hardtanh on an unsigned type with negative limits"));
         }
     }
-    if !xd.is_floating_point() && op.float_only() {
+    if !xd.is_differentiable() && op.float_only() {
         return Err(ferrotorch_core::dtype::not_impl(op.name(), xd));
     }
     if !xd.is_floating_point() && matches!(op, UnaryOp::RoundDecimals(_)) {
         return Err(ferrotorch_core::dtype::not_impl("round", xd));
     }
-    let dtype = if op.is_predicate() || op.keeps_int() || xd.is_floating_point() { xd } else { default_dtype() };
-    let out_dtype = if op.is_predicate() { DType::Bool } else { dtype };
+    let dtype = if op.is_predicate() || op.keeps_int() || xd.is_differentiable() { xd } else { default_dtype() };
+    // `abs` and `angle` of a complex tensor are real.
+    let out_dtype = if op.is_predicate() {
+        DType::Bool
+    } else if matches!(op, UnaryOp::Abs | UnaryOp::Angle) {
+        dtype.to_real()
+    } else {
+        dtype
+    };
     let xi = x.to_dtype(dtype)?;
     let out = Tensor::empty(x.shape(), out_dtype, x.device())?;
     out.backend()?.unary(op, dtype, out.operand_mut(), xi.operand())?;

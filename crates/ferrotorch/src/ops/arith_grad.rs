@@ -13,7 +13,7 @@ pub(crate) fn g0(g: Vec<Option<Tensor>>) -> Option<Tensor> {
 /// Reduces a broadcast gradient back to `shape` and casts it to `dtype`.
 pub(crate) fn reduce_grad(g: &Tensor, shape: &[usize], dtype: DType) -> Result<Tensor> {
     let r = g.sum_to(shape)?;
-    if r.dtype() != dtype && dtype.is_floating_point() {
+    if r.dtype() != dtype && dtype.is_differentiable() {
         r.to_dtype(dtype)
     } else {
         Ok(r)
@@ -803,13 +803,19 @@ pub(crate) fn record_unary(x: &Tensor, op: UnaryOp, out: &Tensor) {
     let saved_in = SavedTensor::input(x);
     let saved_out = SavedTensor::output(out, 0);
     let dtype = x.dtype();
+    // Native: complex inputs have rules in PyTorch's convention (and a real
+    // input's gradient is real).
     record(name, &[Some(x)], &[out], move || {
-        rule(move |node, grads| {
+        crate::autograd::rule_native(move |node, grads| {
             let Some(g) = g0(grads) else { return Ok(vec![None]) };
             let xf = || saved_in.unpack(node);
             let yf = || saved_out.unpack(node);
-            let r = unary_grad(op, &g, &xf, &yf)?;
-            let r = if r.dtype() != dtype && dtype.is_floating_point() { r.to_dtype(dtype)? } else { r };
+            let r = if dtype.is_complex() {
+                super::complex_grad::unary(op, &g, &xf()?, &yf)?
+            } else {
+                unary_grad(op, &g, &xf, &yf)?
+            };
+            let r = if r.dtype() != dtype && dtype.is_differentiable() { r.to_dtype(dtype)? } else { r };
             Ok(vec![Some(r)])
         })
     });

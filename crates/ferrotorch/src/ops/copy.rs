@@ -67,7 +67,7 @@ impl Tensor {
         let src = self.dtype();
         if dtype == src {
             record("CloneBackward0", &[Some(self)], &[&out], || rule(|_, g| Ok(vec![g0(g)])));
-        } else if dtype.is_floating_point() {
+        } else if dtype.is_differentiable() {
             record("ToCopyBackward0", &[Some(self)], &[&out], move || {
                 rule(move |_, g| g0(g).map(|g| g.to_dtype(src)).transpose().map(|g| vec![g]))
             });
@@ -96,7 +96,7 @@ impl Tensor {
         }
         let out = self.empty_like_on(dtype, device)?;
         copy_kernel(&out, self, self.layout())?;
-        if dtype.is_floating_point() {
+        if dtype.is_differentiable() {
             let (src_device, src_dtype) = (self.device(), self.dtype());
             record("ToCopyBackward0", &[Some(self)], &[&out], move || {
                 rule(move |_, g| g0(g).map(|g| g.to_device(src_device, src_dtype, false)).transpose().map(|g| vec![g]))
@@ -136,7 +136,7 @@ impl Tensor {
         }
         let out = Tensor::empty(self.shape(), dtype, self.device())?;
         copy_kernel(&out, self, self.layout())?;
-        if dtype.is_floating_point() {
+        if dtype.is_differentiable() {
             let src = self.dtype();
             record("ToCopyBackward0", &[Some(self)], &[&out], move || {
                 rule(move |_, g| g0(g).map(|g| g.to_dtype(src)).transpose().map(|g| vec![g]))
@@ -262,6 +262,14 @@ impl Tensor {
     }
 
     /// Fills a tensor that was just created (not an in-place op: no version bump).
+    /// A 0-d `complex128` tensor holding `re + im·j`: what a Python complex
+    /// number becomes as an operand (as a Python float becomes float64).
+    pub fn scalar_complex(re: f64, im: f64) -> Result<Tensor> {
+        let t = Tensor::empty(&[], DType::Complex128, Device::CPU)?;
+        t.fill_init(Scalar::Complex(re, im))?;
+        Ok(t)
+    }
+
     pub(crate) fn fill_init(&self, value: Scalar) -> Result<()> {
         self.backend()?.fill(self.operand_mut(), self.dtype(), value)
     }

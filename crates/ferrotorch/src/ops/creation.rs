@@ -146,18 +146,30 @@ impl Tensor {
     pub fn random(shape: &[usize], dtype: DType, gen: Option<&SharedGenerator>, dist: Distribution) -> Result<Tensor> {
         let t = Tensor::empty(shape, dtype, Device::CPU)?;
         let backend = t.backend()?;
+        if dtype.is_complex() {
+            // Both parts drawn from `dist`, as PyTorch's complex random kernels do.
+            let parts = t.layout().as_real_parts();
+            with_generator(gen, |g| backend.random(dist, g, dtype.to_real(), t.operand_mut_as(&parts), None))?;
+            return Ok(t);
+        }
         with_generator(gen, |g| backend.random(dist, g, dtype, t.operand_mut(), None))?;
         Ok(t)
     }
 
     /// `torch.rand`: uniform on [0, 1).
     pub fn rand(shape: &[usize], dtype: DType, gen: Option<&SharedGenerator>) -> Result<Tensor> {
-        check_float("check_uniform_bounds", dtype)?;
+        if !dtype.is_complex() {
+            check_float("check_uniform_bounds", dtype)?;
+        }
         Tensor::random(shape, dtype, gen, Distribution::Uniform)
     }
 
     /// `torch.randn`: standard normal.
     pub fn randn(shape: &[usize], dtype: DType, gen: Option<&SharedGenerator>) -> Result<Tensor> {
+        if dtype.is_complex() {
+            // Unit variance in all: each part has variance 1/2.
+            return Tensor::random(shape, dtype, gen, Distribution::Normal { mean: 0.0, std: std::f64::consts::FRAC_1_SQRT_2 });
+        }
         check_float("normal_kernel_cpu", dtype)?;
         Tensor::random(shape, dtype, gen, Distribution::Normal { mean: 0.0, std: 1.0 })
     }

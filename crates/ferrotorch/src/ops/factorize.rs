@@ -11,7 +11,7 @@ use super::creation::pretty;
 use crate::autograd::GradModeGuard;
 use crate::Tensor;
 use ferrotorch_core::layout::{broadcast_shapes, fmt_shape};
-use ferrotorch_core::op::linalg::{CholeskySpec, EighSpec, LuSolveSpec, LuSpec, QrMode, QrSpec, TriangularSpec};
+use ferrotorch_core::op::linalg::{CholeskySpec, EighSpec, LuSolveSpec, LuSpec, QrMode, QrSpec, TriangularSpec, EigSpec};
 use ferrotorch_core::{DType, Device, Error, Result};
 
 /// The packed LU factors, pivots and info of [`Tensor::linalg_lu_factor_ex`].
@@ -210,6 +210,36 @@ impl Tensor {
         if spec.batch * n > 0 {
             let a = col_major_input(self)?;
             a.backend()?.eigh(&spec, dt, a.operand(), w.operand_mut(), v.as_ref().map(|v| v.operand_mut()))?;
+        }
+        Ok((w, v.map(|v| v.transpose(-2, -1)).transpose()?))
+    }
+
+    /// `torch.linalg.eig(A)` / `eigvals`: the eigenvalues and (with
+    /// `vectors`) the eigenvectors, as columns, of each square matrix of
+    /// `self` (float32/float64 or complex), both complex of its precision.
+    /// Eigenvectors have unit norm and their largest component real, as
+    /// LAPACK's; the eigenvalues come in the algorithm's order. Records
+    /// nothing (the gradient is `ferrotorch/_linalg_eig.py`'s).
+    pub fn linalg_eig(&self, vectors: bool) -> Result<(Tensor, Option<Tensor>)> {
+        if self.ndim() < 2 {
+            return Err(Error::runtime("linalg.eig: The input tensor A must have at least 2 dimensions."));
+        }
+        let dt = self.dtype();
+        let Some(cdt) = dt.to_complex().filter(|_| matches!(dt, DType::Float32 | DType::Float64) || dt.is_complex()) else {
+            return Err(Error::runtime(format!("Unknown Complex ScalarType for {}", pretty(dt))));
+        };
+        let (lead, m, n) = split(self.shape());
+        if m != n {
+            return Err(Error::runtime(format!("linalg.eig: A must be batches of square matrices, but they are {m} by {n} matrices")));
+        }
+        let _no_grad = GradModeGuard::new(false);
+        let spec = EigSpec { batch: lead.iter().product(), n, vectors };
+        let device = self.device();
+        let w = Tensor::empty(&[lead.as_slice(), &[n]].concat(), cdt, device)?;
+        let v = if vectors { Some(col_major_output(&lead, n, n, cdt, device)?) } else { None };
+        if spec.batch * n > 0 {
+            let a = col_major_input(self)?;
+            a.backend()?.eig(&spec, dt, a.operand(), w.operand_mut(), v.as_ref().map(|v| v.operand_mut()))?;
         }
         Ok((w, v.map(|v| v.transpose(-2, -1)).transpose()?))
     }

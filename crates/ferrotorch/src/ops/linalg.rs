@@ -108,7 +108,7 @@ impl Tensor {
         } else {
             self.bmm_impl(other, "bmm")?
         };
-        if !out.dtype().is_floating_point() && crate::autograd::needs_grad(&[self, other]) {
+        if !out.dtype().is_differentiable() && crate::autograd::needs_grad(&[self, other]) {
             return Err(Error::runtime(format!("Autograd not support dtype: {}", pretty(out.dtype()))));
         }
         let (sa, sb) = (SavedTensor::input(self), SavedTensor::input(other));
@@ -363,6 +363,8 @@ fn c10_name(d: DType) -> &'static str {
         DType::Int8 => "signed char",
         DType::UInt8 => "unsigned char",
         DType::Bool => "bool",
+        DType::Complex64 => "c10::complex<float>",
+        DType::Complex128 => "c10::complex<double>",
     }
 }
 

@@ -14,6 +14,8 @@ pub mod activation;
 pub mod arith;
 mod arith_grad;
 mod special_grad;
+pub mod complex;
+mod complex_grad;
 pub mod conv;
 pub mod copy;
 pub mod creation;

@@ -45,7 +45,7 @@ pub fn structured_reduced_dims(dims: Option<&[i64]>, ndim: usize) -> Result<Vec<
 /// (an input requires grad) cannot produce an integer or bool result, as
 /// `sum(dtype=torch.int8)` of a tensor requiring grad would.
 pub(crate) fn check_differentiable_dtype(input: &Tensor, out: &Tensor) -> Result<()> {
-    if !out.dtype().is_floating_point() && crate::autograd::needs_grad(&[input]) {
+    if !out.dtype().is_differentiable() && crate::autograd::needs_grad(&[input]) {
         return Err(ferrotorch_core::Error::runtime(format!(
             "Autograd not support dtype: {}",
             crate::ops::creation::pretty(out.dtype())
@@ -60,7 +60,7 @@ impl Tensor {
     pub fn sum_dims(&self, dims: Option<&[i64]>, keepdim: bool, dtype: Option<DType>) -> Result<Tensor> {
         let out = self.sum_dims_raw(dims, keepdim, dtype)?;
         check_differentiable_dtype(self, &out)?;
-        if out.dtype().is_floating_point() && crate::autograd::needs_grad(&[self]) {
+        if out.dtype().is_differentiable() && crate::autograd::needs_grad(&[self]) {
             let mask = reduced_dims(dims, self.ndim())?;
             let name = if dims.is_none() { "SumBackward0" } else { "SumBackward1" };
             let (shape, dt) = (self.shape().to_vec(), self.dtype());
@@ -101,9 +101,9 @@ impl Tensor {
             Some(d) => self.to_dtype_preserve(d)?,
             None => self.clone(),
         };
-        let out_dtype = if x.dtype().is_floating_point() { x.dtype() } else { dtype.unwrap_or(DType::Int64) };
+        let out_dtype = if x.dtype().is_differentiable() { x.dtype() } else { dtype.unwrap_or(DType::Int64) };
         let mask = structured_reduced_dims(dims, x.ndim())?;
-        if x.dtype().is_floating_point() {
+        if x.dtype().is_differentiable() {
             return cascade_sum(&x, &mask, keepdim);
         }
         super::reduction::reduce_engine(&x, &mask, ReduceKind::Sum, out_dtype, keepdim)
@@ -117,7 +117,7 @@ impl Tensor {
     /// `mean(dim, keepdim, dtype)`: floating inputs only, as in PyTorch.
     pub fn mean_dims(&self, dims: Option<&[i64]>, keepdim: bool, dtype: Option<DType>) -> Result<Tensor> {
         let d = dtype.unwrap_or(self.dtype());
-        if !d.is_floating_point() {
+        if !d.is_differentiable() {
             return Err(Error::runtime(format!(
                 "mean(): could not infer output dtype. Input dtype must be either a floating point or complex dtype. Got: {}",
                 super::creation::pretty(d)
@@ -140,7 +140,7 @@ impl Tensor {
                 let Some(g) = g0(g) else { return Ok(vec![None]) };
                 let e = expand_reduced(&g, &shape, &mask, keepdim)?;
                 let e = binary(Operand::T(&e), Operand::S(Scalar::Float(1.0 / count as f64)), BinaryOp::Mul)?;
-                Ok(vec![Some(if e.dtype() != dt && dt.is_floating_point() { e.to_dtype(dt)? } else { e })])
+                Ok(vec![Some(if e.dtype() != dt && dt.is_differentiable() { e.to_dtype(dt)? } else { e })])
             })
         });
         Ok(out)

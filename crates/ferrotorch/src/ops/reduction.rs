@@ -162,8 +162,8 @@ impl Tensor {
         };
         let out = {
             let _no_grad = GradModeGuard::new(false);
-            let float = x.dtype().is_floating_point();
-            if float && rdim.is_none() {
+            let float = x.dtype().is_differentiable();
+            if x.dtype().is_floating_point() && rdim.is_none() {
                 // The full product's order depends on TensorIterator's dim
                 // order and coalescing, which the engine's plans do not follow.
                 reduce_engine(&x, &mask, ReduceKind::ProdAll, x.dtype(), false)?
@@ -173,7 +173,7 @@ impl Tensor {
             }
         };
         crate::ops::reduce::check_differentiable_dtype(self, &out)?;
-        if out.dtype().is_floating_point() {
+        if out.dtype().is_differentiable() {
             let name = if dim.is_none() { "ProdBackward0" } else { "ProdBackward1" };
             let (sx, so, dt) = (SavedTensor::input(&x), SavedTensor::output(&out, 0), x.dtype());
             let keep = keepdim && dim.is_some();
@@ -260,6 +260,9 @@ impl Tensor {
         let name = if max { "argmax" } else { "argmin" };
         if self.dtype() == DType::Bool {
             return Err(Error::runtime(format!("{name}(): does not support bool input")));
+        }
+        if self.dtype().is_complex() {
+            return Err(Error::runtime(format!("{name}(): does not support complex input")));
         }
         let _no_grad = GradModeGuard::new(false);
         match dim {
@@ -541,7 +544,7 @@ impl Tensor {
             None => self.clone(),
         };
         let (d, _) = dim_mask(dim, x.ndim())?;
-        let out_dtype = if x.dtype().is_floating_point() { x.dtype() } else { dtype.unwrap_or(DType::Int64) };
+        let out_dtype = if x.dtype().is_differentiable() { x.dtype() } else { dtype.unwrap_or(DType::Int64) };
         // PyTorch fills a 0-d or empty result without running its kernel,
         // whose dtype dispatch has no bool.
         if out_dtype == DType::Bool && x.ndim() > 0 && x.numel() > 0 {
@@ -553,7 +556,7 @@ impl Tensor {
         // Reads `x` in place (any strides), parallel over rows.
         out.backend()?.cumulative(kind, x.operand(), x.dtype(), d, out.operand_mut(), out_dtype)?;
         crate::ops::reduce::check_differentiable_dtype(self, &out)?;
-        if out.dtype().is_floating_point() && self.dtype().is_floating_point() {
+        if out.dtype().is_differentiable() && self.dtype().is_differentiable() {
             let (sx, so, dt) = (SavedTensor::input(self), SavedTensor::output(&out, 0), self.dtype());
             let name = if prod { "CumprodBackward0" } else { "CumsumBackward0" };
             record(name, &[Some(self)], &[&out], move || {

@@ -27,7 +27,7 @@ fn record_linear(name: &'static str, x: &Tensor, out: &Tensor, back: impl Fn(&Te
         rule(move |_, g| {
             let Some(g) = g0(g) else { return Ok(vec![None]) };
             let r = back(&g)?;
-            Ok(vec![Some(if r.dtype() != dt && dt.is_floating_point() { r.to_dtype(dt)? } else { r })])
+            Ok(vec![Some(if r.dtype() != dt && dt.is_differentiable() { r.to_dtype(dt)? } else { r })])
         })
     });
 }

@@ -45,6 +45,8 @@ pub(super) fn unary(op: UnaryOp, g: &Tensor, x: &dyn Fn() -> Result<Tensor>, y: 
         }
         Deg2rad => muls(g, PI / 180.0)?,
         Rad2deg => muls(g, 180.0 / PI)?,
+        // Piecewise constant for real inputs (complex inputs have a rule of their own).
+        Angle => zeros_like(g)?,
         Erfcx => {
             let d = adds(&muls(&mul(&x()?, &y()?)?, 2.0)?, -2.0 / PI.sqrt())?;
             mul(&d, g)?

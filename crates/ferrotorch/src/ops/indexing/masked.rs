@@ -33,6 +33,7 @@ fn scalar_t(s: Scalar) -> Result<Tensor> {
         Scalar::Bool(b) => Tensor::scalar(b),
         Scalar::Int(i) => Tensor::scalar(i),
         Scalar::Float(f) => Tensor::scalar(f),
+        Scalar::Complex(re, im) => Tensor::scalar_complex(re, im),
     }
 }
 

@@ -98,6 +98,7 @@ fn is_unit_alpha(alpha: Scalar) -> bool {
     match alpha {
         Scalar::Int(v) => v == 1,
         Scalar::Float(v) => v == 1.0,
+        Scalar::Complex(re, im) => re == 1.0 && im == 0.0,
         Scalar::Bool(_) => false,
     }
 }

@@ -1,0 +1,130 @@
+"""Complex tensors: views of their parts (``view_as_real``, ``view_as_complex``,
+``real``, ``imag`` and their ``_copy`` forms), building them from parts
+(``complex``, ``polar``) and conjugation (``conj``, ``conj_physical``,
+``resolve_conj``, ``is_conj``).
+
+ferrotorch keeps no lazy conjugate bit: ``conj()`` computes the conjugate
+at once (a new tensor), so ``is_conj()`` is always False and ``resolve_conj()``
+returns its input.
+"""
+
+from . import _C, _args
+from ._C import Tensor
+from ._math_ops import _write_out
+
+__all__ = [
+    "view_as_real", "view_as_complex", "view_as_real_copy", "view_as_complex_copy", "real", "imag",
+    "conj", "conj_physical", "conj_physical_", "complex", "polar",
+]
+
+
+@_args.signature('Tensor input')
+def view_as_real(input):
+    """A view of the complex tensor ``input`` as real numbers: its shape gains a last
+    dimension of size 2 holding the real and imaginary parts."""
+    return _C._view_as_real(input)
+
+
+@_args.signature('Tensor input')
+def view_as_complex(input):
+    """A view of the float32/float64 tensor ``input``, whose last dimension has size 2 and
+    stride 1, as complex numbers (``complex64``/``complex128``)."""
+    return _C._view_as_complex(input)
+
+
+@_args.signature('Tensor input, *, Tensor out=None')
+def view_as_real_copy(input, *, out=None):
+    """Performs the same operation as :func:`ferrotorch.view_as_real`, but all output tensors
+    are freshly created instead of aliasing the input."""
+    return _write_out(_C._view_as_real(input).clone(), out)
+
+
+@_args.signature('Tensor input, *, Tensor out=None')
+def view_as_complex_copy(input, *, out=None):
+    """Performs the same operation as :func:`ferrotorch.view_as_complex`, but all output tensors
+    are freshly created instead of aliasing the input."""
+    return _write_out(_C._view_as_complex(input).clone(), out)
+
+
+@_args.signature('Tensor input')
+def real(input):
+    """The real parts of ``input``: a view for a complex tensor, ``input`` itself for a real one."""
+    return _C._real(input)
+
+
+@_args.signature('Tensor input')
+def imag(input):
+    """A view of the imaginary parts of the complex tensor ``input``."""
+    return _C._imag(input)
+
+
+@_args.signature('Tensor input')
+def conj(input):
+    """The complex conjugate of ``input`` (``input`` itself for a real tensor)."""
+    return _C._conj(input, False)
+
+
+@_args.signature('Tensor input, *, Tensor out=None')
+def conj_physical(input, *, out=None):
+    """The elementwise complex conjugate of ``input`` (``input`` itself for a real tensor)."""
+    return _write_out(_C._conj(input, True), out)
+
+
+@_args.signature('Tensor input')
+def conj_physical_(input):
+    """In-place :func:`conj_physical`."""
+    if input.is_complex():
+        input.copy_(_C._conj(input, True))
+    return input
+
+
+@_args.signature('Tensor real, Tensor imag, *, Tensor out=None')
+def complex(real, imag, *, out=None):  # noqa: A001 - PyTorch's name
+    """A complex tensor with real part ``real`` and imaginary part ``imag`` (float32 parts
+    make ``complex64``, float64 parts ``complex128``); the parts broadcast together."""
+    return _write_out(_C._complex(real, imag), out)
+
+
+@_args.signature('Tensor abs, Tensor angle, *, Tensor out=None')
+def polar(abs, angle, *, out=None):  # noqa: A002 - PyTorch's parameter name
+    """The complex tensor ``abs * (cos(angle) + i sin(angle))``, from absolute values
+    and angles (float32 or float64, of one dtype)."""
+    return _write_out(_C._polar(abs, angle), out)
+
+
+def _set_part(which):
+    def setter(self, value):
+        part = _C._real(self) if which == "real" else _C._imag(self)
+        part.copy_(value)
+
+    return setter
+
+
+def _attach():
+    Tensor.real = property(
+        lambda self: _C._real(self), _set_part("real"),
+        doc="The real parts: a view of a complex tensor, the tensor itself for a real one.",
+    )
+    Tensor.imag = property(
+        lambda self: _C._imag(self), _set_part("imag"),
+        doc="A view of the imaginary parts of a complex tensor.",
+    )
+
+    def conj_m(self):
+        """The complex conjugate (the tensor itself for real dtypes)."""
+        return _C._conj(self, False)
+
+    def conj_physical_m(self):
+        """The elementwise complex conjugate (the tensor itself for real dtypes)."""
+        return _C._conj(self, True)
+
+    def conj_physical__m(self):
+        """In-place :meth:`conj_physical`."""
+        return conj_physical_(self)
+
+    Tensor.conj = conj_m
+    Tensor.conj_physical = conj_physical_m
+    Tensor.conj_physical_ = conj_physical__m
+
+
+_attach()
