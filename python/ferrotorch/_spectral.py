@@ -181,11 +181,19 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
         frames = frames * _padded_window(None, win, n_fft, real_dtype, input.device)
     frames_complex = input.dtype.is_complex or (window is not None and window.dtype.is_complex)
     norm = "ortho" if normalized else "backward"
-    rv = _C._fft("rfft" if onesided else "fft", frames, frames_complex, None, [-1], norm)  # (B, T, F, 2)
+    rv = _fft_rv("rfft" if onesided else "fft", frames, frames_complex, None, norm)  # (B, T, F, 2)
     rv = rv.transpose(1, 2)
     if not batched:
         rv = rv.squeeze(0)
     return _ft.view_as_complex(rv) if return_complex else rv
+
+
+def _fft_rv(name, x, is_complex, n, norm):
+    """``torch.fft.<name>`` over the last dim of ``x`` (a real view when ``is_complex``), as a real view."""
+    if is_complex:
+        x = _ft.view_as_complex(x.contiguous())
+    r = _C._fft(name, x, n, [-1], norm)
+    return _ft.view_as_real(r) if r.dtype.is_complex else r
 
 
 def _as_complex_rv(t):
@@ -297,10 +305,10 @@ def _istft_rv(rv, n_fft, hop_length, win_length, window, center, normalized, one
     norm = "ortho" if normalized else "backward"
     spec = rv.transpose(1, 2)  # (B, T, F, 2)
     if onesided:
-        frames = _C._fft("irfft", spec, True, [n_fft], [-1], norm)  # (B, T, n_fft)
+        frames = _fft_rv("irfft", spec, True, [n_fft], norm)  # (B, T, n_fft)
         out_complex = False
     else:
-        frames = _C._fft("ifft", spec, True, None, [-1], norm)  # (B, T, n_fft, 2)
+        frames = _fft_rv("ifft", spec, True, None, norm)  # (B, T, n_fft, 2)
         out_complex = True
         if not return_complex:
             frames = frames[..., 0]  # the signal is assumed real: its imaginary parts are rounding

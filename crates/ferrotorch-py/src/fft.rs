@@ -1,7 +1,6 @@
-//! Bindings of the Fourier transforms (`_C._fft`, `_C._fft_c2c`,
-//! `_C._fft_r2c`, `_C._fft_c2r`). A complex signal crosses as its real
-//! view (`view_as_real`); `ferrotorch.fft` makes PyTorch's functions of
-//! them.
+//! Bindings of the Fourier transforms (`_C._fft`, and PyTorch's primitives
+//! `_C._fft_c2c`, `_C._fft_r2c`, `_C._fft_c2r`); `ferrotorch.fft` makes
+//! PyTorch's functions of them.
 
 use crate::errors::IntoPyResult;
 use crate::tensor::{tensor_of, wrap};
@@ -30,34 +29,32 @@ fn parse_fn(name: &str) -> PyResult<(FftFn, FftRank)> {
 }
 
 /// `torch.fft.<name>(input, s, dim, norm)` where `name` is one of the 18
-/// transforms (`fft`, `rfft2`, `ihfftn`, ...): `input` is a real tensor, or
-/// the real view of a complex one when `complex_input`; `s` is `[n]` for the
-/// 1-D forms, `dim` one dim there. Returns the real view of a complex
-/// output.
+/// transforms (`fft`, `rfft2`, `ihfftn`, ...); `s` is `[n]` for the 1-D
+/// forms, `dim` one dim there.
 #[pyfunction]
-#[pyo3(signature = (name, input, complex_input, s=None, dim=None, norm=None))]
-pub fn _fft<'py>(py: Python<'py>, name: &str, input: &Bound<'py, PyAny>, complex_input: bool, s: Option<Vec<i64>>, dim: Option<Vec<i64>>, norm: Option<&str>) -> PyResult<Bound<'py, PyAny>> {
+#[pyo3(signature = (name, input, s=None, dim=None, norm=None))]
+pub fn _fft<'py>(py: Python<'py>, name: &str, input: &Bound<'py, PyAny>, s: Option<Vec<i64>>, dim: Option<Vec<i64>>, norm: Option<&str>) -> PyResult<Bound<'py, PyAny>> {
     let (f, rank) = parse_fn(name)?;
     let x = tensor_of(input)?;
-    wrap(py, x.fft_fn(f, rank, complex_input, s.as_deref(), dim.as_deref(), norm).py()?)
+    wrap(py, x.fft_fn(f, rank, s.as_deref(), dim.as_deref(), norm).py()?)
 }
 
-/// `torch._fft_c2c` over a real view.
+/// `torch._fft_c2c(input, dim, scale, forward)` (the scale in place of PyTorch's normalization code).
 #[pyfunction]
 pub fn _fft_c2c<'py>(py: Python<'py>, input: &Bound<'py, PyAny>, dim: Vec<usize>, scale: f64, forward: bool) -> PyResult<Bound<'py, PyAny>> {
-    wrap(py, tensor_of(input)?.fft_c2c_view(&dim, scale, forward).py()?)
+    wrap(py, tensor_of(input)?.fft_c2c(&dim, scale, forward).py()?)
 }
 
-/// `torch._fft_r2c`, returning a real view.
+/// `torch._fft_r2c(input, dim, scale, onesided)`.
 #[pyfunction]
 pub fn _fft_r2c<'py>(py: Python<'py>, input: &Bound<'py, PyAny>, dim: Vec<usize>, scale: f64, onesided: bool) -> PyResult<Bound<'py, PyAny>> {
-    wrap(py, tensor_of(input)?.fft_r2c_view(&dim, scale, onesided).py()?)
+    wrap(py, tensor_of(input)?.fft_r2c(&dim, scale, onesided).py()?)
 }
 
-/// `torch._fft_c2r` over a real view.
+/// `torch._fft_c2r(input, dim, scale, last_dim_size)`.
 #[pyfunction]
 pub fn _fft_c2r<'py>(py: Python<'py>, input: &Bound<'py, PyAny>, dim: Vec<usize>, scale: f64, last_dim_size: usize) -> PyResult<Bound<'py, PyAny>> {
-    wrap(py, tensor_of(input)?.fft_c2r_view(&dim, scale, last_dim_size).py()?)
+    wrap(py, tensor_of(input)?.fft_c2r(&dim, scale, last_dim_size).py()?)
 }
 
 /// Adds the bindings to `_C`.

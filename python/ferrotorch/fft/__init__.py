@@ -2,10 +2,9 @@
 defaults, dtypes and errors.
 
 The transforms run on the engine's FFT kernels (``rustfft``/``realfft`` on the
-CPU) through ``_C._fft``, which takes a complex signal as its real view
-(``view_as_real``) and returns one; the op layer composes PyTorch's three
-primitives (``_fft_c2c``, ``_fft_r2c``, ``_fft_c2r``) as PyTorch does and records
-their gradients. ``fftfreq``/``rfftfreq``/``fftshift``/``ifftshift`` are tensor
+CPU) through ``_C._fft``; the op layer composes PyTorch's three primitives
+(``_fft_c2c``, ``_fft_r2c``, ``_fft_c2r``) as PyTorch does and records their
+gradients. ``fftfreq``/``rfftfreq``/``fftshift``/``ifftshift`` are tensor
 ops.
 """
 
@@ -22,9 +21,6 @@ __all__ = [
     "fftfreq", "rfftfreq", "fftshift", "ifftshift",
 ]
 
-_REAL_OUTPUT = {"irfft", "hfft"}
-
-
 def _int_list(v):
     """``s``/``dim`` as a list of ints (PyTorch accepts one int for an int list)."""
     if v is None:
@@ -39,12 +35,7 @@ def _transform(name, input, s, dim, norm, out):
         raise TypeError(f"fft_{name}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
     if norm is not None and not isinstance(norm, str):
         raise TypeError(f"fft_{name}(): argument 'norm' must be str, not {type(norm).__name__}")
-    complex_input = input.dtype.is_complex
-    x = _ft.view_as_real(input.resolve_conj()) if complex_input else input
-    r = _C._fft(name, x, complex_input, s, dim, norm)
-    if name.rstrip("2n") not in _REAL_OUTPUT:
-        r = _ft.view_as_complex(r)
-    return _write_out(r, out)
+    return _write_out(_C._fft(name, input, s, dim, norm), out)
 
 
 def _one_d(name, doc):

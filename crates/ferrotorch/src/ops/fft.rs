@@ -1,26 +1,26 @@
 //! Discrete Fourier transforms (`torch.fft`) on the tensor's backend
 //! ([`FftKernels`](ferrotorch_core::backend::FftKernels)).
 //!
-//! A complex signal is handled as its *real view*: a float32/float64
-//! tensor whose last dim (of size 2) holds the real and imaginary parts,
-//! what `torch.view_as_real` returns. The transformed dims are numbered as
-//! the complex tensor's, so they are the same in the view.
+//! Complex tensors (complex64/complex128) reach the kernel as they are (its
+//! layouts count complex elements); the zero-padding and trimming of
+//! `n`/`s` and the adjoints' weights work on their real views
+//! (`view_as_real`), whose dims are the complex tensor's plus the parts.
 //!
 //! Three primitives, PyTorch's `_fft_c2c`, `_fft_r2c` and `_fft_c2r`, call
 //! the kernel and record `FftC2CBackward0`, `FftR2CBackward0` and
-//! `FftC2RBackward0`; each derivative is the adjoint transform, written
-//! with the primitives themselves so that it is differentiable again.
+//! `FftC2RBackward0`; each derivative is the adjoint transform in PyTorch's
+//! convention for complex gradients, written with the primitives themselves
+//! so that it is differentiable again.
 //! Every `torch.fft` function ([`FftFn`]) is one or two primitives plus the
 //! zero-padding or trimming of `n`/`s` and conjugations, composed as
 //! PyTorch composes them, so values, dtypes and graph nodes agree.
 
-use crate::autograd::{record, rule, GradModeGuard};
+use crate::autograd::{record, rule_native as rule, GradModeGuard};
 use crate::defaults::default_dtype;
 use crate::ops::arith_grad::g0;
 use crate::Tensor;
 use ferrotorch_core::dtype::pretty;
 use ferrotorch_core::error::{wrap_dim, wrap_dim_no_scalar};
-use ferrotorch_core::layout::Layout;
 use ferrotorch_core::op::fft::{FftKind, FftNorm, FftSpec};
 use ferrotorch_core::{DType, Error, Result};
 use smallvec::SmallVec;
@@ -89,109 +89,56 @@ impl FftFn {
 fn precision(dtype: DType) -> Result<DType> {
     match dtype {
         DType::Float32 | DType::Float64 => Ok(dtype),
+        DType::Complex64 => Ok(DType::Float32),
+        DType::Complex128 => Ok(DType::Float64),
         DType::Float16 | DType::BFloat16 => Err(Error::runtime(format!("Unsupported dtype {}", pretty(dtype)))),
+        other if other.is_complex() => Err(Error::runtime(format!("Unsupported dtype {}", pretty(other)))),
         _ => Ok(default_dtype()),
     }
 }
 
-/// PyTorch's name of the complex dtype whose real view has `dtype`.
-fn complex_name(dtype: DType) -> &'static str {
-    if dtype == DType::Float64 {
-        "ComplexDouble"
-    } else {
-        "ComplexFloat"
-    }
-}
-
-/// The layout, in complex elements, of the complex tensor whose real view is
-/// `t` (PyTorch's `view_as_complex` conditions), or `None` when `t` must be
-/// copied first.
-fn complex_layout(t: &Tensor) -> Option<Layout> {
-    let l = t.layout();
-    let nd = l.shape.len();
-    if nd == 0 || l.shape[nd - 1] != 2 || l.strides[nd - 1] != 1 || l.offset % 2 != 0 {
-        return None;
-    }
-    let mut strides = SmallVec::new();
-    for (&s, &st) in l.shape[..nd - 1].iter().zip(&l.strides[..nd - 1]) {
-        if st % 2 != 0 && s > 1 {
-            return None;
-        }
-        strides.push(st / 2);
-    }
-    Some(Layout { shape: l.shape[..nd - 1].iter().copied().collect(), strides, offset: l.offset / 2 })
-}
-
-/// The shape of the complex tensor whose real view is `t`.
-fn complex_shape(t: &Tensor) -> &[usize] {
-    &t.shape()[..t.ndim().saturating_sub(1)]
-}
-
-/// Runs `spec` on `x` (a real view when its kind reads complex input) into a
-/// fresh tensor whose complex (or real, for C2R) shape is `out_shape`.
+/// Runs `spec` on `x` (complex, or real for R2C) into a fresh tensor of
+/// `out_shape` (complex, or real for C2R), of `x`'s precision.
 fn transform(x: &Tensor, spec: FftSpec, out_shape: &[usize]) -> Result<Tensor> {
     let _no_grad = GradModeGuard::new(false);
-    let dtype = x.dtype();
-    let complex_in = !matches!(spec.kind, FftKind::R2C { .. });
-    let complex_out = spec.kind != FftKind::C2R;
-    let mut shape = out_shape.to_vec();
-    if complex_out {
-        shape.push(2);
-    }
-    let out = Tensor::empty(&shape, dtype, x.device())?;
-    if out.numel() == 0 {
-        return Ok(out);
-    }
-    let out_layout = Layout::contiguous(out_shape);
-    let b = out.backend()?;
-    if complex_in {
-        let (x, xl) = match complex_layout(x) {
-            Some(l) => (x.clone(), l),
-            None => {
-                let c = x.contiguous()?;
-                let l = complex_layout(&c).ok_or_else(|| Error::runtime("fft: a complex operand's real view must end in a dim of 2"))?;
-                (c, l)
-            }
-        };
-        b.fft(&spec, dtype, x.operand_as(&xl), out.operand_mut_as(&out_layout))?;
-    } else {
-        b.fft(&spec, dtype, x.operand(), out.operand_mut_as(&out_layout))?;
+    let real = precision(x.dtype())?;
+    let out_dtype = if spec.kind == FftKind::C2R { real } else { real.to_complex().unwrap_or(DType::Complex64) };
+    let out = Tensor::empty(out_shape, out_dtype, x.device())?;
+    if out.numel() > 0 {
+        out.backend()?.fft(&spec, real, x.operand(), out.operand_mut())?;
     }
     Ok(out)
 }
 
-fn check_complex_view(x: &Tensor, what: &str) -> Result<()> {
-    if x.ndim() == 0 || x.shape()[x.ndim() - 1] != 2 || !matches!(x.dtype(), DType::Float32 | DType::Float64) {
-        return Err(Error::runtime(format!("{what}: expected the real view (float32/float64, last dim 2) of a complex tensor")));
+fn check_complex(x: &Tensor, what: &str) -> Result<()> {
+    if !matches!(x.dtype(), DType::Complex64 | DType::Complex128) {
+        return Err(Error::runtime(format!("{what}: expected a complex64/complex128 input, got {}", pretty(x.dtype()))));
     }
     Ok(())
 }
 
-/// `x` with each of `dims` multiplied by `w` along its last transformed
-/// dim: the weights broadcast from a 1-D tensor placed at `dim`.
+/// `x` (complex) multiplied by the real weights `w` along `dim`.
 fn weight_along(x: &Tensor, dim: usize, w: Vec<f64>) -> Result<Tensor> {
     let n = w.len();
-    let mut shape = vec![1i64; x.ndim()];
+    let parts = x.view_as_real()?;
+    let mut shape = vec![1i64; parts.ndim()];
     shape[dim] = n as i64;
-    let w = Tensor::from_vec(w, &[n])?.to_device(x.device(), x.dtype(), false)?.reshape(&shape)?;
-    x.mul(&w)
+    let w = Tensor::from_vec(w, &[n])?.to_device(x.device(), parts.dtype(), false)?.reshape(&shape)?;
+    parts.mul(&w)?.view_as_complex()
 }
 
-/// The conjugate of a complex signal given by its real view: the imaginary
-/// parts negated (differentiable, as PyTorch's `conj`).
-pub fn conj_view(x: &Tensor) -> Result<Tensor> {
-    weight_along(x, x.ndim() - 1, vec![1.0, -1.0])
-}
-
-/// The real view of the complex tensor with real part `x` and imaginary part zero.
+/// The complex tensor with real part `x` (PyTorch's `to(complex)`, so its
+/// node is `ToCopyBackward0` as there).
 fn complexify(x: &Tensor) -> Result<Tensor> {
-    let zeros = Tensor::zeros(x.shape(), x.dtype(), x.device())?;
-    Tensor::stack(&[x.clone(), zeros], -1)
+    x.to_dtype(x.dtype().to_complex().unwrap_or(DType::Complex64))
 }
 
 /// `x` cut or zero-padded at the end of each of `dims` to `sizes` (PyTorch's
-/// `resize_fft_input`); a real view keeps its trailing dim.
+/// `resize_fft_input`); a complex tensor is padded through its real view.
 fn resize(x: &Tensor, dims: &[usize], sizes: &[usize]) -> Result<Tensor> {
+    if x.dtype().is_complex() && dims.iter().zip(sizes).any(|(&d, &s)| x.shape()[d] < s) {
+        return resize(&x.view_as_real()?, dims, sizes)?.view_as_complex();
+    }
     let mut x = x.clone();
     for (&d, &s) in dims.iter().zip(sizes) {
         let cur = x.shape()[d];
@@ -208,23 +155,23 @@ fn resize(x: &Tensor, dims: &[usize], sizes: &[usize]) -> Result<Tensor> {
 }
 
 impl Tensor {
-    /// `torch._fft_c2c`: the complex transform over `dims` of the complex
-    /// signal whose real view is `self`, each output multiplied by `scale`;
-    /// returns the output's real view. Records `FftC2CBackward0`.
+    /// `torch._fft_c2c`: the complex transform over `dims` of `self`
+    /// (complex64/complex128), each output multiplied by `scale`. Records
+    /// `FftC2CBackward0`.
     ///
     /// ```
     /// use ferrotorch::Tensor;
     /// # fn main() -> ferrotorch::Result<()> {
     /// // [1, i] -> [1 + i, 1 - i]
-    /// let x = Tensor::from_vec(vec![1.0f64, 0.0, 0.0, 1.0], &[2, 2])?;
-    /// let y = x.fft_c2c_view(&[0], 1.0, true)?;
-    /// assert_eq!(y.to_f64_vec()?, vec![1.0, 1.0, 1.0, -1.0]);
+    /// let x = Tensor::from_vec(vec![1.0f64, 0.0, 0.0, 1.0], &[2, 2])?.view_as_complex()?;
+    /// let y = x.fft_c2c(&[0], 1.0, true)?;
+    /// assert_eq!(y.view_as_real()?.to_f64_vec()?, vec![1.0, 1.0, 1.0, -1.0]);
     /// # Ok(())
     /// # }
     /// ```
-    pub fn fft_c2c_view(&self, dims: &[usize], scale: f64, forward: bool) -> Result<Tensor> {
-        check_complex_view(self, "_fft_c2c")?;
-        let shape = complex_shape(self).to_vec();
+    pub fn fft_c2c(&self, dims: &[usize], scale: f64, forward: bool) -> Result<Tensor> {
+        check_complex(self, "_fft_c2c")?;
+        let shape = self.shape().to_vec();
         let lengths: SmallVec<[usize; 4]> = dims.iter().map(|&d| shape.get(d).copied().unwrap_or(0)).collect();
         let spec = FftSpec { kind: FftKind::C2C, forward, dims: dims.iter().copied().collect(), lengths, scale };
         let out = transform(self, spec, &shape)?;
@@ -232,7 +179,7 @@ impl Tensor {
         record("FftC2CBackward0", &[Some(self)], &[&out], move || {
             rule(move |_, g| {
                 let Some(g) = g0(g) else { return Ok(vec![None]) };
-                Ok(vec![Some(g.fft_c2c_view(&dims, scale, !forward)?)])
+                Ok(vec![Some(g.fft_c2c(&dims, scale, !forward)?)])
             })
         });
         Ok(out)
@@ -240,19 +187,19 @@ impl Tensor {
 
     /// `torch._fft_r2c`: the forward transform over `dims` of the real
     /// signal `self` (float32/float64), scaled by `scale`; with `onesided`
-    /// the last of `dims` keeps frequencies `0..=n/2`. Returns the output's
-    /// real view. Records `FftR2CBackward0`.
+    /// the last of `dims` keeps frequencies `0..=n/2`. Records
+    /// `FftR2CBackward0`.
     ///
     /// ```
     /// use ferrotorch::Tensor;
     /// # fn main() -> ferrotorch::Result<()> {
     /// let x = Tensor::from_vec(vec![1.0f64, 2.0, 3.0, 4.0], &[4])?;
-    /// let y = x.fft_r2c_view(&[0], 1.0, true)?; // [10, -2 + 2i, -2]
-    /// assert_eq!(y.to_f64_vec()?, vec![10.0, 0.0, -2.0, 2.0, -2.0, 0.0]);
+    /// let y = x.fft_r2c(&[0], 1.0, true)?; // [10, -2 + 2i, -2]
+    /// assert_eq!(y.view_as_real()?.to_f64_vec()?, vec![10.0, 0.0, -2.0, 2.0, -2.0, 0.0]);
     /// # Ok(())
     /// # }
     /// ```
-    pub fn fft_r2c_view(&self, dims: &[usize], scale: f64, onesided: bool) -> Result<Tensor> {
+    pub fn fft_r2c(&self, dims: &[usize], scale: f64, onesided: bool) -> Result<Tensor> {
         if !matches!(self.dtype(), DType::Float32 | DType::Float64) {
             return Err(Error::runtime(format!("_fft_r2c: expected a float32/float64 input, got {}", pretty(self.dtype()))));
         }
@@ -274,7 +221,7 @@ impl Tensor {
                 // The adjoint: the dropped frequencies come back as zeros, the
                 // inverse complex transform, and the real part.
                 let full = if onesided { resize(&g, &[last], &[n])? } else { g };
-                let gx = full.fft_c2c_view(&dims, scale, false)?.select(-1, 0)?;
+                let gx = full.fft_c2c(&dims, scale, false)?.real()?;
                 Ok(vec![Some(gx)])
             })
         });
@@ -282,24 +229,24 @@ impl Tensor {
     }
 
     /// `torch._fft_c2r`: the inverse transform over `dims` of the
-    /// Hermitian-symmetric signal whose non-redundant half (the last of
-    /// `dims` holding `last_dim_size / 2 + 1` frequencies) has the real view
-    /// `self`, to a real signal of `last_dim_size` samples there, scaled by
-    /// `scale`. Records `FftC2RBackward0`.
+    /// Hermitian-symmetric signal whose non-redundant half is `self`
+    /// (complex; the last of `dims` holds `last_dim_size / 2 + 1`
+    /// frequencies), to a real signal of `last_dim_size` samples there,
+    /// scaled by `scale`. Records `FftC2RBackward0`.
     ///
     /// ```
     /// use ferrotorch::Tensor;
     /// # fn main() -> ferrotorch::Result<()> {
     /// // The half spectrum [10, -2 + 2i, -2] of [1, 2, 3, 4].
-    /// let h = Tensor::from_vec(vec![10.0f64, 0.0, -2.0, 2.0, -2.0, 0.0], &[3, 2])?;
-    /// let x = h.fft_c2r_view(&[0], 0.25, 4)?;
+    /// let h = Tensor::from_vec(vec![10.0f64, 0.0, -2.0, 2.0, -2.0, 0.0], &[3, 2])?.view_as_complex()?;
+    /// let x = h.fft_c2r(&[0], 0.25, 4)?;
     /// assert_eq!(x.to_f64_vec()?, vec![1.0, 2.0, 3.0, 4.0]);
     /// # Ok(())
     /// # }
     /// ```
-    pub fn fft_c2r_view(&self, dims: &[usize], scale: f64, last_dim_size: usize) -> Result<Tensor> {
-        check_complex_view(self, "_fft_c2r")?;
-        let shape = complex_shape(self).to_vec();
+    pub fn fft_c2r(&self, dims: &[usize], scale: f64, last_dim_size: usize) -> Result<Tensor> {
+        check_complex(self, "_fft_c2r")?;
+        let shape = self.shape().to_vec();
         let Some(&last) = dims.last() else {
             return Err(Error::runtime("_fft_c2r: must transform at least one axis"));
         };
@@ -320,7 +267,7 @@ impl Tensor {
                 // The adjoint: the forward half spectrum of the gradient, the
                 // frequencies that stand for two (k and n - k) counted twice.
                 let half = n / 2 + 1;
-                let gx = g.fft_r2c_view(&dims, scale, true)?;
+                let gx = g.fft_r2c(&dims, scale, true)?;
                 let w = (0..half).map(|k| if k >= 1 && k < 1 + (n - half) { 2.0 } else { 1.0 }).collect();
                 Ok(vec![Some(weight_along(&gx, last, w)?)])
             })
@@ -328,96 +275,80 @@ impl Tensor {
         Ok(out)
     }
 
-    /// A `torch.fft` function: `f` in the form `rank` over `self`, a real
-    /// tensor, or the real view of a complex one when `complex_input`.
-    /// `s` is `n` (one value) for [`FftRank::One`]; `dim` is one dim there,
-    /// and defaults as PyTorch's. Returns the output, a real view when
-    /// [`FftFn::complex_output`].
+    /// A `torch.fft` function: `f` in the form `rank` over `self` (real or
+    /// complex). `s` is `[n]` for [`FftRank::One`], and `dim` one dim there;
+    /// both default as PyTorch's.
     ///
     /// ```
     /// use ferrotorch::ops::fft::{FftFn, FftRank};
     /// use ferrotorch::Tensor;
     /// # fn main() -> ferrotorch::Result<()> {
     /// let x = Tensor::from_vec(vec![1.0f64, 2.0, 3.0, 4.0], &[4])?;
-    /// let spectrum = x.fft_fn(FftFn::Rfft, FftRank::One, false, None, None, Some("ortho"))?;
-    /// let back = spectrum.fft_fn(FftFn::Irfft, FftRank::One, true, Some(&[4]), None, Some("ortho"))?;
+    /// let spectrum = x.fft_fn(FftFn::Rfft, FftRank::One, None, None, Some("ortho"))?;
+    /// let back = spectrum.fft_fn(FftFn::Irfft, FftRank::One, Some(&[4]), None, Some("ortho"))?;
     /// let v = back.to_f64_vec()?;
     /// assert!(v.iter().zip([1.0, 2.0, 3.0, 4.0]).all(|(a, b)| (a - b).abs() < 1e-12));
     /// # Ok(())
     /// # }
     /// ```
-    pub fn fft_fn(&self, f: FftFn, rank: FftRank, complex_input: bool, s: Option<&[i64]>, dim: Option<&[i64]>, norm: Option<&str>) -> Result<Tensor> {
+    pub fn fft_fn(&self, f: FftFn, rank: FftRank, s: Option<&[i64]>, dim: Option<&[i64]>, norm: Option<&str>) -> Result<Tensor> {
         let name = f.name(rank);
         let norm = FftNorm::parse(norm)?;
-        // The input: a real view of precision `dt`, or a real tensor promoted to it.
-        let x = if complex_input {
-            check_complex_view(self, &name)?;
-            self.clone()
-        } else {
-            let dt = precision(self.dtype())?;
-            if self.dtype() != dt {
-                self.to_dtype(dt)?
-            } else {
-                self.clone()
-            }
-        };
+        let complex_input = self.dtype().is_complex();
         if complex_input && matches!(f, FftFn::Rfft | FftFn::Ihfft) {
             let msg = match (f, rank) {
-                (FftFn::Ihfft, FftRank::Two | FftRank::N) => format!("Only supports floating-point dtypes, but found: {}", complex_name(x.dtype())),
-                (_, FftRank::One) => format!("{name} expects a real input tensor, but got {}", complex_name(x.dtype())),
-                _ => format!("{name} expects a real-valued input tensor, but got {}", complex_name(x.dtype())),
+                (FftFn::Ihfft, FftRank::Two | FftRank::N) => format!("Only supports floating-point dtypes, but found: {}", pretty(self.dtype())),
+                (_, FftRank::One) => format!("{name} expects a real input tensor, but got {}", pretty(self.dtype())),
+                _ => format!("{name} expects a real-valued input tensor, but got {}", pretty(self.dtype())),
             };
             return Err(Error::runtime(msg));
         }
-        let shape: Vec<usize> = if complex_input { complex_shape(&x).to_vec() } else { x.shape().to_vec() };
-        let (dims, sizes) = fft_dims(&shape, rank, f, s, dim)?;
+        // The input in the kernel's precision: integers and bool promoted as PyTorch does.
+        let dt = precision(self.dtype())?;
+        let x = if !complex_input && self.dtype() != dt { self.to_dtype(dt)? } else { self.clone() };
+        let (dims, sizes) = fft_dims(x.shape(), rank, f, s, dim)?;
         let forward = f.forward();
         // The factor of a primitive over signals of these lengths in this direction.
-        let scale = |_dims: &[usize], sizes: &[usize]| norm.scale(forward, sizes.iter().product());
+        let scale = |sizes: &[usize]| norm.scale(forward, sizes.iter().product());
         match f {
             FftFn::Fft | FftFn::Ifft => {
                 if rank == FftRank::One && !complex_input {
                     let x = resize(&x, &dims, &sizes)?;
-                    let out = x.fft_r2c_view(&dims, scale(&dims, &sizes), false)?;
-                    return if forward { Ok(out) } else { conj_view(&out) };
+                    let out = x.fft_r2c(&dims, scale(&sizes), false)?;
+                    return if forward { Ok(out) } else { out.conj() };
                 }
                 let x = if complex_input { x } else { complexify(&x)? };
                 let x = resize(&x, &dims, &sizes)?;
                 if dims.is_empty() {
                     return Ok(x);
                 }
-                x.fft_c2c_view(&dims, scale(&dims, &sizes), forward)
+                x.fft_c2c(&dims, scale(&sizes), forward)
             }
-            FftFn::Rfft => {
-                let x = resize(&x, &dims, &sizes)?;
-                x.fft_r2c_view(&dims, scale(&dims, &sizes), true)
-            }
+            FftFn::Rfft => resize(&x, &dims, &sizes)?.fft_r2c(&dims, scale(&sizes), true),
             FftFn::Ihfft => {
                 let x = resize(&x, &dims, &sizes)?;
                 let (last, rest) = split_last(&dims);
                 let (slast, srest) = split_last(&sizes);
-                let half = x.fft_r2c_view(&[last], norm.scale(false, slast), true)?;
-                let half = conj_view(&half)?;
+                let half = x.fft_r2c(&[last], norm.scale(false, slast), true)?;
                 if rest.is_empty() {
-                    return Ok(half);
+                    return half.conj();
                 }
-                half.fft_c2c_view(rest, norm.scale(false, srest.iter().product()), false)
+                half.conj_with(true)?.fft_c2c(rest, norm.scale(false, srest.iter().product()), false)
             }
             FftFn::Irfft | FftFn::Hfft => {
                 let x = if complex_input { x } else { complexify(&x)? };
                 // `sizes` ends with the real output length; the input keeps n / 2 + 1 there.
-                let mut in_sizes = sizes.clone();
                 let (last, rest) = split_last(&dims);
                 let n = sizes[sizes.len() - 1];
-                let k = in_sizes.len() - 1;
+                let k = sizes.len() - 1;
+                let mut in_sizes = sizes.clone();
                 in_sizes[k] = n / 2 + 1;
                 let x = resize(&x, &dims, &in_sizes)?;
                 if f == FftFn::Irfft {
-                    return x.fft_c2r_view(&dims, scale(&dims, &sizes), n);
+                    return x.fft_c2r(&dims, scale(&sizes), n);
                 }
-                let srest = &sizes[..k];
-                let x = if rest.is_empty() { x } else { x.fft_c2c_view(rest, norm.scale(true, srest.iter().product()), true)? };
-                conj_view(&x)?.fft_c2r_view(&[last], norm.scale(true, n), n)
+                let x = if rest.is_empty() { x } else { x.fft_c2c(rest, norm.scale(true, sizes[..k].iter().product()), true)? };
+                x.conj()?.fft_c2r(&[last], norm.scale(true, n), n)
             }
         }
     }
@@ -514,11 +445,12 @@ mod tests {
     }
 
     #[test]
-    fn fft_of_a_complex_view_matches_the_naive_dft_and_pads() {
+    fn fft_of_a_complex_signal_matches_the_naive_dft_and_pads() {
         let v: Vec<f64> = (0..10).map(|i| (i as f64 * 0.7).sin()).collect();
-        let x = Tensor::from_vec(v.clone(), &[5, 2]).unwrap();
-        let y = x.fft_fn(FftFn::Fft, FftRank::One, true, Some(&[7]), None, None).unwrap();
-        assert_eq!(y.shape(), &[7, 2]);
+        let x = Tensor::from_vec(v.clone(), &[5, 2]).unwrap().view_as_complex().unwrap();
+        let y = x.fft_fn(FftFn::Fft, FftRank::One, Some(&[7]), None, None).unwrap();
+        assert_eq!(y.shape(), &[7]);
+        let y = y.view_as_real().unwrap();
         let mut padded = v.clone();
         padded.extend([0.0; 4]);
         let want = naive(&padded, true);
