@@ -152,8 +152,8 @@ def _freq(fname, n, d, out, dtype, layout, device, requires_grad, onesided):
         r = _ft.arange(n, dtype=dtype, device=device) if n >= 0 else _ft.empty(n, dtype=dtype, device=device)
         # The negative frequencies: indices from (n + 1) // 2 on stand for i - n.
         r[(n + 1) // 2:] -= n
-    if n != 0:
-        r = r.mul(1.0 / (n * d) if d != 0 else float("inf"))
+    # PyTorch multiplies by 1 / (n d) in double: infinite for n d = 0 (so rfftfreq(0) is [nan]).
+    r = r.mul(1.0 / (n * d) if n * d != 0 else float("inf"))
     r = _write_out(r, out)
     if requires_grad:
         r.requires_grad_(True)
@@ -227,9 +227,9 @@ def _shift(input, dim, inverse):
         dims = list(range(input.dim()))
     else:
         dims = _int_list(dim)
-    shifts = [((input.shape[d] + 1) // 2 if inverse else input.shape[d] // 2) for d in dims]
     if not dims:
-        return input.clone()
+        raise RuntimeError("`shifts` required")  # PyTorch's roll with no dims (a 0-d input, or dim=())
+    shifts = [((input.shape[d] + 1) // 2 if inverse else input.shape[d] // 2) for d in dims]
     return _ft.roll(input, shifts, dims)
 
 
