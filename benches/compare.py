@@ -218,6 +218,13 @@ def core_workloads(quick):
         np_fn = {"solve": lambda: (lambda: np.linalg.solve(la, lb)), "inv": lambda: (lambda: np.linalg.inv(la)),
                  "eigh": lambda: (lambda: np.linalg.eigh(la_spd)), "svd": lambda: (lambda: np.linalg.svd(la))}[op]
         add(f"linalg.{op} 512 f64", "flops", amount, make, np_fn)
+    # Fourier transforms (issue 11's rows): PyTorch calls MKL (pocketfft where it has no MKL), ours
+    # rustfft/realfft; amount = the nominal 5 N log2 N flops of a complex FFT (half that for real input)
+    sig, img = arr(1 << 20), arr(1024, 1024)
+    add("fft.rfft 2^20 f32", "flops", 5 * (1 << 20) * 20 // 2,
+        lambda T, f: (lambda x: lambda: T.fft.rfft(x))(f(sig)), lambda: (lambda: np.fft.rfft(sig)))
+    add("fft.fft2 1024² f32", "flops", 5 * (1 << 20) * 20,
+        lambda T, f: (lambda x: lambda: T.fft.fft2(x))(f(img)), lambda: (lambda: np.fft.fft2(img)))
     ba, bb = arr(64, 128, 128), arr(64, 128, 128)
     add("bmm (64, 128, 128) f32", "flops", 2 * 64 * 128 ** 3,
         lambda T, f: (lambda x, y: lambda: T.bmm(x, y))(f(ba), f(bb)), lambda: (lambda x, y: lambda: x @ y)(ba, bb))

@@ -88,6 +88,8 @@ from . import _removed_methods  # noqa: F401  (Tensor methods PyTorch removed, w
 from . import linalg  # noqa: F401
 from ._linalg_aliases import *  # noqa: F401,F403
 from . import special  # noqa: F401
+from . import fft  # noqa: F401
+from ._spectral import stft, istft  # noqa: F401
 from .autograd.grad_mode import no_grad, enable_grad, set_grad_enabled, inference_mode  # noqa: F401
 from .autograd.grad_mode import is_inference_mode_enabled  # noqa: F401
 from .autograd.anomaly_mode import is_anomaly_enabled, is_anomaly_check_nan_enabled  # noqa: F401

@@ -13,6 +13,7 @@ pub mod complex;
 pub mod copy;
 pub mod dense;
 pub mod elementwise;
+pub mod fft;
 pub mod index;
 pub mod iter;
 pub mod linalg;

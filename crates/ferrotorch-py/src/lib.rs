@@ -10,6 +10,7 @@ mod device;
 mod dlpack;
 mod dtype;
 mod errors;
+mod fft;
 mod functions;
 mod grad_mode;
 mod index;
@@ -107,5 +108,6 @@ fn _C(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(grad_mode::_set_grad_enabled, m)?)?;
     math_ops::register(m)?;
     linalg::register(m)?;
+    fft::register(m)?;
     Ok(())
 }

@@ -21,6 +21,7 @@
 
 mod conv;
 mod factory;
+mod fft;
 mod index;
 mod linalg;
 mod norm;
@@ -31,6 +32,7 @@ mod sort;
 
 pub use conv::ConvKernels;
 pub use factory::FactoryKernels;
+pub use fft::FftKernels;
 pub use index::{IndexKernels, IndexTerm};
 pub use linalg::LinalgKernels;
 pub use norm::{NormGrads, NormKernels};
@@ -72,7 +74,7 @@ pub struct Dst<'a> {
 /// inputs' layouts to the output's shape, and converted inputs to the dtype
 /// the op computes in.
 pub trait Backend:
-    Send + Sync + ConvKernels + FactoryKernels + IndexKernels + LinalgKernels + NormKernels + OptimKernels + PoolKernels + RnnKernels + SortKernels
+    Send + Sync + ConvKernels + FactoryKernels + FftKernels + IndexKernels + LinalgKernels + NormKernels + OptimKernels + PoolKernels + RnnKernels + SortKernels
 {
     /// The device type this backend serves.
     fn device_type(&self) -> DeviceType;

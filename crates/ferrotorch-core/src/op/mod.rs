@@ -10,6 +10,7 @@
 
 pub mod conv;
 pub mod factory;
+pub mod fft;
 pub mod index;
 pub mod linalg;
 pub mod norm;

@@ -3,6 +3,7 @@
 
 mod conv;
 mod factory;
+mod fft;
 mod index;
 mod linalg;
 mod norm;

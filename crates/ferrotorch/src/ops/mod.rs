@@ -21,6 +21,7 @@ pub mod copy;
 pub mod creation;
 pub mod einsum;
 pub mod factorize;
+pub mod fft;
 pub mod indexing;
 pub mod linalg;
 pub mod loss;
