@@ -182,6 +182,43 @@ def test_layer_norm_affine_pass(n, affine):
     np.testing.assert_allclose(np_of(fy), ref, rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize("shape", [(1031, 1031), (2, 523, 1031)])
+@pytest.mark.parametrize("affine", ["none", "both"])
+def test_layer_norm_streamed_output(shape, affine):
+    # Outputs of 4 MiB and more are written with streaming stores from each
+    # row's first aligned element: odd rows start at every alignment.
+    n = shape[-1]
+    x = (RNG.standard_normal(shape) * 2 - 0.5).astype(np.float32)
+    fx, tx = both(x)
+    fw, tw = both(RNG.standard_normal(n).astype(np.float32)) if affine == "both" else (None, None)
+    fb, tb = both(RNG.standard_normal(n).astype(np.float32)) if affine == "both" else (None, None)
+    fy, ty = F.layer_norm(fx, (n,), fw, fb), TF.layer_norm(tx, (n,), tw, tb)
+    assert fy.stride() == ty.stride()
+    np.testing.assert_allclose(np_of(fy), np_of(ty), rtol=1e-5, atol=1e-5)
+    fx.requires_grad_()
+    tx.requires_grad_()
+    g = np.sin(np.arange(x.size, dtype=np.float32)).reshape(shape)
+    fg, tg = both(g)
+    F.layer_norm(fx, (n,), fw, fb).backward(fg)
+    TF.layer_norm(tx, (n,), tw, tb).backward(tg)
+    np.testing.assert_allclose(np_of(fx.grad), np_of(tx.grad), rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("shape,groups", [((2, 6, 299, 301), 3), ((4, 8, 181, 183), 8), ((3, 4, 7, 13), 2)])
+@pytest.mark.parametrize("affine", [False, True])
+def test_group_norm_affine_pass(shape, groups, affine):
+    # the first two write more than 4 MiB (streamed); planes of odd sizes
+    # start at every alignment
+    x = (RNG.standard_normal(shape) * 2 + 0.5).astype(np.float32)
+    fx, tx = both(x)
+    c = shape[1]
+    fw, tw = both(RNG.standard_normal(c).astype(np.float32)) if affine else (None, None)
+    fb, tb = both(RNG.standard_normal(c).astype(np.float32)) if affine else (None, None)
+    fy, ty = F.group_norm(fx, groups, fw, fb), TF.group_norm(tx, groups, tw, tb)
+    assert tuple(fy.shape) == tuple(ty.shape) and fy.dtype == ft.float32
+    np.testing.assert_allclose(np_of(fy), np_of(ty), rtol=1e-5, atol=1e-5)
+
+
 # ------------------------------------------------------------------- out=
 
 
