@@ -137,6 +137,10 @@ def core_workloads(quick):
     xb, yb = arr(big), arr(big)
     add(f"add {big // MB}M f32", "bandwidth", 12 * big,
         lambda T, f: (lambda x, y: lambda: x + y)(f(xb), f(yb)), lambda: (lambda x, y: lambda: x + y)(xb, yb))
+    # the out= form writes into an existing tensor: no allocation, no extra copy
+    add(f"add(a, b, out=c) {big // MB}M f32", "bandwidth", 12 * big,
+        lambda T, f: (lambda x, y, z: lambda: T.add(x, y, out=z))(f(xb), f(yb), f(np.empty_like(xb))),
+        lambda: (lambda x, y, z: lambda: np.add(x, y, out=z))(xb, yb, np.empty_like(xb)))
     add(f"relu {big // MB}M f32", "bandwidth", 8 * big,
         lambda T, f: (lambda x: lambda: T.relu(x))(f(xb)), lambda: (lambda x: lambda: np.maximum(x, 0))(xb))
     add(f"exp {big // MB}M f32", "bandwidth", 8 * big,

@@ -451,9 +451,17 @@ def _broadcast_shape(a, b):
     return tuple(out)
 
 
+def _into(kernel, input, other, out):
+    """Whether ``kernel(input, other)`` went straight into ``out`` (no temporary);
+    otherwise nothing was written and the caller computes and copies."""
+    return out is not None and _C._math_binary_out(kernel, input, other, out)
+
+
 def _make_binary(kernel, pub, inplace=True):
     def fn(input, other, *, out=None):
         _check_other(pub, other)
+        if kernel != "floor_divide" and _into(kernel, input, other, out):
+            return out
         return _write_out(_binary(kernel, input, other), out)
 
     def method(self, other):
@@ -569,6 +577,8 @@ def _unit(alpha):
 
 def add(input, other, *, alpha=1, out=None):
     """``input + alpha * other``."""
+    if _unit(alpha) and _into("add", input, other, out):
+        return out
     if _is_tensor(input):
         r = input.add(other) if _unit(alpha) else input.add(other, alpha=alpha)
     else:
@@ -578,6 +588,8 @@ def add(input, other, *, alpha=1, out=None):
 
 def sub(input, other, *, alpha=1, out=None):
     """``input - alpha * other``."""
+    if _unit(alpha) and _into("sub", input, other, out):
+        return out
     if _is_tensor(input):
         r = input.sub(other) if _unit(alpha) else input.sub(other, alpha=alpha)
     else:
@@ -592,6 +604,8 @@ def rsub(input, other, *, alpha=1, out=None):
 
 def mul(input, other, *, out=None):
     """Elementwise product."""
+    if _into("mul", input, other, out):
+        return out
     return _write_out(input * other if _is_tensor(input) else other * input, out)
 
 

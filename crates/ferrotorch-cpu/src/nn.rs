@@ -112,16 +112,33 @@ fn vol2col<T: Element>(x: &[T], cg: usize, v: &Vol, rows: std::ops::Range<usize>
                             }
                             dst[hi..].fill(T::zero());
                         } else {
-                            for (xo, d) in dst.iter_mut().enumerate() {
-                                let iw = (xo * sw) as isize + off;
-                                *d = if iw >= 0 && iw < w as isize { src[iw as usize] } else { T::zero() };
+                            // Zeros, every `sw`-th input of the span, zeros.
+                            let (lo, hi) = strided_span(off, sw, w, ow);
+                            dst[..lo].fill(T::zero());
+                            if lo < hi {
+                                let first = (lo * sw) as isize + off;
+                                for (d, s) in dst[lo..hi].iter_mut().zip(src[first as usize..].iter().step_by(sw)) {
+                                    *d = *s;
+                                }
                             }
+                            dst[hi.max(lo)..].fill(T::zero());
                         }
                     }
                 }
             }
         }
     }
+}
+
+/// The outputs `[lo, hi)` of a row of `ow` whose input column `xo·sw + off`
+/// lies inside a row of `w` (`sw > 0`); `hi <= lo` when there are none.
+#[inline(always)]
+fn strided_span(off: isize, sw: usize, w: usize, ow: usize) -> (usize, usize) {
+    let s = sw as isize;
+    // First xo with xo·sw + off >= 0, and first with xo·sw + off >= w.
+    let lo = if off >= 0 { 0 } else { (-off + s - 1) / s };
+    let hi = if (w as isize) <= off { 0 } else { (w as isize - off + s - 1) / s };
+    ((lo as usize).min(ow), (hi as usize).min(ow))
 }
 
 /// Adds the columns `col` of output rows `rows` (`K × P`, as [`vol2col`]
@@ -154,10 +171,11 @@ fn col2vol<T: Element + AddAssign>(col: &[T], cg: usize, v: &Vol, rows: std::ops
                                 }
                             }
                         } else {
-                            for (xo, s) in src.iter().enumerate() {
-                                let iw = (xo * sw) as isize + off;
-                                if iw >= 0 && iw < w as isize {
-                                    dst[iw as usize] += *s;
+                            let (lo, hi) = strided_span(off, sw, w, ow);
+                            if lo < hi {
+                                let first = (lo * sw) as isize + off;
+                                for (d, s) in dst[first as usize..].iter_mut().step_by(sw).zip(&src[lo..hi]) {
+                                    *d += *s;
                                 }
                             }
                         }

@@ -401,10 +401,12 @@ fn forward_rows<T: Element, F: MomentFloat>(
     b: Option<&[F]>,
     eps: f64,
     split: usize,
+    stream: bool,
 ) {
     let mut stats = RowStats::<F>::new::<T>(n, split, eps);
     let direct = T::DTYPE == F::DTYPE;
     let mut yb = if direct { Vec::new() } else { vec![F::ZERO; n] };
+    let stream = direct && stream;
     for (r, (xr, yr)) in x.chunks_exact(n).zip(out.chunks_exact_mut(n)).enumerate() {
         let (xf, mu, rs) = stats.of(xr);
         mean[r] = mu;
@@ -418,7 +420,13 @@ fn forward_rows<T: Element, F: MomentFloat>(
                 // SAFETY: F is f32 (checked); every slice holds `n` elements; AVX2 present.
                 unsafe {
                     let f = |s: &[F]| s.as_ptr() as *const f32;
-                    avx::affine8(f(xf), rs.to_f64() as f32, shift.to_f64() as f32, w.map(f), b.map(f), yf.as_mut_ptr() as *mut f32, n);
+                    let (xp, yp, rs, shift) = (f(xf), yf.as_mut_ptr() as *mut f32, rs.to_f64() as f32, shift.to_f64() as f32);
+                    match (isa() == Isa::Avx512, stream) {
+                        (true, true) => avx::affine16::<true>(xp, rs, shift, w.map(f), b.map(f), yp, n),
+                        (true, false) => avx::affine16::<false>(xp, rs, shift, w.map(f), b.map(f), yp, n),
+                        (false, true) => avx::affine8::<true>(xp, rs, shift, w.map(f), b.map(f), yp, n),
+                        (false, false) => avx::affine8::<false>(xp, rs, shift, w.map(f), b.map(f), yp, n),
+                    }
                 }
                 if !direct_out {
                     narrow(&yb, yr);
@@ -452,6 +460,9 @@ fn forward_rows<T: Element, F: MomentFloat>(
             narrow(&yb, yr);
         }
     }
+    if stream {
+        crate::simd::stream::fence();
+    }
 }
 
 /// `layer_norm` over rows of `n` contiguous elements: `out = (x - mean) * rstd
@@ -476,7 +487,8 @@ pub fn layer_norm_forward<T: Element, F: MomentFloat>(
     }
     let split = if matches!(T::DTYPE, DType::Float16 | DType::BFloat16) { 2 } else { 1 };
     let per = rows_per_task(rows, n);
-    let task = LayerRows { x, n, per, w, b, eps, split, out: Pieces::new(out, per * n), mean: Pieces::new(mean, per), rstd: Pieces::new(rstd, per) };
+    let stream = crate::simd::stream::streams(std::mem::size_of_val(out));
+    let task = LayerRows { x, n, per, w, b, eps, split, stream, out: Pieces::new(out, per * n), mean: Pieces::new(mean, per), rstd: Pieces::new(rstd, per) };
     run_tasks(rows.div_ceil(per), &task);
 }
 
@@ -489,6 +501,8 @@ struct LayerRows<'a, T, F> {
     b: Option<&'a [F]>,
     eps: f64,
     split: usize,
+    /// Whether the output is written with streaming stores ([`crate::simd::stream`]).
+    stream: bool,
     out: Pieces<'a, T>,
     mean: Pieces<'a, F>,
     rstd: Pieces<'a, F>,
@@ -500,7 +514,7 @@ impl<T: Element, F: MomentFloat> Task for LayerRows<'_, T, F> {
     fn run(&self, t: usize) {
         // SAFETY: task `t` takes only its own pieces.
         let (o, m, r) = unsafe { (self.out.get(t), self.mean.get(t), self.rstd.get(t)) };
-        forward_rows(piece(self.x, t, self.per * self.n), o, m, r, self.n, self.w, self.b, self.eps, self.split)
+        forward_rows(piece(self.x, t, self.per * self.n), o, m, r, self.n, self.w, self.b, self.eps, self.split, self.stream)
     }
 }
 
@@ -723,32 +737,175 @@ mod avx {
         }
     }
 
-    /// `y = (x * rs + shift) * w + b` (w, b optional).
+    /// The scalar head before `y`'s first `bytes`-aligned element when
+    /// streaming (streaming stores need aligned addresses), else none.
+    #[inline(always)]
+    fn head<const NT: bool>(y: *const f32, bytes: usize, n: usize) -> usize {
+        if NT {
+            ((bytes - (y as usize) % bytes) % bytes / 4).min(n)
+        } else {
+            0
+        }
+    }
+
+    /// `y = (x * rs + shift) * w + b` (w, b optional) for one element.
+    #[inline(always)]
+    unsafe fn affine1(x: *const f32, rs: f32, shift: f32, w: Option<*const f32>, b: Option<*const f32>, y: *mut f32, j: usize) {
+        let mut v = *x.add(j) * rs + shift;
+        if let Some(w) = w {
+            v *= *w.add(j);
+        }
+        if let Some(b) = b {
+            v += *b.add(j);
+        }
+        *y.add(j) = v;
+    }
+
+    /// Runs `$store!(j, $norm(j))`-style bodies of an affine pass over
+    /// `[$lo, $hi)` in steps of `$step`, one loop per parameter combination
+    /// (no tests inside a loop).
+    macro_rules! affine_loops {
+        ($lo:expr, $hi:expr, $step:expr, $w:expr, $b:expr, $norm:ident, $load:ident, $mul:ident, $add:ident, $store:ident) => {{
+            let mut j = $lo;
+            match ($w, $b) {
+                (Some(w), Some(b)) => {
+                    while j < $hi {
+                        $store!(j, $add($mul($norm!(j), $load(w.add(j))), $load(b.add(j))));
+                        j += $step;
+                    }
+                }
+                (Some(w), None) => {
+                    while j < $hi {
+                        $store!(j, $mul($norm!(j), $load(w.add(j))));
+                        j += $step;
+                    }
+                }
+                (None, Some(b)) => {
+                    while j < $hi {
+                        $store!(j, $add($norm!(j), $load(b.add(j))));
+                        j += $step;
+                    }
+                }
+                (None, None) => {
+                    while j < $hi {
+                        $store!(j, $norm!(j));
+                        j += $step;
+                    }
+                }
+            }
+        }};
+    }
+
+    /// `y = (x * rs + shift) * w + b` (w, b optional), 8 lanes at a time;
+    /// with `NT` the stores stream from `y`'s first 32-byte boundary.
     #[target_feature(enable = "avx2,fma")]
-    pub(super) unsafe fn affine8(x: *const f32, rs: f32, shift: f32, w: Option<*const f32>, b: Option<*const f32>, y: *mut f32, n: usize) {
+    pub(super) unsafe fn affine8<const NT: bool>(x: *const f32, rs: f32, shift: f32, w: Option<*const f32>, b: Option<*const f32>, y: *mut f32, n: usize) {
         let (rv, sv) = (_mm256_set1_ps(rs), _mm256_set1_ps(shift));
-        let full = n / 8 * 8;
-        let mut j = 0;
+        let lo = head::<NT>(y, 32, n);
+        let full = lo + (n - lo) / 8 * 8;
+        for j in 0..lo {
+            affine1(x, rs, shift, w, b, y, j);
+        }
+        // Macros, not closures: a closure would not share the target feature.
+        macro_rules! norm {
+            ($j:expr) => {
+                _mm256_add_ps(_mm256_mul_ps(_mm256_loadu_ps(x.add($j)), rv), sv)
+            };
+        }
+        macro_rules! store {
+            ($j:expr, $v:expr) => {
+                if NT {
+                    _mm256_stream_ps(y.add($j), $v)
+                } else {
+                    _mm256_storeu_ps(y.add($j), $v)
+                }
+            };
+        }
+        affine_loops!(lo, full, 8, w, b, norm, _mm256_loadu_ps, _mm256_mul_ps, _mm256_add_ps, store);
+        for j in full..n {
+            affine1(x, rs, shift, w, b, y, j);
+        }
+    }
+
+    /// [`affine8`] sixteen lanes at a time (the same operations in the same
+    /// order), streaming from `y`'s first 64-byte boundary with `NT`.
+    #[target_feature(enable = "avx512f")]
+    pub(super) unsafe fn affine16<const NT: bool>(x: *const f32, rs: f32, shift: f32, w: Option<*const f32>, b: Option<*const f32>, y: *mut f32, n: usize) {
+        let (rv, sv) = (_mm512_set1_ps(rs), _mm512_set1_ps(shift));
+        let lo = head::<NT>(y, 64, n);
+        let full = lo + (n - lo) / 16 * 16;
+        for j in 0..lo {
+            affine1(x, rs, shift, w, b, y, j);
+        }
+        macro_rules! norm {
+            ($j:expr) => {
+                _mm512_add_ps(_mm512_mul_ps(_mm512_loadu_ps(x.add($j)), rv), sv)
+            };
+        }
+        macro_rules! store {
+            ($j:expr, $v:expr) => {
+                if NT {
+                    _mm512_stream_ps(y.add($j), $v)
+                } else {
+                    _mm512_storeu_ps(y.add($j), $v)
+                }
+            };
+        }
+        affine_loops!(lo, full, 16, w, b, norm, _mm512_loadu_ps, _mm512_mul_ps, _mm512_add_ps, store);
+        for j in full..n {
+            affine1(x, rs, shift, w, b, y, j);
+        }
+    }
+
+    /// `y = fma(x, scale, bias)` (one rounding, as `f32::mul_add`), 8 or
+    /// 16 lanes by `wide`, streaming from `y`'s first aligned element with `NT`.
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) unsafe fn fma_rows<const NT: bool>(x: *const f32, scale: f32, bias: f32, y: *mut f32, n: usize, wide: bool) {
+        if wide {
+            return fma16::<NT>(x, scale, bias, y, n);
+        }
+        let (sv, bv) = (_mm256_set1_ps(scale), _mm256_set1_ps(bias));
+        let lo = head::<NT>(y, 32, n);
+        let full = lo + (n - lo) / 8 * 8;
+        for j in 0..lo {
+            *y.add(j) = scale.mul_add(*x.add(j), bias);
+        }
+        let mut j = lo;
         while j < full {
-            let mut v = _mm256_add_ps(_mm256_mul_ps(_mm256_loadu_ps(x.add(j)), rv), sv);
-            if let Some(w) = w {
-                v = _mm256_mul_ps(v, _mm256_loadu_ps(w.add(j)));
+            let v = _mm256_fmadd_ps(_mm256_loadu_ps(x.add(j)), sv, bv);
+            if NT {
+                _mm256_stream_ps(y.add(j), v)
+            } else {
+                _mm256_storeu_ps(y.add(j), v)
             }
-            if let Some(b) = b {
-                v = _mm256_add_ps(v, _mm256_loadu_ps(b.add(j)));
-            }
-            _mm256_storeu_ps(y.add(j), v);
             j += 8;
         }
         for j in full..n {
-            let mut v = *x.add(j) * rs + shift;
-            if let Some(w) = w {
-                v *= *w.add(j);
+            *y.add(j) = scale.mul_add(*x.add(j), bias);
+        }
+    }
+
+    /// [`fma_rows`] with 16 lanes.
+    #[target_feature(enable = "avx512f,fma")]
+    unsafe fn fma16<const NT: bool>(x: *const f32, scale: f32, bias: f32, y: *mut f32, n: usize) {
+        let (sv, bv) = (_mm512_set1_ps(scale), _mm512_set1_ps(bias));
+        let lo = head::<NT>(y, 64, n);
+        let full = lo + (n - lo) / 16 * 16;
+        for j in 0..lo {
+            *y.add(j) = scale.mul_add(*x.add(j), bias);
+        }
+        let mut j = lo;
+        while j < full {
+            let v = _mm512_fmadd_ps(_mm512_loadu_ps(x.add(j)), sv, bv);
+            if NT {
+                _mm512_stream_ps(y.add(j), v)
+            } else {
+                _mm512_storeu_ps(y.add(j), v)
             }
-            if let Some(b) = b {
-                v += *b.add(j);
-            }
-            *y.add(j) = v;
+            j += 16;
+        }
+        for j in full..n {
+            *y.add(j) = scale.mul_add(*x.add(j), bias);
         }
     }
 
@@ -1438,7 +1595,8 @@ pub fn group_norm_forward<T: Element, F: MomentFloat>(
     }
     let split = if matches!(T::DTYPE, DType::Float16 | DType::BFloat16) { 2 } else { 1 };
     let per = rows_per_task(rows, row);
-    let task = GroupRows { x, row, d, s: shp.s, groups, per, split, eps, w, b, out: Pieces::new(out, per * row), mean: Pieces::new(mean, per), rstd: Pieces::new(rstd, per) };
+    let stream = T::DTYPE == F::DTYPE && crate::simd::stream::streams(std::mem::size_of_val(out));
+    let task = GroupRows { x, row, d, s: shp.s, groups, per, split, eps, w, b, stream, out: Pieces::new(out, per * row), mean: Pieces::new(mean, per), rstd: Pieces::new(rstd, per) };
     run_tasks(rows.div_ceil(per), &task);
 }
 
@@ -1454,6 +1612,8 @@ struct GroupRows<'a, T, F> {
     eps: f64,
     w: Option<&'a [F]>,
     b: Option<&'a [F]>,
+    /// Whether the affine output is written with streaming stores ([`crate::simd::stream`]).
+    stream: bool,
     out: Pieces<'a, T>,
     mean: Pieces<'a, F>,
     rstd: Pieces<'a, F>,
@@ -1484,11 +1644,29 @@ impl<T: Element, F: MomentFloat> Task for GroupRows<'_, T, F> {
                     let scale = r * w.map_or(F::ONE, |w| w[c]);
                     let bias = (-scale).fma(mu, b.map_or(F::ZERO, |b| b[c]));
                     let (xc, oc) = (&xf[j * self.s..][..self.s], &mut or[j * self.s..][..self.s]);
+                    #[cfg(target_arch = "x86_64")]
+                    if T::DTYPE == DType::Float32 && F::DTYPE == DType::Float32 && fma_ok() {
+                        let (xp, yp, n) = (xc.as_ptr() as *const f32, oc.as_mut_ptr() as *mut f32, self.s);
+                        let (sc, bi, wide) = (scale.to_f64() as f32, bias.to_f64() as f32, isa() == Isa::Avx512);
+                        // SAFETY: T and F are f32 (checked), both slices hold
+                        // `s` elements; the CPU has AVX2+FMA (and AVX-512F when `wide`).
+                        unsafe {
+                            if self.stream {
+                                avx::fma_rows::<true>(xp, sc, bi, yp, n, wide)
+                            } else {
+                                avx::fma_rows::<false>(xp, sc, bi, yp, n, wide)
+                            }
+                        }
+                        continue;
+                    }
                     for (o, &v) in oc.iter_mut().zip(xc) {
                         *o = T::from_f64(scale.fma(v, bias).to_f64());
                     }
                 }
             }
+        }
+        if self.stream {
+            crate::simd::stream::fence();
         }
     }
 }

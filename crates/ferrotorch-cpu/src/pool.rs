@@ -185,23 +185,58 @@ fn max_span(o: usize, g: &PoolGeom, dim: usize) -> (isize, isize) {
 /// when given, `indices` (`planes × out_plane`; a forward that needs no
 /// backward skips them). A window's index starts at its first tap, so a
 /// window of -inf (or of the integer minimum) points there.
+///
+/// float32 windows that lie wholly inside the input along the width run
+/// eight outputs at a time ([`max_simd`]); each lane scans its window in
+/// the same order as the scalar loop, so values and indices are the same.
 pub fn max_pool_forward<T: PoolElem>(x: &[T], g: &PoolGeom, out: &mut [T], indices: Option<&mut [i64]>) {
     let (ip, op) = (g.in_plane(), g.out_plane());
     let [h, w] = [g.input[1], g.input[2]];
     let [od_n, oh_n, ow_n] = g.output;
     let [dd, dh, dw] = g.dilation.map(|v| v as isize);
     let taps: usize = g.kernel.iter().product();
+    let lanes = max_simd::lanes::<T>(g);
+    // Outputs `[ow_lo, ow_hi)` have their whole width span inside the input.
+    let (sw, pw, kw) = (g.stride[2], g.padding[2], g.kernel[2]);
+    let ow_lo = pw.div_ceil(sw.max(1)).min(ow_n);
+    let reach = (kw.max(1) - 1) * g.dilation[2] + 1;
+    let ow_hi = if w + pw >= reach { ((w + pw - reach) / sw.max(1) + 1).clamp(ow_lo, ow_n) } else { ow_lo };
     let plane = |pl: usize, y: &mut [T], mut ind: Option<&mut [i64]>| {
         let xp = &x[pl * ip..(pl + 1) * ip];
+        // The window's taps relative to a lane's first column, in scan order.
+        let mut rel: Vec<i32> = Vec::new();
         let mut i = 0;
         for od in 0..od_n {
             let (d0, d1) = max_span(od, g, 0);
             for oh in 0..oh_n {
                 let (h0, h1) = max_span(oh, g, 1);
-                for ow in 0..ow_n {
+                let first = (d0 * h as isize + h0) * w as isize;
+                let simd = lanes > 0 && ow_hi - ow_lo >= lanes;
+                if simd {
+                    rel.clear();
+                    let mut d = d0;
+                    while d < d1 {
+                        let mut hh = h0;
+                        while hh < h1 {
+                            let row = (d * h as isize + hh) * w as isize;
+                            rel.extend((0..kw as isize).map(|kj| (row + kj * dw) as i32));
+                            hh += dh;
+                        }
+                        d += dd;
+                    }
+                }
+                let mut ow = 0;
+                while ow < ow_n {
+                    if simd && ow >= ow_lo && ow + lanes <= ow_hi {
+                        let col0 = (ow * sw) as isize - pw as isize;
+                        max_simd::windows(xp, col0, sw, first, &rel, &mut y[i..i + lanes], ind.as_deref_mut().map(|d| &mut d[i..i + lanes]));
+                        i += lanes;
+                        ow += lanes;
+                        continue;
+                    }
                     let (w0, w1) = max_span(ow, g, 2);
                     let mut best = T::Acc::LOWEST;
-                    let mut at = (d0 * h as isize + h0) * w as isize + w0;
+                    let mut at = first + w0;
                     let mut d = d0;
                     while d < d1 {
                         let mut hh = h0;
@@ -227,6 +262,7 @@ pub fn max_pool_forward<T: PoolElem>(x: &[T], g: &PoolGeom, out: &mut [T], indic
                         ind[i] = at as i64;
                     }
                     i += 1;
+                    ow += 1;
                 }
             }
         }
@@ -234,6 +270,76 @@ pub fn max_pool_forward<T: PoolElem>(x: &[T], g: &PoolGeom, out: &mut [T], indic
     match indices {
         Some(ind) => for_planes2(out, ind, op, op * taps, |pl, y, i| plane(pl, y, Some(i))),
         None => for_planes(out, op, op * taps, |pl, y| plane(pl, y, None)),
+    }
+}
+
+/// The vector path of [`max_pool_forward`]: eight float32 windows at once,
+/// one AVX2 gather per tap.
+mod max_simd {
+    use super::{PoolElem, PoolGeom};
+    use ferrotorch_core::DType;
+
+    /// Windows per vector call for this element type and geometry; 0 when
+    /// the vector path does not apply (not float32, no AVX2, or plane
+    /// offsets beyond `i32`).
+    pub(super) fn lanes<T: PoolElem>(g: &PoolGeom) -> usize {
+        #[cfg(target_arch = "x86_64")]
+        if T::DTYPE == DType::Float32 && crate::simd::isa() >= crate::simd::Isa::Avx2 && g.in_plane() <= i32::MAX as usize && g.stride[2] <= 1 << 20 {
+            return 8;
+        }
+        let _ = g;
+        0
+    }
+
+    /// Eight windows whose first columns are `col0 + l·sw` (all taps inside
+    /// the plane `xp`): `rel` holds each tap's offset from its lane's first
+    /// column and `first` the offset of the window's first row (the index
+    /// of a window no tap beats); writes the maxima into `y` and, when
+    /// given, their flat indices.
+    /// Only called when [`lanes`] returned 8 for `T`.
+    #[allow(unused_variables)]
+    pub(super) fn windows<T: PoolElem>(xp: &[T], col0: isize, sw: usize, first: isize, rel: &[i32], y: &mut [T], ind: Option<&mut [i64]>) {
+        #[cfg(target_arch = "x86_64")]
+        {
+            assert!(T::DTYPE == DType::Float32 && y.len() == 8 && ind.as_ref().is_none_or(|i| i.len() == 8));
+            // SAFETY: T is f32 (asserted; one Rust type per dtype), so the
+            // slices reinterpret as f32 slices of the same lengths; AVX2 was
+            // checked by `lanes`; every gathered offset `col0 + l·sw + rel[t]`
+            // is a tap of a window the caller placed inside the plane.
+            unsafe {
+                let xf = std::slice::from_raw_parts(xp.as_ptr() as *const f32, xp.len());
+                let yf = std::slice::from_raw_parts_mut(y.as_mut_ptr() as *mut f32, 8);
+                avx2(xf, col0 as i32, first as i32, sw as i32, rel, yf, ind);
+            }
+        }
+    }
+
+    /// # Safety
+    /// AVX2 present; `col0 + l·sw + rel[t]` lies inside `xp` for every lane
+    /// `l < 8` and tap `t`.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    unsafe fn avx2(xp: &[f32], col0: i32, first: i32, sw: i32, rel: &[i32], y: &mut [f32], ind: Option<&mut [i64]>) {
+        use std::arch::x86_64::*;
+        let lane = _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32(sw));
+        let cols = _mm256_add_epi32(lane, _mm256_set1_epi32(col0));
+        let mut best = _mm256_set1_ps(f32::NEG_INFINITY);
+        let mut at = _mm256_add_epi32(cols, _mm256_set1_epi32(first));
+        for &r in rel {
+            let idx = _mm256_add_epi32(cols, _mm256_set1_epi32(r));
+            let v = _mm256_i32gather_ps::<4>(xp.as_ptr(), idx);
+            // `v > best || isnan(v)`, lane by lane, as the scalar scan.
+            let take = _mm256_or_ps(_mm256_cmp_ps::<_CMP_GT_OQ>(v, best), _mm256_cmp_ps::<_CMP_UNORD_Q>(v, v));
+            best = _mm256_blendv_ps(best, v, take);
+            at = _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(at), _mm256_castsi256_ps(idx), take));
+        }
+        _mm256_storeu_ps(y.as_mut_ptr(), best);
+        if let Some(ind) = ind {
+            let lo = _mm256_cvtepi32_epi64(_mm256_castsi256_si128(at));
+            let hi = _mm256_cvtepi32_epi64(_mm256_extracti128_si256::<1>(at));
+            _mm256_storeu_si256(ind.as_mut_ptr() as *mut __m256i, lo);
+            _mm256_storeu_si256(ind.as_mut_ptr().add(4) as *mut __m256i, hi);
+        }
     }
 }
 

@@ -180,6 +180,17 @@ pub fn _math_binary<'py>(py: Python<'py>, name: &str, input: &Bound<'py, PyAny>,
     run(py, input, false, false, |x| out_of_place(Operand::T(x), Some(x)))
 }
 
+/// `input <op> other` written into `out` when it can be, without a
+/// temporary; `False` (nothing written) tells the caller to compute out of
+/// place and copy, which also makes PyTorch's `out=` checks.
+#[pyfunction]
+pub fn _math_binary_out(name: &str, input: &Bound<'_, PyAny>, other: &Bound<'_, PyAny>, out: &Bound<'_, PyAny>) -> PyResult<bool> {
+    let (Ok(a), Ok(b), Ok(o)) = (tensor_of(input), tensor_of(other), tensor_of(out)) else {
+        return Ok(false);
+    };
+    ferrotorch::ops::arith::binary_into(&a, &b, binary_op(name)?, &o).py()
+}
+
 /// `clamp(input, min, max)` with scalar or tensor bounds.
 #[pyfunction]
 #[pyo3(signature = (input, min=None, max=None, inplace=false))]
@@ -442,6 +453,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_unary_registry, m)?)?;
     m.add_function(wrap_pyfunction!(_binary_registry, m)?)?;
     m.add_function(wrap_pyfunction!(_math_binary, m)?)?;
+    m.add_function(wrap_pyfunction!(_math_binary_out, m)?)?;
     m.add_function(wrap_pyfunction!(_math_clamp, m)?)?;
     m.add_function(wrap_pyfunction!(_math_lerp, m)?)?;
     m.add_function(wrap_pyfunction!(_math_addc, m)?)?;

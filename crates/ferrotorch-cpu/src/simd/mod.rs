@@ -20,6 +20,7 @@ pub(crate) mod avx2;
 pub(crate) mod avx512;
 pub(crate) mod fold;
 pub(crate) mod math;
+pub(crate) mod stream;
 pub(crate) mod sum;
 
 /// An instruction-set level the kernels can run at.

@@ -299,6 +299,35 @@ pub fn binary_raw(a: Operand, b: Operand, op: BinaryOp) -> Result<Tensor> {
     Ok(out)
 }
 
+/// `a <op> b` computed straight into `out` (the `out=` form), without the
+/// temporary and copy of computing out of place: returns `Ok(false)`,
+/// having written nothing, when the caller must take that general path
+/// (a number operand, autograd, an `out` whose dtype, shape or device
+/// differs from the result's, or one that shares memory with an operand),
+/// so PyTorch's `out=` checks and conversions stay in one place.
+pub fn binary_into(a: &Tensor, b: &Tensor, op: BinaryOp, out: &Tensor) -> Result<bool> {
+    let grad = crate::autograd::is_grad_enabled() && (a.requires_grad() || b.requires_grad() || out.requires_grad());
+    if grad || op == BinaryOp::Pow {
+        return Ok(false);
+    }
+    let (oa, ob) = (Operand::T(a), Operand::T(b));
+    check_operands(op, &oa, &ob)?;
+    let (compute, out_dtype) = op_dtypes(op, &oa, &ob)?;
+    if out.dtype() != out_dtype || compute != out_dtype || a.device() != out.device() || b.device() != out.device() {
+        return Ok(false);
+    }
+    let shape = broadcast_shapes(a.shape(), b.shape())?;
+    let shares = |t: &Tensor| std::sync::Arc::ptr_eq(t.storage(), out.storage());
+    if shape.as_slice() != out.shape() || shares(a) || shares(b) || out.layout().check_no_internal_overlap().is_err() {
+        return Ok(false);
+    }
+    check_kernel(op, compute)?;
+    let (ta, tb) = (a.to_dtype(compute)?, b.to_dtype(compute)?);
+    run_binary(op, out, &ta, &tb, compute)?;
+    out.bump_version();
+    Ok(true)
+}
+
 /// The dtype checks of a binary kernel: PyTorch raises them when it
 /// dispatches the kernel, so after the iterator's shape checks (a bool
 /// tensor exponent has no pow kernel; a Python bool exponent is the
