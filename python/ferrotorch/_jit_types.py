@@ -11,7 +11,7 @@ Each is a value: equal types compare equal, print as TorchScript annotations
 __all__ = [
     "Type", "AnyType", "NumberType", "IntType", "FloatType", "ComplexType", "BoolType", "StringType",
     "TensorType", "NoneType", "DeviceObjType", "StreamObjType", "SymIntType", "SymBoolType", "ListType",
-    "OptionalType", "TupleType", "DictType", "FutureType",
+    "OptionalType", "TupleType", "DictType", "FutureType", "UnionType", "unify_type_list",
 ]
 
 
@@ -67,6 +67,8 @@ class Type:
             return True
         if isinstance(other, OptionalType):
             return isinstance(self, NoneType) or self.isSubtypeOf(other.getElementType())
+        if isinstance(other, UnionType):
+            return any(self.isSubtypeOf(t) for t in other.containedTypes())
         return False
 
 
@@ -282,3 +284,68 @@ class DictType(Type):
 
     def str(self):
         return f"Dict[{self._key_t.str()}, {self._value_t.str()}]"
+
+
+class UnionType(Type):
+    """``Union[A, B, ...]``: a value of any member type (``Optional[T]`` when the members
+    are ``T`` and ``NoneType``)."""
+
+    def __init__(self, types):
+        members = []
+        for t in types:
+            for m in (t.containedTypes() if isinstance(t, UnionType) else [t]):
+                if m not in members:
+                    members.append(m)
+        self._members = members
+
+    def containedTypes(self):
+        return list(self._members)
+
+    def str(self):
+        if len(self._members) == 2 and NoneType.get() in self._members:
+            other = next(t for t in self._members if t != NoneType.get())
+            return f"Optional[{other.str()}]"
+        return "Union[" + ", ".join(t.str() for t in self._members) + "]"
+
+    def isSubtypeOf(self, other):
+        if self == other or isinstance(other, AnyType):
+            return True
+        return all(t.isSubtypeOf(other) for t in self._members)
+
+
+def _unify(a, b):
+    """The least type both ``a`` and ``b`` are subtypes of, as TorchScript unifies
+    (no implicit ``int``/``float`` join; ``None`` makes an ``Optional``), or None."""
+    if a.isSubtypeOf(b):
+        return b
+    if b.isSubtypeOf(a):
+        return a
+    for x, y in ((a, b), (b, a)):
+        if isinstance(x, NoneType):
+            return OptionalType(y)
+        if isinstance(x, OptionalType):
+            inner = _unify(x.getElementType(), y)
+            return None if inner is None else OptionalType(inner)
+    if isinstance(a, TupleType) and isinstance(b, TupleType) and len(a.elements()) == len(b.elements()):
+        parts = [_unify(x, y) for x, y in zip(a.elements(), b.elements())]
+        return None if any(p is None for p in parts) else TupleType(parts)
+    if isinstance(a, FutureType) and isinstance(b, FutureType):
+        inner = _unify(a.getElementType(), b.getElementType())
+        return None if inner is None else FutureType(inner)
+    return None
+
+
+def unify_type_list(types):
+    """The single type all of ``types`` unify to (``[int, NoneType]`` gives
+    ``Optional[int]``); ``RuntimeError`` when two of them do not unify."""
+    types = list(types)
+    if not types:
+        raise RuntimeError("Cannot get unified type from empty list")
+    out = types[0]
+    for i, t in enumerate(types[1:], 1):
+        u = _unify(out, t)
+        if u is None:
+            raise RuntimeError(f"Could not unify type list since element {i} of type {t.str()} did not match "
+                               f"the types before it ({out.str()})")
+        out = u
+    return out

@@ -87,3 +87,37 @@ def test_jit_types():
 def test_tag_enum():
     assert [(t.name, t.value) for t in ft.Tag] == [(n, v.value) for n, v in torch.Tag.__members__.items()]
     assert ft.Tag.pointwise.name == "pointwise" and ft.Tag(16) is ft.Tag.pointwise
+
+
+UNIFY = {
+    "same": lambda L: [L.IntType.get(), L.IntType.get()],
+    "int_float": lambda L: [L.IntType.get(), L.FloatType.get()],
+    "int_number": lambda L: [L.IntType.get(), L.NumberType.get()],
+    "int_none": lambda L: [L.IntType.get(), L.NoneType.get()],
+    "int_str": lambda L: [L.IntType.get(), L.StringType.get()],
+    "empty": lambda L: [],
+    "lists": lambda L: [L.ListType(L.IntType.get()), L.ListType(L.FloatType.get())],
+    "optional_int": lambda L: [L.OptionalType(L.IntType.get()), L.IntType.get()],
+    "tuples": lambda L: [L.TupleType([L.IntType.get()]), L.TupleType([L.NoneType.get()])],
+    "three": lambda L: [L.NoneType.get(), L.TensorType.get(), L.TensorType.get()],
+}
+
+
+@pytest.mark.parametrize("name", sorted(UNIFY))
+def test_unify_type_list(name):
+    def run(lib):
+        try:
+            return str(lib.unify_type_list(UNIFY[name](lib)))
+        except RuntimeError as e:
+            return "RuntimeError", str(e)
+
+    assert run(ft) == run(torch)
+
+
+def test_union_type():
+    for lib in (ft, torch):
+        i, s = lib.IntType.get(), lib.StringType.get()
+        u = lib.UnionType([i, s])
+        assert str(u) == "Union[int, str]" and [str(t) for t in u.containedTypes()] == ["int", "str"]
+        assert i.isSubtypeOf(u) and u.isSubtypeOf(lib.AnyType.get()) and not u.isSubtypeOf(i)
+        assert str(lib.UnionType([i, lib.NoneType.get()])) == "Optional[int]"
