@@ -160,6 +160,10 @@ def __getattr__(name):
         from .func import vmap
         globals()["vmap"] = vmap
         return vmap
+    if name in ("PyTorchFileWriter", "PyTorchFileReader"):
+        # Loaded on first use with serialization's record writer (which needs NumPy).
+        from . import _zip_archive
+        return getattr(_zip_archive, name)
     if name in ("serialization", "save", "load"):
         # Loaded on first use: serialization needs NumPy, which ``import ferrotorch`` avoids.
         import importlib

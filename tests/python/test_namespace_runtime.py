@@ -284,3 +284,52 @@ def test_throughput_benchmark_runs_the_module():
         assert len(calls) >= 3 * 2 + 30 and len(set(calls)) == 3
     assert [m.name for m in ft.AggregationType] == ["SUM", "AVG"]
     assert (int(ft.AVG), int(ft.SUM)) == (int(torch.AVG), int(torch.SUM))
+
+
+# ----- zip container records -------------------------------------------------------------
+
+
+def test_file_writer_reader_round_trip_and_interop(tmp_path):
+    import io
+    import zipfile
+
+    for w_lib in (ft, torch):
+        for r_lib in (ft, torch):
+            buf = io.BytesIO()
+            w = w_lib.PyTorchFileWriter(buf)
+            w.write_record("data.pkl", b"hello", 5)
+            w.write_record("x/y", b"\x00\x01\x02", 2)
+            assert w.archive_name() == "archive" and w.get_all_written_records() == {"data.pkl", "x/y"}
+            w.set_min_version(5)
+            w.write_end_of_file()
+            buf.seek(0)
+            r = r_lib.PyTorchFileReader(buf)
+            assert r.get_all_records()[:2] == ["data.pkl", "x/y"]
+            assert set(r.get_all_records()) == {"data.pkl", "x/y", "version", "byteorder", ".data/serialization_id"}
+            assert r.get_record("data.pkl") == b"hello" and r.get_record("x/y") == b"\x00\x01"
+            assert r.get_record("version") == b"5\n" and r.get_record_size("x/y") == 2
+            assert r.has_record("x/y") and not r.has_record("nope")
+            assert r.get_record_offset("data.pkl") % 64 == 0
+            assert len(r.serialization_id()) == 40 and r.serialization_id() == w.serialization_id()
+            with pytest.raises(RuntimeError, match="PytorchStreamReader failed locating file nope: file not found"):
+                r.get_record("nope")
+            buf.seek(0)
+            assert zipfile.ZipFile(buf).namelist()[0] == "archive/data.pkl"
+    p = tmp_path / "model.pt"
+    w = ft.PyTorchFileWriter(str(p))
+    assert w.archive_name() == "model"
+    w.write_end_of_file()
+    assert torch.PyTorchFileReader(str(p)).get_all_records() == ["version", "byteorder", ".data/serialization_id"]
+    # a checkpoint saved by torch.save reads record by record
+    buf = io.BytesIO()
+    torch.save(torch.arange(4.), buf)
+    buf.seek(0)
+    r = ft.PyTorchFileReader(buf)
+    assert r.get_all_records() == torch.PyTorchFileReader(io.BytesIO(buf.getvalue())).get_all_records()
+    assert r.get_record("data/0") == torch.arange(4.).numpy().tobytes()
+    with pytest.raises(RuntimeError, match="PytorchStreamReader failed reading zip archive"):
+        ft.PyTorchFileReader(io.BytesIO(b"junk"))
+    w = ft.PyTorchFileWriter(io.BytesIO())
+    w.write_record("a", b"x", 1)
+    with pytest.raises(RuntimeError, match="Tried to serialize file twice: a"):
+        w.write_record("a", b"y", 1)
