@@ -95,6 +95,7 @@ from . import _removed_methods  # noqa: F401  (Tensor methods PyTorch removed, w
 from . import linalg  # noqa: F401
 from ._linalg_aliases import *  # noqa: F401,F403
 from ._householder_qr import *  # noqa: F401,F403
+from ._lobpcg import *  # noqa: F401,F403
 from . import special  # noqa: F401
 from .autograd.grad_mode import no_grad, enable_grad, set_grad_enabled, inference_mode  # noqa: F401
 from .autograd.grad_mode import is_inference_mode_enabled  # noqa: F401
