@@ -257,7 +257,7 @@ def ldl_factor_ex(A, *, hermitian=False, check_errors=False, out=None):
     This is a version of :func:`~ldl_factor` that does not perform error checks
     unless :attr:`check_errors`\ `= True`. It also returns the :attr:`info`
     tensor returned by LAPACK's ``sytrf``: 0 on success, else the 1-based
-    index of the first exactly-zero (or NaN) diagonal block of ``D`` (the
+    index of the first exactly-zero diagonal block of ``D`` (the
     factorisation is then complete, but ``D`` is singular).
 
     Args:

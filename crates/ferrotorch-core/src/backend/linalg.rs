@@ -72,8 +72,9 @@ pub trait LinalgKernels {
     /// LAPACK's 1-based pivots: `p > 0` at `k` is a 1x1 block after
     /// interchanging rows and columns `k` and `p`; `-p` at `k` and `k + 1`
     /// a 2x2 block after interchanging `k + 1` and `p`. `info` (int32,
-    /// `(batch,)`) gets the 1-based index of the first exactly zero (or
-    /// NaN) diagonal block, or 0.
+    /// `(batch,)`) gets the 1-based index of the first exactly zero
+    /// diagonal block (a column that is zero, or NaN on the diagonal and zero
+    /// below, as LAPACK's test evaluates), or 0.
     fn ldl_factor(&self, spec: &LdlSpec, dtype: DType, a: Src, ld: Dst, pivots: Dst, info: Dst) -> Result<()>;
 
     /// `X = A⁻¹ B` from the column-major compact factors `ld` and the

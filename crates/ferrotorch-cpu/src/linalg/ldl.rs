@@ -26,8 +26,6 @@ pub trait LdlFloat:
     const ONE: Self;
     /// `|self|`.
     fn abs(self) -> Self;
-    /// Whether `self` is NaN.
-    fn is_nan(self) -> bool;
     /// Bunch and Kaufman's growth bound `α = (1 + √17) / 8`, in this precision as LAPACK computes it.
     fn alpha() -> Self;
 }
@@ -39,9 +37,6 @@ macro_rules! ldl_float {
             const ONE: $T = 1.0;
             fn abs(self) -> $T {
                 <$T>::abs(self)
-            }
-            fn is_nan(self) -> bool {
-                <$T>::is_nan(self)
             }
             fn alpha() -> $T {
                 (1.0 + <$T>::sqrt(17.0)) / 8.0
@@ -126,8 +121,10 @@ fn factor_one<T: LdlFloat>(m: &mut Col<'_, T>, piv: &mut [i32]) -> i32 {
         let absakk = m.at(k, k).abs();
         let (imax, colmax) = if k + 1 < n { m.col_amax(k + 1..n, k) } else { (k, T::ZERO) };
         let kp;
-        if (if absakk > colmax { absakk } else { colmax }) == T::ZERO || absakk.is_nan() {
-            // A zero (or NaN) column: record it and leave it, as LAPACK does.
+        // Fortran's MAX as x86 evaluates it (`a > b ? a : b`): a NaN diagonal compares as the
+        // column's maximum, so a NaN pivot with a zero column below it is recorded like a zero one.
+        if (if absakk > colmax { absakk } else { colmax }) == T::ZERO {
+            // A zero column: record it and leave it, as LAPACK does.
             if info == 0 {
                 info = k as i32 + 1;
             }
@@ -444,6 +441,16 @@ mod tests {
         for (x, y) in x.iter().zip(&want) {
             assert!((x - y).abs() < 1e-12, "{x} vs {y}");
         }
+    }
+
+    #[test]
+    fn a_nan_diagonal_pivots_as_lapack_does() {
+        // [[NaN, 1], [1, 2]]: every test against NaN fails, so row 2 is the 1x1 pivot; the
+        // updated NaN that is left has no column below it and is recorded as info = 2.
+        let (ld, piv, info) = factor(&[f64::NAN, 1.0, 1.0, 2.0], 2);
+        assert_eq!((piv.as_slice(), info), (&[2, 2][..], 2));
+        assert_eq!((ld[0], ld[1]), (2.0, 0.5));
+        assert!(ld[3].is_nan());
     }
 
     #[test]

@@ -117,7 +117,7 @@ impl Tensor {
     /// LAPACK's compact form (`sytrf`): `LD` (`(*, n, n)`, column-major,
     /// zero above the diagonal), the 1-based `pivots` (int32, `(*, n)`,
     /// negative pairs for 2x2 blocks of `D`) and `info` (int32, `(*)`: the
-    /// 1-based index of the first zero or NaN block of `D`, or 0).
+    /// 1-based index of the first zero block of `D`, or 0).
     /// `hermitian` changes nothing for real dtypes. `LD` records PyTorch's
     /// `NotImplemented` node: the factorisation has no derivative.
     ///
