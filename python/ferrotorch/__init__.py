@@ -84,9 +84,19 @@ from ._legacy_types import *  # noqa: F401,F403
 from ._global_state import *  # noqa: F401,F403
 from ._windows import *  # noqa: F401,F403
 from ._inplace_functions import *  # noqa: F401,F403
+from ._symbolic import *  # noqa: F401,F403
+from ._control_flow import *  # noqa: F401,F403
+from . import futures  # noqa: F401
+from ._streams import *  # noqa: F401,F403
+from ._jit_types import *  # noqa: F401,F403
+from ._schema import *  # noqa: F401,F403
+from ._benchmark import *  # noqa: F401,F403
+from . import cpu  # noqa: F401
 from . import _removed_methods  # noqa: F401  (Tensor methods PyTorch removed, with its errors)
 from . import linalg  # noqa: F401
 from ._linalg_aliases import *  # noqa: F401,F403
+from ._householder_qr import *  # noqa: F401,F403
+from ._lobpcg import *  # noqa: F401,F403
 from . import special  # noqa: F401
 from . import fft  # noqa: F401
 from ._spectral import stft, istft  # noqa: F401
@@ -110,6 +120,8 @@ from .amp.autocast_mode import (  # noqa: F401
     get_autocast_dtype, set_autocast_enabled, set_autocast_dtype, is_autocast_cpu_enabled,
     set_autocast_cpu_enabled, get_autocast_cpu_dtype, set_autocast_cpu_dtype, get_autocast_gpu_dtype,
     set_autocast_gpu_dtype, is_autocast_cache_enabled, set_autocast_cache_enabled, clear_autocast_cache,
+    is_autocast_ipu_enabled, set_autocast_ipu_enabled, get_autocast_ipu_dtype, set_autocast_ipu_dtype,
+    is_autocast_xla_enabled, set_autocast_xla_enabled, get_autocast_xla_dtype, set_autocast_xla_dtype,
 )
 from ._finfo import finfo, iinfo  # noqa: F401
 
@@ -117,6 +129,7 @@ __version__ = "0.1.0"
 
 from . import random  # noqa: F401
 from .random import default_generator, seed, get_rng_state, set_rng_state, manual_seed, initial_seed  # noqa: F401,F811
+from .random import thread_safe_generator  # noqa: F401
 
 
 def is_tensor(obj):
@@ -151,6 +164,10 @@ def __getattr__(name):
         from .func import vmap
         globals()["vmap"] = vmap
         return vmap
+    if name in ("PyTorchFileWriter", "PyTorchFileReader"):
+        # Loaded on first use with serialization's record writer (which needs NumPy).
+        from . import _zip_archive
+        return getattr(_zip_archive, name)
     if name in ("serialization", "save", "load"):
         # Loaded on first use: serialization needs NumPy, which ``import ferrotorch`` avoids.
         import importlib

@@ -22,6 +22,7 @@ __all__ = [
     "set_num_interop_threads", "init_num_threads", "AcceleratorError", "set_float32_matmul_precision",
     "get_float32_matmul_precision", "compile", "set_flush_denormal", "set_warn_always",
     "is_warn_always_enabled", "set_anomaly_enabled", "get_device", "is_distributed",
+    "FatalError", "get_device_module",
 ]
 
 e = math.e
@@ -35,6 +36,11 @@ has_lapack = False
 has_mkl = False
 has_openmp = False
 has_spectral = False
+
+
+class FatalError(Exception):
+    """PyTorch's error for a failure it cannot recover from (raised by its C++ core
+    on fatal conditions); it exists here for ``except`` clauses of portable code."""
 
 
 class AcceleratorError(RuntimeError):
@@ -230,3 +236,27 @@ def get_device(input):
 def is_distributed(input):
     """False: ferrotorch has no distributed tensors."""
     return False
+
+
+# ----- device modules ---------------------------------------------------------------
+
+
+def get_device_module(device=None):
+    """
+    Returns the module associated with a given device (e.g., torch.device('cuda'), "cpu", ...).
+    If no device is given, return the module for the current accelerator or CPU if none is present.
+    """
+    import ferrotorch
+    if isinstance(device, _C.device):
+        name = device.type
+    elif isinstance(device, str):
+        name = _C.device(device).type
+    elif device is None:
+        # No accelerator is ever present: the CPU's module.
+        name = "cpu"
+    else:
+        raise RuntimeError(f"Invalid value of device '{device}', expect torch.device, str, or None")
+    module = getattr(ferrotorch, name, None)
+    if module is None or not hasattr(module, "is_available"):
+        raise RuntimeError(f"Device '{name}' does not have a corresponding module registered as 'torch.{name}'.")
+    return module

@@ -21,6 +21,7 @@ for _name, _fields in (
     ("linalg_eigh", ("eigenvalues", "eigenvectors")), ("linalg_slogdet", ("sign", "logabsdet")),
     ("slogdet", ("sign", "logabsdet")), ("triangular_solve", ("solution", "cloned_coefficient")),
     ("linalg_lstsq", ("solution", "residuals", "rank", "singular_values")),
+    ("linalg_ldl_factor", ("LD", "pivots")), ("linalg_ldl_factor_ex", ("LD", "pivots", "info")),
 ):
     setattr(return_types, _name, _rt(_name, _fields))
 

@@ -240,6 +240,103 @@ def torch_slogdet(input, *, out=None):
     return _write_out(return_types.slogdet(*slogdet(input)), out)
 
 
+# ----- LDL (Bunch-Kaufman) -----------------------------------------------------------------
+
+
+def _raise_ldl(fname, info):
+    # PyTorch has no message for a singular D: it fails an internal assert
+    # naming the LAPACK code (a RuntimeError), without a batch prefix.
+    bad = _first_bad(info)
+    if bad is not None:
+        raise RuntimeError(f"{fname}: Unknown error code: {bad[1]}.")
+
+
+def ldl_factor_ex(A, *, hermitian=False, check_errors=False, out=None):
+    r"""linalg.ldl_factor_ex(A, *, hermitian=False, check_errors=False, out=None) -> (Tensor, Tensor, Tensor)
+
+    This is a version of :func:`~ldl_factor` that does not perform error checks
+    unless :attr:`check_errors`\ `= True`. It also returns the :attr:`info`
+    tensor returned by LAPACK's ``sytrf``: 0 on success, else the 1-based
+    index of the first exactly-zero diagonal block of ``D`` (the
+    factorisation is then complete, but ``D`` is singular).
+
+    Args:
+        A (Tensor): tensor of shape ``(*, n, n)`` of symmetric matrices
+            (only the lower triangle is read).
+
+    Keyword args:
+        hermitian (bool, optional): whether ``A`` is Hermitian rather than
+            symmetric (the same for real inputs). Default: ``False``.
+        check_errors (bool, optional): raise when ``info`` is nonzero. Default: ``False``.
+        out (tuple, optional): tuple of three tensors to write the output to.
+
+    Returns:
+        A named tuple ``(LD, pivots, info)``.
+    """
+    res = _C._linalg_ldl_factor_ex(A, hermitian)
+    if check_errors:
+        _raise_ldl("torch.linalg.ldl_factor_ex", res[2])
+    return _write_out(return_types.linalg_ldl_factor_ex(*res), out)
+
+
+def ldl_factor(A, *, hermitian=False, out=None):
+    r"""linalg.ldl_factor(A, *, hermitian=False, out=None) -> (Tensor, Tensor)
+
+    Computes a compact representation of the LDL factorization of a symmetric
+    (possibly indefinite) matrix, ``A = L D L^T``, with Bunch-Kaufman
+    pivoting: ``D`` is block diagonal with 1x1 and 2x2 blocks.
+
+    ``LD`` (LAPACK ``sytrf``'s compact form, lower) holds the diagonal of
+    ``D``, the off-diagonal element of each 2x2 block below its diagonal,
+    and the multipliers of ``L`` below those; ``pivots`` (int32) are 1-based:
+    ``pivots[k] = p > 0`` is a 1x1 block after interchanging rows and columns
+    ``k`` and ``p``, and ``pivots[k] = pivots[k+1] = -p`` a 2x2 block after
+    interchanging ``k+1`` and ``p``. Batches of matrices are supported.
+
+    Args:
+        A (Tensor): tensor of shape ``(*, n, n)`` (only the lower triangle is read).
+
+    Keyword args:
+        hermitian (bool, optional): whether ``A`` is Hermitian (the same as
+            symmetric for real inputs). Default: ``False``.
+        out (tuple, optional): tuple of two tensors to write the output to.
+
+    Example::
+
+        >>> A = torch.randn(3, 3)
+        >>> A = A @ A.mT  # make symmetric
+        >>> LD, pivots = torch.linalg.ldl_factor(A)
+        >>> B = torch.randn(3, 2)
+        >>> X = torch.linalg.ldl_solve(LD, pivots, B)
+        >>> torch.allclose(A @ X, B, atol=1e-5)
+        True
+    """
+    LD, piv, info = _C._linalg_ldl_factor_ex(A, hermitian)
+    _raise_ldl("torch.linalg.ldl_factor", info)
+    return _write_out(return_types.linalg_ldl_factor(LD, piv), out)
+
+
+def ldl_solve(LD, pivots, B, *, hermitian=False, out=None):
+    r"""linalg.ldl_solve(LD, pivots, B, *, hermitian=False, out=None) -> Tensor
+
+    Computes the solution of a system of linear equations ``A X = B`` using
+    the LDL factorization ``(LD, pivots)`` of ``A`` computed by
+    :func:`ldl_factor` (LAPACK's ``sytrs``). The batch dims of ``LD`` and
+    ``B`` broadcast.
+
+    Args:
+        LD (Tensor): the compact factors, shape ``(*, n, n)``.
+        pivots (Tensor): the pivots (integers), shape ``(*, n)``.
+        B (Tensor): right-hand side, shape ``(*, n, k)``, of ``LD``'s dtype.
+
+    Keyword args:
+        hermitian (bool, optional): whether the factors are of a Hermitian
+            matrix (the same for real inputs). Default: ``False``.
+        out (Tensor, optional): output tensor.
+    """
+    return _write_out(_C._linalg_ldl_solve(LD, pivots, B, hermitian), out)
+
+
 # ----- Cholesky ----------------------------------------------------------------------------
 
 

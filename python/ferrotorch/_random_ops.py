@@ -1,4 +1,4 @@
-"""Random sampling ops: ``bernoulli``, ``multinomial``, ``normal``, ``poisson``
+"""Random sampling ops: ``bernoulli``, ``binomial``, ``multinomial``, ``normal``, ``poisson``
 and the in-place ``Tensor.xxx_`` samplers (``normal_``, ``uniform_``,
 ``exponential_``, ``random_``, ``log_normal_``, ``cauchy_``, ``geometric_``,
 ``bernoulli_``).
@@ -13,10 +13,10 @@ receiver's dtype, work on non-contiguous views and bump ``_version``.
 import builtins
 import math
 
-from . import _C
+from . import _C, _args
 from ._C import Tensor
 
-__all__ = ["bernoulli", "multinomial", "normal", "poisson"]
+__all__ = ["bernoulli", "binomial", "multinomial", "normal", "poisson"]
 
 _native_normal = _C.normal
 
@@ -579,6 +579,36 @@ def poisson(input, generator=None):
     if not _is_float(input.dtype):
         raise _not_impl("poisson_cpu", input.dtype)
     return _C._poisson(input, generator)
+
+
+# ----- binomial ----------------------------------------------------------------------
+
+
+@_args.signature("Tensor count, Tensor prob, Generator? generator=None")
+def binomial(count, prob, generator=None):
+    r"""binomial(count, prob, generator=None) -> Tensor
+
+    Returns a tensor with each element sampled from a binomial distribution
+    with ``count`` trials (a floating-point tensor) and success probability
+    ``prob`` (the same dtype; the two broadcast), drawn with PyTorch's CPU
+    algorithms (inversion for fewer than 10 expected successes, Hörmann's BTRS
+    otherwise) from ferrotorch's generator. A count ``<= 0`` or a probability
+    ``<= 0`` gives 0, a probability ``>= 1`` gives ``count``.
+
+    Args:
+        count (Tensor): the number of trials.
+        prob (Tensor): the probability of success of each trial.
+        generator (Generator, optional): a pseudorandom number generator for sampling.
+
+    Example::
+
+        >>> torch.binomial(torch.tensor([10., 100.]), torch.tensor([0.5, 0.2]))
+        tensor([ 4., 23.])
+    """
+    if not count.is_floating_point():
+        raise ValueError(f"binomial only supports floating-point dtypes for count, got: "
+                         f"{_SCALAR_NAMES.get(str(count.dtype).replace('torch.', ''), count.dtype)}")
+    return _C._binomial(count, prob, generator)
 
 
 # ----- binding -----------------------------------------------------------------------

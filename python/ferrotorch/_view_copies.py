@@ -14,7 +14,7 @@ __all__ = [
     "alias_copy", "as_strided_copy", "detach_copy", "diagonal_copy", "expand_copy", "permute_copy",
     "select_copy", "slice_copy", "split_copy", "split_with_sizes_copy", "squeeze_copy", "t_copy",
     "transpose_copy", "unbind_copy", "unfold_copy", "unsqueeze_copy", "view_copy",
-    "select_scatter", "slice_scatter", "diagonal_scatter", "as_strided_scatter",
+    "select_scatter", "slice_scatter", "diagonal_scatter", "as_strided_scatter", "slice_inverse",
 ]
 
 
@@ -150,3 +150,16 @@ def _attach():
 
 
 _attach()
+
+
+@_args.signature("Tensor input, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1")
+def slice_inverse(input, src, dim=0, start=None, end=None, step=1):
+    r"""slice_inverse(input, src, dim=0, start=None, end=None, step=1) -> Tensor
+
+    The inverse of slicing, used by functionalization: given ``input``, a
+    slice ``src[dim, start:end:step]``-style view, returns a view of
+    ``input``'s memory with ``src``'s sizes, strides and storage offset (the
+    tensor the slice was taken from). As in PyTorch the slice arguments only
+    describe the relation: the view is taken from ``src``'s geometry.
+    """
+    return input.as_strided(src.shape, src.stride(), src.storage_offset())

@@ -1,6 +1,7 @@
 """``torch.linalg``: vector and matrix norms over ferrotorch's reductions,
 and the decompositions, solves and matrix functions of ``_linalg_functions``
-(native LU, Cholesky, QR and symmetric eigen kernels through ``faer``).
+(native LU, Cholesky, QR and symmetric eigen kernels through ``faer``, and
+LAPACK's Bunch-Kaufman ``L D L^T``).
 
 Matrix norms that need singular values (``ord=2``, ``-2`` and ``'nuc'``) use
 ``svdvals`` (the native one-sided Jacobi in double precision, see ``_svd``),
@@ -14,14 +15,16 @@ from ._math_ops import _write_out, _pretty, vector_norm as _vector_norm
 from ._svd import LinAlgError, svd, svdvals
 from ._linalg_eig import eig, eigvals
 from ._linalg_functions import (  # noqa: F401
-    cholesky, cholesky_ex, cond, cross, det, diagonal, eigh, eigvalsh, householder_product, inv, inv_ex, lstsq, lu,
+    cholesky, cholesky_ex, cond, cross, det, diagonal, eigh, eigvalsh, householder_product, inv, inv_ex, ldl_factor, ldl_factor_ex,
+    ldl_solve, lstsq, lu,
     lu_factor, lu_factor_ex, lu_solve, matmul, matrix_exp, matrix_power, matrix_rank, multi_dot, pinv, qr, slogdet,
     solve, solve_ex, solve_triangular, tensorinv, tensorsolve, vander, vecdot,
 )
 
 __all__ = [
     "vector_norm", "norm", "matrix_norm", "svd", "svdvals", "LinAlgError", "cholesky", "cholesky_ex", "cond", "cross",
-    "det", "diagonal", "eig", "eigvals", "eigh", "eigvalsh", "householder_product", "inv", "inv_ex", "lstsq", "lu", "lu_factor",
+    "det", "diagonal", "eig", "eigvals", "eigh", "eigvalsh", "householder_product", "inv", "inv_ex", "ldl_factor",
+    "ldl_factor_ex", "ldl_solve", "lstsq", "lu", "lu_factor",
     "lu_factor_ex", "lu_solve", "matmul", "matrix_exp", "matrix_power", "matrix_rank", "multi_dot", "pinv", "qr",
     "slogdet", "solve", "solve_ex", "solve_triangular", "tensorinv", "tensorsolve", "vander", "vecdot",
 ]

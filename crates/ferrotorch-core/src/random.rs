@@ -146,6 +146,110 @@ impl Generator {
     }
 }
 
+impl Generator {
+    /// One binomial sample of `count` trials (a float, as PyTorch takes it)
+    /// with success probability `prob`, with PyTorch's CPU algorithm: 0 for
+    /// `count <= 0` or `prob <= 0`, `count` for `prob >= 1`, NaN for a NaN
+    /// `prob`; otherwise, on the smaller of `prob` and `1 - prob` (the
+    /// count of failures when that is `1 - prob`), inversion by geometric
+    /// waiting times below 10 expected successes and Hörmann's transformed
+    /// rejection (BTRS, 1993) from 10 up.
+    pub fn binomial(&mut self, count: f64, prob: f64) -> f64 {
+        if count <= 0.0 || prob <= 0.0 {
+            0.0
+        } else if prob >= 1.0 {
+            count
+        } else if prob <= 0.5 {
+            self.binomial_small_p(count, prob)
+        } else if prob > 0.5 {
+            count - self.binomial_small_p(count, 1.0 - prob)
+        } else {
+            f64::NAN
+        }
+    }
+
+    fn binomial_small_p(&mut self, count: f64, prob: f64) -> f64 {
+        if count * prob >= 10.0 {
+            self.binomial_btrs(count, prob)
+        } else {
+            self.binomial_inversion(count, prob)
+        }
+    }
+
+    /// Counts geometric waiting times (trials to the next success) until
+    /// they pass `count`.
+    fn binomial_inversion(&mut self, count: f64, prob: f64) -> f64 {
+        let logprob = (-prob).ln_1p();
+        let (mut sum, mut successes) = (0.0, 0.0);
+        loop {
+            sum += (self.uniform().ln() / logprob).ceil();
+            if sum > count {
+                return successes;
+            }
+            successes += 1.0;
+        }
+    }
+
+    /// Hörmann's BTRS: a transformed-rejection draw with a squeeze, the
+    /// exact acceptance test through Stirling's tail of `ln k!`.
+    fn binomial_btrs(&mut self, count: f64, prob: f64) -> f64 {
+        let stddev = (count * prob * (1.0 - prob)).sqrt();
+        let b = 1.15 + 2.53 * stddev;
+        let a = -0.0873 + 0.0248 * b + 0.01 * prob;
+        let c = count * prob + 0.5;
+        let v_r = 0.92 - 4.2 / b;
+        let r = prob / (1.0 - prob);
+        let alpha = (2.83 + 5.1 / b) * stddev;
+        let m = ((count + 1.0) * prob).floor();
+        loop {
+            let u = self.uniform() - 0.5;
+            let v = self.uniform();
+            let us = 0.5 - u.abs();
+            let k = ((2.0 * a / us + b) * u + c).floor();
+            if k < 0.0 || k > count {
+                continue;
+            }
+            if us >= 0.07 && v <= v_r {
+                return k;
+            }
+            let v = (v * alpha / (a / (us * us) + b)).ln();
+            let bound = (m + 0.5) * ((m + 1.0) / (r * (count - m + 1.0))).ln()
+                + (count + 1.0) * ((count - m + 1.0) / (count - k + 1.0)).ln()
+                + (k + 0.5) * (r * (count - k + 1.0) / (k + 1.0)).ln()
+                + stirling_tail(m)
+                + stirling_tail(count - m)
+                - stirling_tail(k)
+                - stirling_tail(count - k);
+            if v <= bound {
+                return k;
+            }
+        }
+    }
+}
+
+/// `ln k! - (k + 1/2) ln(k + 1) + (k + 1) - ln √(2π)`, the error of
+/// Stirling's approximation of `ln k!`: tabulated below 10, its asymptotic
+/// series above.
+fn stirling_tail(k: f64) -> f64 {
+    const TABLE: [f64; 10] = [
+        0.081_061_466_795_327_26,
+        0.041_340_695_955_409_29,
+        0.027_677_925_684_998_34,
+        0.020_790_672_103_765_09,
+        0.016_644_691_189_821_19,
+        0.013_876_128_823_070_75,
+        0.011_896_709_945_891_77,
+        0.010_411_265_261_972_09,
+        0.009_255_462_182_712_733,
+        0.008_330_563_433_362_871,
+    ];
+    if k <= 9.0 {
+        return TABLE[k.max(0.0) as usize];
+    }
+    let kp1sq = (k + 1.0) * (k + 1.0);
+    (1.0 / 12.0 - (1.0 / 360.0 - 1.0 / 1260.0 / kp1sq) / kp1sq) / (k + 1.0)
+}
+
 /// `x as int64` as x86's conversion does it: out of range (or NaN) is `i64::MIN`.
 fn to_i64_like_x86(x: f64) -> i64 {
     if x.is_finite() && x >= -9.223_372_036_854_775_808e18 && x < 9.223_372_036_854_775_808e18 {
@@ -188,6 +292,39 @@ mod tests {
         assert!(mean.abs() < 0.02, "{mean}");
         assert!((var - 1.0).abs() < 0.03, "{var}");
         assert!((0..1000).all(|_| a.below(7) < 7));
+    }
+}
+
+#[cfg(test)]
+mod binomial_tests {
+    use super::*;
+
+    #[test]
+    fn stirling_tail_matches_ln_factorial() {
+        // ln k! = (k + 1/2) ln(k + 1) - (k + 1) + ln √(2π) + tail(k), checked on both sides of the table.
+        for k in [0i64, 3, 9, 10, 30, 200] {
+            let x = k as f64;
+            let approx = (x + 0.5) * (x + 1.0).ln() - (x + 1.0) + 0.918_938_533_204_672_8 + stirling_tail(x);
+            assert!((approx - ln_factorial(k)).abs() < 1e-9 * ln_factorial(k).max(1.0), "{k}");
+        }
+    }
+
+    #[test]
+    fn moments_match_n_p_and_n_p_q() {
+        let mut g = Generator::new(3);
+        // Inversion (n p < 10), BTRS (n p >= 10), and the mirrored p > 1/2 branches.
+        for (n, p) in [(20.0, 0.1), (1000.0, 0.3), (50.0, 0.9), (400.0, 0.75)] {
+            let m = 40_000;
+            let xs: Vec<f64> = (0..m).map(|_| g.binomial(n, p)).collect();
+            assert!(xs.iter().all(|&x| x >= 0.0 && x <= n && x.fract() == 0.0));
+            let mean = xs.iter().sum::<f64>() / m as f64;
+            let var = xs.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / m as f64;
+            let (mu, s2) = (n * p, n * p * (1.0 - p));
+            assert!((mean - mu).abs() < 5.0 * (s2 / m as f64).sqrt(), "{n} {p}: {mean}");
+            assert!((var / s2 - 1.0).abs() < 0.05, "{n} {p}: {var}");
+        }
+        assert_eq!((g.binomial(5.0, 0.0), g.binomial(-1.0, 0.5), g.binomial(7.0, 1.5)), (0.0, 0.0, 7.0));
+        assert!(g.binomial(5.0, f64::NAN).is_nan());
     }
 }
 

@@ -402,6 +402,14 @@ macro_rules! random_factory {
 random_factory!(rand, "`torch.rand(*size)`: uniform on [0, 1).", Tensor::rand);
 random_factory!(randn, "`torch.randn(*size)`: standard normal.", Tensor::randn);
 
+/// `torch.binomial(count, prob, generator=None)` (records `NotImplemented`).
+#[pyfunction]
+#[pyo3(signature = (count, prob, generator=None))]
+pub fn _binomial<'py>(py: Python<'py>, count: &Bound<'py, PyAny>, prob: &Bound<'py, PyAny>, generator: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyAny>> {
+    let g = gen_of(generator)?;
+    wrap(py, tensor_of(count)?.binomial(&tensor_of(prob)?, g.as_ref()).py()?)
+}
+
 /// `torch.poisson(input, generator=None)` (records `PoissonBackward0`).
 #[pyfunction]
 #[pyo3(signature = (input, generator=None))]

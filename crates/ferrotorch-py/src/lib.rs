@@ -83,6 +83,7 @@ fn _C(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(functions::randn, m)?)?;
     m.add_function(wrap_pyfunction!(functions::randint, m)?)?;
     m.add_function(wrap_pyfunction!(functions::_poisson, m)?)?;
+    m.add_function(wrap_pyfunction!(functions::_binomial, m)?)?;
     m.add_function(wrap_pyfunction!(functions::randperm, m)?)?;
     m.add_function(wrap_pyfunction!(functions::normal, m)?)?;
     m.add_function(wrap_pyfunction!(functions::manual_seed, m)?)?;

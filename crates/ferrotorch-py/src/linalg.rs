@@ -81,6 +81,22 @@ pub fn _linalg_solve_triangular<'py>(py: Python<'py>, a: &Bound<'py, PyAny>, b: 
     wrap(py, tensor_of(a)?.linalg_solve_triangular(&tensor_of(b)?, upper, unit).py()?)
 }
 
+/// `linalg.ldl_factor_ex(A, hermitian=hermitian)` as `(LD, pivots, info)`;
+/// `LD` carries PyTorch's `NotImplemented` node (no derivative).
+#[pyfunction]
+#[pyo3(signature = (input, hermitian=false))]
+pub fn _linalg_ldl_factor_ex<'py>(py: Python<'py>, input: &Bound<'py, PyAny>, hermitian: bool) -> PyResult<Bound<'py, PyAny>> {
+    let (ld, pivots, info) = tensor_of(input)?.linalg_ldl_factor_ex(hermitian).py()?;
+    Ok(wrap_tuple(py, vec![ld, pivots, info])?.into_any())
+}
+
+/// `linalg.ldl_solve(LD, pivots, B, hermitian=hermitian)`.
+#[pyfunction]
+#[pyo3(signature = (ld, pivots, b, hermitian=false))]
+pub fn _linalg_ldl_solve<'py>(py: Python<'py>, ld: &Bound<'py, PyAny>, pivots: &Bound<'py, PyAny>, b: &Bound<'py, PyAny>, hermitian: bool) -> PyResult<Bound<'py, PyAny>> {
+    wrap(py, tensor_of(ld)?.linalg_ldl_solve(&tensor_of(pivots)?, &tensor_of(b)?, hermitian).py()?)
+}
+
 /// Adds the linear-algebra bindings to `_C`.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_linalg_svd, m)?)?;
@@ -91,5 +107,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_linalg_eigh, m)?)?;
     m.add_function(wrap_pyfunction!(_linalg_eig, m)?)?;
     m.add_function(wrap_pyfunction!(_linalg_solve_triangular, m)?)?;
+    m.add_function(wrap_pyfunction!(_linalg_ldl_factor_ex, m)?)?;
+    m.add_function(wrap_pyfunction!(_linalg_ldl_solve, m)?)?;
     Ok(())
 }

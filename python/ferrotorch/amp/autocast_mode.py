@@ -8,11 +8,14 @@ the native ``@`` operator is not autocast yet.
 
 import functools
 import threading
+import warnings
 
 from .. import _C
 
 _state = threading.local()
-_DEFAULTS = {"cpu": _C.bfloat16, "cuda": _C.float16}
+# PyTorch's per-device defaults; ``ipu`` and ``xla`` have no ferrotorch device, but their
+# switches exist (and are thread state) as in PyTorch, so portable code can set and read them.
+_DEFAULTS = {"cpu": _C.bfloat16, "cuda": _C.float16, "ipu": _C.float16, "xla": _C.bfloat16}
 
 
 def _stack():
@@ -104,6 +107,72 @@ def set_autocast_gpu_dtype(dtype):
     set_autocast_dtype("cuda", dtype)
 
 
+def _deprecated(old, new):
+    warnings.warn(f"torch.{old} is deprecated. Please use torch.{new} instead.", DeprecationWarning, stacklevel=3)
+
+
+def _check_bool(v):
+    if not isinstance(v, bool):
+        raise TypeError(f"enabled must be a bool (got {type(v).__name__})")
+
+
+def _check_dtype(v):
+    if type(v).__name__ != "dtype":
+        raise TypeError(f"dtype must be a torch.dtype (got {type(v).__name__})")
+
+
+def is_autocast_ipu_enabled():
+    """Deprecated form of ``is_autocast_enabled('ipu')``."""
+    _deprecated("is_autocast_ipu_enabled()", "is_autocast_enabled('ipu')")
+    return is_autocast_enabled("ipu")
+
+
+def set_autocast_ipu_enabled(enabled):
+    """Deprecated form of ``set_autocast_enabled('ipu', enabled)``."""
+    _check_bool(enabled)
+    _deprecated("set_autocast_ipu_enabled(enabled)", "set_autocast_enabled('ipu', enabled)")
+    set_autocast_enabled("ipu", enabled)
+
+
+def get_autocast_ipu_dtype():
+    """Deprecated form of ``get_autocast_dtype('ipu')``."""
+    _deprecated("get_autocast_ipu_dtype()", "get_autocast_dtype('ipu')")
+    return get_autocast_dtype("ipu")
+
+
+def set_autocast_ipu_dtype(dtype):
+    """Deprecated form of ``set_autocast_dtype('ipu', dtype)``."""
+    _check_dtype(dtype)
+    _deprecated("set_autocast_ipu_dtype(dtype)", "set_autocast_dtype('ipu', dtype)")
+    set_autocast_dtype("ipu", dtype)
+
+
+def is_autocast_xla_enabled():
+    """Deprecated form of ``is_autocast_enabled('xla')``."""
+    _deprecated("is_autocast_xla_enabled()", "is_autocast_enabled('xla')")
+    return is_autocast_enabled("xla")
+
+
+def set_autocast_xla_enabled(enabled):
+    """Deprecated form of ``set_autocast_enabled('xla', enabled)``."""
+    _check_bool(enabled)
+    _deprecated("set_autocast_xla_enabled(enabled)", "set_autocast_enabled('xla', enabled)")
+    set_autocast_enabled("xla", enabled)
+
+
+def get_autocast_xla_dtype():
+    """Deprecated form of ``get_autocast_dtype('xla')``."""
+    _deprecated("get_autocast_xla_dtype()", "get_autocast_dtype('xla')")
+    return get_autocast_dtype("xla")
+
+
+def set_autocast_xla_dtype(dtype):
+    """Deprecated form of ``set_autocast_dtype('xla', dtype)``."""
+    _check_dtype(dtype)
+    _deprecated("set_autocast_xla_dtype(dtype)", "set_autocast_dtype('xla', dtype)")
+    set_autocast_dtype("xla", dtype)
+
+
 def is_autocast_cache_enabled():
     """Whether autocast may cache casts of weights inside a region (on by default)."""
     _base()
@@ -138,12 +207,17 @@ class autocast:
     """Context manager / decorator enabling mixed precision for a region."""
 
     def __init__(self, device_type, dtype=None, enabled=True, cache_enabled=None):
-        if device_type not in ("cpu", "cuda"):
+        if device_type not in _DEFAULTS:
             raise RuntimeError(f"User specified an unsupported autocast device_type '{device_type}'")
         self.device_type = device_type
-        self.fast_dtype = dtype if dtype is not None else _DEFAULTS[device_type]
+        # As PyTorch: without ``dtype`` the region uses the device's current autocast dtype.
+        self.fast_dtype = dtype if dtype is not None else get_autocast_dtype(device_type)
         if device_type == "cpu" and self.fast_dtype not in (_C.bfloat16, _C.float16):
             raise RuntimeError("In CPU autocast, but the target dtype is not supported. Disabling autocast.")
+        if device_type == "ipu" and self.fast_dtype not in (_C.bfloat16, _C.float16):
+            warnings.warn("In IPU autocast, but the target dtype is not supported. Disabling autocast.\n"
+                          "IPU Autocast only supports dtypes of torch.bfloat16, torch.float16 currently.")
+            enabled = False
         self.enabled = enabled
 
     def __enter__(self):

@@ -355,15 +355,7 @@ class Binomial(Distribution):
     def sample(self, sample_shape=torch.Size()):
         shape = tuple(self._extended_shape(sample_shape))
         with torch.no_grad():
-            max_count = int(self.total_count.max()) if self.total_count.numel() else 0
-            if max_count == 0:
-                return torch.zeros(shape, dtype=self.probs.dtype, device=self.probs.device)
-            # Counts successes among max_count Bernoulli draws, masking the trials past each total_count.
-            probs = self.probs.expand(shape).unsqueeze(-1)
-            trials = torch.arange(max_count, dtype=self.probs.dtype, device=self.probs.device)
-            active = trials < self.total_count.expand(shape).unsqueeze(-1)
-            draws = torch.rand(shape + (max_count,), dtype=self.probs.dtype, device=self.probs.device) < probs
-            return (draws & active).to(self.probs.dtype).sum(-1)
+            return torch.binomial(self.total_count.expand(shape), self.probs.expand(shape))
 
     def log_prob(self, value):
         if self._validate_args:

@@ -13,17 +13,20 @@ pub trait FactoryKernels {
     fn sequence(&self, seq: Sequence, dtype: DType, out: Dst) -> Result<()>;
 
     /// Fills the fresh contiguous `out` of `dtype` with draws of `dist` from
-    /// `gen`, in row-major order. [`Distribution::Poisson`] reads its rates
-    /// from `rates` (`out`'s shape and dtype) and raises PyTorch's error for
-    /// a negative or NaN rate before drawing anything.
-    fn random(&self, dist: Distribution, gen: &mut Generator, dtype: DType, out: Dst, rates: Option<Src>) -> Result<()>;
+    /// `gen`, in row-major order. The per-element parameters come in
+    /// `params` (each of `out`'s shape and dtype): [`Distribution::Poisson`]
+    /// reads its rates from `params[0]` and raises PyTorch's error for a
+    /// negative or NaN rate before drawing anything;
+    /// [`Distribution::Binomial`] its counts from `params[0]` and
+    /// probabilities from `params[1]`. The other distributions take none.
+    fn random(&self, dist: Distribution, gen: &mut Generator, dtype: DType, out: Dst, params: &[Src]) -> Result<()>;
 }
 
 impl FactoryKernels for Meta {
     fn sequence(&self, _seq: Sequence, _dtype: DType, _out: Dst) -> Result<()> {
         Ok(())
     }
-    fn random(&self, _dist: Distribution, _gen: &mut Generator, _dtype: DType, _out: Dst, _rates: Option<Src>) -> Result<()> {
+    fn random(&self, _dist: Distribution, _gen: &mut Generator, _dtype: DType, _out: Dst, _params: &[Src]) -> Result<()> {
         Ok(())
     }
 }

@@ -1,10 +1,11 @@
 //! Linear-algebra decompositions and solves: SVD, LU, Cholesky, QR, the
-//! symmetric eigendecomposition, triangular and LU solves.
+//! symmetric eigendecomposition, the symmetric-indefinite (`L D Lᵀ`)
+//! factorisation, triangular, LU and `L D Lᵀ` solves.
 
 use super::{Dst, Meta, Src};
 use crate::dtype::DType;
 use crate::error::Result;
-use crate::op::linalg::{CholeskySpec, EighSpec, LuSolveSpec, LuSpec, QrSpec, SvdSpec, TriangularSpec, EigSpec};
+use crate::op::linalg::{CholeskySpec, EigSpec, EighSpec, LdlSolveSpec, LdlSpec, LuSolveSpec, LuSpec, QrSpec, SvdSpec, TriangularSpec};
 
 /// The linear-algebra kernels of a device.
 pub trait LinalgKernels {
@@ -67,6 +68,26 @@ pub trait LinalgKernels {
     /// `X = A⁻¹ B` for triangular `A` (column-major `(batch, n, n)`) and
     /// column-major `b`, `x` (`(batch, k, n)` buffers).
     fn solve_triangular(&self, spec: &TriangularSpec, dtype: DType, a: Src, b: Src, x: Dst) -> Result<()>;
+
+    /// The Bunch–Kaufman `L D Lᵀ` factorisation of each symmetric
+    /// column-major matrix of `a` (only its lower triangle read), in
+    /// LAPACK's `sytrf` (`UPLO='L'`) compact form: `ld` (column-major,
+    /// zero above the diagonal) holds `D`'s diagonal, the subdiagonal
+    /// element of each 2x2 block of `D`, and below them the multipliers of
+    /// `L = P(1) L(1) P(2) L(2) ...`. `pivots` (int32, `(batch, n)`) gets
+    /// LAPACK's 1-based pivots: `p > 0` at `k` is a 1x1 block after
+    /// interchanging rows and columns `k` and `p`; `-p` at `k` and `k + 1`
+    /// a 2x2 block after interchanging `k + 1` and `p`. `info` (int32,
+    /// `(batch,)`) gets the 1-based index of the first exactly zero
+    /// diagonal block (a column that is zero, or NaN on the diagonal and zero
+    /// below, as LAPACK's test evaluates), or 0.
+    fn ldl_factor(&self, spec: &LdlSpec, dtype: DType, a: Src, ld: Dst, pivots: Dst, info: Dst) -> Result<()>;
+
+    /// `X = A⁻¹ B` from the column-major compact factors `ld` and the
+    /// `pivots` of [`ldl_factor`](Self::ldl_factor); `b` and `x` are
+    /// column-major (`(batch, k, n)` buffers). Pivots that no factorisation
+    /// produces (out of range, or a 2x2 block without its pair) are an error.
+    fn ldl_solve(&self, spec: &LdlSolveSpec, dtype: DType, ld: Src, pivots: Src, b: Src, x: Dst) -> Result<()>;
 }
 
 impl LinalgKernels for Meta {
@@ -99,6 +120,14 @@ impl LinalgKernels for Meta {
     }
 
     fn solve_triangular(&self, _spec: &TriangularSpec, _dtype: DType, _a: Src, _b: Src, _x: Dst) -> Result<()> {
+        Ok(())
+    }
+
+    fn ldl_factor(&self, _spec: &LdlSpec, _dtype: DType, _a: Src, _ld: Dst, _pivots: Dst, _info: Dst) -> Result<()> {
+        Ok(())
+    }
+
+    fn ldl_solve(&self, _spec: &LdlSolveSpec, _dtype: DType, _ld: Src, _pivots: Src, _b: Src, _x: Dst) -> Result<()> {
         Ok(())
     }
 }

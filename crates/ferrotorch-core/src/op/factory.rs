@@ -86,6 +86,9 @@ pub enum Distribution {
     /// A Poisson count per element, the rates read from a second operand
     /// of the output's shape (each not negative).
     Poisson,
+    /// A binomial count per element, the trial counts and success
+    /// probabilities read from two operands of the output's shape.
+    Binomial,
     /// A uniformly random permutation of `0..n` (int64 output of `n`
     /// elements; a Fisher–Yates shuffle).
     Permutation,

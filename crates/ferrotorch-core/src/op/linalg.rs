@@ -180,3 +180,33 @@ pub struct LuSolveSpec {
     /// Whether `Aᵀ X = B` is solved instead.
     pub adjoint: bool,
 }
+
+/// A batched symmetric-indefinite factorisation `A = L D Lᵀ` of `batch`
+/// `n x n` matrices read from their lower triangle, with Bunch–Kaufman
+/// pivoting (LAPACK's `sytrf` with `UPLO='L'`): `D` is block diagonal with
+/// 1x1 and 2x2 blocks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LdlSpec {
+    /// Number of matrices.
+    pub batch: usize,
+    /// Order of each matrix.
+    pub n: usize,
+    /// Whether `A` is Hermitian (`hetrf`) rather than symmetric (`sytrf`):
+    /// the two coincide for real dtypes.
+    pub hermitian: bool,
+}
+
+/// A batched solve `A X = B` from the compact `L D Lᵀ` factors and pivots of
+/// `A` ([`LdlSpec`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LdlSolveSpec {
+    /// Number of systems.
+    pub batch: usize,
+    /// Order of `A`.
+    pub n: usize,
+    /// Columns of `B` and `X`.
+    pub k: usize,
+    /// Whether the factors are of a Hermitian (rather than symmetric) `A`:
+    /// the same for real dtypes.
+    pub hermitian: bool,
+}

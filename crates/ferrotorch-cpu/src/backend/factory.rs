@@ -38,7 +38,7 @@ impl FactoryKernels for Cpu {
         Ok(())
     }
 
-    fn random(&self, dist: Distribution, gen: &mut Generator, dtype: DType, out: Dst, rates: Option<Src>) -> Result<()> {
+    fn random(&self, dist: Distribution, gen: &mut Generator, dtype: DType, out: Dst, params: &[Src]) -> Result<()> {
         if dtype.is_complex() {
             return Err(crate::complex::not_impl("random", dtype));
         }
@@ -58,9 +58,9 @@ impl FactoryKernels for Cpu {
             return Ok(());
         }
         dispatch_dtype!(dtype, T => {
-            // SAFETY: `out` is a fresh contiguous tensor of `dtype`; `rates`,
-            // when given, a live contiguous one of `dtype` that `out` does
-            // not alias.
+            // SAFETY: `out` is a fresh contiguous tensor of `dtype`; each of
+            // `params` a live contiguous one of `dtype` and `out`'s size that
+            // `out` does not alias.
             let o = unsafe { elems_mut::<T>(WHAT, out)? };
             match dist {
                 Distribution::Uniform => o.iter_mut().for_each(|v| *v = cast::<f64, T>(gen.uniform())),
@@ -69,14 +69,24 @@ impl FactoryKernels for Cpu {
                     o.iter_mut().for_each(|v| *v = cast::<i64, T>((low as i128 + gen.below(span) as i128) as i64))
                 }
                 Distribution::Poisson => {
-                    let Some(rates) = rates else { return Err(Error::runtime("poisson: the kernel needs the rates")) };
-                    let lam = unsafe { elems::<T>(WHAT, rates)? };
+                    let [rates] = params else { return Err(Error::runtime("poisson: the kernel needs the rates")) };
+                    let lam = unsafe { elems::<T>(WHAT, *rates)? };
                     // NaN fails `>= 0` too; every rate is checked before any draw.
                     if lam.iter().any(|&l| !(l.to_f64() >= 0.0)) {
                         return Err(Error::runtime("invalid Poisson rate, expected rate to be non-negative"));
                     }
                     for (v, &l) in o.iter_mut().zip(lam) {
                         *v = cast::<f64, T>(gen.poisson(l.to_f64()));
+                    }
+                }
+                Distribution::Binomial => {
+                    let [count, prob] = params else { return Err(Error::runtime("binomial: the kernel needs counts and probabilities")) };
+                    let (n, p) = unsafe { (elems::<T>(WHAT, *count)?, elems::<T>(WHAT, *prob)?) };
+                    if n.len() != o.len() || p.len() != o.len() {
+                        return Err(Error::runtime("binomial: the parameters must have the output's size"));
+                    }
+                    for ((v, &n), &p) in o.iter_mut().zip(n).zip(p) {
+                        *v = cast::<f64, T>(gen.binomial(n.to_f64(), p.to_f64()));
                     }
                 }
                 Distribution::Permutation => return Err(Error::runtime("randperm: the kernel writes int64")),

@@ -4,7 +4,7 @@ use super::Cpu;
 use crate::dense::{elems, elems_mut};
 use crate::{Dst, Src};
 use ferrotorch_core::backend::LinalgKernels;
-use ferrotorch_core::op::linalg::{svd_non_finite, CholeskySpec, EigSpec, EighSpec, LuSolveSpec, LuSpec, QrMode, QrSpec, SvdSpec, TriangularSpec};
+use ferrotorch_core::op::linalg::{svd_non_finite, CholeskySpec, EigSpec, EighSpec, LdlSolveSpec, LdlSpec, LuSolveSpec, LuSpec, QrMode, QrSpec, SvdSpec, TriangularSpec};
 use ferrotorch_core::{DType, Error, Result};
 
 impl LinalgKernels for Cpu {
@@ -190,6 +190,35 @@ impl LinalgKernels for Cpu {
             check_len(WHAT, &[ad.len()], spec.batch * spec.n * spec.n)?;
             check_len(WHAT, &[bd.len(), xd.len()], spec.batch * spec.n * spec.k)?;
             crate::linalg::solve_triangular::<T>(spec, ad, bd, xd);
+        });
+        Ok(())
+    }
+
+    fn ldl_factor(&self, spec: &LdlSpec, dtype: DType, a: Src, ld: Dst, pivots: Dst, info: Dst) -> Result<()> {
+        const WHAT: &str = "linalg.ldl_factor";
+        // SAFETY (every `elems`/`elems_mut` below): as in `lu_factor`.
+        let (pd, id) = unsafe { (elems_mut::<i32>(WHAT, pivots)?, elems_mut::<i32>(WHAT, info)?) };
+        check_len(WHAT, &[pd.len()], spec.batch * spec.n)?;
+        check_len(WHAT, &[id.len()], spec.batch)?;
+        float_dispatch!(WHAT, dtype, T => {
+            let (ad, ldd) = unsafe { (elems::<T>(WHAT, a)?, elems_mut::<T>(WHAT, ld)?) };
+            check_len(WHAT, &[ad.len(), ldd.len()], spec.batch * spec.n * spec.n)?;
+            crate::linalg::ldl_factor::<T>(spec, ad, ldd, pd, id);
+        });
+        Ok(())
+    }
+
+    fn ldl_solve(&self, spec: &LdlSolveSpec, dtype: DType, ld: Src, pivots: Src, b: Src, x: Dst) -> Result<()> {
+        const WHAT: &str = "linalg.ldl_solve";
+        let pd = unsafe { elems::<i32>(WHAT, pivots)? };
+        check_len(WHAT, &[pd.len()], spec.batch * spec.n)?;
+        float_dispatch!(WHAT, dtype, T => {
+            let (ldd, bd, xd) = unsafe { (elems::<T>(WHAT, ld)?, elems::<T>(WHAT, b)?, elems_mut::<T>(WHAT, x)?) };
+            check_len(WHAT, &[ldd.len()], spec.batch * spec.n * spec.n)?;
+            check_len(WHAT, &[bd.len(), xd.len()], spec.batch * spec.n * spec.k)?;
+            crate::linalg::ldl_solve::<T>(spec, ldd, pd, bd, xd).map_err(|p| {
+                Error::runtime(format!("torch.linalg.ldl_solve: invalid pivot {p}: pivots must be the output of torch.linalg.ldl_factor for matrices of order {}", spec.n))
+            })?;
         });
         Ok(())
     }

@@ -1,6 +1,8 @@
 //! Dense linear algebra on the CPU: the singular value decomposition
 //! (one-sided Jacobi, [`svd`]) and, through `faer`, the LU, Cholesky, QR and
-//! symmetric eigen decompositions and the triangular and LU solves.
+//! symmetric eigen decompositions and the triangular and LU solves; the
+//! Bunch–Kaufman `L D Lᵀ` factorisation and its solve ([`ldl`], LAPACK's
+//! algorithm and format).
 //!
 //! The `faer`-based kernels take and give column-major matrices (what
 //! `faer` and LAPACK work in, and the strides PyTorch returns), one matrix
@@ -10,6 +12,7 @@ mod batch;
 mod cholesky;
 mod eig;
 mod eigh;
+pub mod ldl;
 mod lu;
 mod qr;
 mod svd;
@@ -17,6 +20,7 @@ mod triangular;
 
 pub use cholesky::cholesky;
 pub use eigh::eigh;
+pub use ldl::{ldl_factor, ldl_solve};
 pub use lu::{lu_factor, lu_solve};
 pub use eig::eig;
 pub use qr::qr;

@@ -149,10 +149,10 @@ impl Tensor {
         if dtype.is_complex() {
             // Both parts drawn from `dist`, as PyTorch's complex random kernels do.
             let parts = t.layout().as_real_parts();
-            with_generator(gen, |g| backend.random(dist, g, dtype.to_real(), t.operand_mut_as(&parts), None))?;
+            with_generator(gen, |g| backend.random(dist, g, dtype.to_real(), t.operand_mut_as(&parts), &[]))?;
             return Ok(t);
         }
-        with_generator(gen, |g| backend.random(dist, g, dtype, t.operand_mut(), None))?;
+        with_generator(gen, |g| backend.random(dist, g, dtype, t.operand_mut(), &[]))?;
         Ok(t)
     }
 
@@ -216,7 +216,7 @@ impl Tensor {
         let rates = self.contiguous()?;
         let out = Tensor::empty(self.shape(), dtype, self.device())?;
         let backend = out.backend()?;
-        with_generator(gen, |g| backend.random(Distribution::Poisson, g, dtype, out.operand_mut(), Some(rates.operand())))?;
+        with_generator(gen, |g| backend.random(Distribution::Poisson, g, dtype, out.operand_mut(), &[rates.operand()]))?;
         let shape = self.shape().to_vec();
         crate::autograd::record("PoissonBackward0", &[Some(self)], &[&out], move || {
             crate::autograd::rule(move |_, grads| {
@@ -225,6 +225,45 @@ impl Tensor {
             })
         });
         Ok(out)
+    }
+
+    /// `torch.binomial(self, prob)`: a binomial count per element, `self`
+    /// holding the numbers of trials and `prob` (same float dtype; the two
+    /// broadcast) the success probabilities, drawn in row-major order from
+    /// the generator with PyTorch's CPU algorithms (inversion below 10
+    /// expected successes, Hörmann's BTRS above). A count `<= 0` or a
+    /// probability `<= 0` gives 0, a probability `>= 1` the count, a NaN
+    /// probability NaN. The draw has no derivative: the result records
+    /// PyTorch's `NotImplemented` node.
+    ///
+    /// ```
+    /// use ferrotorch::Tensor;
+    /// let n = Tensor::from_vec(vec![10.0f64, 0.0, 7.0], &[3])?;
+    /// let p = Tensor::from_vec(vec![0.3f64, 0.5, 1.0], &[3])?;
+    /// let k = n.binomial(&p, None)?.to_vec::<f64>()?;
+    /// assert!(k[0] >= 0.0 && k[0] <= 10.0 && k[0].fract() == 0.0);
+    /// assert_eq!((k[1], k[2]), (0.0, 7.0));
+    /// # Ok::<(), ferrotorch_core::Error>(())
+    /// ```
+    pub fn binomial(&self, prob: &Tensor, gen: Option<&SharedGenerator>) -> Result<Tensor> {
+        super::common_device(&[self, prob])?;
+        let dtype = self.dtype();
+        if prob.dtype() != dtype {
+            return Err(Error::runtime(format!("Found dtype {} but expected {}", pretty(prob.dtype()), pretty(dtype))));
+        }
+        if !matches!(dtype, DType::Float32 | DType::Float64) {
+            return Err(Error::not_implemented(format!("\"binomial_cpu\" not implemented for '{}'", pretty(dtype))));
+        }
+        let shape = ferrotorch_core::layout::broadcast_shapes(self.shape(), prob.shape())?.to_vec();
+        let sizes: Vec<i64> = shape.iter().map(|&s| s as i64).collect();
+        crate::autograd::without_derivative("binomial", &[Some(self), Some(prob)], || {
+            let count = self.expand(&sizes)?.contiguous()?;
+            let p = prob.expand(&sizes)?.contiguous()?;
+            let out = Tensor::empty(&shape, dtype, self.device())?;
+            let backend = out.backend()?;
+            with_generator(gen, |g| backend.random(Distribution::Binomial, g, dtype, out.operand_mut(), &[count.operand(), p.operand()]))?;
+            Ok(out)
+        })
     }
 
     /// `torch.randperm(n)`: a Fisher–Yates shuffle of `0..n`.

@@ -1,17 +1,19 @@
-//! Matrix factorisations and solves: LU (with the solve from its factors),
-//! Cholesky, QR, the symmetric eigendecomposition and triangular solves,
+//! Matrix factorisations and solves: LU and the symmetric-indefinite
+//! `L D Lᵀ` (each with the solve from its factors), Cholesky, QR, the
+//! symmetric eigendecomposition and triangular solves,
 //! batched over the leading dims, on the tensor's backend
 //! ([`LinalgKernels`](ferrotorch_core::backend::LinalgKernels)).
 //!
 //! The factors come out column-major (the strides PyTorch's LAPACK-backed
 //! kernels return) and detached: the Python layer records the derivative
-//! formulas, as for the SVD.
+//! formulas, as for the SVD. The `L D Lᵀ` ops have no derivative in
+//! PyTorch: they record its `NotImplemented` node here.
 
 use super::creation::pretty;
-use crate::autograd::GradModeGuard;
+use crate::autograd::{without_derivative, GradModeGuard};
 use crate::Tensor;
 use ferrotorch_core::layout::{broadcast_shapes, fmt_shape};
-use ferrotorch_core::op::linalg::{CholeskySpec, EighSpec, LuSolveSpec, LuSpec, QrMode, QrSpec, TriangularSpec, EigSpec};
+use ferrotorch_core::op::linalg::{CholeskySpec, EigSpec, EighSpec, LdlSolveSpec, LdlSpec, LuSolveSpec, LuSpec, QrMode, QrSpec, TriangularSpec};
 use ferrotorch_core::{DType, Device, Error, Result};
 
 /// The packed LU factors, pivots and info of [`Tensor::linalg_lu_factor_ex`].
@@ -107,6 +109,124 @@ impl Tensor {
             lu.backend()?.lu_solve(&spec, self.dtype(), lu.operand(), piv.operand(), bc.operand(), x.operand_mut())?;
         }
         x.transpose(-2, -1)
+    }
+
+    /// `torch.linalg.ldl_factor_ex(A, hermitian=hermitian)`: the
+    /// Bunch–Kaufman factorisation `A = L D Lᵀ` of each symmetric matrix of
+    /// `A` (`(*, n, n)`, float32/float64, only the lower triangle read) in
+    /// LAPACK's compact form (`sytrf`): `LD` (`(*, n, n)`, column-major,
+    /// zero above the diagonal), the 1-based `pivots` (int32, `(*, n)`,
+    /// negative pairs for 2x2 blocks of `D`) and `info` (int32, `(*)`: the
+    /// 1-based index of the first zero block of `D`, or 0).
+    /// `hermitian` changes nothing for real dtypes. `LD` records PyTorch's
+    /// `NotImplemented` node: the factorisation has no derivative.
+    ///
+    /// ```
+    /// use ferrotorch::Tensor;
+    /// # fn main() -> ferrotorch::Result<()> {
+    /// let a = Tensor::from_vec(vec![4.0f64, 2.0, 2.0, 5.0], &[2, 2])?;
+    /// let (ld, pivots, info) = a.linalg_ldl_factor_ex(false)?;
+    /// // D = diag(4, 4), L = [[1, 0], [0.5, 1]]: 1x1 blocks, no interchange.
+    /// assert_eq!(ld.to_f64_vec()?, vec![4.0, 0.0, 0.5, 4.0]);
+    /// assert_eq!(pivots.to_f64_vec()?, vec![1.0, 2.0]);
+    /// assert_eq!(info.to_f64_vec()?, vec![0.0]);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn linalg_ldl_factor_ex(&self, hermitian: bool) -> Result<LuFactors> {
+        const FNAME: &str = "torch.linalg.ldl_factor_ex";
+        if self.ndim() < 2 {
+            return Err(Error::runtime(format!("{FNAME}: The input tensor A must have at least 2 dimensions.")));
+        }
+        let (lead, n, cols) = split(self.shape());
+        if n != cols {
+            return Err(Error::runtime(format!("{FNAME}: A must be batches of square matrices, but they are {n} by {cols} matrices")));
+        }
+        if !self.dtype().is_floating_point() {
+            return Err(Error::runtime(format!(
+                "{FNAME}: Expected a floating point or complex tensor as input. Got {}",
+                pretty(self.dtype())
+            )));
+        }
+        check_float_kernel(self, "ldl_factor_kernel_cpu")?;
+        let spec = LdlSpec { batch: lead.iter().product(), n, hermitian };
+        let (dt, device) = (self.dtype(), self.device());
+        let pivots = Tensor::empty(&[lead.as_slice(), &[n]].concat(), DType::Int32, device)?;
+        let info = Tensor::zeros(&lead, DType::Int32, device)?;
+        let ld = without_derivative("linalg_ldl_factor_ex", &[Some(self)], || {
+            let ld = col_major_output(&lead, n, n, dt, device)?;
+            if spec.batch * n > 0 {
+                let a = col_major_input(self)?;
+                a.backend()?.ldl_factor(&spec, dt, a.operand(), ld.operand_mut(), pivots.operand_mut(), info.operand_mut())?;
+            }
+            ld.transpose(-2, -1)
+        })?;
+        Ok((ld, pivots, info))
+    }
+
+    /// `torch.linalg.ldl_solve(LD, pivots, B, hermitian=hermitian)`:
+    /// `X = A⁻¹ B` from the compact factors of
+    /// [`linalg_ldl_factor_ex`](Self::linalg_ldl_factor_ex) (`self` is `LD`,
+    /// `(*, n, n)`; `pivots` any integer dtype, `(*, n)`; `B` `(*, n, k)` of
+    /// `LD`'s dtype; the batch dims broadcast). `X` is column-major and
+    /// records PyTorch's `NotImplemented` node.
+    pub fn linalg_ldl_solve(&self, pivots: &Tensor, b: &Tensor, hermitian: bool) -> Result<Tensor> {
+        const FNAME: &str = "torch.linalg.ldl_solve";
+        super::common_device(&[self, pivots, b])?;
+        if self.ndim() < 2 {
+            return Err(Error::runtime(format!("{FNAME}: The input tensor A must have at least 2 dimensions.")));
+        }
+        let (lead_a, n, cols) = split(self.shape());
+        if n != cols {
+            return Err(Error::runtime(format!("{FNAME}: A must be batches of square matrices, but they are {n} by {cols} matrices")));
+        }
+        if !self.dtype().is_floating_point() {
+            return Err(Error::runtime(format!(
+                "{FNAME}: Expected a floating point or complex tensor as input. Got {}",
+                pretty(self.dtype())
+            )));
+        }
+        if self.dtype() != b.dtype() {
+            return Err(Error::runtime(format!(
+                "Expected b and A to have the same dtype, but found b of type {} and A of type {} instead.",
+                pretty(b.dtype()),
+                pretty(self.dtype())
+            )));
+        }
+        if b.ndim() < 2 {
+            // PyTorch reads `B.size(-2)` before checking B's dims.
+            let nd = b.ndim().max(1) as i64;
+            return Err(Error::index(format!("Dimension out of range (expected to be in range of [{}, {}], but got -2)", -nd, nd - 1)));
+        }
+        let (lead_b, nb, k) = split(b.shape());
+        if nb != n {
+            return Err(Error::runtime(format!(
+                "Incompatible matrix sizes for {FNAME}: each A matrix is {n} by {n} but each b matrix is {nb} by {k}"
+            )));
+        }
+        if pivots.dtype().is_floating_point() || pivots.dtype() == DType::Bool {
+            return Err(Error::runtime(format!("{FNAME}: Expected pivots to be integers. Got {}", pretty(pivots.dtype()))));
+        }
+        if pivots.shape() != &self.shape()[..self.ndim() - 1] {
+            return Err(Error::runtime(format!(
+                "{FNAME}: Expected LD.shape[:-1] and pivots.shape to be the same, but got pivots with shape {} instead",
+                fmt_shape(pivots.shape())
+            )));
+        }
+        check_float_kernel(self, "ldl_solve_kernel_cpu")?;
+        let lead = broadcast_shapes(&lead_a, &lead_b)?.to_vec();
+        let spec = LdlSolveSpec { batch: lead.iter().product(), n, k, hermitian };
+        let piv_sizes: Vec<i64> = lead.iter().chain(&[n]).map(|&s| s as i64).collect();
+        without_derivative("linalg_ldl_solve", &[Some(self), Some(b)], || {
+            let x = col_major_output(&lead, n, k, b.dtype(), b.device())?;
+            if spec.batch * n * k > 0 {
+                let ld = col_major_input(&expand_lead(self, &lead)?)?;
+                let piv = pivots.detach().to_dtype(DType::Int32)?.expand(&piv_sizes)?.contiguous()?;
+                let bc = col_major_input(&expand_lead(b, &lead)?)?;
+                ld.backend()?.ldl_solve(&spec, self.dtype(), ld.operand(), piv.operand(), bc.operand(), x.operand_mut())?;
+            }
+            x.transpose(-2, -1)
+        })
     }
 
     /// `torch.linalg.cholesky_ex(A, upper)`: the triangular factor of each
