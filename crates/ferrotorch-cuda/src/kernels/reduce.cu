@@ -12,6 +12,14 @@ typedef A SumT;
 #else
 typedef i64 SumT;
 #endif
+// Extremes are folded in A, widened to int below 32 bits (warp shuffles
+// move 32- and 64-bit values only).
+template <class V> struct FtWide { typedef V type; };
+template <> struct FtWide<bool> { typedef int type; };
+template <> struct FtWide<unsigned char> { typedef int type; };
+template <> struct FtWide<signed char> { typedef int type; };
+template <> struct FtWide<short> { typedef int type; };
+typedef typename FtWide<A>::type ExtT;
 
 template <class V> __device__ __forceinline__ V ft_lowest();
 template <class V> __device__ __forceinline__ V ft_highest();
@@ -51,7 +59,7 @@ __device__ __forceinline__ R ft_fold(const FtLayout& ix, const T* x, i64 n_in, R
 }
 
 struct FtToSum { __device__ __forceinline__ SumT operator()(A v) const { return (SumT)v; } };
-struct FtToNat { __device__ __forceinline__ A operator()(A v) const { return v; } };
+struct FtToExt { __device__ __forceinline__ ExtT operator()(A v) const { return (ExtT)v; } };
 struct FtToFlag { __device__ __forceinline__ int operator()(A v) const { return v != (A)0 ? 1 : 0; } };
 struct FtToCount { __device__ __forceinline__ i64 operator()(A v) const { return v != (A)0 ? 1 : 0; } };
 
@@ -78,11 +86,11 @@ FT_REDUCE_ENTRY(prod, {
     if (threadIdx.x == 0) ft_store_as(out, oo_off, code, v);
 })
 FT_REDUCE_ENTRY(max, {
-    A v = ft_fold(ix, xr, n_in, ft_lowest<A>(), FtToNat(), FtMax());
+    ExtT v = ft_fold(ix, xr, n_in, ft_lowest<ExtT>(), FtToExt(), FtMax());
     if (threadIdx.x == 0) ft_store_as(out, oo_off, code, v);
 })
 FT_REDUCE_ENTRY(min, {
-    A v = ft_fold(ix, xr, n_in, ft_highest<A>(), FtToNat(), FtMin());
+    ExtT v = ft_fold(ix, xr, n_in, (ExtT)ft_highest<A>(), FtToExt(), FtMin());
     if (threadIdx.x == 0) ft_store_as(out, oo_off, code, v);
 })
 FT_REDUCE_ENTRY(all, {
@@ -131,7 +139,7 @@ FT_REDUCE_ENTRY(norm, {
 // log(sum(exp(x))) with the maximum shifted out; an infinite maximum is
 // not shifted (so inf stays inf and all -inf gives -inf).
 FT_REDUCE_ENTRY(logsumexp, {
-    A m = ft_fold(ix, xr, n_in, ft_lowest<A>(), FtToNat(), FtMax());
+    A m = ft_fold(ix, xr, n_in, ft_lowest<A>(), FtToExt(), FtMax());
     const A inf = (A)1 / (A)0;
     FtExpShift f;
     f.m = (m == inf || m == -inf) ? (A)0 : m;
