@@ -119,6 +119,11 @@ impl DeviceState {
         self.ctx.name().map_err(|e| Error::runtime(format!("CUDA error: {e}")))
     }
 
+    /// Streaming multiprocessors of the device.
+    pub fn multiprocessor_count(&self) -> Result<i32> {
+        self.attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
+    }
+
     /// One attribute of the device.
     pub fn attribute(&self, attr: sys::CUdevice_attribute) -> Result<i32> {
         self.ctx.attribute(attr).map_err(|e| Error::runtime(format!("CUDA error: {e}")))
@@ -140,12 +145,23 @@ pub fn state(index: usize) -> Result<&'static DeviceState> {
     // and storage owners a `'static` handle without reference counting.
     let s: &'static DeviceState = Box::leak(Box::new(DeviceState::create(index)?));
     states[index] = Some(s);
+    let _ = INIT.set(());
     Ok(s)
 }
 
-/// Whether device `index` has been initialised (`torch.cuda.is_initialized`).
+/// The state of device `index` if it was already created (no init).
+pub fn state_if_initialized(index: usize) -> Option<&'static DeviceState> {
+    if !is_initialized() || index >= device_count() {
+        return None;
+    }
+    state(index).ok()
+}
+
+/// Whether CUDA has been initialised in this process (a device's state was
+/// created: by `init`, or by the first tensor or call that needed one), as
+/// `torch.cuda.is_initialized`.
 pub fn is_initialized() -> bool {
-    device_count() > 0 && INIT.get().is_some()
+    INIT.get().is_some()
 }
 
 static INIT: OnceLock<()> = OnceLock::new();
@@ -153,7 +169,6 @@ static INIT: OnceLock<()> = OnceLock::new();
 /// Initialises CUDA (`torch.cuda.init()`): the current device's state.
 pub fn init() -> Result<()> {
     state(current_device()?)?;
-    let _ = INIT.set(());
     Ok(())
 }
 

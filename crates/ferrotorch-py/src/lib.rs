@@ -5,6 +5,7 @@
 mod args;
 mod autograd;
 mod convert;
+mod cuda;
 mod device;
 mod dlpack;
 mod dtype;
@@ -104,6 +105,7 @@ fn _C(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(grad_mode::is_grad_enabled, m)?)?;
     m.add_function(wrap_pyfunction!(grad_mode::_set_grad_enabled, m)?)?;
     math_ops::register(m)?;
+    cuda::register(m)?;
     linalg::register(m)?;
     Ok(())
 }

@@ -325,6 +325,24 @@ impl Backend for Cuda {
         Err(no_kernel("cumprod_backward"))
     }
 
+    unsafe fn copy_from_host(&self, dst: *mut u8, host: *const u8, nbytes: usize) -> Result<()> {
+        let dev = device_at(dst)?;
+        dev.ctx.bind_to_thread().map_err(drv)?;
+        // SAFETY: the caller guarantees `host` is readable for `nbytes`
+        // bytes; `dst` is device memory of `dev`, writable for as many.
+        // Synchronous with the legacy default stream the kernels run on.
+        unsafe { result::memcpy_htod_sync(ptr(dst), std::slice::from_raw_parts(host, nbytes)) }.map_err(drv)
+    }
+
+    unsafe fn copy_to_host(&self, host: *mut u8, src: *const u8, nbytes: usize) -> Result<()> {
+        let dev = device_at(src)?;
+        dev.ctx.bind_to_thread().map_err(drv)?;
+        // SAFETY: the caller guarantees `host` is writable for `nbytes`
+        // bytes and `src` readable device memory of `dev`; the copy waits
+        // for the kernels queued before it on the legacy default stream.
+        unsafe { result::memcpy_dtoh_sync(std::slice::from_raw_parts_mut(host, nbytes), ptr(src)) }.map_err(drv)
+    }
+
     fn softmax(&self, x: Src, out: Dst, dtype: DType, dim: usize, log: bool) -> Result<()> {
         if !dtype.is_floating_point() {
             return Err(no_kernel(if log { "log_softmax" } else { "softmax" }));
