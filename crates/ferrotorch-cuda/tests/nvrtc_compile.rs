@@ -4,7 +4,7 @@
 //! library.
 //!
 //! NVRTC is found through `FERROTORCH_NVRTC_DIR`, else through the
-//! `nvidia-cuda-nvrtc` wheel of the `python3` on the path
+//! `nvidia-cuda-nvrtc` wheel of `$PYTHON` (else `python3`, `python`)
 //! (`site-packages/nvidia/cu13/lib`), else on the loader's path. Without it
 //! the test prints why and passes, unless `FERROTORCH_REQUIRE_NVRTC=1`
 //! (set by CI, which installs the wheel), where it fails.
@@ -23,12 +23,16 @@ fn wheel_dirs() -> Vec<PathBuf> {
                   \tfor sub in ('cu13', 'cuda_nvrtc'):\n\
                   \t\td = os.path.join(p, sub, 'lib')\n\
                   \t\tif os.path.isdir(d): print(d)";
-    match Command::new("python3").args(["-c", script]).output() {
-        Ok(out) if out.status.success() => {
-            String::from_utf8_lossy(&out.stdout).lines().map(PathBuf::from).collect()
+    // $PYTHON, else whichever of python3/python is on the path.
+    let pythons: Vec<String> = std::env::var("PYTHON").into_iter().chain(["python3".into(), "python".into()]).collect();
+    for py in pythons {
+        if let Ok(out) = Command::new(&py).args(["-c", script]).output() {
+            if out.status.success() {
+                return String::from_utf8_lossy(&out.stdout).lines().map(PathBuf::from).collect();
+            }
         }
-        _ => Vec::new(),
     }
+    Vec::new()
 }
 
 fn find_nvrtc() -> Result<(), String> {

@@ -276,6 +276,59 @@ mod tests {
         assert_eq!(reduce_entry(ReduceKind::Mean, DType::Float32, 3), Some(ReduceEntry { name: "reduce_sum", p: 3.0 }));
     }
 
+    /// The registry walk: which float ops of the vocabulary have no CUDA
+    /// kernel yet. A new op in the registry fails this until it gets a
+    /// kernel here or is listed as missing (README, "Differences").
+    #[test]
+    fn registry_ops_without_a_cuda_kernel_are_the_known_ones() {
+        let missing_unary: Vec<&str> =
+            UnaryOp::REGISTRY.iter().filter(|e| unary_entry(e.op, DType::Float32).is_none()).map(|e| e.name).collect();
+        assert_eq!(
+            missing_unary,
+            [
+                "digamma",
+                "special_log_ndtr",
+                "special_i0e",
+                "special_i1e",
+                "special_entr",
+                "special_modified_bessel_i0",
+                "special_modified_bessel_i1",
+                "special_modified_bessel_k0",
+                "special_modified_bessel_k1",
+                "special_scaled_modified_bessel_k0",
+                "special_scaled_modified_bessel_k1",
+                "special_spherical_bessel_j0",
+                "special_airy_ai",
+            ]
+        );
+        let missing_binary: Vec<&str> = BinaryOp::REGISTRY
+            .iter()
+            .filter(|e| binary_entry(e.op, DType::Float32).is_none() && !e.op.is_polynomial())
+            .map(|e| e.name)
+            .collect();
+        // Bitwise ops, shifts, gcd and lcm take integers only (as in PyTorch).
+        assert_eq!(
+            missing_binary,
+            [
+                "special_zeta",
+                "igamma",
+                "igammac",
+                "bitwise_and",
+                "bitwise_or",
+                "bitwise_xor",
+                "bitwise_left_shift",
+                "bitwise_right_shift",
+                "gcd",
+                "lcm"
+            ]
+        );
+        for e in BinaryOp::REGISTRY {
+            if matches!(e.op, BinaryOp::BitAnd | BinaryOp::BitOr | BinaryOp::BitXor | BinaryOp::Shl | BinaryOp::Shr | BinaryOp::Gcd | BinaryOp::Lcm) {
+                assert!(binary_entry(e.op, DType::Int32).is_some(), "{}", e.name);
+            }
+        }
+    }
+
     #[test]
     fn nan_to_num_defaults_are_the_dtype_extremes() {
         // The same extremes torch.finfo reports.

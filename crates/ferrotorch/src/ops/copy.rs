@@ -91,7 +91,11 @@ impl Tensor {
     /// has no values to copy to another device (PyTorch's "no data" error);
     /// any tensor copies to `meta`.
     pub fn to_device(&self, device: Device, dtype: DType, copy: bool) -> Result<Tensor> {
-        if device.kind == self.device().kind {
+        // `cuda` without an index is taken as the tensor's own GPU (PyTorch
+        // resolves it to the current device: the two differ only for a
+        // tensor on another GPU than the current one); `cuda:1` is its own.
+        let same_gpu = device.index.is_none() || device.index == self.device().index;
+        if device.kind == self.device().kind && (device.kind != DeviceType::Cuda || same_gpu) {
             return if copy { self.clone_as(dtype) } else { self.to_dtype_preserve(dtype) };
         }
         let out = self.empty_like_on(dtype, device)?;
