@@ -283,9 +283,12 @@ mod tests {
     fn registry_ops_without_a_cuda_kernel_are_the_known_ones() {
         let missing_unary: Vec<&str> =
             UnaryOp::REGISTRY.iter().filter(|e| unary_entry(e.op, DType::Float32).is_none()).map(|e| e.name).collect();
+        // bitwise_not takes integers and bool only (as in PyTorch).
+        assert!(unary_entry(UnaryOp::BitwiseNot, DType::Int32).is_some() && unary_entry(UnaryOp::BitwiseNot, DType::Bool).is_some());
         assert_eq!(
             missing_unary,
             [
+                "bitwise_not",
                 "digamma",
                 "special_log_ndtr",
                 "special_i0e",
@@ -310,14 +313,14 @@ mod tests {
         assert_eq!(
             missing_binary,
             [
-                "special_zeta",
-                "igamma",
-                "igammac",
                 "bitwise_and",
                 "bitwise_or",
                 "bitwise_xor",
                 "bitwise_left_shift",
                 "bitwise_right_shift",
+                "special_zeta",
+                "igamma",
+                "igammac",
                 "gcd",
                 "lcm"
             ]
