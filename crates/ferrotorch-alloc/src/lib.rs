@@ -19,6 +19,10 @@
 //!   lowest address on ties), splitting off the rest when it is big enough to
 //!   be useful;
 //! * freed blocks merge with free neighbours in their segment;
+//! * every segment belongs to one stream ([`StreamId`]): a request made
+//!   with [`CachingAllocator::allocate_on`] reuses only blocks of its own
+//!   stream, as PyTorch's per-stream pools (host memory uses
+//!   [`DEFAULT_STREAM`] only);
 //! * when the raw allocator fails, wholly free segments are released and the
 //!   request is retried once before reporting [`OutOfMemory`].
 //!
@@ -51,11 +55,11 @@ mod stats;
 mod tests;
 
 pub use pool::{
-    Block, CachingAllocator, LARGE_BUFFER, MIN_BLOCK_SIZE, MIN_LARGE_ALLOC, ROUND_LARGE,
+    Block, CachingAllocator, StreamId, DEFAULT_STREAM, LARGE_BUFFER, MIN_BLOCK_SIZE, MIN_LARGE_ALLOC, ROUND_LARGE,
     SMALL_BUFFER, SMALL_SIZE,
 };
 pub use raw::{HostAllocator, RawAllocator, HOST_ALIGNMENT, HOST_MAP_MIN};
-pub use stats::{MemoryStats, OutOfMemory};
+pub use stats::{format_size, MemoryStats, OutOfMemory};
 
 use std::sync::{Mutex, OnceLock, PoisonError};
 

@@ -107,6 +107,8 @@ struct Segment {
     base: NonNull<u8>,
     size: usize,
     pool: PoolKind,
+    /// The stream whose pool the segment's free blocks return to.
+    stream: StreamId,
     /// Index of the block at offset 0. Merges always keep the lower block's
     /// record and splits keep the front part in the original record, so the
     /// head never changes during the segment's life.
@@ -126,10 +128,22 @@ struct BlockRec {
     allocated: bool,
 }
 
-/// A free-set entry: ordered by size, then address, which is exactly
-/// PyTorch's best-fit order. The block index rides along so a hit needs no
-/// second lookup; (size, address) is already unique.
-type FreeKey = (usize, usize, usize);
+/// A free-set entry: ordered by stream, then size, then address. Within one
+/// stream that is exactly PyTorch's best-fit order, and a stream's blocks
+/// form one contiguous range of the set, so per-stream pools need no set of
+/// their own. The block index rides along so a hit needs no second lookup;
+/// (size, address) is already unique.
+type FreeKey = (StreamId, usize, usize, usize);
+
+/// The stream a segment (and every block carved from it) belongs to, as in
+/// PyTorch's per-stream pools: a block freed by work queued on one stream is
+/// only handed out again to requests for the same stream, so a later kernel
+/// on another stream cannot overwrite memory an earlier one still reads.
+/// Host memory has a single stream, [`DEFAULT_STREAM`].
+pub type StreamId = u64;
+
+/// The stream of host memory and of [`CachingAllocator::allocate`].
+pub const DEFAULT_STREAM: StreamId = 0;
 
 /// A vector of slots with reuse of vacated ones, so indices stay stable and no
 /// allocation happens once the high-water mark is reached.
@@ -281,6 +295,16 @@ impl<R: RawAllocator> CachingAllocator<R> {
     /// [`OutOfMemory`] when the raw allocator fails even after every wholly
     /// free cached segment has been released.
     pub fn allocate(&mut self, size: usize) -> Result<Block, OutOfMemory> {
+        self.allocate_on(DEFAULT_STREAM, size)
+    }
+
+    /// [`allocate`](Self::allocate) from the pool of `stream`: only blocks
+    /// freed on that stream are reused, and a new segment joins its pool.
+    ///
+    /// # Errors
+    /// As [`allocate`](Self::allocate); the out-of-memory retry releases the
+    /// wholly free segments of every stream.
+    pub fn allocate_on(&mut self, stream: StreamId, size: usize) -> Result<Block, OutOfMemory> {
         if size == 0 {
             return Ok(Block {
                 ptr: dangling_aligned(),
@@ -291,9 +315,9 @@ impl<R: RawAllocator> CachingAllocator<R> {
             return Err(self.oom(size));
         };
         let pool = PoolKind::for_size(rounded);
-        let idx = match self.take_best_fit(pool, rounded) {
+        let idx = match self.take_best_fit(stream, pool, rounded) {
             Some(idx) => idx,
-            None => match self.new_segment(pool, rounded, false) {
+            None => match self.new_segment(stream, pool, rounded, false) {
                 Some(idx) => idx,
                 None => return Err(self.oom(size)),
             },
@@ -311,6 +335,15 @@ impl<R: RawAllocator> CachingAllocator<R> {
     /// # Errors
     /// As [`allocate`](Self::allocate).
     pub fn allocate_zeroed(&mut self, size: usize) -> Result<(Block, bool), OutOfMemory> {
+        self.allocate_zeroed_on(DEFAULT_STREAM, size)
+    }
+
+    /// [`allocate_zeroed`](Self::allocate_zeroed) from the pool of `stream`
+    /// (see [`allocate_on`](Self::allocate_on)).
+    ///
+    /// # Errors
+    /// As [`allocate`](Self::allocate).
+    pub fn allocate_zeroed_on(&mut self, stream: StreamId, size: usize) -> Result<(Block, bool), OutOfMemory> {
         if size == 0 {
             return Ok((self.allocate(0)?, true));
         }
@@ -318,9 +351,9 @@ impl<R: RawAllocator> CachingAllocator<R> {
             return Err(self.oom(size));
         };
         let pool = PoolKind::for_size(rounded);
-        let (idx, zeroed) = match self.take_best_fit(pool, rounded) {
+        let (idx, zeroed) = match self.take_best_fit(stream, pool, rounded) {
             Some(idx) => (idx, false),
-            None => match self.new_segment(pool, rounded, true) {
+            None => match self.new_segment(stream, pool, rounded, true) {
                 Some(idx) => (idx, true),
                 None => return Err(self.oom(size)),
             },
@@ -393,8 +426,8 @@ impl<R: RawAllocator> CachingAllocator<R> {
             .small_free
             .iter()
             .chain(self.large_free.iter())
-            .filter(|&&(size, _, idx)| size == self.segments[self.blocks[idx].seg].size)
-            .map(|&(_, _, idx)| idx)
+            .filter(|&&(_, size, _, idx)| size == self.segments[self.blocks[idx].seg].size)
+            .map(|&(_, _, _, idx)| idx)
             .collect();
         for idx in whole {
             self.remove_free(idx);
@@ -455,8 +488,8 @@ impl<R: RawAllocator> CachingAllocator<R> {
     fn insert_free(&mut self, idx: usize) {
         let rec = self.blocks[idx];
         let seg = &self.segments[rec.seg];
-        let (pool, seg_size) = (seg.pool, seg.size);
-        let key = (rec.size, self.addr(idx), idx);
+        let (pool, seg_size, stream) = (seg.pool, seg.size, seg.stream);
+        let key = (stream, rec.size, self.addr(idx), idx);
         let inserted = self.free_set(pool).insert(key);
         debug_assert!(inserted, "block already in its free set");
         if rec.size < seg_size {
@@ -468,8 +501,8 @@ impl<R: RawAllocator> CachingAllocator<R> {
     fn remove_free(&mut self, idx: usize) {
         let rec = self.blocks[idx];
         let seg = &self.segments[rec.seg];
-        let (pool, seg_size) = (seg.pool, seg.size);
-        let key = (rec.size, self.addr(idx), idx);
+        let (pool, seg_size, stream) = (seg.pool, seg.size, seg.stream);
+        let key = (stream, rec.size, self.addr(idx), idx);
         let removed = self.free_set(pool).remove(&key);
         debug_assert!(removed, "free block missing from its free set");
         if rec.size < seg_size {
@@ -477,10 +510,11 @@ impl<R: RawAllocator> CachingAllocator<R> {
         }
     }
 
-    /// Removes and returns the smallest free block of `pool` holding at least
-    /// `rounded` bytes (lowest address among equals).
-    fn take_best_fit(&mut self, pool: PoolKind, rounded: usize) -> Option<usize> {
-        let &(_, _, idx) = self.free_set(pool).range((rounded, 0, 0)..).next()?;
+    /// Removes and returns the smallest free block of `stream`'s part of
+    /// `pool` holding at least `rounded` bytes (lowest address among equals).
+    fn take_best_fit(&mut self, stream: StreamId, pool: PoolKind, rounded: usize) -> Option<usize> {
+        let range = (stream, rounded, 0, 0)..=(stream, usize::MAX, usize::MAX, usize::MAX);
+        let &(_, _, _, idx) = self.free_set(pool).range(range).next()?;
         self.remove_free(idx);
         Some(idx)
     }
@@ -488,7 +522,7 @@ impl<R: RawAllocator> CachingAllocator<R> {
     /// Gets a new segment big enough for `rounded` bytes and returns the
     /// (not yet pooled) free block covering it, or `None` when out of memory.
     /// With `zeroed`, the segment comes from [`RawAllocator::alloc_zeroed`].
-    fn new_segment(&mut self, pool: PoolKind, rounded: usize, zeroed: bool) -> Option<usize> {
+    fn new_segment(&mut self, stream: StreamId, pool: PoolKind, rounded: usize, zeroed: bool) -> Option<usize> {
         let size = segment_size(rounded)?;
         let raw_alloc = |raw: &mut R| if zeroed { raw.alloc_zeroed(size) } else { raw.alloc(size) };
         let base = match raw_alloc(&mut self.raw) {
@@ -505,6 +539,7 @@ impl<R: RawAllocator> CachingAllocator<R> {
             base,
             size,
             pool,
+            stream,
             head: usize::MAX,
         });
         let idx = self.blocks.insert(BlockRec {
@@ -634,7 +669,7 @@ impl<R: RawAllocator> CachingAllocator<R> {
                         PoolKind::Large => &self.large_free,
                     };
                     assert!(
-                        set.contains(&(b.size, addr, i)),
+                        set.contains(&(seg.stream, b.size, addr, i)),
                         "free block {i} not pooled"
                     );
                     if b.size < seg.size {

@@ -98,3 +98,9 @@ impl fmt::Display for HumanSize {
         }
     }
 }
+
+/// A byte count as PyTorch's `format_size` prints it in its messages
+/// ("512 bytes", "1.50 KiB", "20.00 MiB", "1.00 GiB").
+pub fn format_size(bytes: u64) -> String {
+    HumanSize(bytes).to_string()
+}

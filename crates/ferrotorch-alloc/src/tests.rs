@@ -721,3 +721,95 @@ fn host_allocate_zeroed_reads_zero_even_after_reuse_of_the_address_space() {
         pool.empty_cache();
     }
 }
+
+#[test]
+fn streams_reuse_only_their_own_blocks() {
+    let (mut pool, state) = fake(None);
+    let a = pool.allocate_on(1, 1000).unwrap();
+    pool.free(a);
+    // Stream 2 may not take stream 1's cached block: a kernel queued on
+    // stream 1 may still be reading it.
+    let b = pool.allocate_on(2, 1000).unwrap();
+    assert_ne!(addr(&b), addr(&a));
+    assert_eq!(state.lock().unwrap().alloc_calls, vec![2 * MIB, 2 * MIB]);
+    // Stream 1 gets its own block back without a new segment.
+    let c = pool.allocate_on(1, 1000).unwrap();
+    assert_eq!(addr(&c), addr(&a));
+    assert_eq!(state.lock().unwrap().alloc_calls.len(), 2);
+    pool.check_invariants();
+    // The default stream is a pool of its own too.
+    let d = pool.allocate(1000).unwrap();
+    assert!(addr(&d) != addr(&b) && addr(&d) != addr(&c));
+    for blk in [b, c, d] {
+        pool.free(blk);
+    }
+    pool.check_invariants();
+    pool.empty_cache();
+    assert_eq!(pool.stats().reserved_bytes, 0);
+    assert_eq!(state.lock().unwrap().free_calls.len(), 3);
+}
+
+#[test]
+fn stream_blocks_split_and_merge_within_their_segment() {
+    let (mut pool, _) = fake(None);
+    let x = pool.allocate_on(7, 512).unwrap();
+    let y = pool.allocate_on(7, 512).unwrap();
+    assert_eq!(addr(&y), addr(&x) + 512, "carved from stream 7's segment");
+    let z = pool.allocate_on(8, 512).unwrap();
+    assert_eq!(pool.stats().segment_count, 2);
+    pool.free(x);
+    pool.free(y);
+    pool.check_invariants();
+    // x and y merged back into one whole free segment of stream 7: a request
+    // as large as the segment now fits there.
+    let whole = pool.allocate_on(7, SMALL_SIZE).unwrap();
+    assert_eq!(addr(&whole), addr(&x));
+    assert_eq!(pool.stats().segment_count, 2);
+    pool.free(whole);
+    pool.free(z);
+    pool.check_invariants();
+}
+
+#[test]
+fn oom_retry_frees_other_streams_cached_segments() {
+    let (mut pool, state) = fake(Some(21 * MIB));
+    let big = pool.allocate_on(3, 4_000_000).unwrap();
+    pool.free(big); // 20 MiB cached in stream 3's pool
+    // Stream 4 cannot reuse it, so it needs a new segment: the retry frees
+    // stream 3's cache first, as PyTorch frees every stream's cached blocks.
+    let small = pool.allocate_on(4, 1).unwrap();
+    assert_eq!(small.size, 512);
+    let s = pool.stats();
+    assert_eq!((s.num_alloc_retries, s.num_ooms, s.reserved_bytes), (1, 0, (2 * MIB) as u64));
+    assert_eq!(state.lock().unwrap().free_calls, vec![20 * MIB]);
+    // Truly out: the error states what is allocated and reserved.
+    let err = pool.allocate_on(3, 20 * MIB).unwrap_err();
+    assert_eq!((err.allocated, err.reserved), (512, (2 * MIB) as u64));
+    pool.free(small);
+    pool.check_invariants();
+}
+
+#[test]
+fn zeroed_requests_respect_streams() {
+    let (mut pool, state) = fake(None);
+    let (a, fresh) = pool.allocate_zeroed_on(5, 100).unwrap();
+    assert!(fresh);
+    pool.free(a);
+    let (b, fresh_b) = pool.allocate_zeroed_on(6, 100).unwrap();
+    assert!(fresh_b, "another stream's cached block is not reused");
+    let (c, fresh_c) = pool.allocate_zeroed_on(5, 100).unwrap();
+    assert!(!fresh_c);
+    assert_eq!(addr(&c), addr(&a));
+    assert_eq!(state.lock().unwrap().zeroed_calls, vec![2 * MIB, 2 * MIB]);
+    pool.free(b);
+    pool.free(c);
+}
+
+#[test]
+fn format_size_matches_pytorch_thresholds() {
+    assert_eq!(format_size(512), "512 bytes");
+    assert_eq!(format_size(1024), "1024 bytes");
+    assert_eq!(format_size(1536), "1.50 KiB");
+    assert_eq!(format_size(20 << 20), "20.00 MiB");
+    assert_eq!(format_size(3 << 30), "3.00 GiB");
+}

@@ -87,9 +87,10 @@ impl Storage {
     /// Address of the first byte, for code that reads the bytes on the host.
     ///
     /// # Panics
-    /// On a `meta` storage, which has no bytes: an op that reads memory
-    /// directly instead of through its device's backend was given a meta
-    /// tensor (an engine bug, shown to Python as an internal error).
+    /// On a `meta` storage, which has no bytes, and on a CUDA storage, whose
+    /// bytes the host cannot read: an op that reads memory directly instead
+    /// of through its device's backend was given such a tensor (an engine
+    /// bug, shown to Python as an internal error).
     pub fn as_ptr(&self) -> *const u8 {
         self.check_has_memory();
         self.ptr.as_ptr()
@@ -115,6 +116,11 @@ impl Storage {
     fn check_has_memory(&self) {
         if matches!(self.owner, Owner::Nothing) {
             panic!("a meta tensor reached code that reads tensor memory on the host; this op has no meta kernel");
+        }
+        // A device pointer read on the host would be undefined behaviour,
+        // not merely a wrong value: stop at the engine bug instead.
+        if self.device.kind == crate::device::DeviceType::Cuda {
+            panic!("a CUDA tensor reached code that reads tensor memory on the host; this op must go through its backend");
         }
     }
 

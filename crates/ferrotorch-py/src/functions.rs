@@ -16,15 +16,18 @@ use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 use std::sync::{Arc, Mutex};
 
-/// Raises PyTorch's error for devices this build cannot use.
+/// Raises PyTorch's error for a device this machine cannot use: without a
+/// driver, "Found no NVIDIA driver on your system. ..."; past the last GPU,
+/// an invalid device ordinal.
 pub fn check_device(dev: Device) -> PyResult<()> {
     if dev.is_cpu() || dev.is_meta() {
-        Ok(())
-    } else {
-        Err(PyRuntimeError::new_err(format!(
-            "Cannot use device '{dev}': ferrotorch found no CUDA device (ferrotorch.cuda.is_available() is False)"
-        )))
+        return Ok(());
     }
+    let index = match dev.index {
+        Some(i) => i as usize,
+        None => ferrotorch_cuda::device::current_device().py()?,
+    };
+    ferrotorch_cuda::device::check_device(index).py()
 }
 
 /// The `out=` tensor of a factory, if one was given.

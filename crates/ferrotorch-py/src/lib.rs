@@ -6,6 +6,7 @@ mod args;
 mod autograd;
 mod complex;
 mod convert;
+mod cuda;
 mod device;
 mod dlpack;
 mod dtype;
@@ -108,6 +109,7 @@ fn _C(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(grad_mode::is_grad_enabled, m)?)?;
     m.add_function(wrap_pyfunction!(grad_mode::_set_grad_enabled, m)?)?;
     math_ops::register(m)?;
+    cuda::register(m)?;
     linalg::register(m)?;
     fft::register(m)?;
     Ok(())

@@ -70,7 +70,12 @@ pub fn empty_cache(device: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
 #[pyo3(signature = (device=None))]
 pub fn memory_stats<'py>(py: Python<'py>, device: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyDict>> {
     check_cpu(device)?;
-    let s = with_host_pool(|p| p.stats());
+    stats_dict(py, &with_host_pool(|p| p.stats()))
+}
+
+/// A pool's counters as `torch.cuda.memory_stats()` names them (the `all`
+/// pool), for the host pool and each CUDA device's.
+pub(crate) fn stats_dict<'py>(py: Python<'py>, s: &ferrotorch_alloc::MemoryStats) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
     for (k, cur, peak) in [
         ("allocated_bytes", s.allocated_bytes, s.peak_allocated_bytes),

@@ -271,7 +271,14 @@ impl PyTensor {
     }
     fn data_ptr(&self) -> usize {
         // PyTorch reports 0 for tensors without elements and for meta tensors.
-        if self.t.numel() == 0 || self.t.device().is_meta() { 0 } else { self.t.data_ptr() as usize }
+        if self.t.numel() == 0 || self.t.device().is_meta() {
+            0
+        } else if self.t.device().kind == ferrotorch::DeviceType::Cuda {
+            // A device address: computed, never read on the host.
+            self.t.storage().raw_ptr() as usize + self.t.storage_offset() * self.t.dtype().itemsize()
+        } else {
+            self.t.data_ptr() as usize
+        }
     }
     fn is_floating_point(&self) -> bool {
         self.t.dtype().is_floating_point()

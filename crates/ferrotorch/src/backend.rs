@@ -1,5 +1,6 @@
 //! Which [`Backend`] runs a tensor's kernels: the one registration point of
-//! the devices this build knows (the CPU from `ferrotorch-cpu`, and `meta`).
+//! the devices this build knows (the CPU from `ferrotorch-cpu`, CUDA from
+//! `ferrotorch-cuda`, and `meta`).
 //!
 //! Adding a device means implementing [`Backend`] in its own crate and
 //! naming it here; op code asks [`for_device`] and never names a backend.
@@ -12,9 +13,10 @@
 //! ```
 
 use ferrotorch_core::backend::Meta;
-use ferrotorch_core::{Backend, Device, DeviceType, Error, Result};
+use ferrotorch_core::{Backend, Device, DeviceType, Result};
 
 static CPU: ferrotorch_cpu::Cpu = ferrotorch_cpu::Cpu;
+static CUDA: ferrotorch_cuda::Cuda = ferrotorch_cuda::Cuda;
 static META: Meta = Meta;
 
 /// The backend of `device`, or PyTorch's error for a device this build
@@ -23,9 +25,16 @@ pub fn for_device(device: Device) -> Result<&'static dyn Backend> {
     match device.kind {
         DeviceType::Cpu => Ok(&CPU),
         DeviceType::Meta => Ok(&META),
-        DeviceType::Cuda => Err(Error::runtime(format!(
-            "Cannot allocate on device {device}: ferrotorch was asked for a device that is not available"
-        ))),
+        DeviceType::Cuda => {
+            // PyTorch's lazy CUDA init: "Found no NVIDIA driver ..." on a
+            // machine without one, an invalid ordinal past the last device.
+            let index = match device.index {
+                Some(i) => i as usize,
+                None => ferrotorch_cuda::device::current_device()?,
+            };
+            ferrotorch_cuda::device::check_device(index)?;
+            Ok(&CUDA)
+        }
     }
 }
 

@@ -175,6 +175,30 @@ pub trait Backend:
 
     /// `softmax` (or `log_softmax` when `log`) of `x` along `dim`, same dtype.
     fn softmax(&self, x: Src, out: Dst, dtype: DType, dim: usize, log: bool) -> Result<()>;
+
+    /// Copies `nbytes` bytes of host memory at `host` to `dst`, memory of
+    /// this backend's device. Devices with memory of their own implement
+    /// it; the op layer stages strided and cross-dtype copies between
+    /// devices through dense buffers on each side.
+    ///
+    /// # Safety
+    /// `host` must be readable and `dst` (device memory of this backend)
+    /// writable for `nbytes` bytes.
+    unsafe fn copy_from_host(&self, dst: *mut u8, host: *const u8, nbytes: usize) -> Result<()> {
+        let _ = (dst, host, nbytes);
+        Err(Error::runtime(format!("no host copy into {:?} memory", self.device_type())))
+    }
+
+    /// Copies `nbytes` bytes of this backend's device memory at `src` to
+    /// host memory at `host` (see [`copy_from_host`](Self::copy_from_host)).
+    ///
+    /// # Safety
+    /// `src` must be readable device memory of this backend and `host`
+    /// writable for `nbytes` bytes.
+    unsafe fn copy_to_host(&self, host: *mut u8, src: *const u8, nbytes: usize) -> Result<()> {
+        let _ = (host, src, nbytes);
+        Err(Error::runtime(format!("no host copy out of {:?} memory", self.device_type())))
+    }
 }
 
 /// The `meta` device's backend: storage has a size but no memory, kernels

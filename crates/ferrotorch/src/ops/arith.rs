@@ -193,7 +193,8 @@ fn fused_add_alpha(a: &Tensor, b: &Tensor, s: f64) -> Result<Tensor> {
     let device = common_device(&[a, b])?;
     let shape = ferrotorch_core::layout::broadcast_shapes(a.shape(), b.shape())?;
     let out = Tensor::empty(&shape, a.dtype(), device)?;
-    let (la, lb) = (broadcast_layout(a, &shape)?, broadcast_layout(b, &shape)?);
+    let (a, b) = (super::on_device(a, device)?, super::on_device(b, device)?);
+    let (la, lb) = (broadcast_layout(&a, &shape)?, broadcast_layout(&b, &shape)?);
     let sa = a.operand_as(&la);
     let sb = b.operand_as(&lb);
     out.backend()?.add_scaled(a.dtype(), out.operand_mut(), sa, sb, s)?;
@@ -531,8 +532,9 @@ pub fn binary_for_inplace(snap: &Tensor, b: Operand, op: BinaryOp, target: DType
 /// `out = a <op> b` on `out`'s backend, the inputs (already in `compute`)
 /// broadcast to `out`'s shape.
 fn run_binary(op: BinaryOp, out: &Tensor, a: &Tensor, b: &Tensor, compute: DType) -> Result<()> {
-    let la = broadcast_layout(a, out.shape())?;
-    let lb = broadcast_layout(b, out.shape())?;
+    let (a, b) = (super::on_device(a, out.device())?, super::on_device(b, out.device())?);
+    let la = broadcast_layout(&a, out.shape())?;
+    let lb = broadcast_layout(&b, out.shape())?;
     let sa = a.operand_as(&la);
     let sb = b.operand_as(&lb);
     out.backend()?.binary(op, compute, out.operand_mut(), sa, sb)

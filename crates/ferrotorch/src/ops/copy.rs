@@ -3,7 +3,7 @@
 use super::broadcast_layout;
 use crate::Tensor;
 use ferrotorch_core::layout::{broadcast_shapes, fmt_shape};
-use ferrotorch_core::{DType, Device, Error, Layout, Result, Scalar};
+use ferrotorch_core::{DType, Device, DeviceType, Error, Layout, Result, Scalar};
 use ferrotorch_core::{Backend, Src};
 use crate::autograd::{record, rule};
 use super::arith_grad::g0;
@@ -91,7 +91,11 @@ impl Tensor {
     /// has no values to copy to another device (PyTorch's "no data" error);
     /// any tensor copies to `meta`.
     pub fn to_device(&self, device: Device, dtype: DType, copy: bool) -> Result<Tensor> {
-        if device.kind == self.device().kind {
+        // `cuda` without an index is taken as the tensor's own GPU (PyTorch
+        // resolves it to the current device: the two differ only for a
+        // tensor on another GPU than the current one); `cuda:1` is its own.
+        let same_gpu = device.index.is_none() || device.index == self.device().index;
+        if device.kind == self.device().kind && (device.kind != DeviceType::Cuda || same_gpu) {
             return if copy { self.clone_as(dtype) } else { self.to_dtype_preserve(dtype) };
         }
         let out = self.empty_like_on(dtype, device)?;
@@ -313,9 +317,44 @@ fn copy_kernel(dst: &Tensor, src: &Tensor, src_layout: &ferrotorch_core::Layout)
         return Err(ferrotorch_core::backend::meta_has_no_data());
     }
     let backend: &dyn Backend = dst.backend()?;
-    if to.kind != from.kind && !to.is_meta() {
-        return Err(Error::runtime(format!("no copy kernel from {from} to {to}")));
+    // Different memories (host and a GPU, or two GPUs): no kernel reads both.
+    let across = !to.is_meta() && (to.kind != from.kind || (to.kind == DeviceType::Cuda && to.index != from.index));
+    if across {
+        return copy_across_devices(dst, src, src_layout);
     }
     let s = Src { base: src.storage().raw_ptr(), layout: src_layout };
     backend.copy_cast(dst.operand_mut(), dst.dtype(), s, src.dtype())
+}
+
+/// [`copy_kernel`] between two memories: `src` (seen through `src_layout`)
+/// is made dense in its own dtype on its device, moved as bytes (through a
+/// host buffer when neither side is the host), and strided and cast into
+/// `dst` by `dst`'s backend. Each backend only ever touches its own memory.
+fn copy_across_devices(dst: &Tensor, src: &Tensor, src_layout: &ferrotorch_core::Layout) -> Result<()> {
+    let (to, from) = (dst.device(), src.device());
+    let shape = &src_layout.shape[..];
+    let dt = src.dtype();
+    let dense_src = Tensor::empty(shape, dt, from)?;
+    src.backend()?.copy_cast(dense_src.operand_mut(), dt, src.operand_as(src_layout), dt)?;
+    let dense_dst = Tensor::empty(shape, dt, to)?;
+    let nbytes = dense_src.numel() * dt.itemsize();
+    if nbytes > 0 {
+        let (s, d) = (dense_src.storage().raw_ptr(), dense_dst.storage().raw_ptr());
+        // SAFETY: both buffers are fresh dense allocations of `nbytes` bytes
+        // on the device their backend serves; the host side of each call is
+        // a CPU tensor's memory.
+        unsafe {
+            if from.is_cpu() {
+                dst.backend()?.copy_from_host(d, s, nbytes)?;
+            } else if to.is_cpu() {
+                src.backend()?.copy_to_host(d, s, nbytes)?;
+            } else {
+                let host = Tensor::empty(shape, dt, Device::CPU)?;
+                let h = host.storage().raw_ptr();
+                src.backend()?.copy_to_host(h, s, nbytes)?;
+                dst.backend()?.copy_from_host(d, h, nbytes)?;
+            }
+        }
+    }
+    dst.backend()?.copy_cast(dst.operand_mut(), dst.dtype(), dense_dst.operand(), dt)
 }

@@ -75,6 +75,17 @@ pub(crate) fn broadcast_layout<'a>(t: &'a Tensor, shape: &[usize]) -> Result<Cow
     Ok(Cow::Owned(t.layout().expand(&sizes)?))
 }
 
+/// `t` where a kernel writing on `device` can read it: itself, or for the
+/// one operand [`common_device`] lets differ (a 0-d CPU tensor, a number) a
+/// copy on `device`, since a GPU kernel cannot read host memory.
+pub(crate) fn on_device(t: &Tensor, device: Device) -> Result<Cow<'_, Tensor>> {
+    if t.device() == device || t.device().is_meta() || device.is_meta() {
+        return Ok(Cow::Borrowed(t));
+    }
+    let _no_grad = crate::autograd::GradModeGuard::new(false);
+    Ok(Cow::Owned(t.to_device(device, t.dtype(), true)?))
+}
+
 /// The device an op's inputs share, which its output lives on. As in
 /// PyTorch, a 0-d CPU tensor counts as a number and goes with any device;
 /// any other mix is an error.

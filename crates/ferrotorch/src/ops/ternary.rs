@@ -374,6 +374,7 @@ fn fma_raw(a: &Tensor, b: &Tensor, c: &Tensor, dtype: DType) -> Result<Tensor> {
     let device = common_device(&[a, b, c])?;
     let shape = broadcast_shapes(&broadcast_shapes(a.shape(), b.shape())?, c.shape())?;
     let (a, b, c) = (a.to_dtype(dtype)?, b.to_dtype(dtype)?, c.to_dtype(dtype)?);
+    let (a, b, c) = (super::on_device(&a, device)?.into_owned(), super::on_device(&b, device)?.into_owned(), super::on_device(&c, device)?.into_owned());
     let out = Tensor::empty(&shape, dtype, device)?;
     let (la, lb, lc) = (broadcast_layout(&a, &shape)?, broadcast_layout(&b, &shape)?, broadcast_layout(&c, &shape)?);
     out.backend()?.ternary(TernaryOp::MulAdd, dtype, out.operand_mut(), a.operand_as(&la), b.operand_as(&lb), c.operand_as(&lc))?;

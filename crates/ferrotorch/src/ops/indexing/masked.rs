@@ -7,7 +7,7 @@ use crate::autograd::{apply_inplace, apply_inplace_kernel, needs_grad, record, r
 use crate::defaults::default_dtype;
 use crate::ops::arith::Operand;
 use crate::ops::arith_grad::{g0, reduce_grad};
-use crate::ops::{broadcast_layout, common_device};
+use crate::ops::{broadcast_layout, common_device, on_device};
 use crate::ops::creation::pretty;
 use crate::Tensor;
 use ferrotorch_core::dtype::{result_type, OperandKind};
@@ -21,6 +21,7 @@ pub(crate) fn where_raw(cond: &Tensor, x: &Tensor, y: &Tensor, dtype: DType) -> 
     let shape = broadcast_shapes(&broadcast_shapes(cond.shape(), x.shape())?, y.shape())?;
     let c = cond.to_dtype(DType::Bool)?;
     let (x, y) = (x.to_dtype(dtype)?, y.to_dtype(dtype)?);
+    let (c, x, y) = (on_device(&c, device)?.into_owned(), on_device(&x, device)?.into_owned(), on_device(&y, device)?.into_owned());
     let out = Tensor::empty(&shape, dtype, device)?;
     let (lc, lx, ly) = (broadcast_layout(&c, &shape)?, broadcast_layout(&x, &shape)?, broadcast_layout(&y, &shape)?);
     let operand = |t: &Tensor, l| ferrotorch_core::Src { base: t.storage().raw_ptr(), layout: l };

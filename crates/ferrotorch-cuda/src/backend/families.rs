@@ -1,0 +1,187 @@
+//! The structured op families (convolution, pooling, normalisation,
+//! indexing, sorting, factories, RNN cells, optimizer steps, linear
+//! algebra, Fourier transforms) on CUDA: no kernels yet. Each entry is an error naming the op
+//! and the device, as PyTorch's "Could not run ... with arguments from the
+//! 'CUDA' backend", never a panic.
+
+use super::{no_kernel, Cuda};
+use ferrotorch_core::backend::{
+    ConvKernels, FactoryKernels, FftKernels, IndexKernels, IndexTerm, LinalgKernels, NormGrads, NormKernels, OptimKernels,
+    ParamOperands, PoolKernels, RnnKernels, SortKernels,
+};
+use ferrotorch_core::op::conv::{ConvRole, ConvSpec};
+use ferrotorch_core::op::factory::{Distribution, Sequence};
+use ferrotorch_core::op::index::IndexReduce;
+use ferrotorch_core::op::fft::FftSpec;
+use ferrotorch_core::op::linalg::{CholeskySpec, EigSpec, EighSpec, LdlSolveSpec, LdlSpec, LuSolveSpec, LuSpec, QrSpec, SvdSpec, TriangularSpec};
+use ferrotorch_core::op::norm::{BatchNormSpec, GroupNormSpec, LayerNormSpec, MomentsSpec};
+use ferrotorch_core::op::optim::OptimStep;
+use ferrotorch_core::op::pool::PoolSpec;
+use ferrotorch_core::op::sort::RowSelect;
+use ferrotorch_core::random::Generator;
+use ferrotorch_core::{DType, Dst, Layout, Result, Src};
+
+impl ConvKernels for Cuda {
+    fn convolution(&self, _role: ConvRole, _spec: &ConvSpec, _dtype: DType, _out: Dst, _a: Src, _b: Src, _bias: Option<Src>) -> Result<()> {
+        Err(no_kernel("convolution"))
+    }
+}
+
+impl FactoryKernels for Cuda {
+    fn sequence(&self, _seq: Sequence, _dtype: DType, _out: Dst) -> Result<()> {
+        Err(no_kernel("sequence"))
+    }
+    fn random(&self, _dist: Distribution, _gen: &mut Generator, _dtype: DType, _out: Dst, _params: &[Src]) -> Result<()> {
+        Err(no_kernel("random"))
+    }
+}
+
+impl IndexKernels for Cuda {
+    fn index_read(&self, _dtype: DType, _src: Src, _terms: &[IndexTerm], _block: &Layout, _out: Dst) -> Result<()> {
+        Err(no_kernel("index_read"))
+    }
+    fn index_write(&self, _dtype: DType, _dst: Dst, _terms: &[IndexTerm], _block: &Layout, _vals: Src, _mode: IndexReduce) -> Result<()> {
+        Err(no_kernel("index_write"))
+    }
+    fn count_nonzero(&self, _x: Src, _dtype: DType) -> Result<usize> {
+        Err(no_kernel("count_nonzero"))
+    }
+    fn nonzero(&self, _x: Src, _dtype: DType, _out: Dst) -> Result<()> {
+        Err(no_kernel("nonzero"))
+    }
+    fn masked_fill(&self, _dtype: DType, _dst: Dst, _mask: Src, _value: Src) -> Result<()> {
+        Err(no_kernel("masked_fill"))
+    }
+    fn masked_scatter(&self, _dtype: DType, _dst: Dst, _mask: Src, _source: Src) -> Result<()> {
+        Err(no_kernel("masked_scatter"))
+    }
+}
+
+impl LinalgKernels for Cuda {
+    fn svd(&self, _spec: &SvdSpec, _dtype: DType, _batched: bool, _a: Src, _s: Dst, _uv: Option<(Dst, Dst)>) -> Result<()> {
+        Err(no_kernel("svd"))
+    }
+    fn lu_factor(&self, _spec: &LuSpec, _dtype: DType, _a: Src, _lu: Dst, _pivots: Dst, _info: Dst) -> Result<()> {
+        Err(no_kernel("lu_factor"))
+    }
+    fn lu_solve(&self, _spec: &LuSolveSpec, _dtype: DType, _lu: Src, _pivots: Src, _b: Src, _x: Dst) -> Result<()> {
+        Err(no_kernel("lu_solve"))
+    }
+    fn cholesky(&self, _spec: &CholeskySpec, _dtype: DType, _a: Src, _factor: Dst, _info: Dst) -> Result<()> {
+        Err(no_kernel("cholesky"))
+    }
+    fn qr(&self, _spec: &QrSpec, _dtype: DType, _a: Src, _q: Option<Dst>, _r: Dst) -> Result<()> {
+        Err(no_kernel("qr"))
+    }
+    fn eigh(&self, _spec: &EighSpec, _dtype: DType, _a: Src, _w: Dst, _v: Option<Dst>) -> Result<()> {
+        Err(no_kernel("eigh"))
+    }
+    fn solve_triangular(&self, _spec: &TriangularSpec, _dtype: DType, _a: Src, _b: Src, _x: Dst) -> Result<()> {
+        Err(no_kernel("solve_triangular"))
+    }
+    fn eig(&self, _spec: &EigSpec, _dtype: DType, _a: Src, _w: Dst, _v: Option<Dst>) -> Result<()> {
+        Err(no_kernel("eig"))
+    }
+    fn ldl_factor(&self, _spec: &LdlSpec, _dtype: DType, _a: Src, _ld: Dst, _pivots: Dst, _info: Dst) -> Result<()> {
+        Err(no_kernel("ldl_factor"))
+    }
+    fn ldl_solve(&self, _spec: &LdlSolveSpec, _dtype: DType, _ld: Src, _pivots: Src, _b: Src, _x: Dst) -> Result<()> {
+        Err(no_kernel("ldl_solve"))
+    }
+}
+
+impl FftKernels for Cuda {
+    fn fft(&self, _spec: &FftSpec, _dtype: DType, _x: Src, _out: Dst) -> Result<()> {
+        Err(no_kernel("fft"))
+    }
+}
+
+impl NormKernels for Cuda {
+    fn layer_norm(&self, _spec: &LayerNormSpec, _dtype: DType, _x: Src, _weight: Option<Src>, _bias: Option<Src>, _out: Dst, _mean: Dst, _rstd: Dst) -> Result<()> {
+        Err(no_kernel("layer_norm"))
+    }
+    fn layer_norm_backward(&self, _spec: &LayerNormSpec, _dtype: DType, _grad: Src, _x: Src, _mean: Src, _rstd: Src, _weight: Option<Src>, _grads: NormGrads) -> Result<()> {
+        Err(no_kernel("layer_norm_backward"))
+    }
+    fn batch_norm(
+        &self,
+        _spec: &BatchNormSpec,
+        _dtype: DType,
+        _x: Src,
+        _weight: Option<Src>,
+        _bias: Option<Src>,
+        _running_mean: Option<Dst>,
+        _running_var: Option<Dst>,
+        _strided_mean: Option<Src>,
+        _out: Dst,
+        _save_mean: Dst,
+        _save_invstd: Dst,
+    ) -> Result<()> {
+        Err(no_kernel("batch_norm"))
+    }
+    fn batch_norm_backward(
+        &self,
+        _spec: &BatchNormSpec,
+        _dtype: DType,
+        _grad: Src,
+        _x: Src,
+        _mean: Src,
+        _invstd: Src,
+        _weight: Option<Src>,
+        _grad_sum: Option<Src>,
+        _grads: NormGrads,
+    ) -> Result<()> {
+        Err(no_kernel("batch_norm_backward"))
+    }
+    fn group_norm(&self, _spec: &GroupNormSpec, _dtype: DType, _x: Src, _weight: Option<Src>, _bias: Option<Src>, _out: Dst, _mean: Dst, _rstd: Dst) -> Result<()> {
+        Err(no_kernel("group_norm"))
+    }
+    fn group_norm_backward(&self, _spec: &GroupNormSpec, _dtype: DType, _grad: Src, _x: Src, _mean: Src, _rstd: Src, _weight: Option<Src>, _grads: NormGrads) -> Result<()> {
+        Err(no_kernel("group_norm_backward"))
+    }
+    fn row_moments(&self, _spec: &MomentsSpec, _dtype: DType, _x: Src, _mean: Dst, _var: Dst) -> Result<()> {
+        Err(no_kernel("row_moments"))
+    }
+}
+
+impl OptimKernels for Cuda {
+    fn optimizer_step(&self, _dtype: DType, _slots: usize, _steps: &[OptimStep], _params: &[ParamOperands]) -> Result<()> {
+        Err(no_kernel("optimizer_step"))
+    }
+}
+
+impl PoolKernels for Cuda {
+    fn pool_forward(&self, _spec: &PoolSpec, _dtype: DType, _x: Src, _out: Dst, _indices: Option<Dst>) -> Result<()> {
+        Err(no_kernel("pool_forward"))
+    }
+    fn pool_backward(&self, _spec: &PoolSpec, _dtype: DType, _g: Src, _indices: Option<Src>, _gx: Dst) -> Result<()> {
+        Err(no_kernel("pool_backward"))
+    }
+}
+
+impl RnnKernels for Cuda {
+    fn lstm_cell(&self, _dtype: DType, _igates: Src, _hgates: Src, _cx: Src, _hy: Dst, _cy: Dst, _workspace: Dst) -> Result<()> {
+        Err(no_kernel("lstm_cell"))
+    }
+    fn lstm_cell_backward(&self, _dtype: DType, _workspace: Src, _cx: Src, _cy: Src, _dhy: Option<Src>, _dcy: Option<Src>, _dgates: Dst, _dcx: Dst) -> Result<()> {
+        Err(no_kernel("lstm_cell_backward"))
+    }
+    fn gru_cell(&self, _dtype: DType, _igates: Src, _hgates: Src, _hx: Src, _hy: Dst, _workspace: Dst) -> Result<()> {
+        Err(no_kernel("gru_cell"))
+    }
+    fn gru_cell_backward(&self, _dtype: DType, _workspace: Src, _hx: Src, _dhy: Src, _digates: Dst, _dhgates: Dst, _dhx: Dst) -> Result<()> {
+        Err(no_kernel("gru_cell_backward"))
+    }
+}
+
+impl SortKernels for Cuda {
+    fn select_rows(&self, _sel: RowSelect, _x: Src, _dtype: DType, _dim: usize, _values: Dst, _indices: Dst) -> Result<()> {
+        Err(no_kernel("select_rows"))
+    }
+    fn unique_count(&self, _x: Src, _dtype: DType) -> Result<usize> {
+        Err(no_kernel("unique_count"))
+    }
+    fn unique(&self, _x: Src, _dtype: DType, _values: Dst, _inverse: Dst, _counts: Dst) -> Result<()> {
+        Err(no_kernel("unique"))
+    }
+}

@@ -1,0 +1,374 @@
+"""``ferrotorch.cuda`` and ``device='cuda'`` tensors.
+
+Two halves:
+
+* without a CUDA device (every CI machine): the queries answer without
+  raising, everything that needs a device raises the RuntimeError a CUDA
+  build of PyTorch raises without a driver (its text is PyTorch's, from
+  ``c10/cuda/CUDAFunctions.cpp``; the PyTorch installed here is a CPU build,
+  whose messages differ), and the lazily-initialised parts (memory
+  statistics, seeds, events) behave as PyTorch's Python code does before
+  initialisation, compared with the installed PyTorch where that code is
+  the same in both builds;
+* with a CUDA device (``scripts/gpu-check.sh`` on a GPU machine): values of
+  the CUDA kernels against PyTorch's CUDA results. These skip with the reason
+  "no CUDA device" and only for it.
+"""
+
+import collections
+import gc
+import os
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import ferrotorch as ft  # noqa: E402
+
+NO_DRIVER = (
+    "Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU "
+    "and installed a driver from http://www.nvidia.com/Download/index.aspx"
+)
+HAS_GPU = ft.cuda.is_available()
+without_gpu = pytest.mark.skipif(HAS_GPU, reason="checks the behaviour of a machine without a CUDA device")
+gpu = pytest.mark.skipif(not HAS_GPU, reason="no CUDA device")
+
+
+# ---- without a device --------------------------------------------------------
+
+
+def test_queries_never_raise_and_agree_with_the_driver_probe():
+    assert isinstance(ft.cuda.is_available(), bool)
+    assert isinstance(ft.cuda.device_count(), int)
+    assert ft.cuda.is_available() == (ft.cuda.device_count() > 0)
+    assert ft.cuda._is_compiled() is True
+
+
+@without_gpu
+def test_no_device_answers_like_pytorch():
+    assert ft.cuda.is_available() is False and torch.cuda.is_available() is False
+    assert ft.cuda.device_count() == 0 == torch.cuda.device_count()
+    assert ft.cuda.is_initialized() is False
+
+
+@without_gpu
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda c: c.current_device(),
+        lambda c: c.set_device(0),
+        lambda c: c.set_device("cuda:0"),
+        lambda c: c.synchronize(),
+        lambda c: c.get_device_name(),
+        lambda c: c.get_device_name(0),
+        lambda c: c.get_device_capability(),
+        lambda c: c.get_device_properties(0),
+        lambda c: c.mem_get_info(),
+        lambda c: c.init(),
+        lambda c: c.Stream(),
+        lambda c: c.current_stream(),
+        lambda c: c.default_stream(),
+        lambda c: c.initial_seed(),
+        lambda c: c.reset_peak_memory_stats(),
+        lambda c: c.reset_accumulated_memory_stats(),
+        lambda c: c.Event().record(),
+        lambda c: c.device(0).__enter__(),
+    ],
+    ids=[
+        "current_device", "set_device", "set_device_str", "synchronize", "get_device_name", "get_device_name0",
+        "get_device_capability", "get_device_properties", "mem_get_info", "init", "Stream", "current_stream",
+        "default_stream", "initial_seed", "reset_peak_memory_stats", "reset_accumulated_memory_stats",
+        "Event.record", "device.__enter__",
+    ],
+)
+def test_device_calls_raise_pytorchs_no_driver_error(call):
+    with pytest.raises(RuntimeError) as e:
+        call(ft.cuda)
+    assert str(e.value) == NO_DRIVER
+    # A failed call initialises nothing.
+    assert ft.cuda.is_initialized() is False
+
+
+@without_gpu
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: ft.zeros(2, device="cuda"),
+        lambda: ft.empty(3, 4, device="cuda:0"),
+        lambda: ft.ones(2, dtype=ft.float16, device=ft.device("cuda", 1)),
+        lambda: ft.full((2,), 1.5, device="cuda"),
+        lambda: ft.tensor([1.0, 2.0], device="cuda:0"),
+        lambda: ft.arange(4, device="cuda"),
+        lambda: ft.ones(2).to("cuda"),
+        lambda: ft.ones(2).to(device="cuda", non_blocking=True),
+        lambda: ft.ones(2).cuda(),
+        lambda: ft.zeros_like(ft.ones(2), device="cuda"),
+        lambda: ft.ones(2, 3).t().to("cuda", ft.float64),
+        lambda: ft.nn.Linear(2, 3).cuda(),
+        lambda: ft.nn.Linear(2, 3).to("cuda"),
+    ],
+    ids=["zeros", "empty", "ones_half", "full", "tensor", "arange", "to", "to_kw", "cuda", "zeros_like",
+         "to_strided_cast", "module_cuda", "module_to"],
+)
+def test_cuda_tensors_raise_pytorchs_no_driver_error(make):
+    gc.collect()
+    before = ft.memory_allocated()
+    try:
+        make()
+    except RuntimeError as e:  # the traceback (holding the sources) dies with `e`
+        msg = str(e)
+    else:
+        pytest.fail("no RuntimeError")
+    gc.collect()
+    assert NO_DRIVER in msg
+    assert ft.memory_allocated() == before, "a failed transfer leaks no host staging memory"
+    assert ft.cuda.is_initialized() is False
+
+
+@without_gpu
+def test_lazy_parts_behave_as_pytorchs_before_initialisation():
+    # torch.cuda's Python code returns these without touching a device when
+    # CUDA is not initialised, in CPU and CUDA builds alike.
+    for name in ["memory_allocated", "max_memory_allocated", "memory_reserved", "max_memory_reserved"]:
+        assert getattr(ft.cuda, name)() == getattr(torch.cuda, name)() == 0, name
+    assert ft.cuda.memory_stats() == torch.cuda.memory_stats() == collections.OrderedDict()
+    assert isinstance(ft.cuda.memory_stats(), collections.OrderedDict)
+    assert ft.cuda.empty_cache() is None and torch.cuda.empty_cache() is None
+    for name in ["manual_seed", "manual_seed_all"]:
+        assert getattr(ft.cuda, name)(7) is None and getattr(torch.cuda, name)(7) is None
+    assert ft.cuda.seed() is None and ft.cuda.seed_all() is None
+    assert ft.cuda.is_bf16_supported() is torch.cuda.is_bf16_supported() is False
+    with pytest.raises(KeyError) as fk:
+        ft.cuda.memory_summary()
+    with pytest.raises(KeyError) as tk:
+        torch.cuda.memory_summary()
+    assert fk.value.args == tk.value.args
+    assert ft.cuda.is_initialized() is False
+
+
+@without_gpu
+def test_events_are_created_lazily():
+    # PyTorch creates the CUDA event on first record: constructing, querying
+    # and synchronising an unrecorded event need no device.
+    a, b = ft.cuda.Event(enable_timing=True), ft.cuda.Event()
+    assert a.enable_timing is True and b.enable_timing is False
+    assert a.query() is True
+    assert a.synchronize() is None
+    with pytest.raises(RuntimeError, match="^Both events must be recorded before calculating elapsed time.$"):
+        a.elapsed_time(b)
+
+
+@without_gpu
+def test_negative_device_context_is_a_no_op():
+    with ft.cuda.device(-1):
+        pass
+    with ft.cuda.device(None):
+        pass
+    with ft.cuda.stream(None):
+        pass
+    assert ft.cuda.is_initialized() is False
+
+
+def test_device_arguments_are_validated_as_pytorch():
+    # _get_device_index runs before any device is touched: the same ValueError
+    # in both builds.
+    for lib in (ft, torch):
+        with pytest.raises(ValueError, match="^Expected a cuda device, but got: cpu$"):
+            lib.cuda.set_device("cpu")
+        with pytest.raises(ValueError, match="^Expected a cuda device, but got: meta$"):
+            lib.cuda.set_device(lib.device("meta"))
+
+
+def test_out_of_memory_error_is_the_top_level_class():
+    assert ft.cuda.OutOfMemoryError is ft.OutOfMemoryError
+    assert issubclass(ft.cuda.OutOfMemoryError, RuntimeError)
+    assert issubclass(torch.cuda.OutOfMemoryError, RuntimeError)
+
+
+def test_nvrtc_is_found_in_the_pip_wheel():
+    import importlib.util
+
+    spec = importlib.util.find_spec("nvidia")
+    roots = list(spec.submodule_search_locations) if spec else []
+    libs = [os.path.join(r, "cu13", "lib") for r in roots if os.path.isfile(os.path.join(r, "cu13", "lib", "libnvrtc.so.13"))]
+    if not libs and not os.environ.get("FERROTORCH_NVRTC_DIR"):
+        pytest.skip("the nvidia-cuda-nvrtc wheel is not installed")
+    d = os.environ.get("FERROTORCH_NVRTC_DIR")
+    assert d and os.path.isfile(os.path.join(d, "libnvrtc.so.13")), d
+    # Loading it by path works (no GPU needed).
+    ft._C._cuda_set_nvrtc_dir(d)
+
+
+def test_a_missing_nvrtc_folder_is_a_clear_error():
+    with pytest.raises(RuntimeError, match="/nonexistent/nvrtc/libnvrtc.so.13 does not exist"):
+        ft._C._cuda_set_nvrtc_dir("/nonexistent/nvrtc")
+
+
+def test_missing_kernel_errors_name_the_op_and_device():
+    # What a registry walk over the CUDA backend shows (no device needed for
+    # the lookup): the op has no CUDA kernel, so NotImplementedError, as
+    # PyTorch's "Could not run ... with arguments from the 'CUDA' backend".
+    if HAS_GPU:
+        with pytest.raises(NotImplementedError, match="'matmul' with arguments from the 'CUDA' backend"):
+            ft.ones(2, 2, device="cuda") @ ft.ones(2, 2, device="cuda")
+    else:
+        with pytest.raises(RuntimeError, match="Found no NVIDIA driver"):
+            ft.ones(2, 2, device="cuda")
+
+
+# ---- with a device -----------------------------------------------------------
+
+_DTYPES = {
+    "float32": (ft.float32, torch.float32),
+    "float64": (ft.float64, torch.float64),
+    "float16": (ft.float16, torch.float16),
+    "bfloat16": (ft.bfloat16, torch.bfloat16),
+    "int64": (ft.int64, torch.int64),
+    "int32": (ft.int32, torch.int32),
+    "uint8": (ft.uint8, torch.uint8),
+    "bool": (ft.bool, torch.bool),
+}
+
+
+def _pair(a, name, device="cuda"):
+    """The same NumPy values as a ferrotorch and a torch tensor on ``device``."""
+    fdt, tdt = _DTYPES[name]
+    f = ft.from_numpy(np.ascontiguousarray(a)).to(fdt).to(device)
+    t = torch.from_numpy(np.ascontiguousarray(a)).to(tdt).to(device)
+    return f, t
+
+
+def _close(f, t, rtol=1e-6, atol=1e-6):
+    assert tuple(f.shape) == tuple(t.shape)
+    assert str(f.dtype).split(".")[-1] == str(t.dtype).split(".")[-1]
+    fv = np.asarray(f.cpu().to(ft.float64).tolist(), dtype=np.float64)
+    tv = t.cpu().double().numpy()
+    np.testing.assert_allclose(fv, tv, rtol=rtol, atol=atol, equal_nan=True)
+
+
+@gpu
+def test_gpu_device_queries_match_pytorch():
+    assert ft.cuda.device_count() == torch.cuda.device_count()
+    assert ft.cuda.get_device_name(0) == torch.cuda.get_device_name(0)
+    assert ft.cuda.get_device_capability(0) == torch.cuda.get_device_capability(0)
+    props = ft.cuda.get_device_properties(0)
+    assert props.multi_processor_count == torch.cuda.get_device_properties(0).multi_processor_count
+    free, total = ft.cuda.mem_get_info()
+    assert 0 < free <= total
+    assert ft.cuda.is_initialized() and ft.cuda.current_device() == 0
+
+
+@gpu
+@pytest.mark.parametrize("name", list(_DTYPES))
+def test_gpu_round_trip_and_casts(name):
+    rng = np.random.default_rng(0)
+    # Non-negative: a negative float cast to uint8 is undefined in C++, and
+    # PyTorch's CUDA result for it depends on the conversion instruction.
+    a = np.abs(rng.standard_normal((3, 5))) * 10
+    f, t = _pair(a, name)
+    assert f.device == ft.device("cuda", 0) and f.is_cuda
+    _close(f, t, rtol=0, atol=0)
+    # Strided reads: a transposed, sliced and expanded source.
+    _close(f.t().contiguous(), t.t().contiguous(), rtol=0, atol=0)
+    _close(f[:, 1::2].clone(), t[:, 1::2].clone(), rtol=0, atol=0)
+    _close(f[:1].expand(4, 5).contiguous(), t[:1].expand(4, 5).contiguous(), rtol=0, atol=0)
+    for other in _DTYPES:
+        _close(f.to(_DTYPES[other][0]), t.to(_DTYPES[other][1]), rtol=0, atol=0)
+
+
+@gpu
+@pytest.mark.parametrize("op", ["exp", "log", "sqrt", "tanh", "sigmoid", "relu", "neg", "abs", "sin", "erf", "floor", "reciprocal"])
+@pytest.mark.parametrize("name", ["float32", "float64", "float16", "bfloat16"])
+def test_gpu_unary_matches_pytorch(op, name):
+    a = np.linspace(0.1, 4.0, 37).reshape(1, 37)
+    f, t = _pair(a, name)
+    tol = {"float16": 2e-3, "bfloat16": 1e-2}.get(name, 1e-6 if name == "float32" else 1e-12)
+    _close(getattr(ft, op)(f), getattr(torch, op)(t), rtol=tol, atol=tol)
+
+
+@gpu
+@pytest.mark.parametrize("op", ["add", "sub", "mul", "div", "maximum", "minimum", "pow", "eq", "lt", "remainder", "atan2"])
+@pytest.mark.parametrize("name", ["float32", "float64", "float16", "int64"])
+def test_gpu_binary_broadcasting_matches_pytorch(op, name):
+    rng = np.random.default_rng(1)
+    a, b = rng.integers(1, 9, (4, 1, 3)), rng.integers(1, 9, (5, 1))
+    (fa, ta), (fb, tb) = _pair(a, name), _pair(b, name)
+    tol = 2e-3 if name == "float16" else 1e-6
+    _close(getattr(ft, op)(fa, fb), getattr(torch, op)(ta, tb), rtol=tol, atol=tol)
+
+
+@gpu
+@pytest.mark.parametrize("name", ["float32", "float64", "float16", "int64", "bool"])
+def test_gpu_reductions_match_pytorch(name):
+    rng = np.random.default_rng(2)
+    a = rng.integers(0, 5, (6, 70, 3))
+    f, t = _pair(a, name)
+    tol = 2e-3 if name == "float16" else 1e-6
+    for dims in [None, 0, 1, (0, 2)]:
+        kw = {} if dims is None else {"dim": dims}
+        if name != "bool":
+            _close(f.sum(**kw), t.sum(**kw), rtol=tol, atol=tol)
+        if name in ("float32", "float64", "float16"):
+            _close(f.mean(**kw), t.mean(**kw), rtol=tol, atol=tol)
+    _close(f.amax(1), t.amax(1), rtol=0, atol=0)
+    _close(f.amin(0), t.amin(0), rtol=0, atol=0)
+    _close(f.any(1), t.any(1), rtol=0, atol=0)
+    _close(f.all(2), t.all(2), rtol=0, atol=0)
+
+
+@gpu
+@pytest.mark.parametrize("name", ["float32", "float64", "float16", "bfloat16"])
+@pytest.mark.parametrize("dim", [0, 1, -1])
+def test_gpu_softmax_matches_pytorch(name, dim):
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((7, 300)) * 3
+    f, t = _pair(a, name)
+    tol = {"float16": 2e-3, "bfloat16": 2e-2}.get(name, 1e-6)
+    _close(ft.softmax(f, dim), torch.softmax(t, dim), rtol=tol, atol=tol)
+    _close(ft.log_softmax(f, dim), torch.log_softmax(t, dim), rtol=tol, atol=tol)
+
+
+@gpu
+def test_gpu_where_fill_and_item():
+    f = ft.zeros(3, 4, device="cuda")
+    f.fill_(2.5)
+    assert f[1, 2].item() == 2.5
+    # A Python number meets a CUDA tensor (the op layer moves it to the GPU).
+    c = ft.arange(12).reshape(3, 4).to("cuda") % 2 == 0
+    tc = torch.arange(12, device="cuda").reshape(3, 4) % 2 == 0
+    _close(ft.where(c, f, -f), torch.where(tc, torch.full((3, 4), 2.5, device="cuda"), torch.full((3, 4), -2.5, device="cuda")))
+    _close(ft.where(c, f, 0.5), torch.where(tc, torch.full((3, 4), 2.5, device="cuda"), 0.5))
+    _close(f * 2 + 1, torch.full((3, 4), 6.0, device="cuda"))
+
+
+@gpu
+def test_gpu_memory_statistics_and_empty_cache():
+    ft.cuda.empty_cache()
+    before = ft.cuda.memory_allocated()
+    x = ft.empty(1024, 1024, device="cuda")
+    assert ft.cuda.memory_allocated() - before == 4 << 20
+    assert ft.cuda.max_memory_allocated() >= ft.cuda.memory_allocated()
+    assert ft.cuda.memory_reserved() >= ft.cuda.memory_allocated()
+    del x
+    assert ft.cuda.memory_allocated() == before
+    ft.cuda.empty_cache()
+    assert "allocated_bytes.all.current" in ft.cuda.memory_stats()
+    assert "Allocated memory" in ft.cuda.memory_summary()
+
+
+@gpu
+def test_gpu_out_of_memory_states_allocated_and_reserved():
+    free, total = ft.cuda.mem_get_info()
+    with pytest.raises(ft.cuda.OutOfMemoryError) as e:
+        ft.empty(total + (1 << 30), dtype=ft.uint8, device="cuda")
+    msg = str(e.value)
+    assert msg.startswith("CUDA out of memory. Tried to allocate ")
+    assert "is allocated by PyTorch, and" in msg and "is reserved by PyTorch but unallocated." in msg
+    assert ft.cuda.memory_stats()["num_ooms"] >= 1
+
+
+@gpu
+def test_gpu_mixed_devices_raise_pytorchs_message():
+    with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device"):
+        ft.ones(2, device="cuda") + ft.ones(2)
