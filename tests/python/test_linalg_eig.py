@@ -92,10 +92,11 @@ def test_eig_meta_and_grad_fn():
     assert type(ft.linalg.eigvals(a).grad_fn).__name__ == type(torch.linalg.eigvals(ta).grad_fn).__name__
 
 
-# Losses that do not depend on each eigenvector's phase (which is a choice).
+# Losses that do not depend on each eigenvector's phase (which is a choice) nor on the order.
 LOSSES = {
     "values": lambda L, w, v: (w * w).real.sum() + w.imag.abs().sum(),
-    "vector_moduli": lambda L, w, v: (v.abs() * L.arange(v.shape[-1], dtype=v.real.dtype)).sum(),
+    # Row weights: invariant under the eigenpairs' order too (which is the algorithm's).
+    "vector_moduli": lambda L, w, v: (v.abs() * L.arange(v.shape[-1], dtype=v.real.dtype).unsqueeze(-1)).sum(),
     "both": lambda L, w, v: (w.abs() ** 2).sum() + (v.abs() ** 3).sum(),
 }
 
