@@ -463,6 +463,22 @@ pub fn conv_weight_grad<T: GemmFloat + AddAssign>(spec: &ConvSpec, grad: &[T], x
 mod tests {
     use super::*;
 
+    #[test]
+    fn strided_span_is_the_run_of_outputs_inside_the_row() {
+        for sw in 1..6usize {
+            for off in -9isize..9 {
+                for w in 0..12usize {
+                    for ow in 0..12usize {
+                        let inside: Vec<usize> = (0..ow).filter(|&xo| (0..w as isize).contains(&((xo * sw) as isize + off))).collect();
+                        let (lo, hi) = strided_span(off, sw, w, ow);
+                        let got: Vec<usize> = (lo..hi).collect();
+                        assert_eq!(got, inside, "sw {sw} off {off} w {w} ow {ow}");
+                    }
+                }
+            }
+        }
+    }
+
     fn data(n: usize, seed: usize) -> Vec<f64> {
         (0..n).map(|i| (((i * 7919 + seed * 104729) % 2003) as f64) / 1000.0 - 1.0).collect()
     }

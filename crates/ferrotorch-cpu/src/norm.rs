@@ -761,153 +761,89 @@ mod avx {
         *y.add(j) = v;
     }
 
-    /// Runs `$store!(j, $norm(j))`-style bodies of an affine pass over
-    /// `[$lo, $hi)` in steps of `$step`, one loop per parameter combination
-    /// (no tests inside a loop).
-    macro_rules! affine_loops {
-        ($lo:expr, $hi:expr, $step:expr, $w:expr, $b:expr, $norm:ident, $load:ident, $mul:ident, $add:ident, $store:ident) => {{
-            let mut j = $lo;
-            match ($w, $b) {
-                (Some(w), Some(b)) => {
-                    while j < $hi {
-                        $store!(j, $add($mul($norm!(j), $load(w.add(j))), $load(b.add(j))));
-                        j += $step;
-                    }
-                }
-                (Some(w), None) => {
-                    while j < $hi {
-                        $store!(j, $mul($norm!(j), $load(w.add(j))));
-                        j += $step;
-                    }
-                }
-                (None, Some(b)) => {
-                    while j < $hi {
-                        $store!(j, $add($norm!(j), $load(b.add(j))));
-                        j += $step;
-                    }
-                }
-                (None, None) => {
-                    while j < $hi {
-                        $store!(j, $norm!(j));
-                        j += $step;
-                    }
-                }
-            }
-        }};
-    }
-
-    /// `y = (x * rs + shift) * w + b` (w, b optional), 8 lanes at a time;
-    /// with `NT` the stores stream from `y`'s first 32-byte boundary.
-    #[target_feature(enable = "avx2,fma")]
-    pub(super) unsafe fn affine8<const NT: bool>(x: *const f32, rs: f32, shift: f32, w: Option<*const f32>, b: Option<*const f32>, y: *mut f32, n: usize) {
-        let (rv, sv) = (_mm256_set1_ps(rs), _mm256_set1_ps(shift));
-        let lo = head::<NT>(y, 32, n);
-        let full = lo + (n - lo) / 8 * 8;
-        for j in 0..lo {
-            affine1(x, rs, shift, w, b, y, j);
-        }
-        // Macros, not closures: a closure would not share the target feature.
-        macro_rules! norm {
-            ($j:expr) => {
-                _mm256_add_ps(_mm256_mul_ps(_mm256_loadu_ps(x.add($j)), rv), sv)
-            };
-        }
-        macro_rules! store {
-            ($j:expr, $v:expr) => {
-                if NT {
-                    _mm256_stream_ps(y.add($j), $v)
-                } else {
-                    _mm256_storeu_ps(y.add($j), $v)
-                }
-            };
-        }
-        affine_loops!(lo, full, 8, w, b, norm, _mm256_loadu_ps, _mm256_mul_ps, _mm256_add_ps, store);
-        for j in full..n {
-            affine1(x, rs, shift, w, b, y, j);
-        }
-    }
-
-    /// [`affine8`] sixteen lanes at a time (the same operations in the same
-    /// order), streaming from `y`'s first 64-byte boundary with `NT`.
-    #[target_feature(enable = "avx512f")]
-    pub(super) unsafe fn affine16<const NT: bool>(x: *const f32, rs: f32, shift: f32, w: Option<*const f32>, b: Option<*const f32>, y: *mut f32, n: usize) {
-        let (rv, sv) = (_mm512_set1_ps(rs), _mm512_set1_ps(shift));
-        let lo = head::<NT>(y, 64, n);
-        let full = lo + (n - lo) / 16 * 16;
-        for j in 0..lo {
-            affine1(x, rs, shift, w, b, y, j);
-        }
-        macro_rules! norm {
-            ($j:expr) => {
-                _mm512_add_ps(_mm512_mul_ps(_mm512_loadu_ps(x.add($j)), rv), sv)
-            };
-        }
-        macro_rules! store {
-            ($j:expr, $v:expr) => {
-                if NT {
-                    _mm512_stream_ps(y.add($j), $v)
-                } else {
-                    _mm512_storeu_ps(y.add($j), $v)
-                }
-            };
-        }
-        affine_loops!(lo, full, 16, w, b, norm, _mm512_loadu_ps, _mm512_mul_ps, _mm512_add_ps, store);
-        for j in full..n {
-            affine1(x, rs, shift, w, b, y, j);
-        }
-    }
-
-    /// `y = fma(x, scale, bias)` (one rounding, as `f32::mul_add`), 8 or
-    /// 16 lanes by `wide`, streaming from `y`'s first aligned element with `NT`.
-    #[target_feature(enable = "avx2,fma")]
-    pub(super) unsafe fn fma_rows<const NT: bool>(x: *const f32, scale: f32, bias: f32, y: *mut f32, n: usize, wide: bool) {
-        if wide {
-            return fma16::<NT>(x, scale, bias, y, n);
-        }
-        let (sv, bv) = (_mm256_set1_ps(scale), _mm256_set1_ps(bias));
-        let lo = head::<NT>(y, 32, n);
-        let full = lo + (n - lo) / 8 * 8;
-        for j in 0..lo {
-            *y.add(j) = scale.mul_add(*x.add(j), bias);
-        }
-        let mut j = lo;
-        while j < full {
-            let v = _mm256_fmadd_ps(_mm256_loadu_ps(x.add(j)), sv, bv);
-            if NT {
-                _mm256_stream_ps(y.add(j), v)
+    /// Stores `$v` at `$y + $j`: streamed when `$nt`, else an ordinary store.
+    macro_rules! put {
+        ($nt:expr, $stream:ident, $storeu:ident, $y:expr, $j:expr, $v:expr) => {
+            if $nt {
+                $stream($y.add($j), $v)
             } else {
-                _mm256_storeu_ps(y.add(j), v)
+                $storeu($y.add($j), $v)
             }
-            j += 8;
-        }
-        for j in full..n {
-            *y.add(j) = scale.mul_add(*x.add(j), bias);
-        }
+        };
     }
 
-    /// [`fma_rows`] with 16 lanes.
-    #[target_feature(enable = "avx512f,fma")]
-    unsafe fn fma16<const NT: bool>(x: *const f32, scale: f32, bias: f32, y: *mut f32, n: usize) {
-        let (sv, bv) = (_mm512_set1_ps(scale), _mm512_set1_ps(bias));
-        let lo = head::<NT>(y, 64, n);
-        let full = lo + (n - lo) / 16 * 16;
-        for j in 0..lo {
-            *y.add(j) = scale.mul_add(*x.add(j), bias);
-        }
-        let mut j = lo;
-        while j < full {
-            let v = _mm512_fmadd_ps(_mm512_loadu_ps(x.add(j)), sv, bv);
-            if NT {
-                _mm512_stream_ps(y.add(j), v)
-            } else {
-                _mm512_storeu_ps(y.add(j), v)
+    /// Defines the row kernels of one vector width (the intrinsics passed
+    /// in; macros rather than closures so that everything shares the
+    /// function's target feature):
+    /// - `$affine`: `y = (x * rs + shift) * w + b` (w, b optional), one
+    ///   loop per parameter combination, no tests inside a loop;
+    /// - `$fma`: `y = fma(x, scale, bias)`, one rounding as `f32::mul_add`.
+    ///
+    /// With `NT` the stores stream from `y`'s first `4 * $lanes`-byte
+    /// boundary (streaming stores need aligned addresses); the elements
+    /// before it and the tail are computed one at a time by the same formula.
+    macro_rules! row_kernels {
+        ($feature:literal, $lanes:literal, $set1:ident, $load:ident, $mul:ident, $add:ident, $fmadd:ident, $stream:ident, $storeu:ident, $affine:ident, $fma:ident) => {
+            #[target_feature(enable = $feature)]
+            pub(super) unsafe fn $affine<const NT: bool>(x: *const f32, rs: f32, shift: f32, w: Option<*const f32>, b: Option<*const f32>, y: *mut f32, n: usize) {
+                let (rv, sv) = ($set1(rs), $set1(shift));
+                let lo = head::<NT>(y, 4 * $lanes, n);
+                let full = lo + (n - lo) / $lanes * $lanes;
+                for j in 0..lo {
+                    affine1(x, rs, shift, w, b, y, j);
+                }
+                let mut j = lo;
+                match (w, b) {
+                    (Some(w), Some(b)) => {
+                        while j < full {
+                            let v = $add($mul($add($mul($load(x.add(j)), rv), sv), $load(w.add(j))), $load(b.add(j)));
+                            put!(NT, $stream, $storeu, y, j, v);
+                            j += $lanes;
+                        }
+                    }
+                    (Some(w), None) => {
+                        while j < full {
+                            put!(NT, $stream, $storeu, y, j, $mul($add($mul($load(x.add(j)), rv), sv), $load(w.add(j))));
+                            j += $lanes;
+                        }
+                    }
+                    (None, Some(b)) => {
+                        while j < full {
+                            put!(NT, $stream, $storeu, y, j, $add($add($mul($load(x.add(j)), rv), sv), $load(b.add(j))));
+                            j += $lanes;
+                        }
+                    }
+                    (None, None) => {
+                        while j < full {
+                            put!(NT, $stream, $storeu, y, j, $add($mul($load(x.add(j)), rv), sv));
+                            j += $lanes;
+                        }
+                    }
+                }
+                for j in full..n {
+                    affine1(x, rs, shift, w, b, y, j);
+                }
             }
-            j += 16;
-        }
-        for j in full..n {
-            *y.add(j) = scale.mul_add(*x.add(j), bias);
-        }
+
+            #[target_feature(enable = $feature)]
+            pub(super) unsafe fn $fma<const NT: bool>(x: *const f32, scale: f32, bias: f32, y: *mut f32, n: usize) {
+                let (sv, bv) = ($set1(scale), $set1(bias));
+                let lo = head::<NT>(y, 4 * $lanes, n);
+                let full = lo + (n - lo) / $lanes * $lanes;
+                for j in (0..lo).chain(full..n) {
+                    *y.add(j) = scale.mul_add(*x.add(j), bias);
+                }
+                let mut j = lo;
+                while j < full {
+                    put!(NT, $stream, $storeu, y, j, $fmadd($load(x.add(j)), sv, bv));
+                    j += $lanes;
+                }
+            }
+        };
     }
+
+    row_kernels!("avx2,fma", 8, _mm256_set1_ps, _mm256_loadu_ps, _mm256_mul_ps, _mm256_add_ps, _mm256_fmadd_ps, _mm256_stream_ps, _mm256_storeu_ps, affine8, fma8);
+    row_kernels!("avx512f,fma", 16, _mm512_set1_ps, _mm512_loadu_ps, _mm512_mul_ps, _mm512_add_ps, _mm512_fmadd_ps, _mm512_stream_ps, _mm512_storeu_ps, affine16, fma16);
 
     /// `dw += g * (x - mu) * a`, `db += g`.
     #[target_feature(enable = "avx2,fma")]
@@ -1651,10 +1587,11 @@ impl<T: Element, F: MomentFloat> Task for GroupRows<'_, T, F> {
                         // SAFETY: T and F are f32 (checked), both slices hold
                         // `s` elements; the CPU has AVX2+FMA (and AVX-512F when `wide`).
                         unsafe {
-                            if self.stream {
-                                avx::fma_rows::<true>(xp, sc, bi, yp, n, wide)
-                            } else {
-                                avx::fma_rows::<false>(xp, sc, bi, yp, n, wide)
+                            match (wide, self.stream) {
+                                (true, true) => avx::fma16::<true>(xp, sc, bi, yp, n),
+                                (true, false) => avx::fma16::<false>(xp, sc, bi, yp, n),
+                                (false, true) => avx::fma8::<true>(xp, sc, bi, yp, n),
+                                (false, false) => avx::fma8::<false>(xp, sc, bi, yp, n),
                             }
                         }
                         continue;
