@@ -209,7 +209,8 @@ def _make_functions():
         @staticmethod
         def forward(ctx, A):
             sign, logabs = _slogdet_values(A)
-            ctx.mark_non_differentiable(sign)
+            # PyTorch records the node on both outputs; a real sign is
+            # piecewise constant, so its incoming gradient adds nothing.
             ctx.save_for_backward(A)
             return sign, logabs
 

@@ -701,6 +701,8 @@ def householder_product(A, tau, *, out=None):
     and ``v_i`` the ``i``-th column of ``A`` below the diagonal (a unit on it),
     as LAPACK's ``orgqr``.
     """
+    if A.dim() < 2:
+        raise RuntimeError("torch.linalg.householder_product: input must have at least 2 dimensions.")
     m, n = A.shape[-2], A.shape[-1]
     k = tau.shape[-1]
     if m < n:

@@ -118,6 +118,12 @@ def nuclear_norm(input, dim=(-2, -1), keepdim=False, *, out=None):
     )
     if isinstance(dim, bool):
         dim, keepdim = (-2, -1), dim
+    elif isinstance(dim, int):
+        dim = (dim, dim)  # an int fills PyTorch's int[2] argument
+    for d in dim:
+        if not -input.dim() <= d < max(input.dim(), 1):
+            raise IndexError(f"Dimension out of range (expected to be in range of "
+                             f"[{-max(input.dim(), 1)}, {max(input.dim(), 1) - 1}], but got {d})")
     from .linalg import matrix_norm
     return _write_out(matrix_norm(input, "nuc", dim, keepdim), out)
 
