@@ -85,18 +85,17 @@ impl Family {
 /// The dtypes the kernel sources are written for: every real dtype, in
 /// `DType::ALL`'s order (complex tensors have no CUDA kernels yet; the
 /// backend refuses them before asking for a kernel).
-pub const REAL_DTYPES: [DType; 10] = [
-    DType::Bool,
-    DType::UInt8,
-    DType::Int8,
-    DType::Int16,
-    DType::Int32,
-    DType::Int64,
-    DType::Float16,
-    DType::BFloat16,
-    DType::Float32,
-    DType::Float64,
-];
+pub const REAL_DTYPES: [DType; 10] = {
+    // `DType::ALL` lists the ten real dtypes before the complex ones.
+    let mut out = [DType::Bool; 10];
+    let mut i = 0;
+    while i < out.len() {
+        assert!(!DType::ALL[i].is_complex());
+        out[i] = DType::ALL[i];
+        i += 1;
+    }
+    out
+};
 
 /// The CUDA C storage type of `dtype` (see `prelude.cuh`).
 pub const fn storage_type(dtype: DType) -> &'static str {
