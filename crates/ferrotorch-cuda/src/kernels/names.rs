@@ -75,6 +75,7 @@ pub fn unary_entry(op: UnaryOp, dtype: DType) -> Option<&'static str> {
         Sinc => "unary_sinc",
         Deg2rad => "unary_deg2rad",
         Rad2deg => "unary_rad2deg",
+        Angle => "unary_angle",
         Erfcx => "unary_special_erfcx",
         Ndtri => "unary_special_ndtri",
         BesselJ0 => "unary_special_bessel_j0",

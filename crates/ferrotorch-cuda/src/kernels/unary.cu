@@ -122,6 +122,8 @@ FT_UNARY(special_i1, ft_i1(x))
 FT_UNARY(sinc, x == (A)0 ? (A)1 : ft_sin((A)3.141592653589793 * x) / ((A)3.141592653589793 * x))
 FT_UNARY(deg2rad, x * (A)0.017453292519943295)
 FT_UNARY(rad2deg, x * (A)57.29577951308232)
+// angle of a real number: pi for negatives, NaN stays NaN, 0 otherwise.
+FT_UNARY(angle, x < (A)0 ? (A)3.141592653589793 : (x != x ? x : (A)0))
 FT_UNARY(special_erfcx, ft_erfcx(x))
 FT_UNARY(special_ndtri, ft_ndtri(x))
 FT_UNARY(special_bessel_j0, ft_j0(x))
