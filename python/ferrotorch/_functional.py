@@ -1,38 +1,16 @@
-"""Functional forms of tensor methods (``torch.add(x, y)`` == ``x.add(y)``)."""
+"""Functional forms of tensor methods (``torch.sum(x)`` == ``x.sum()``); the arithmetic ones live with
+their operators in ``_math_ops``."""
 
 from . import _C
 from ._math_ops import _write_out, _pretty, _inplace_copy, _check_inplace_broadcast, _out_dtype, _OMITTED, _reduce_dim
 
 __all__ = [
-    "add", "sub", "mul", "div", "true_divide", "pow", "neg", "abs", "exp", "log", "sqrt",
-    "tanh", "sigmoid", "relu", "maximum", "minimum", "eq", "sum", "mean", "mm", "bmm", "matmul",
+    "pow", "sum", "mean", "mm", "bmm", "matmul",
     "reshape", "flatten", "unflatten", "transpose", "swapaxes", "swapdims", "t", "permute", "squeeze",
     "unsqueeze", "narrow", "select", "unbind", "split", "chunk", "diagonal", "as_strided",
-    "broadcast_to", "clone", "equal", "detach", "numel",
+    "broadcast_to", "clone", "equal", "detach",
 ]
 
-
-def add(input, other, *, alpha=None):
-    """``input + alpha * other`` with broadcasting and type promotion."""
-    return input.add(other, alpha=alpha) if isinstance(input, _C.Tensor) else _C.tensor(input).add(other, alpha=alpha)
-
-
-def sub(input, other, *, alpha=None):
-    """``input - alpha * other``."""
-    return input.sub(other, alpha=alpha)
-
-
-def mul(input, other):
-    """Elementwise product."""
-    return input * other
-
-
-def div(input, other):
-    """True division."""
-    return input / other
-
-
-true_divide = div
 
 
 def pow(input, exponent, *, out=None):
@@ -51,61 +29,6 @@ def _pow_(self, exponent):
 _C.Tensor.pow_ = _pow_
 # ``x **= y`` is ``pow_`` (in place: same storage, version bump, autograd rebase).
 _C.Tensor.__ipow__ = _pow_
-
-
-def neg(input):
-    """``-input``."""
-    return input.neg()
-
-
-def abs(input):
-    """Absolute value."""
-    return input.abs()
-
-
-def exp(input):
-    """Exponential."""
-    return input.exp()
-
-
-def log(input):
-    """Natural logarithm."""
-    return input.log()
-
-
-def sqrt(input):
-    """Square root."""
-    return input.sqrt()
-
-
-def tanh(input):
-    """Hyperbolic tangent."""
-    return input.tanh()
-
-
-def sigmoid(input):
-    """Logistic sigmoid."""
-    return input.sigmoid()
-
-
-def relu(input):
-    """``max(input, 0)``."""
-    return input.relu()
-
-
-def maximum(input, other):
-    """Elementwise maximum (NaN-propagating)."""
-    return input.maximum(other)
-
-
-def minimum(input, other):
-    """Elementwise minimum (NaN-propagating)."""
-    return input.minimum(other)
-
-
-def eq(input, other):
-    """Elementwise ``==``."""
-    return input.eq(other)
 
 
 def sum(input, dim=_OMITTED, keepdim=_OMITTED, *, dtype=None, out=None):
@@ -279,11 +202,6 @@ def equal(input, other):
 def detach(input):
     """A tensor sharing data with no autograd history."""
     return input.detach()
-
-
-def numel(input):
-    """Number of elements."""
-    return input.numel()
 
 
 def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):

@@ -2,7 +2,7 @@
 //!
 //! Complex numbers have no order, so they are not [`Element`](crate::Element)s
 //! and never reach the real kernels of `dispatch_dtype!`: a backend routes
-//! complex operands to its complex kernels (through [`dispatch_complex!`])
+//! complex operands to its complex kernels (through [`dispatch_complex!`](crate::dispatch_complex))
 //! or answers PyTorch's "not implemented for 'ComplexFloat'" error.
 
 use crate::dtype::DType;

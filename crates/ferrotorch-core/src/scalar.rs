@@ -1,6 +1,7 @@
 //! Python-like scalars: what `x + 1`, `x * 2.5` and `fill_(True)` carry.
 
 use crate::dtype::DType;
+use crate::element::{cast, Element};
 
 /// A number not yet stored in a tensor; its kind decides type promotion.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -32,6 +33,15 @@ impl Scalar {
             Scalar::Bool(b) => b as i64,
             Scalar::Int(i) => i,
             Scalar::Float(f) | Scalar::Complex(f, _) => f as i64,
+        }
+    }
+    /// The value stored as element type `T`, converted as PyTorch's `fill_`
+    /// does (a complex scalar gives its real part, as the real casts do).
+    pub fn to_element<T: Element>(self) -> T {
+        match self {
+            Scalar::Bool(b) => cast::<bool, T>(b),
+            Scalar::Int(i) => cast::<i64, T>(i),
+            Scalar::Float(f) | Scalar::Complex(f, _) => cast::<f64, T>(f),
         }
     }
     /// Truthiness, as Python's `bool(x)`.

@@ -187,18 +187,9 @@ fn transposed_copy<S: Element, D: Element>(plan: &Plan<2>, db: usize, sb: usize)
     true
 }
 
-/// Converts a scalar to element type `T` as PyTorch's `fill_` does.
-pub fn scalar_to<T: Element>(v: Scalar) -> T {
-    match v {
-        Scalar::Bool(b) => cast::<bool, T>(b),
-        Scalar::Int(i) => cast::<i64, T>(i),
-        Scalar::Float(f) | Scalar::Complex(f, _) => cast::<f64, T>(f),
-    }
-}
-
 /// Writes `value` into every element of `dst`.
 pub fn fill(dst: Dst, dtype: DType, value: Scalar) {
-    dispatch_dtype!(dtype, T => fill_typed::<T>(dst, scalar_to::<T>(value)))
+    dispatch_dtype!(dtype, T => fill_typed::<T>(dst, value.to_element::<T>()))
 }
 
 fn fill_typed<T: Element>(dst: Dst, v: T) {

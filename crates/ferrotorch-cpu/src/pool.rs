@@ -187,7 +187,7 @@ fn max_span(o: usize, g: &PoolGeom, dim: usize) -> (isize, isize) {
 /// window of -inf (or of the integer minimum) points there.
 ///
 /// float32 windows that lie wholly inside the input along the width run
-/// eight outputs at a time ([`max_simd`]); each lane scans its window in
+/// eight outputs at a time (`max_simd`); each lane scans its window in
 /// the same order as the scalar loop, so values and indices are the same.
 pub fn max_pool_forward<T: PoolElem>(x: &[T], g: &PoolGeom, out: &mut [T], indices: Option<&mut [i64]>) {
     let (ip, op) = (g.in_plane(), g.out_plane());

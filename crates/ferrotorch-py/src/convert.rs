@@ -263,7 +263,7 @@ pub fn tensor_from_data(py: Python<'_>, data: &Bound<'_, PyAny>, dtype: Option<D
         let p = t.data_ptr_mut() as *mut T;
         for (i, s) in flat.iter().enumerate() {
             // SAFETY: t has exactly flat.len() contiguous elements.
-            unsafe { *p.add(i) = ferrotorch_cpu::copy::scalar_to::<T>(*s) };
+            unsafe { *p.add(i) = s.to_element::<T>() };
         }
     });
     Ok(t)

@@ -1,6 +1,6 @@
 //! Discrete Fourier transforms on the CPU ([`FftSpec`]): rustfft's plans
 //! for complex transforms and realfft's for real ones, applied as one 1-D
-//! pass per transformed dim ([`lanes::pass`]), each batching its lanes and
+//! pass per transformed dim (`lanes::pass`), each batching its lanes and
 //! spreading them over threads.
 //!
 //! A C2C transform reads the input in its first pass and works in place on

@@ -135,19 +135,11 @@ impl Tensor {
     /// ```
     pub fn linalg_ldl_factor_ex(&self, hermitian: bool) -> Result<LuFactors> {
         const FNAME: &str = "torch.linalg.ldl_factor_ex";
-        if self.ndim() < 2 {
-            return Err(Error::runtime(format!("{FNAME}: The input tensor A must have at least 2 dimensions.")));
-        }
-        let (lead, n, cols) = split(self.shape());
-        if n != cols {
-            return Err(Error::runtime(format!("{FNAME}: A must be batches of square matrices, but they are {n} by {cols} matrices")));
-        }
-        if !self.dtype().is_floating_point() {
-            return Err(Error::runtime(format!(
-                "{FNAME}: Expected a floating point or complex tensor as input. Got {}",
-                pretty(self.dtype())
-            )));
-        }
+        // PyTorch checks squareness before the dtype here (unlike check_square).
+        check_matrix_ndim(self, FNAME, "A")?;
+        check_is_square(self, FNAME, "A")?;
+        check_floating(self, FNAME)?;
+        let (lead, n, _) = split(self.shape());
         check_float_kernel(self, "ldl_factor_kernel_cpu")?;
         let spec = LdlSpec { batch: lead.iter().product(), n, hermitian };
         let (dt, device) = (self.dtype(), self.device());
@@ -173,19 +165,10 @@ impl Tensor {
     pub fn linalg_ldl_solve(&self, pivots: &Tensor, b: &Tensor, hermitian: bool) -> Result<Tensor> {
         const FNAME: &str = "torch.linalg.ldl_solve";
         super::common_device(&[self, pivots, b])?;
-        if self.ndim() < 2 {
-            return Err(Error::runtime(format!("{FNAME}: The input tensor A must have at least 2 dimensions.")));
-        }
-        let (lead_a, n, cols) = split(self.shape());
-        if n != cols {
-            return Err(Error::runtime(format!("{FNAME}: A must be batches of square matrices, but they are {n} by {cols} matrices")));
-        }
-        if !self.dtype().is_floating_point() {
-            return Err(Error::runtime(format!(
-                "{FNAME}: Expected a floating point or complex tensor as input. Got {}",
-                pretty(self.dtype())
-            )));
-        }
+        check_matrix_ndim(self, FNAME, "A")?;
+        check_is_square(self, FNAME, "A")?;
+        check_floating(self, FNAME)?;
+        let (lead_a, n, _) = split(self.shape());
         if self.dtype() != b.dtype() {
             return Err(Error::runtime(format!(
                 "Expected b and A to have the same dtype, but found b of type {} and A of type {} instead.",
@@ -341,17 +324,13 @@ impl Tensor {
     /// LAPACK's; the eigenvalues come in the algorithm's order. Records
     /// nothing (the gradient is `ferrotorch/_linalg_eig.py`'s).
     pub fn linalg_eig(&self, vectors: bool) -> Result<(Tensor, Option<Tensor>)> {
-        if self.ndim() < 2 {
-            return Err(Error::runtime("linalg.eig: The input tensor A must have at least 2 dimensions."));
-        }
+        check_matrix_ndim(self, "linalg.eig", "A")?;
         let dt = self.dtype();
         let Some(cdt) = dt.to_complex().filter(|_| matches!(dt, DType::Float32 | DType::Float64) || dt.is_complex()) else {
             return Err(Error::runtime(format!("Unknown Complex ScalarType for {}", pretty(dt))));
         };
-        let (lead, m, n) = split(self.shape());
-        if m != n {
-            return Err(Error::runtime(format!("linalg.eig: A must be batches of square matrices, but they are {m} by {n} matrices")));
-        }
+        check_is_square(self, "linalg.eig", "A")?;
+        let (lead, n, _) = split(self.shape());
         let _no_grad = GradModeGuard::new(false);
         let spec = EigSpec { batch: lead.iter().product(), n, vectors };
         let device = self.device();
@@ -429,20 +408,37 @@ fn expand_lead(t: &Tensor, lead: &[usize]) -> Result<Tensor> {
 }
 
 /// PyTorch's checks of a batch of square matrices named `name` in `fname`:
-/// at least 2 dims, floating point, square.
+/// at least 2 dims, floating point, square (in that order).
 fn check_square(a: &Tensor, fname: &str, name: &str) -> Result<()> {
+    check_matrix_ndim(a, fname, name)?;
+    check_floating(a, fname)?;
+    check_is_square(a, fname, name)
+}
+
+/// `name` has at least the two matrix dims.
+fn check_matrix_ndim(a: &Tensor, fname: &str, name: &str) -> Result<()> {
     if a.ndim() < 2 {
         return Err(Error::runtime(format!("{fname}: The input tensor {name} must have at least 2 dimensions.")));
     }
+    Ok(())
+}
+
+/// The matrices of `name` are square.
+fn check_is_square(a: &Tensor, fname: &str, name: &str) -> Result<()> {
+    let (_, m, n) = split(a.shape());
+    if m != n {
+        return Err(Error::runtime(format!("{fname}: {name} must be batches of square matrices, but they are {m} by {n} matrices")));
+    }
+    Ok(())
+}
+
+/// `a` has a floating point (or complex) dtype.
+fn check_floating(a: &Tensor, fname: &str) -> Result<()> {
     if !a.dtype().is_floating_point() {
         return Err(Error::runtime(format!(
             "{fname}: Expected a floating point or complex tensor as input. Got {}",
             pretty(a.dtype())
         )));
-    }
-    let (_, m, n) = split(a.shape());
-    if m != n {
-        return Err(Error::runtime(format!("{fname}: {name} must be batches of square matrices, but they are {m} by {n} matrices")));
     }
     Ok(())
 }
