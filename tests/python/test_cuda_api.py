@@ -213,8 +213,8 @@ def test_missing_kernel_errors_name_the_op_and_device():
     # the lookup): the op has no CUDA kernel, so NotImplementedError, as
     # PyTorch's "Could not run ... with arguments from the 'CUDA' backend".
     if HAS_GPU:
-        with pytest.raises(NotImplementedError, match="'matmul' with arguments from the 'CUDA' backend"):
-            ft.ones(2, 2, device="cuda") @ ft.ones(2, 2, device="cuda")
+        with pytest.raises(NotImplementedError, match="'cumsum' with arguments from the 'CUDA' backend"):
+            ft.ones(2, 2, device="cuda").cumsum(0)
     else:
         with pytest.raises(RuntimeError, match="Found no NVIDIA driver"):
             ft.ones(2, 2, device="cuda")
@@ -375,3 +375,58 @@ def test_gpu_out_of_memory_states_allocated_and_reserved():
 def test_gpu_mixed_devices_raise_pytorchs_message():
     with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device"):
         ft.ones(2, device="cuda") + ft.ones(2)
+
+
+def _mm_operands(case, rng):
+    """Operands of one product case (NumPy), and how to view them before multiplying."""
+    if case == "contiguous":
+        return rng.standard_normal((5, 7)), rng.standard_normal((7, 3)), lambda x: x, lambda y: y
+    if case == "x @ W.T":
+        return rng.standard_normal((4, 6)), rng.standard_normal((9, 6)), lambda x: x, lambda y: y.t()
+    if case == "both transposed":
+        return rng.standard_normal((6, 4)), rng.standard_normal((9, 6)), lambda x: x.t(), lambda y: y.t()
+    if case == "every other column":
+        # No unit stride: the backend copies the operand before calling cuBLAS.
+        return rng.standard_normal((4, 12)), rng.standard_normal((6, 5)), lambda x: x[:, ::2], lambda y: y
+    if case == "batched, broadcast weight":
+        return rng.standard_normal((3, 4, 6)), rng.standard_normal((6, 5)), lambda x: x, lambda y: y.expand(3, 6, 5)
+    if case == "batched, permuted batch":
+        return rng.standard_normal((2, 3, 4, 6)), rng.standard_normal((3, 2, 6, 5)), lambda x: x, lambda y: y.permute(1, 0, 2, 3)
+    raise AssertionError(case)
+
+
+@gpu
+@pytest.mark.parametrize("case", ["contiguous", "x @ W.T", "both transposed", "every other column",
+                                  "batched, broadcast weight", "batched, permuted batch"])
+@pytest.mark.parametrize("name", ["float32", "float64", "float16", "bfloat16"])
+def test_gpu_matmul_on_cublas_matches_pytorch(case, name):
+    rng = np.random.default_rng(7)
+    a, b, va, vb = _mm_operands(case, rng)
+    (fa, ta), (fb, tb) = _pair(a, name), _pair(b, name)
+    tol = {"float16": 5e-3, "bfloat16": 3e-2, "float32": 1e-5}.get(name, 1e-12)
+    _close(va(fa) @ vb(fb), va(ta) @ vb(tb), rtol=tol, atol=tol)
+
+
+@gpu
+def test_gpu_matmul_edge_cases_match_pytorch():
+    # An empty inner dim gives zeros; an integer product is refused as PyTorch's CUDA GEMM does.
+    fa, ta = _pair(np.zeros((3, 0)), "float32")
+    fb, tb = _pair(np.zeros((0, 4)), "float32")
+    _close(fa @ fb, ta @ tb, rtol=0, atol=0)
+    fi, _ = _pair(np.ones((2, 2)), "int64")
+    with pytest.raises((RuntimeError, NotImplementedError), match="not implemented for 'Long'"):
+        fi @ fi
+
+
+@gpu
+def test_gpu_linear_forward_and_backward_match_pytorch():
+    rng = np.random.default_rng(8)
+    x, w, bias = rng.standard_normal((8, 5)), rng.standard_normal((3, 5)), rng.standard_normal(3)
+    outs = []
+    for lib, name in ((ft, "float64"), (torch, "float64")):
+        ts = [lib.tensor(v, dtype=getattr(lib, name), device="cuda", requires_grad=True) for v in (x, w, bias)]
+        y = lib.nn.functional.linear(*ts)
+        (y * y).sum().backward()
+        outs.append([y] + [t.grad for t in ts])
+    for f, t in zip(*outs):
+        _close(f, t, rtol=1e-12, atol=1e-12)

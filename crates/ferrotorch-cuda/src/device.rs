@@ -85,6 +85,8 @@ pub struct DeviceState {
     pub pool: DevicePool,
     /// Kernel modules compiled for this device.
     pub kernels: KernelCache,
+    /// The cuBLAS handle, created by the first matrix product.
+    pub blas: OnceLock<crate::backend::BlasHandle>,
 }
 
 impl DeviceState {
@@ -99,7 +101,7 @@ impl DeviceState {
         let (major, minor) = ctx.compute_capability().map_err(drv)?;
         let stream = ctx.default_stream();
         let pool = Mutex::new(CachingAllocator::new(CudaRaw::new(ctx.clone())));
-        Ok(DeviceState { index, arch: (major * 10 + minor) as u32, ctx, stream, pool, kernels: KernelCache::default() })
+        Ok(DeviceState { index, arch: (major * 10 + minor) as u32, ctx, stream, pool, kernels: KernelCache::default(), blas: OnceLock::new() })
     }
 
     /// The device's total and free memory in bytes (`mem_get_info`).

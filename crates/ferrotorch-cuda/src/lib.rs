@@ -20,6 +20,7 @@
 
 pub mod alloc;
 pub mod backend;
+pub mod blas_plan;
 pub mod device;
 pub mod geometry;
 pub mod kernels;

@@ -37,28 +37,30 @@ __all__ = [
 #: Raised when the caching allocator cannot serve a request (a ``RuntimeError``).
 from .._C import OutOfMemoryError  # noqa: E402
 
-_NVRTC_ENV = "FERROTORCH_NVRTC_DIR"
+# Where NVIDIA's PyPI wheels put the run-time libraries (CUDA 13 wheels share ``nvidia/cu13/lib``).
+_RUNTIME_LIBS = (
+    ("FERROTORCH_NVRTC_DIR", "libnvrtc.so.13", ("cu13", "cuda_nvrtc")),
+    ("FERROTORCH_CUBLAS_DIR", "libcublas.so.13", ("cu13", "cublas")),
+)
 
 
-def _point_at_nvrtc():
-    """Tells the native side where the ``nvidia-cuda-nvrtc`` wheel's library is.
+def _point_at_runtime_libs():
+    """Tells the native side where the ``nvidia-*`` wheels' NVRTC and cuBLAS libraries are.
 
-    Only paths are checked here; nothing is loaded until a kernel is compiled.
+    Only paths are checked here; nothing is loaded until a kernel is compiled or a product runs.
     """
-    if os.environ.get(_NVRTC_ENV):
-        return
     spec = importlib.util.find_spec("nvidia")
-    if spec is None or not spec.submodule_search_locations:
-        return
-    for root in spec.submodule_search_locations:
-        for sub in ("cu13", "cuda_nvrtc"):
-            lib = os.path.join(root, sub, "lib")
-            if os.path.isfile(os.path.join(lib, "libnvrtc.so.13")):
-                os.environ[_NVRTC_ENV] = lib
-                return
+    roots = list(spec.submodule_search_locations or ()) if spec is not None else []
+    for env, filename, subdirs in _RUNTIME_LIBS:
+        if os.environ.get(env):
+            continue
+        for lib in (os.path.join(root, sub, "lib") for root in roots for sub in subdirs):
+            if os.path.isfile(os.path.join(lib, filename)):
+                os.environ[env] = lib
+                break
 
 
-_point_at_nvrtc()
+_point_at_runtime_libs()
 
 _init_lock = threading.Lock()
 _queued_seed_calls = []

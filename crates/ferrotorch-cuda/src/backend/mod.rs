@@ -1,12 +1,15 @@
 //! [`Cuda`]: the `Backend` of the `cuda` device. Elementwise ops, casts,
 //! fills, reductions and softmax run the NVRTC-compiled kernels of
-//! [`crate::kernels`]; the structured families (`families.rs`) have no CUDA
+//! [`crate::kernels`], matrix products cuBLAS (`blas.rs`); the structured families (`families.rs`) have no CUDA
 //! kernels yet and return an error naming the op.
 //!
 //! Operands are device pointers plus layouts; each launch packs the layouts
 //! by value ([`crate::geometry`]) and runs on the device's stream.
 
+mod blas;
 mod families;
+
+pub use blas::BlasHandle;
 
 use crate::alloc::{lock, oom_error, DeviceBlock};
 use crate::device::{current_device, device_of, state, DeviceState};
@@ -14,7 +17,7 @@ use crate::geometry::{elementwise, grid_for, reduction, KLayout, BLOCK};
 use crate::kernels::{binary_entry, copy_entry, dtype_code, reduce_entry, unary_entry, unary_params, Family};
 use cudarc::driver::{result, CudaFunction, DriverError, LaunchConfig, PushKernelArg};
 use ferrotorch_alloc::DEFAULT_STREAM;
-use ferrotorch_core::element::{cast, Element};
+use ferrotorch_core::element::Element;
 use ferrotorch_core::op::{ArgKind, CumKind, ReduceKind, TernaryOp};
 use ferrotorch_core::{
     dispatch_dtype, Backend, BinaryOp, DType, Device, DeviceType, Dst, Error, Layout, Result, Scalar, Src, Storage,
@@ -67,11 +70,7 @@ fn ptr(p: *const u8) -> u64 {
 /// conversion rule, in the low bytes of a `u64` (what `fill.cu` takes).
 fn scalar_bits(dtype: DType, value: Scalar) -> u64 {
     dispatch_dtype!(dtype, T => {
-        let v: T = match value {
-            Scalar::Bool(b) => cast::<bool, T>(b),
-            Scalar::Int(i) => cast::<i64, T>(i),
-            Scalar::Float(f) | Scalar::Complex(f, _) => cast::<f64, T>(f),
-        };
+        let v: T = value.to_element::<T>();
         let mut bytes = [0u8; 8];
         // SAFETY: T is at most 8 bytes and plain data; copying its bytes
         // into the buffer is a reinterpretation, which the kernel undoes.
@@ -275,8 +274,8 @@ impl Backend for Cuda {
         )
     }
 
-    fn matmul(&self, _dtype: DType, _out: Dst, _a: Src, _b: Src, _accumulate: bool) -> Result<()> {
-        Err(no_kernel("matmul"))
+    fn matmul(&self, dtype: DType, out: Dst, a: Src, b: Src, accumulate: bool) -> Result<()> {
+        blas::matmul(self, dtype, out, a, b, accumulate)
     }
 
     fn reduce(&self, kind: ReduceKind, x: Src, x_dtype: DType, dims: &[bool], out: Dst, out_dtype: DType) -> Result<()> {
@@ -475,7 +474,13 @@ mod tests {
         let e = Cuda.unary(UnaryOp::Digamma, DType::Float32, d, s).unwrap_err();
         assert_eq!(e.kind, ferrotorch_core::ErrorKind::NotImplemented);
         assert!(e.msg.contains("'digamma'") && e.msg.contains("'CUDA' backend"), "{}", e.msg);
-        let e = Cuda.matmul(DType::Float32, d, s, s, false).unwrap_err();
-        assert!(e.msg.contains("'matmul'"), "{}", e.msg);
+        let e = Cuda.cumulative(CumKind::Sum, s, DType::Float32, 0, d, DType::Float32).unwrap_err();
+        assert!(e.msg.contains("'cumsum'"), "{}", e.msg);
+        // Products reach cuBLAS only through a device; malformed operands are
+        // an error too, never an index panic.
+        let m = Layout::contiguous(&[2, 2]);
+        let (dm, sm) = (Dst { base: 0x1000 as *mut u8, layout: &m }, Src { base: 0x2000 as *const u8, layout: &m });
+        assert_eq!(Cuda.matmul(DType::Float32, dm, sm, sm, false).unwrap_err().msg, crate::device::NO_DRIVER);
+        assert!(Cuda.matmul(DType::Float32, d, s, s, false).is_err());
     }
 }
