@@ -62,6 +62,7 @@ import ferrotorch as ft, os
 print("ferrotorch", ft.__file__)
 print("ferrotorch.cuda available", ft.cuda.is_available(), "devices", ft.cuda.device_count())
 print("FERROTORCH_NVRTC_DIR", os.environ.get("FERROTORCH_NVRTC_DIR"))
+print("FERROTORCH_CUBLAS_DIR", os.environ.get("FERROTORCH_CUBLAS_DIR"))
 EOF
 } > "$DIR/machine.txt" 2>&1
 cat "$DIR/machine.txt" >> "$LOG"

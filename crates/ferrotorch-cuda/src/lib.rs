@@ -1,6 +1,6 @@
 //! The CUDA backend of ferrotorch, through cudarc.
 //!
-//! * [`library`]: run-time discovery of the driver and NVRTC (absence is an
+//! * [`library`]: run-time discovery of the driver, NVRTC and cuBLAS (absence is an
 //!   error, never a panic);
 //! * [`device`]: device count, current device, the per-device state created
 //!   on first use (context, stream, memory pool, kernels);
@@ -9,6 +9,8 @@
 //! * [`kernels`]: self-contained CUDA C sources compiled per (family, dtype,
 //!   arch) by NVRTC, cached in memory and on disk;
 //! * [`geometry`]: operand layouts packed for kernels (by value, 64-bit);
+//! * [`blas_plan`]: strided matrix products mapped onto cuBLAS's
+//!   column-major batched calls (host-testable arithmetic);
 //! * [`backend`]: [`Cuda`], the [`Backend`](ferrotorch_core::Backend) of
 //!   the `cuda` device.
 //!

@@ -10,9 +10,10 @@ driver on your system. ...". As in PyTorch, CUDA is initialised lazily: the
 memory statistics read as empty/zero until then, and seeds set before are
 applied at initialisation.
 
-Kernels are compiled at run time by NVRTC, which is found in the
-``nvidia-cuda-nvrtc`` wheel when it is installed (or through
-``FERROTORCH_NVRTC_DIR``).
+Kernels are compiled at run time by NVRTC, and matrix products run on cuBLAS;
+both are found in NVIDIA's wheels (``nvidia-cuda-nvrtc``, ``nvidia-cublas``)
+when they are installed, or through ``FERROTORCH_NVRTC_DIR`` /
+``FERROTORCH_CUBLAS_DIR``.
 """
 
 import collections
