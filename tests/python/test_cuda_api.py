@@ -430,3 +430,44 @@ def test_gpu_linear_forward_and_backward_match_pytorch():
         outs.append([y] + [t.grad for t in ts])
     for f, t in zip(*outs):
         _close(f, t, rtol=1e-12, atol=1e-12)
+
+
+@gpu
+@pytest.mark.parametrize("name", ["float32", "float64", "float16", "int64", "bool"])
+def test_gpu_arg_extremes_and_running_folds_match_pytorch(name):
+    rng = np.random.default_rng(9)
+    a = rng.integers(0, 4, (5, 40)).astype(np.float64)  # many ties
+    if name in ("float32", "float64"):
+        a[1, 7] = a[1, 30] = np.nan
+        a[3, 0] = np.nan
+    f, t = _pair(a, name)
+    for dim in (0, 1):
+        for op in ("argmax", "argmin"):
+            assert getattr(f, op)(dim).cpu().tolist() == getattr(t, op)(dim).cpu().tolist()
+        for op in ("cummax", "cummin"):
+            fv, fi = getattr(f, op)(dim)
+            tv, ti = getattr(t, op)(dim)
+            _close(fv, tv, rtol=0, atol=0)
+            assert fi.cpu().tolist() == ti.cpu().tolist()
+        if name != "bool":
+            _close(f.cumsum(dim), t.cumsum(dim), rtol=1e-3 if name == "float16" else 1e-6, atol=1e-3)
+            _close((f / 3 + 1).cumprod(dim) if name != "int64" else f.cumprod(dim),
+                   (t / 3 + 1).cumprod(dim) if name != "int64" else t.cumprod(dim), rtol=2e-3, atol=1e-6)
+    assert f.argmax().item() == t.argmax().item()
+
+
+@gpu
+@pytest.mark.parametrize("name", ["float32", "float64", "float16"])
+@pytest.mark.parametrize("correction", [0, 1, 2])
+def test_gpu_var_std_and_var_mean_match_pytorch(name, correction):
+    rng = np.random.default_rng(10)
+    a = rng.standard_normal((6, 33, 2)) + 1e3  # a large offset: the two-pass kernel keeps the digits
+    f, t = _pair(a, name)
+    tol = 5e-2 if name == "float16" else (1e-4 if name == "float32" else 1e-10)
+    for dims in (1, (0, 2), None):
+        _close(f.var(dims, correction=correction), t.var(dims, correction=correction), rtol=tol, atol=tol)
+        _close(f.std(dims, correction=correction), t.std(dims, correction=correction), rtol=tol, atol=tol)
+    fv, fm = ft.var_mean(f, 1, correction=correction)
+    tv, tm = torch.var_mean(t, 1, correction=correction)
+    _close(fv, tv, rtol=tol, atol=tol)
+    _close(fm, tm, rtol=tol, atol=tol)

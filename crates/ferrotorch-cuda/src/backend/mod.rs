@@ -8,6 +8,7 @@
 
 mod blas;
 mod families;
+mod folds;
 
 pub use blas::BlasHandle;
 
@@ -306,29 +307,20 @@ impl Backend for Cuda {
         false
     }
 
-    fn var_mean(&self, _x: Src, _dtype: DType, _dims: &[bool], _correction: f64, _sqrt: bool, _var: Dst, _mean: Option<Dst>) -> Result<()> {
-        Err(no_kernel("var_mean"))
+    fn var_mean(&self, x: Src, dtype: DType, dims: &[bool], correction: f64, sqrt: bool, var: Dst, mean: Option<Dst>) -> Result<()> {
+        self.var_mean_impl(x, dtype, dims, correction, sqrt, var, mean)
     }
 
-    fn reduce_arg(&self, kind: ArgKind, _x: Src, _dtype: DType, _dims: &[bool], _values: Option<Dst>, _indices: Dst) -> Result<()> {
-        Err(no_kernel(match kind {
-            ArgKind::Max => "argmax",
-            ArgKind::Min => "argmin",
-        }))
+    fn reduce_arg(&self, kind: ArgKind, x: Src, dtype: DType, dims: &[bool], values: Option<Dst>, indices: Dst) -> Result<()> {
+        self.reduce_arg_impl(kind, x, dtype, dims, values, indices)
     }
 
-    fn cumulative(&self, kind: CumKind, _x: Src, _x_dtype: DType, _dim: usize, _out: Dst, _out_dtype: DType) -> Result<()> {
-        Err(no_kernel(match kind {
-            CumKind::Sum => "cumsum",
-            CumKind::Prod => "cumprod",
-        }))
+    fn cumulative(&self, kind: CumKind, x: Src, x_dtype: DType, dim: usize, out: Dst, out_dtype: DType) -> Result<()> {
+        self.cumulative_impl(kind, x, x_dtype, dim, out, out_dtype)
     }
 
-    fn cumulative_arg(&self, kind: ArgKind, _x: Src, _dtype: DType, _dim: usize, _values: Dst, _indices: Dst) -> Result<()> {
-        Err(no_kernel(match kind {
-            ArgKind::Max => "cummax",
-            ArgKind::Min => "cummin",
-        }))
+    fn cumulative_arg(&self, kind: ArgKind, x: Src, dtype: DType, dim: usize, values: Dst, indices: Dst) -> Result<()> {
+        self.cumulative_arg_impl(kind, x, dtype, dim, values, indices)
     }
 
     fn cumprod_backward(&self, _x: Src, _g: Src, _out: Src, _dim: usize, _exact: bool, _w_dtype: DType, _x_dtype: DType, _grad: Dst) -> Result<()> {
@@ -361,16 +353,8 @@ impl Backend for Cuda {
         if n == 0 {
             return Ok(());
         }
-        let rows_of = |l: &Layout| -> Result<(KLayout, i64)> {
-            if l.ndim() == 0 {
-                return Ok((KLayout::new(&[], &[], l.offset)?, 0));
-            }
-            let (s, st): (Vec<usize>, Vec<isize>) =
-                (0..l.ndim()).filter(|&d| d != dim).map(|d| (l.shape[d], l.strides[d])).unzip();
-            Ok((KLayout::new(&s, &st, l.offset)?, l.strides[dim] as i64))
-        };
-        let (kx, xs) = rows_of(x.layout)?;
-        let (ko, os) = rows_of(out.layout)?;
+        let (kx, xs) = folds::lanes(x.layout, dim)?;
+        let (ko, os) = folds::lanes(out.layout, dim)?;
         let len = if x.layout.ndim() == 0 { 1 } else { x.layout.shape[dim] };
         let rows = n / len;
         let dev = device_at(out.base)?;
@@ -474,8 +458,13 @@ mod tests {
         let e = Cuda.unary(UnaryOp::Digamma, DType::Float32, d, s).unwrap_err();
         assert_eq!(e.kind, ferrotorch_core::ErrorKind::NotImplemented);
         assert!(e.msg.contains("'digamma'") && e.msg.contains("'CUDA' backend"), "{}", e.msg);
+        let e = Cuda.cumprod_backward(s, s, s, 0, false, DType::Float32, DType::Float32, d).unwrap_err();
+        assert!(e.msg.contains("'cumprod_backward'"), "{}", e.msg);
+        // Kernels that exist need the device first.
         let e = Cuda.cumulative(CumKind::Sum, s, DType::Float32, 0, d, DType::Float32).unwrap_err();
-        assert!(e.msg.contains("'cumsum'"), "{}", e.msg);
+        assert_eq!(e.msg, crate::device::NO_DRIVER);
+        let e = Cuda.reduce_arg(ArgKind::Max, s, DType::Float32, &[true], None, d).unwrap_err();
+        assert_eq!(e.msg, crate::device::NO_DRIVER);
         // Products reach cuBLAS only through a device; malformed operands are
         // an error too, never an index panic.
         let m = Layout::contiguous(&[2, 2]);

@@ -39,12 +39,22 @@ pub enum Family {
     Reduce,
     /// softmax / log_softmax (`softmax.cu`).
     Softmax,
+    /// Running folds along a dim: `CumKind` kinds and cummax/cummin (`scan.cu`).
+    Scan,
 }
 
 impl Family {
     /// Every family.
-    pub const ALL: [Family; 7] =
-        [Family::Copy, Family::Fill, Family::Unary, Family::Binary, Family::Ternary, Family::Reduce, Family::Softmax];
+    pub const ALL: [Family; 8] = [
+        Family::Copy,
+        Family::Fill,
+        Family::Unary,
+        Family::Binary,
+        Family::Ternary,
+        Family::Reduce,
+        Family::Softmax,
+        Family::Scan,
+    ];
 
     /// The family's file name stem.
     pub const fn name(self) -> &'static str {
@@ -56,6 +66,7 @@ impl Family {
             Family::Ternary => "ternary",
             Family::Reduce => "reduce",
             Family::Softmax => "softmax",
+            Family::Scan => "scan",
         }
     }
 
@@ -69,6 +80,7 @@ impl Family {
             Family::Ternary => include_str!("ternary.cu"),
             Family::Reduce => include_str!("reduce.cu"),
             Family::Softmax => include_str!("softmax.cu"),
+            Family::Scan => include_str!("scan.cu"),
         }
     }
 

@@ -251,6 +251,13 @@ pub fn all_entries(dtype: DType) -> Vec<(super::Family, &'static str)> {
         out.push((Family::Binary, "add_scaled"));
         out.push((Family::Ternary, "ternary_mul_add"));
         out.push((Family::Softmax, "softmax"));
+        out.push((Family::Reduce, "reduce_var_mean"));
+    }
+    for name in ["reduce_argmax", "reduce_argmin"] {
+        out.push((Family::Reduce, name));
+    }
+    for name in ["scan_cumsum", "scan_cumprod", "scan_cummax", "scan_cummin"] {
+        out.push((Family::Scan, name));
     }
     out.push((Family::Ternary, "where_select"));
     out.push((Family::Fill, "fill"));

@@ -147,3 +147,105 @@ FT_REDUCE_ENTRY(logsumexp, {
     if (threadIdx.x == 0) ft_store_as(out, oo_off, code, ft_log(s) + f.m);
 })
 #endif
+
+// ---- argmax / argmin: the first index of the extreme along the one reduced
+// dim (a NaN counts as the extreme; its first index wins), and optionally the
+// value. Pairs are combined lane by lane: shuffles move one scalar at a time.
+struct FtArg {
+    ExtT v;
+    i64 i;
+};
+// Whether `a` beats `b` for max (`is_max`) or min; ties go to the lower index.
+__device__ __forceinline__ bool ft_arg_better(ExtT av, i64 ai, ExtT bv, i64 bi, bool is_max) {
+    if (bi < 0) return ai >= 0;
+    if (ai < 0) return false;
+    bool an = av != av, bn = bv != bv;
+    if (an || bn) return an && (!bn || ai < bi);
+    if (av == bv) return ai < bi;
+    return is_max ? av > bv : av < bv;
+}
+__device__ __forceinline__ FtArg ft_block_arg(FtArg a, bool is_max) {
+    __shared__ ExtT sv[32];
+    __shared__ i64 si[32];
+    const unsigned full = 0xffffffffu;
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) {
+        ExtT ov = __shfl_down_sync(full, a.v, o);
+        i64 oi = __shfl_down_sync(full, a.i, o);
+        if (ft_arg_better(ov, oi, a.v, a.i, is_max)) { a.v = ov; a.i = oi; }
+    }
+    int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    int nwarps = (blockDim.x + 31) >> 5;
+    __syncthreads();
+    if (lane == 0) { sv[warp] = a.v; si[warp] = a.i; }
+    __syncthreads();
+    if (warp == 0) {
+        FtArg w;
+        w.v = lane < nwarps ? sv[lane] : sv[0];
+        w.i = lane < nwarps ? si[lane] : -1;
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) {
+            ExtT ov = __shfl_down_sync(full, w.v, o);
+            i64 oi = __shfl_down_sync(full, w.i, o);
+            if (ft_arg_better(ov, oi, w.v, w.i, is_max)) { w.v = ov; w.i = oi; }
+        }
+        if (lane == 0) { sv[0] = w.v; si[0] = w.i; }
+    }
+    __syncthreads();
+    FtArg r;
+    r.v = sv[0];
+    r.i = si[0];
+    __syncthreads();
+    return r;
+}
+// `ov`/`oi`: the kept dims through values/indices; values may be null.
+#define FT_ARG_ENTRY(NAME, IS_MAX)                                                      \
+    extern "C" __global__ void reduce_##NAME(FtLayout ox, FtLayout ov, FtLayout oi, FtLayout ix, const T* x, \
+                                             T* values, i64* indices, i64 n_out, i64 n_in) { \
+        for (i64 r = blockIdx.x; r < n_out; r += gridDim.x) {                           \
+            const T* xr = x + ft_offset(ox, r);                                         \
+            FtArg a;                                                                    \
+            a.v = (ExtT)0;                                                              \
+            a.i = -1;                                                                   \
+            for (i64 j = threadIdx.x; j < n_in; j += blockDim.x) {                      \
+                ExtT v = (ExtT)FtTraits<T>::load(xr + ft_offset(ix, j));                \
+                if (ft_arg_better(v, j, a.v, a.i, IS_MAX)) { a.v = v; a.i = j; }        \
+            }                                                                           \
+            a = ft_block_arg(a, IS_MAX);                                                \
+            if (threadIdx.x == 0) {                                                     \
+                indices[ft_offset(oi, r)] = a.i;                                        \
+                if (values) FtTraits<T>::store(values + ft_offset(ov, r), (A)a.v);      \
+            }                                                                           \
+        }                                                                               \
+    }
+FT_ARG_ENTRY(argmax, true)
+FT_ARG_ENTRY(argmin, false)
+
+#if FT_FLOAT
+// ---- variance (or standard deviation) with a correction, and the mean: two
+// passes over each row (the mean, then the squared deviations from it), so
+// large offsets do not cancel as a one-pass sum of squares would.
+struct FtSqDev {
+    A m;
+    __device__ __forceinline__ A operator()(A v) const { return (v - m) * (v - m); }
+};
+struct FtId { __device__ __forceinline__ A operator()(A v) const { return v; } };
+extern "C" __global__ void reduce_var_mean(FtLayout ox, FtLayout ov, FtLayout om, FtLayout ix, const T* x, T* var,
+                                           T* mean, i64 n_out, i64 n_in, double correction, int take_sqrt) {
+    for (i64 r = blockIdx.x; r < n_out; r += gridDim.x) {
+        const T* xr = x + ft_offset(ox, r);
+        A m = ft_fold(ix, xr, n_in, (A)0, FtId(), FtAdd()) / (A)n_in;
+        FtSqDev f;
+        f.m = m;
+        A ss = ft_fold(ix, xr, n_in, (A)0, f, FtAdd());
+        // PyTorch: a non-positive divisor gives inf (or NaN for 0/0).
+        A d = (A)((double)n_in - correction);
+        A v = d > (A)0 ? ss / d : ss / (A)0;
+        if (take_sqrt) v = ft_sqrt(v);
+        if (threadIdx.x == 0) {
+            FtTraits<T>::store(var + ft_offset(ov, r), v);
+            if (mean) FtTraits<T>::store(mean + ft_offset(om, r), m);
+        }
+    }
+}
+#endif
