@@ -442,18 +442,19 @@ def test_gpu_arg_extremes_and_running_folds_match_pytorch(name):
         a[3, 0] = np.nan
     f, t = _pair(a, name)
     for dim in (0, 1):
-        for op in ("argmax", "argmin"):
+        for op in ("argmax", "argmin") if name != "bool" else ():  # PyTorch refuses bool there
             assert getattr(f, op)(dim).cpu().tolist() == getattr(t, op)(dim).cpu().tolist()
         for op in ("cummax", "cummin"):
             fv, fi = getattr(f, op)(dim)
             tv, ti = getattr(t, op)(dim)
             _close(fv, tv, rtol=0, atol=0)
             assert fi.cpu().tolist() == ti.cpu().tolist()
+        _close(f.cumsum(dim), t.cumsum(dim), rtol=1e-3 if name == "float16" else 1e-6, atol=1e-3)
         if name != "bool":
-            _close(f.cumsum(dim), t.cumsum(dim), rtol=1e-3 if name == "float16" else 1e-6, atol=1e-3)
             _close((f / 3 + 1).cumprod(dim) if name != "int64" else f.cumprod(dim),
                    (t / 3 + 1).cumprod(dim) if name != "int64" else t.cumprod(dim), rtol=2e-3, atol=1e-6)
-    assert f.argmax().item() == t.argmax().item()
+    if name != "bool":
+        assert f.argmax().item() == t.argmax().item()
 
 
 @gpu
