@@ -268,6 +268,19 @@ for _name, _target in (("float", _C.float32), ("double", _C.float64), ("half", _
                        ("char", _C.int8), ("byte", _C.uint8), ("bool", _C.bool), ("cpu", "cpu")):
     setattr(Tensor, _name, _cast_method(_name, _target))
 
+
+def _complex_cast_method(name, target):
+    def method(self, memory_format=preserve_format):
+        return to(self, target, memory_format=memory_format)
+
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = f"``self.{name}()`` is ``self.to({target})``; ``memory_format`` as in :meth:`to`."
+    return method
+
+
+Tensor.cfloat = _complex_cast_method("cfloat", _C.complex64)
+Tensor.cdouble = _complex_cast_method("cdouble", _C.complex128)
+
 _orig_cuda = Tensor.cuda
 
 
