@@ -472,3 +472,32 @@ def test_gpu_var_std_and_var_mean_match_pytorch(name, correction):
     tv, tm = torch.var_mean(t, 1, correction=correction)
     _close(fv, tv, rtol=tol, atol=tol)
     _close(fm, tm, rtol=tol, atol=tol)
+
+
+@gpu
+@pytest.mark.parametrize("name", ["float32", "float64", "float16", "bfloat16", "int64", "int32", "uint8"])
+def test_gpu_ranges_match_pytorch(name):
+    fdt, tdt = _DTYPES[name]
+    cases = [("arange", (2, 40, 3)), ("arange", (-5, 7)), ("linspace", (-3, 11, 17)), ("logspace", (0, 2, 9))]
+    for fn, args in cases:
+        if name in ("int64", "int32", "uint8") and fn != "arange":
+            continue
+        f = getattr(ft, fn)(*args, dtype=fdt, device="cuda")
+        t = getattr(torch, fn)(*args, dtype=tdt, device="cuda")
+        tol = {"float16": 1e-3, "bfloat16": 1e-2}.get(name, 1e-6)
+        _close(f, t, rtol=tol, atol=tol)
+    f = ft.arange(0.0, 1.0, 0.1, device="cuda")
+    _close(f, torch.arange(0.0, 1.0, 0.1, device="cuda"), rtol=0, atol=0)
+
+
+@gpu
+@pytest.mark.parametrize("name", ["float32", "int64", "bool"])
+def test_gpu_masked_fill_matches_pytorch(name):
+    rng = np.random.default_rng(11)
+    a, m = rng.integers(0, 9, (4, 5)), rng.integers(0, 2, (1, 5)).astype(bool)
+    f, t = _pair(a, name)
+    fm, tm = _pair(m, "bool")
+    _close(f.masked_fill(fm, 1), t.masked_fill(tm, 1), rtol=0, atol=0)
+    f.t().masked_fill_(fm.t(), 0)
+    t.t().masked_fill_(tm.t(), 0)
+    _close(f, t, rtol=0, atol=0)

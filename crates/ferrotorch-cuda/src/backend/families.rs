@@ -1,10 +1,14 @@
 //! The structured op families (convolution, pooling, normalisation,
 //! indexing, sorting, factories, RNN cells, optimizer steps, linear
-//! algebra, Fourier transforms) on CUDA: no kernels yet. Each entry is an error naming the op
+//! algebra, Fourier transforms) on CUDA: ranges (`sequence`) and `masked_fill` have kernels,
+//! the rest not yet. Each missing entry is an error naming the op
 //! and the device, as PyTorch's "Could not run ... with arguments from the
 //! 'CUDA' backend", never a panic.
 
-use super::{no_kernel, Cuda};
+use super::{device_at, drv, function, grid, no_kernel, ptr, Cuda};
+use crate::kernels::Family;
+use cudarc::driver::PushKernelArg;
+use ferrotorch_core::Backend;
 use ferrotorch_core::backend::{
     ConvKernels, FactoryKernels, FftKernels, IndexKernels, IndexTerm, LinalgKernels, NormGrads, NormKernels, OptimKernels,
     ParamOperands, PoolKernels, RnnKernels, SortKernels,
@@ -28,8 +32,40 @@ impl ConvKernels for Cuda {
 }
 
 impl FactoryKernels for Cuda {
-    fn sequence(&self, _seq: Sequence, _dtype: DType, _out: Dst) -> Result<()> {
-        Err(no_kernel("sequence"))
+    fn sequence(&self, seq: Sequence, dtype: DType, out: Dst) -> Result<()> {
+        let n = out.layout.numel();
+        if n == 0 {
+            return Ok(());
+        }
+        let dev = device_at(out.base)?;
+        let (p, n64) = (ptr(out.base), n as i64);
+        // `out` is fresh and contiguous: element i is at p + i (its offset is 0).
+        let name = match seq {
+            Sequence::Affine { .. } => "seq_affine",
+            Sequence::AffineInt { .. } => "seq_affine_int",
+            Sequence::Linspace { .. } | Sequence::Logspace { .. } => "seq_linspace",
+        };
+        let f = function(dev, Family::Fill, dtype, name)?;
+        let p = p + (out.layout.offset * dtype.itemsize()) as u64;
+        // The kernel's scalar parameters, by variant (unused ones stay 0).
+        let (f0, f1, f2, flag, i0, i1) = match seq {
+            Sequence::Affine { start, step } => (start, step, 0.0, 0i32, 0i64, 0i64),
+            Sequence::AffineInt { start, step } => (0.0, 0.0, 0.0, 0, start, step),
+            Sequence::Linspace { start, end } => (start, end, 1.0, 0, 0, 0),
+            Sequence::Logspace { start, end, base } => (start, end, base, 1, 0, 0),
+        };
+        let mut b = dev.stream.launch_builder(&f);
+        b.arg(&p).arg(&n64);
+        match seq {
+            Sequence::Affine { .. } => b.arg(&f0).arg(&f1),
+            Sequence::AffineInt { .. } => b.arg(&i0).arg(&i1),
+            Sequence::Linspace { .. } | Sequence::Logspace { .. } => b.arg(&f0).arg(&f1).arg(&f2).arg(&flag),
+        };
+        // SAFETY: `seq_affine(T*, i64, double, double)`, `seq_affine_int(T*,
+        // i64, i64, i64)` or `seq_linspace(T*, i64, double, double, double,
+        // int)`, as pushed; `out` holds n contiguous elements of `dtype`.
+        unsafe { b.launch(grid(n)) }.map_err(drv)?;
+        Ok(())
     }
     fn random(&self, _dist: Distribution, _gen: &mut Generator, _dtype: DType, _out: Dst, _params: &[Src]) -> Result<()> {
         Err(no_kernel("random"))
@@ -49,8 +85,17 @@ impl IndexKernels for Cuda {
     fn nonzero(&self, _x: Src, _dtype: DType, _out: Dst) -> Result<()> {
         Err(no_kernel("nonzero"))
     }
-    fn masked_fill(&self, _dtype: DType, _dst: Dst, _mask: Src, _value: Src) -> Result<()> {
-        Err(no_kernel("masked_fill"))
+    fn masked_fill(&self, dtype: DType, dst: Dst, mask: Src, value: Src) -> Result<()> {
+        // `where(mask, value, dst)` in place: each element is read and
+        // written by one thread, unless dst addresses an element twice
+        // (then an unmasked write-back could race with a masked one).
+        if dst.layout.has_internal_overlap() {
+            return Err(no_kernel("masked_fill into an overlapping view"));
+        }
+        let ndim = dst.layout.ndim();
+        let value_everywhere = Layout { shape: dst.layout.shape.clone(), strides: vec![0; ndim].into(), offset: value.layout.offset };
+        let keep = Src { base: dst.base, layout: dst.layout };
+        self.select(dtype, dst, mask, Src { base: value.base, layout: &value_everywhere }, keep)
     }
     fn masked_scatter(&self, _dtype: DType, _dst: Dst, _mask: Src, _source: Src) -> Result<()> {
         Err(no_kernel("masked_scatter"))

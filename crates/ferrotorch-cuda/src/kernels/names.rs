@@ -261,6 +261,9 @@ pub fn all_entries(dtype: DType) -> Vec<(super::Family, &'static str)> {
     }
     out.push((Family::Ternary, "where_select"));
     out.push((Family::Fill, "fill"));
+    for name in ["seq_affine", "seq_affine_int", "seq_linspace"] {
+        out.push((Family::Fill, name));
+    }
     for src in super::REAL_DTYPES {
         out.push((Family::Copy, super::copy_entry(src)));
     }
