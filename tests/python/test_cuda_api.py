@@ -501,3 +501,44 @@ def test_gpu_masked_fill_matches_pytorch(name):
     f.t().masked_fill_(fm.t(), 0)
     t.t().masked_fill_(tm.t(), 0)
     _close(f, t, rtol=0, atol=0)
+
+
+@gpu
+@pytest.mark.parametrize("name", ["float32", "float64", "float16", "int64", "bool"])
+def test_gpu_index_reads_and_writes_match_pytorch(name):
+    rng = np.random.default_rng(12)
+    a = rng.integers(0, 9, (6, 5))
+    idx = np.array([4, 0, -1, 4])
+    f, t = _pair(a, name)
+    fi, ti = ft.tensor(idx, device="cuda"), torch.tensor(idx, device="cuda")
+    _close(f[fi], t[ti], rtol=0, atol=0)
+    _close(f[:, fi], t[:, ti], rtol=0, atol=0)
+    _close(f.index_select(1, fi.abs()), t.index_select(1, ti.abs()), rtol=0, atol=0)
+    g = np.array([[0, 1, 2, 3, 4]] * 6) % 5
+    _close(f.gather(1, ft.tensor(g, device="cuda")), t.gather(1, torch.tensor(g, device="cuda")), rtol=0, atol=0)
+    v, tv = _pair(rng.integers(0, 9, (2, 5)), name)
+    f[ft.tensor([1, 3], device="cuda")] = v
+    t[torch.tensor([1, 3], device="cuda")] = tv
+    _close(f, t, rtol=0, atol=0)
+    if name != "bool":
+        # Repeated positions accumulate (atomically on the device).
+        f.index_add_(0, fi.abs(), f[:4])
+        t.index_add_(0, ti.abs(), t[:4])
+        _close(f, t, rtol=1e-3 if name == "float16" else 0, atol=1e-3 if name == "float16" else 0)
+    with pytest.raises(IndexError, match="index 6 is out of bounds for dimension 0 with size 6"):
+        f[ft.tensor([0, 6, 7], device="cuda")]
+
+
+@gpu
+def test_gpu_embedding_and_cross_entropy_train_like_pytorch():
+    rng = np.random.default_rng(13)
+    w, x, y = rng.standard_normal((10, 4)), rng.integers(0, 10, (3, 5)), rng.integers(0, 4, 15)
+    outs = []
+    for lib in (ft, torch):
+        wt = lib.tensor(w, dtype=lib.float64, device="cuda", requires_grad=True)
+        emb = lib.nn.functional.embedding(lib.tensor(x, device="cuda"), wt)
+        loss = lib.nn.functional.cross_entropy(emb.reshape(15, 4), lib.tensor(y, device="cuda"))
+        loss.backward()
+        outs.append((loss, wt.grad))
+    for f, t in zip(*outs):
+        _close(f, t, rtol=1e-12, atol=1e-12)

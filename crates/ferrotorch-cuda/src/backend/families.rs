@@ -1,6 +1,7 @@
 //! The structured op families (convolution, pooling, normalisation,
 //! indexing, sorting, factories, RNN cells, optimizer steps, linear
-//! algebra, Fourier transforms) on CUDA: ranges (`sequence`) and `masked_fill` have kernels,
+//! algebra, Fourier transforms) on CUDA: ranges (`sequence`), `masked_fill` and indexed
+//! reads/writes (`index.rs`) have kernels,
 //! the rest not yet. Each missing entry is an error naming the op
 //! and the device, as PyTorch's "Could not run ... with arguments from the
 //! 'CUDA' backend", never a panic.
@@ -73,11 +74,17 @@ impl FactoryKernels for Cuda {
 }
 
 impl IndexKernels for Cuda {
-    fn index_read(&self, _dtype: DType, _src: Src, _terms: &[IndexTerm], _block: &Layout, _out: Dst) -> Result<()> {
-        Err(no_kernel("index_read"))
+    fn index_read(&self, dtype: DType, src: Src, terms: &[IndexTerm], block: &Layout, out: Dst) -> Result<()> {
+        if dtype.is_complex() {
+            return Err(no_kernel(&format!("index_read ({dtype})")));
+        }
+        self.index_read_impl(dtype, src, terms, block, out)
     }
-    fn index_write(&self, _dtype: DType, _dst: Dst, _terms: &[IndexTerm], _block: &Layout, _vals: Src, _mode: IndexReduce) -> Result<()> {
-        Err(no_kernel("index_write"))
+    fn index_write(&self, dtype: DType, dst: Dst, terms: &[IndexTerm], block: &Layout, vals: Src, mode: IndexReduce) -> Result<()> {
+        if dtype.is_complex() {
+            return Err(no_kernel(&format!("index_write ({dtype})")));
+        }
+        self.index_write_impl(dtype, dst, terms, block, vals, mode)
     }
     fn count_nonzero(&self, _x: Src, _dtype: DType) -> Result<usize> {
         Err(no_kernel("count_nonzero"))

@@ -9,6 +9,7 @@
 mod blas;
 mod families;
 mod folds;
+mod index;
 
 pub use blas::BlasHandle;
 

@@ -41,11 +41,13 @@ pub enum Family {
     Softmax,
     /// Running folds along a dim: `CumKind` kinds and cummax/cummin (`scan.cu`).
     Scan,
+    /// Reads and writes at index-tensor positions (`index.cu`).
+    Index,
 }
 
 impl Family {
     /// Every family.
-    pub const ALL: [Family; 8] = [
+    pub const ALL: [Family; 9] = [
         Family::Copy,
         Family::Fill,
         Family::Unary,
@@ -54,6 +56,7 @@ impl Family {
         Family::Reduce,
         Family::Softmax,
         Family::Scan,
+        Family::Index,
     ];
 
     /// The family's file name stem.
@@ -67,6 +70,7 @@ impl Family {
             Family::Reduce => "reduce",
             Family::Softmax => "softmax",
             Family::Scan => "scan",
+            Family::Index => "index",
         }
     }
 
@@ -81,6 +85,7 @@ impl Family {
             Family::Reduce => include_str!("reduce.cu"),
             Family::Softmax => include_str!("softmax.cu"),
             Family::Scan => include_str!("scan.cu"),
+            Family::Index => include_str!("index.cu"),
         }
     }
 

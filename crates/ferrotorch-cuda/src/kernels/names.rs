@@ -259,6 +259,9 @@ pub fn all_entries(dtype: DType) -> Vec<(super::Family, &'static str)> {
     for name in ["scan_cumsum", "scan_cumprod", "scan_cummax", "scan_cummin"] {
         out.push((Family::Scan, name));
     }
+    for name in ["index_offsets_init", "index_offsets_term", "index_gather", "index_scatter"] {
+        out.push((Family::Index, name));
+    }
     out.push((Family::Ternary, "where_select"));
     out.push((Family::Fill, "fill"));
     for name in ["seq_affine", "seq_affine_int", "seq_linspace"] {
