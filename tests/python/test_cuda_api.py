@@ -542,3 +542,29 @@ def test_gpu_embedding_and_cross_entropy_train_like_pytorch():
         outs.append((loss, wt.grad))
     for f, t in zip(*outs):
         _close(f, t, rtol=1e-12, atol=1e-12)
+
+
+@gpu
+@pytest.mark.parametrize("opt", ["SGD", "Adam", "AdamW"])
+def test_gpu_small_model_trains_like_pytorch(opt):
+    # Linear layers on cuBLAS, activations and the loss on the elementwise
+    # kernels, the step on the fused optimizer kernels: three steps, float64.
+    rng = np.random.default_rng(14)
+    x, y = rng.standard_normal((16, 6)), rng.standard_normal((16, 2))
+    w1, b1, w2, b2 = rng.standard_normal((8, 6)), rng.standard_normal(8), rng.standard_normal((2, 8)), rng.standard_normal(2)
+    kwargs = {"SGD": dict(lr=0.1, momentum=0.9, nesterov=True, weight_decay=0.01), "Adam": dict(lr=0.01, amsgrad=True),
+              "AdamW": dict(lr=0.01, weight_decay=0.1)}[opt]
+    results = []
+    for lib in (ft, torch):
+        params = [lib.tensor(v, dtype=lib.float64, device="cuda", requires_grad=True) for v in (w1, b1, w2, b2)]
+        xs, ys = (lib.tensor(v, dtype=lib.float64, device="cuda") for v in (x, y))
+        o = getattr(lib.optim, opt)(params, **kwargs)
+        for _ in range(3):
+            o.zero_grad()
+            h = lib.nn.functional.linear(xs, params[0], params[1]).tanh()
+            loss = lib.nn.functional.mse_loss(lib.nn.functional.linear(h, params[2], params[3]), ys)
+            loss.backward()
+            o.step()
+        results.append([loss] + params)
+    for f, t in zip(*results):
+        _close(f, t, rtol=1e-10, atol=1e-10)

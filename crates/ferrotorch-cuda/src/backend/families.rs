@@ -1,7 +1,7 @@
 //! The structured op families (convolution, pooling, normalisation,
 //! indexing, sorting, factories, RNN cells, optimizer steps, linear
 //! algebra, Fourier transforms) on CUDA: ranges (`sequence`), `masked_fill` and indexed
-//! reads/writes (`index.rs`) have kernels,
+//! reads/writes (`index.rs`) and the Adam/SGD steps (`optim.rs`) have kernels,
 //! the rest not yet. Each missing entry is an error naming the op
 //! and the device, as PyTorch's "Could not run ... with arguments from the
 //! 'CUDA' backend", never a panic.
@@ -197,8 +197,8 @@ impl NormKernels for Cuda {
 }
 
 impl OptimKernels for Cuda {
-    fn optimizer_step(&self, _dtype: DType, _slots: usize, _steps: &[OptimStep], _params: &[ParamOperands]) -> Result<()> {
-        Err(no_kernel("optimizer_step"))
+    fn optimizer_step(&self, dtype: DType, _slots: usize, steps: &[OptimStep], params: &[ParamOperands]) -> Result<()> {
+        self.optimizer_step_impl(dtype, steps, params)
     }
 }
 

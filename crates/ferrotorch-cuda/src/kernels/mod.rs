@@ -43,11 +43,13 @@ pub enum Family {
     Scan,
     /// Reads and writes at index-tensor positions (`index.cu`).
     Index,
+    /// Fused optimizer steps (`optim.cu`).
+    Optim,
 }
 
 impl Family {
     /// Every family.
-    pub const ALL: [Family; 9] = [
+    pub const ALL: [Family; 10] = [
         Family::Copy,
         Family::Fill,
         Family::Unary,
@@ -57,6 +59,7 @@ impl Family {
         Family::Softmax,
         Family::Scan,
         Family::Index,
+        Family::Optim,
     ];
 
     /// The family's file name stem.
@@ -71,6 +74,7 @@ impl Family {
             Family::Softmax => "softmax",
             Family::Scan => "scan",
             Family::Index => "index",
+            Family::Optim => "optim",
         }
     }
 
@@ -86,14 +90,17 @@ impl Family {
             Family::Softmax => include_str!("softmax.cu"),
             Family::Scan => include_str!("scan.cu"),
             Family::Index => include_str!("index.cu"),
+            Family::Optim => include_str!("optim.cu"),
         }
     }
 
     /// The dtypes the family is instantiated for.
     pub fn dtypes(self) -> &'static [DType] {
         const FLOATS: [DType; 4] = [DType::Float16, DType::BFloat16, DType::Float32, DType::Float64];
+        const OPTIM: [DType; 2] = [DType::Float32, DType::Float64];
         match self {
             Family::Softmax => &FLOATS,
+            Family::Optim => &OPTIM,
             _ => &REAL_DTYPES,
         }
     }

@@ -262,6 +262,10 @@ pub fn all_entries(dtype: DType) -> Vec<(super::Family, &'static str)> {
     for name in ["index_offsets_init", "index_offsets_term", "index_gather", "index_scatter"] {
         out.push((Family::Index, name));
     }
+    if matches!(dtype, DType::Float32 | DType::Float64) {
+        out.push((Family::Optim, "optim_adam"));
+        out.push((Family::Optim, "optim_sgd"));
+    }
     out.push((Family::Ternary, "where_select"));
     out.push((Family::Fill, "fill"));
     for name in ["seq_affine", "seq_affine_int", "seq_linspace"] {
