@@ -568,3 +568,23 @@ def test_gpu_small_model_trains_like_pytorch(opt):
         results.append([loss] + params)
     for f, t in zip(*results):
         _close(f, t, rtol=1e-10, atol=1e-10)
+
+
+@gpu
+@pytest.mark.parametrize("name", ["float32", "float64", "float16"])
+@pytest.mark.parametrize("affine", [True, False])
+def test_gpu_layer_norm_forward_and_backward_match_pytorch(name, affine):
+    rng = np.random.default_rng(15)
+    x, g = rng.standard_normal((7, 3, 10)) * 3 + 1, rng.standard_normal((7, 3, 10))
+    w, b = rng.standard_normal((3, 10)), rng.standard_normal((3, 10))
+    tol = {"float16": 2e-2, "float32": 1e-4}.get(name, 1e-10)
+    res = []
+    for lib in (ft, torch):
+        dt = getattr(lib, name)
+        xs = lib.tensor(x, dtype=dt, device="cuda", requires_grad=True)
+        params = [lib.tensor(v, dtype=dt, device="cuda", requires_grad=True) for v in (w, b)] if affine else [None, None]
+        y = lib.nn.functional.layer_norm(xs, (3, 10), *params, eps=1e-5)
+        y.backward(lib.tensor(g, dtype=dt, device="cuda"))
+        res.append([y, xs.grad] + ([p.grad for p in params] if affine else []))
+    for f, t in zip(*res):
+        _close(f, t, rtol=tol, atol=tol)

@@ -1,7 +1,7 @@
 //! The structured op families (convolution, pooling, normalisation,
 //! indexing, sorting, factories, RNN cells, optimizer steps, linear
 //! algebra, Fourier transforms) on CUDA: ranges (`sequence`), `masked_fill` and indexed
-//! reads/writes (`index.rs`) and the Adam/SGD steps (`optim.rs`) have kernels,
+//! reads/writes (`index.rs`), the Adam/SGD steps (`optim.rs`) and layer norm (`norm.rs`) have kernels,
 //! the rest not yet. Each missing entry is an error naming the op
 //! and the device, as PyTorch's "Could not run ... with arguments from the
 //! 'CUDA' backend", never a panic.
@@ -149,11 +149,11 @@ impl FftKernels for Cuda {
 }
 
 impl NormKernels for Cuda {
-    fn layer_norm(&self, _spec: &LayerNormSpec, _dtype: DType, _x: Src, _weight: Option<Src>, _bias: Option<Src>, _out: Dst, _mean: Dst, _rstd: Dst) -> Result<()> {
-        Err(no_kernel("layer_norm"))
+    fn layer_norm(&self, spec: &LayerNormSpec, dtype: DType, x: Src, weight: Option<Src>, bias: Option<Src>, out: Dst, mean: Dst, rstd: Dst) -> Result<()> {
+        self.layer_norm_impl(spec, dtype, x, weight, bias, out, mean, rstd)
     }
-    fn layer_norm_backward(&self, _spec: &LayerNormSpec, _dtype: DType, _grad: Src, _x: Src, _mean: Src, _rstd: Src, _weight: Option<Src>, _grads: NormGrads) -> Result<()> {
-        Err(no_kernel("layer_norm_backward"))
+    fn layer_norm_backward(&self, spec: &LayerNormSpec, dtype: DType, grad: Src, x: Src, mean: Src, rstd: Src, weight: Option<Src>, grads: NormGrads) -> Result<()> {
+        self.layer_norm_backward_impl(spec, dtype, grad, x, mean, rstd, weight, grads)
     }
     fn batch_norm(
         &self,

@@ -10,6 +10,7 @@ mod blas;
 mod families;
 mod folds;
 mod index;
+mod norm;
 mod optim;
 
 pub use blas::BlasHandle;

@@ -45,11 +45,13 @@ pub enum Family {
     Index,
     /// Fused optimizer steps (`optim.cu`).
     Optim,
+    /// Layer norm forward and backward (`norm.cu`).
+    Norm,
 }
 
 impl Family {
     /// Every family.
-    pub const ALL: [Family; 10] = [
+    pub const ALL: [Family; 11] = [
         Family::Copy,
         Family::Fill,
         Family::Unary,
@@ -60,6 +62,7 @@ impl Family {
         Family::Scan,
         Family::Index,
         Family::Optim,
+        Family::Norm,
     ];
 
     /// The family's file name stem.
@@ -75,6 +78,7 @@ impl Family {
             Family::Scan => "scan",
             Family::Index => "index",
             Family::Optim => "optim",
+            Family::Norm => "norm",
         }
     }
 
@@ -91,6 +95,7 @@ impl Family {
             Family::Scan => include_str!("scan.cu"),
             Family::Index => include_str!("index.cu"),
             Family::Optim => include_str!("optim.cu"),
+            Family::Norm => include_str!("norm.cu"),
         }
     }
 
@@ -99,7 +104,7 @@ impl Family {
         const FLOATS: [DType; 4] = [DType::Float16, DType::BFloat16, DType::Float32, DType::Float64];
         const OPTIM: [DType; 2] = [DType::Float32, DType::Float64];
         match self {
-            Family::Softmax => &FLOATS,
+            Family::Softmax | Family::Norm => &FLOATS,
             Family::Optim => &OPTIM,
             _ => &REAL_DTYPES,
         }

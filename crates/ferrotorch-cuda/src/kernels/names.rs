@@ -252,6 +252,9 @@ pub fn all_entries(dtype: DType) -> Vec<(super::Family, &'static str)> {
         out.push((Family::Ternary, "ternary_mul_add"));
         out.push((Family::Softmax, "softmax"));
         out.push((Family::Reduce, "reduce_var_mean"));
+        for name in ["layer_norm_fwd", "layer_norm_bwd_input", "layer_norm_bwd_params"] {
+            out.push((Family::Norm, name));
+        }
     }
     for name in ["reduce_argmax", "reduce_argmin"] {
         out.push((Family::Reduce, name));
