@@ -126,6 +126,8 @@ def core_workloads(quick):
         lambda T, f: (lambda x, y: lambda: x + y)(f(a100), f(b100)), lambda: (lambda x, y: lambda: x + y)(a100, b100))
     add("overhead: x.sum() (100 elem)", "overhead", None,
         lambda T, f: (lambda x: lambda: x.sum())(f(a100)), lambda: (lambda x: lambda: x.sum())(a100))
+    add("overhead: x.sin() (100 elem)", "overhead", None,
+        lambda T, f: (lambda x: lambda: x.sin())(f(a100)), lambda: (lambda x: lambda: np.sin(x))(a100))
     add("overhead: x.view(-1) (4x4)", "overhead", None,
         lambda T, f: (lambda x: lambda: x.view(-1))(f(m)), lambda: (lambda x: lambda: x.reshape(-1))(m))
     add("overhead: x[0] (4x4)", "overhead", None,
