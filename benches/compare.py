@@ -126,6 +126,8 @@ def core_workloads(quick):
         lambda T, f: (lambda x, y: lambda: x + y)(f(a100), f(b100)), lambda: (lambda x, y: lambda: x + y)(a100, b100))
     add("overhead: x.sum() (100 elem)", "overhead", None,
         lambda T, f: (lambda x: lambda: x.sum())(f(a100)), lambda: (lambda x: lambda: x.sum())(a100))
+    add("overhead: x.sin() (100 elem)", "overhead", None,
+        lambda T, f: (lambda x: lambda: x.sin())(f(a100)), lambda: (lambda x: lambda: np.sin(x))(a100))
     add("overhead: x.view(-1) (4x4)", "overhead", None,
         lambda T, f: (lambda x: lambda: x.view(-1))(f(m)), lambda: (lambda x: lambda: x.reshape(-1))(m))
     add("overhead: x[0] (4x4)", "overhead", None,
@@ -229,6 +231,11 @@ def core_workloads(quick):
         lambda T, f: (lambda x: lambda: T.fft.rfft(x))(f(sig)), lambda: (lambda: np.fft.rfft(sig)))
     add("fft.fft2 1024² f32", "flops", 5 * (1 << 20) * 20,
         lambda T, f: (lambda x: lambda: T.fft.fft2(x))(f(img)), lambda: (lambda: np.fft.fft2(img)))
+    # pairwise Euclidean distances (issue 11's row): the default compute_mode takes the matrix-product
+    # path at these sizes in both libraries; amount = the gemm's 2 P R M flops
+    cd1, cd2 = arr(4096, 128), arr(4096, 128)
+    add("cdist (4096, 128) x (4096, 128) f32", "flops", 2 * 4096 * 4096 * 128,
+        lambda T, f: (lambda x, y: lambda: T.cdist(x, y))(f(cd1), f(cd2)), None)
     ba, bb = arr(64, 128, 128), arr(64, 128, 128)
     add("bmm (64, 128, 128) f32", "flops", 2 * 64 * 128 ** 3,
         lambda T, f: (lambda x, y: lambda: T.bmm(x, y))(f(ba), f(bb)), lambda: (lambda x, y: lambda: x @ y)(ba, bb))
@@ -274,11 +281,11 @@ def core_workloads(quick):
     # layer_norm over rows of 1024 (a transformer's hidden size), with weight
     # and bias; the backward computes all three gradients
     lrows = 1024 if quick else 4096
-    lx, lw, lb = arr(lrows, 1024), arr(1024), arr(1024)
+    lx, lw, lbias = arr(lrows, 1024), arr(1024), arr(1024)
 
     def layer_norm_case(backward):
         def make(T, f):
-            x, w_, b_ = (f(v).requires_grad_(backward) for v in (lx, lw, lb))
+            x, w_, b_ = (f(v).requires_grad_(backward) for v in (lx, lw, lbias))
             F = T.nn.functional
             if not backward:
                 return lambda: F.layer_norm(x, (1024,), w_, b_)

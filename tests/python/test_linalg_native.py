@@ -208,6 +208,29 @@ def test_inv_det_slogdet(shape):
     _close(gf[0], gt[0], rtol=1e-8, atol=1e-9)
 
 
+@pytest.mark.parametrize("shape,dtype", [((130, 130), torch.float64), ((3, 70, 70), torch.float64),
+                                         ((65, 65), torch.float32)])
+def test_inv_past_the_blocking_sizes(shape, dtype):
+    # inv solves against the identity, which the kernel inverts from the triangular factors;
+    # solve(A, I) and a non-identity right-hand side take the dense solves: all agree with PyTorch
+    a = _rand(*shape, seed=9, dtype=dtype)
+    tol = dict(rtol=1e-8, atol=1e-9) if dtype == torch.float64 else dict(rtol=2e-3, atol=2e-4)
+    eye = torch.eye(shape[-1], dtype=dtype).expand(shape)
+    _close(ft.linalg.inv(_ft(a)), torch.linalg.inv(a), **tol)
+    _close(ft.linalg.solve(_ft(a), _ft(eye)), torch.linalg.solve(a, eye), **tol)
+    _close(ft.linalg.solve(_ft(a), _ft(2 * eye)), torch.linalg.solve(a, 2 * eye), **tol)
+    res = (a @ torch.from_numpy(_np(ft.linalg.inv(_ft(a))).astype(a.numpy().dtype))).numpy()
+    np.testing.assert_allclose(res, eye.numpy(), atol=1e-9 if dtype == torch.float64 else 2e-3)
+
+
+def test_inv_ex_of_singular_matrix_reports_the_pivot():
+    a = torch.tensor([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [0.5, -1.0, 2.0]], dtype=torch.float64)
+    inv_f, info_f = ft.linalg.inv_ex(_ft(a))
+    inv_t, info_t = torch.linalg.inv_ex(a)
+    assert int(info_f) == int(info_t) > 0
+    assert not np.isfinite(_np(inv_f)).all() and not np.isfinite(_np(inv_t)).all()
+
+
 def test_det_gradient_at_singular_matrix():
     # PyTorch 2.13 gives a zero gradient where the LU determinant is exactly zero
     for a in ([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [0.5, -1.0, 2.0]], [[1.0, 2.0], [2.0, 4.0]]):

@@ -882,6 +882,12 @@ impl PyTensor {
     fn relu<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         wrap(py, unary(&self.t, UnaryOp::Relu).py()?)
     }
+    fn sin<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        wrap(py, unary(&self.t, UnaryOp::Sin).py()?)
+    }
+    fn cos<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        wrap(py, unary(&self.t, UnaryOp::Cos).py()?)
+    }
     /// sum(dim=None, keepdim=False, *, dtype=None) -> Tensor
     ///
     /// Sum over ``dim`` (all dims by default).
