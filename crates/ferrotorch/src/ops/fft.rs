@@ -105,7 +105,7 @@ fn transform(x: &Tensor, spec: FftSpec, out_shape: &[usize]) -> Result<Tensor> {
     let out_dtype = if spec.kind == FftKind::C2R { real } else { real.to_complex().unwrap_or(DType::Complex64) };
     let out = Tensor::empty(out_shape, out_dtype, x.device())?;
     if out.numel() > 0 {
-        out.backend()?.fft(&spec, real, x.operand(), out.operand_mut())?;
+        out.backend()?.fft(&spec, real, x.operand()?.src(), out.operand_mut()?.dst())?;
     }
     Ok(out)
 }

@@ -41,7 +41,7 @@ pub(crate) fn reduced_output(x: &Tensor, mask: &[bool], keepdim: bool, dtype: DT
 /// reduced dims.
 pub(crate) fn reduce_engine(x: &Tensor, mask: &[bool], kind: ReduceKind, out_dtype: DType, keepdim: bool) -> Result<Tensor> {
     let (out, through) = reduced_output(x, mask, keepdim, out_dtype)?;
-    out.backend()?.reduce(kind, x.operand(), x.dtype(), mask, out.operand_mut_as(&through), out_dtype)?;
+    out.backend()?.reduce(kind, x.operand()?.src(), x.dtype(), mask, out.operand_mut_as(&through)?.dst(), out_dtype)?;
     Ok(out)
 }
 
@@ -51,8 +51,10 @@ fn arg_engine(x: &Tensor, mask: &[bool], max: bool, keepdim: bool, values: bool)
     let (idx, through) = reduced_output(x, mask, keepdim, DType::Int64)?;
     let vals = if values { Some(reduced_output(x, mask, keepdim, x.dtype())?.0) } else { None };
     let kind = if max { ArgKind::Max } else { ArgKind::Min };
-    let vd = vals.as_ref().map(|v| v.operand_mut_as(&through));
-    idx.backend()?.reduce_arg(kind, x.operand(), x.dtype(), mask, vd, idx.operand_mut_as(&through))?;
+    {
+        let vd = vals.as_ref().map(|v| v.operand_mut_as(&through)).transpose()?;
+        idx.backend()?.reduce_arg(kind, x.operand()?.src(), x.dtype(), mask, vd.as_ref().map(|w| w.dst()), idx.operand_mut_as(&through)?.dst())?;
+    }
     Ok((vals, idx))
 }
 
@@ -368,7 +370,7 @@ impl Tensor {
         let _no_grad = GradModeGuard::new(false);
         let mask = reduced_dims(dims, self.ndim())?;
         let (v, through) = reduced_output(self, &mask, keepdim, self.dtype())?;
-        v.backend()?.var_mean(self.operand(), self.dtype(), &mask, correction, std, v.operand_mut_as(&through), None)?;
+        v.backend()?.var_mean(self.operand()?.src(), self.dtype(), &mask, correction, std, v.operand_mut_as(&through)?.dst(), None)?;
         Ok(v)
     }
 
@@ -385,7 +387,7 @@ impl Tensor {
         let mask = reduced_dims(dims, self.ndim())?;
         let (v, through) = reduced_output(self, &mask, keepdim, self.dtype())?;
         let m = reduced_output(self, &mask, keepdim, self.dtype())?.0;
-        v.backend()?.var_mean(self.operand(), self.dtype(), &mask, correction, std, v.operand_mut_as(&through), Some(m.operand_mut_as(&through)))?;
+        v.backend()?.var_mean(self.operand()?.src(), self.dtype(), &mask, correction, std, v.operand_mut_as(&through)?.dst(), Some(m.operand_mut_as(&through)?.dst()))?;
         Ok((v, m))
     }
 
@@ -554,7 +556,7 @@ impl Tensor {
         let out = Tensor::empty(x.shape(), out_dtype, x.device())?;
         let kind = if prod { CumKind::Prod } else { CumKind::Sum };
         // Reads `x` in place (any strides), parallel over rows.
-        out.backend()?.cumulative(kind, x.operand(), x.dtype(), d, out.operand_mut(), out_dtype)?;
+        out.backend()?.cumulative(kind, x.operand()?.src(), x.dtype(), d, out.operand_mut()?.dst(), out_dtype)?;
         crate::ops::reduce::check_differentiable_dtype(self, &out)?;
         if out.dtype().is_differentiable() && self.dtype().is_differentiable() {
             let (sx, so, dt) = (SavedTensor::input(self), SavedTensor::output(&out, 0), self.dtype());
@@ -583,7 +585,7 @@ impl Tensor {
         let vals = Tensor::empty(self.shape(), self.dtype(), self.device())?;
         let idx = Tensor::empty(self.shape(), DType::Int64, self.device())?;
         let kind = if max { ArgKind::Max } else { ArgKind::Min };
-        self.backend()?.cumulative_arg(kind, self.operand(), self.dtype(), d, vals.operand_mut(), idx.operand_mut())?;
+        self.backend()?.cumulative_arg(kind, self.operand()?.src(), self.dtype(), d, vals.operand_mut()?.dst(), idx.operand_mut()?.dst())?;
         let name = if max { "CummaxBackward0" } else { "CumminBackward0" };
         record_indexed(name, self, &vals, &idx, d, true);
         Ok((vals, idx))
@@ -662,7 +664,7 @@ fn cumprod_grad(g: &Tensor, x: &Tensor, out: &Tensor, d: usize) -> Result<Tensor
     let f64s = |t: &Tensor| t.to_dtype(DType::Float64);
     let (xf, gf, of) = (f64s(x)?, f64s(g)?, f64s(out)?);
     let grad = Tensor::empty(x.shape(), DType::Float64, x.device())?;
-    grad.backend()?.cumprod_backward(xf.operand(), gf.operand(), of.operand(), d, exact, w_dtype, x.dtype(), grad.operand_mut())?;
+    grad.backend()?.cumprod_backward(xf.operand()?.src(), gf.operand()?.src(), of.operand()?.src(), d, exact, w_dtype, x.dtype(), grad.operand_mut()?.dst())?;
     grad.to_dtype(g.dtype())
 }
 
@@ -851,7 +853,7 @@ impl Tensor {
         let x = self.to_dtype(dt)?.contiguous()?;
         let (mean, var) = (Tensor::empty(&[rows], dt, self.device())?, Tensor::empty(&[rows], dt, self.device())?);
         let spec = MomentsSpec { rows, n, reduced: reduced && dt == DType::Float32 };
-        mean.backend()?.row_moments(&spec, dt, x.operand(), mean.operand_mut(), var.operand_mut())?;
+        mean.backend()?.row_moments(&spec, dt, x.operand()?.src(), mean.operand_mut()?.dst(), var.operand_mut()?.dst())?;
         Ok((mean, var))
     }
 }
