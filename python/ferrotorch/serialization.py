@@ -278,8 +278,16 @@ def _rebuild_tensor(storage, storage_offset, size, stride):
     return _tensor_on(storage, storage_offset, size, stride)
 
 
+def _with_metadata(t, metadata):
+    """Applies PyTorch's saved tensor metadata: the conjugate bit (a
+    detached conjugate view: the bit set, not a view)."""
+    if isinstance(metadata, dict) and metadata.get("conj") and t.is_complex():
+        t = t.conj().detach()
+    return t
+
+
 def _rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad, backward_hooks, metadata=None):
-    t = _tensor_on(storage, storage_offset, size, stride)
+    t = _with_metadata(_tensor_on(storage, storage_offset, size, stride), metadata)
     return _set_requires_grad(t, bool(requires_grad))
 
 
@@ -288,7 +296,7 @@ def _rebuild_tensor_v3(storage, storage_offset, size, stride, requires_grad, bac
         dtype()  # the marker of a PyTorch dtype ferrotorch lacks: raises naming it
     if dtype not in _NP_BY_DTYPE:
         raise RuntimeError(f"ferrotorch cannot rebuild a tensor of dtype {dtype}")
-    t = _tensor_on(storage, storage_offset, size, stride, dtype)
+    t = _with_metadata(_tensor_on(storage, storage_offset, size, stride, dtype), metadata)
     return _set_requires_grad(t, bool(requires_grad))
 
 
@@ -1376,7 +1384,10 @@ class _Pickler(pickle._Pickler):
         ref = self._keys.get(ident)
         if ref is None:
             es = t.element_size()
-            flat = t.detach().as_strided((nbytes // es,), (1,), 0)
+            stored = t.detach()
+            if stored.is_conj():  # the storage's own values, not the conjugated view's
+                stored = stored.conj()
+            flat = stored.as_strided((nbytes // es,), (1,), 0)
             ref = _StorageRef(str(len(self._keys)), t.dtype, nbytes // es)
             self._keys[ident] = ref
             self._dtypes[ident] = t.dtype
@@ -1397,8 +1408,11 @@ class _Pickler(pickle._Pickler):
             if obj.device.type != "cpu":
                 obj = obj.cpu()
             ref = self._storage_ref(obj)
-            return (_G_REBUILD_V2, (ref, obj.storage_offset(), tuple(obj.shape), tuple(obj.stride()),
-                                    obj.requires_grad, collections.OrderedDict()))
+            args = (ref, obj.storage_offset(), tuple(obj.shape), tuple(obj.stride()),
+                    obj.requires_grad, collections.OrderedDict())
+            if obj.is_conj():  # PyTorch's tensor metadata: the conjugate bit
+                args += ({"conj": True},)
+            return (_G_REBUILD_V2, args)
         from ._size import Size
         if isinstance(obj, Size):
             return (_G_SIZE, (tuple(obj),))

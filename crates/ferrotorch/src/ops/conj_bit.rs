@@ -140,6 +140,23 @@ fn conj_span(backend: Result<&'static dyn Backend>, dtype: DType, layout: &Layou
     backend.unary(UnaryOp::Neg, rdt, Dst { base: to, layout: &im }, Src { base: from, layout: &im })
 }
 
+/// `out = a @ b` (`+=` with `accumulate`) on `out`'s backend. Conjugate-bit
+/// operands are read by the backend's conjugating product (`gemm`'s flags
+/// on the CPU) where it has one, else resolved as every read is.
+pub(crate) fn matmul(dtype: DType, out: &Tensor, a: &Tensor, b: &Tensor, accumulate: bool) -> Result<()> {
+    let backend = out.backend()?;
+    if needs_resolution(a) || needs_resolution(b) {
+        fn stored(t: &Tensor) -> Src<'_> {
+            Src { base: t.storage().raw_ptr(), layout: t.layout() }
+        }
+        let dst = out.operand_mut()?;
+        if backend.matmul_conj(dtype, dst.dst(), stored(a), stored(b), accumulate, [a.is_conj(), b.is_conj()])? {
+            return Ok(());
+        }
+    }
+    backend.matmul(dtype, out.operand_mut()?.dst(), a.operand()?.src(), b.operand()?.src(), accumulate)
+}
+
 /// [`Tensor::operand`] of an optional tensor, taken before the kernel call
 /// so that `.as_ref().map(Read::src)` can borrow it.
 pub(crate) fn read_opt(t: Option<&Tensor>) -> Result<Option<Read<'_>>> {
@@ -149,4 +166,80 @@ pub(crate) fn read_opt(t: Option<&Tensor>) -> Result<Option<Read<'_>>> {
 /// [`Tensor::operand_mut`] of an optional tensor (see [`read_opt`]).
 pub(crate) fn write_opt(t: Option<&Tensor>) -> Result<Option<Write<'_>>> {
     t.map(|t| t.operand_mut()).transpose()
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::ops::arith::{binary_, BinaryOp, Operand};
+    use crate::Tensor;
+    use ferrotorch_core::Scalar;
+
+    /// `[re0, im0, re1, im1, ...]` as a complex128 tensor of shape `shape`.
+    fn c(parts: Vec<f64>, shape: &[usize]) -> Tensor {
+        let n = parts.len() / 2;
+        let z = Tensor::from_vec(parts, &[n, 2]).unwrap().view_as_complex().unwrap();
+        z.reshape(&shape.iter().map(|&s| s as i64).collect::<Vec<_>>()).unwrap()
+    }
+
+    /// The stored parts (through a view without the bit).
+    fn stored(t: &Tensor) -> Vec<f64> {
+        let t = if t.is_conj() { t.conj_view().unwrap() } else { t.clone() };
+        t.view_as_real().unwrap().contiguous().unwrap().to_vec::<f64>().unwrap()
+    }
+
+    /// The parts as the tensor shows them (a resolved copy).
+    fn seen(t: &Tensor) -> Vec<f64> {
+        stored(&t.resolve_conj().unwrap())
+    }
+
+    #[test]
+    fn a_conj_view_shares_storage_and_reads_conjugated() {
+        let x = c(vec![1.0, 2.0, 3.0, -4.0], &[2]);
+        let y = x.conj().unwrap();
+        assert!(y.is_conj() && !x.is_conj());
+        assert!(std::sync::Arc::ptr_eq(x.storage(), y.storage()) && y.shares_version_with(&x));
+        assert_eq!(seen(&y), vec![1.0, -2.0, 3.0, 4.0]);
+        // conj of a conj view clears the bit; real tensors are returned as they are.
+        assert!(!y.conj().unwrap().is_conj());
+        let r = Tensor::from_vec(vec![1.0f64], &[1]).unwrap();
+        assert!(r.conj().unwrap().same(&r));
+        // Elementwise reads: y + y = 2 conj(x).
+        assert_eq!(stored(&y.add(&y).unwrap()), vec![2.0, -4.0, 6.0, 8.0]);
+        assert_eq!(y.item_at(1), Scalar::Complex(3.0, 4.0));
+    }
+
+    #[test]
+    fn writes_store_conjugates_in_the_base() {
+        let x = c(vec![1.0, 2.0, 3.0, -4.0, 5.0, 6.0], &[3]);
+        let y = x.conj().unwrap();
+        let v0 = x.version();
+        // A partial write: only the middle element, read-modify-write.
+        let mid = y.narrow(0, 1, 1).unwrap();
+        binary_(&mid, Operand::S(Scalar::Complex(1.0, 1.0)), BinaryOp::Add).unwrap();
+        // seen (3 + 4i) + (1 + i) = 4 + 5i, stored 4 - 5i; the others untouched.
+        assert_eq!(stored(&x), vec![1.0, 2.0, 4.0, -5.0, 5.0, 6.0]);
+        assert!(x.version() > v0);
+        y.fill_(Scalar::Complex(0.5, 1.5)).unwrap();
+        assert_eq!(stored(&x), vec![0.5, -1.5, 0.5, -1.5, 0.5, -1.5]);
+    }
+
+    #[test]
+    fn indexing_and_products_see_the_conjugates() {
+        let x = c(vec![1.0, 2.0, 3.0, -4.0, 0.0, 1.0, 2.0, 0.5], &[2, 2]);
+        let idx = Tensor::from_vec(vec![1i64, 0], &[2]).unwrap();
+        let rows = x.conj().unwrap().index_select(0, &idx).unwrap();
+        assert_eq!(seen(&rows), vec![0.0, -1.0, 2.0, -0.5, 1.0, -2.0, 3.0, 4.0]);
+        // The Hermitian product x^H x against the resolved operand.
+        let xh = x.conj().unwrap().transpose(0, 1).unwrap();
+        let want = xh.resolve_conj().unwrap().matmul(&x).unwrap();
+        assert_eq!(seen(&xh.matmul(&x).unwrap()), seen(&want));
+        // (x^H x)[0][0] = |1+2i|^2 + |i|^2 = 6.
+        assert_eq!(&seen(&want)[..2], &[6.0, 0.0]);
+    }
+
+    impl Tensor {
+        fn item_at(&self, i: usize) -> Scalar {
+            self.get_flat(i).unwrap()
+        }
+    }
 }

@@ -193,7 +193,7 @@ impl Tensor {
         let (a, b) = (self.to_dtype(compute)?, other.to_dtype(compute)?);
         let device = common_device(&[&a, &b])?;
         let out = Tensor::empty(&out_shape, compute, device)?;
-        out.backend()?.matmul(compute, out.operand_mut()?.dst(), a.operand()?.src(), b.operand()?.src(), false)?;
+        super::conj_bit::matmul(compute, &out, &a, &b, false)?;
         out.to_dtype(dtype)
     }
 
@@ -388,7 +388,7 @@ fn maybe_multiply(t: &Tensor, s: Scalar) -> Result<Tensor> {
 /// to `acc`'s values one at a time, as PyTorch's BLAS `addmm` does.
 fn mm_accumulate(acc: &Tensor, lhs: &Tensor, rhs: &Tensor) -> Result<()> {
     // `acc` is a fresh tensor that overlaps neither input.
-    acc.backend()?.matmul(acc.dtype(), acc.operand_mut()?.dst(), lhs.operand()?.src(), rhs.operand()?.src(), true)
+    super::conj_bit::matmul(acc.dtype(), acc, lhs, rhs, true)
 }
 
 /// Which operand MKL's float32/float64 gemm scales by `alpha` before it adds
