@@ -96,6 +96,11 @@ def _is_set_to(self, tensor):
     )
 
 
+def _is_view(self):
+    """True if this tensor is a view of another (its ``_base`` is set)."""
+    return self._base is not None
+
+
 def _attach():
     def method(fn):
         def m(self, *args, **kwargs):
@@ -109,6 +114,7 @@ def _attach():
         if fn.__name__ not in Tensor.__dict__:
             setattr(Tensor, fn.__name__, _args.method_signature(fn) if hasattr(fn, "__schemas__") else method(fn))
     Tensor.is_set_to = _is_set_to
+    Tensor._is_view = _is_view
 
 
 _attach()

@@ -96,6 +96,8 @@ _DTYPES = [
     ("bfloat16", "BFloat16Storage", np.int16),  # numpy has no bfloat16: move the bits as int16
     ("float32", "FloatStorage", np.float32),
     ("float64", "DoubleStorage", np.float64),
+    ("complex64", "ComplexFloatStorage", np.complex64),
+    ("complex128", "ComplexDoubleStorage", np.complex128),
 ]
 _DTYPE_BY_NAME = {n: getattr(_C, n) for n, _, _ in _DTYPES}
 _NP_BY_DTYPE = {getattr(_C, n): npd for n, _, npd in _DTYPES}
@@ -105,14 +107,14 @@ _DTYPE_BY_STORAGE_NAME = {s: getattr(_C, n) for n, s, _ in _DTYPES}
 # PyTorch dtypes and storages ferrotorch has no counterpart for: allowed by PyTorch, so a
 # file naming them is not malicious, but it cannot be loaded here.
 _MISSING_DTYPES = [
-    "complex32", "complex64", "complex128", "uint16", "uint32", "uint64", "float8_e4m3fn",
+    "complex32", "uint16", "uint32", "uint64", "float8_e4m3fn",
     "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz", "float8_e8m0fnu", "float4_e2m1fn_x2",
     "qint8", "quint8", "qint32", "quint4x2", "quint2x4", "bits1x8", "bits2x4", "bits4x2",
     "bits8", "bits16", "uint1", "uint2", "uint3", "uint4", "uint5", "uint6", "uint7", "int1",
     "int2", "int3", "int4", "int5", "int6", "int7",
 ]
 _MISSING_STORAGES = {
-    "ComplexFloatStorage": "complex64", "ComplexDoubleStorage": "complex128", "QInt8Storage": "qint8",
+    "QInt8Storage": "qint8",
     "QUInt8Storage": "quint8", "QInt32Storage": "qint32", "QUInt4x2Storage": "quint4x2",
     "QUInt2x4Storage": "quint2x4",
 }

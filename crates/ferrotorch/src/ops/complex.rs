@@ -34,11 +34,18 @@ impl Tensor {
     }
 
     /// [`view_as_real`](Self::view_as_real) of the stored values, whatever
-    /// the conjugate bit (the real parts are the same either way).
+    /// the conjugate bit (the real parts are the same either way; under the
+    /// bit the stored parts are those of the conjugate, so the gradient goes
+    /// back conjugated).
     fn parts_view(&self) -> Result<Tensor> {
         let out = self.make_view_as(self.layout().as_real_parts(), self.dtype().to_real())?;
-        record("ViewAsRealBackward0", &[Some(self)], &[&out], || {
-            rule(|_, g| Ok(vec![g0(g).map(|g| g.contiguous()?.view_as_complex()).transpose()?]))
+        let conj = self.is_conj();
+        record("ViewAsRealBackward0", &[Some(self)], &[&out], move || {
+            rule(move |_, g| {
+                let Some(g) = g0(g) else { return Ok(vec![None]) };
+                let z = g.contiguous()?.view_as_complex()?;
+                Ok(vec![Some(if conj { z.conj_physical()? } else { z })])
+            })
         });
         Ok(out)
     }

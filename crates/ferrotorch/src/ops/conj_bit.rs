@@ -224,17 +224,19 @@ mod tests {
     }
 
     #[test]
-    fn indexing_and_products_see_the_conjugates() {
+    fn products_see_the_conjugates() {
         let x = c(vec![1.0, 2.0, 3.0, -4.0, 0.0, 1.0, 2.0, 0.5], &[2, 2]);
-        let idx = Tensor::from_vec(vec![1i64, 0], &[2]).unwrap();
-        let rows = x.conj().unwrap().index_select(0, &idx).unwrap();
-        assert_eq!(seen(&rows), vec![0.0, -1.0, 2.0, -0.5, 1.0, -2.0, 3.0, 4.0]);
         // The Hermitian product x^H x against the resolved operand.
         let xh = x.conj().unwrap().transpose(0, 1).unwrap();
         let want = xh.resolve_conj().unwrap().matmul(&x).unwrap();
         assert_eq!(seen(&xh.matmul(&x).unwrap()), seen(&want));
         // (x^H x)[0][0] = |1+2i|^2 + |i|^2 = 6.
         assert_eq!(&seen(&want)[..2], &[6.0, 0.0]);
+        // The conjugate on the right, through the accumulating product of addmm.
+        let zero = c(vec![0.0; 8], &[2, 2]);
+        let got = zero.addmm_scaled(&x, &x.conj().unwrap(), Scalar::Float(1.0), Scalar::Float(1.0)).unwrap();
+        let want = x.matmul(&x.conj().unwrap().resolve_conj().unwrap()).unwrap();
+        assert_eq!(seen(&got), seen(&want));
     }
 
     impl Tensor {

@@ -326,7 +326,8 @@ impl Tensor {
                 crate::ops::creation::pretty(other.dtype())
             )));
         }
-        self.dot(other)
+        // The first vector conjugated (a lazy view: the product reads it).
+        self.conj()?.dot(other)
     }
 
     /// `torch.addmv(input, mat, vec, beta, alpha)`: `beta * input + alpha * (mat @ vec)`.
