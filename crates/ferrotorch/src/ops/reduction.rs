@@ -364,6 +364,9 @@ impl Tensor {
     /// differ from the one `var_mean` uses: PyTorch's CPU `var`/`std` of one
     /// output element is a two-pass kernel of its own).
     fn var_std_raw(&self, dims: Option<&[i64]>, correction: f64, keepdim: bool, std: bool) -> Result<Tensor> {
+        if self.dtype().is_complex() {
+            return self.complex_var_std_raw(dims, correction, keepdim, std);
+        }
         if !self.dtype().is_floating_point() {
             return Err(Error::runtime("std and var only support floating point and complex dtypes"));
         }
@@ -374,12 +377,31 @@ impl Tensor {
         Ok(v)
     }
 
+    /// `var`/`std` of a complex tensor, as PyTorch's: real-valued (the
+    /// parts' dtype), the variance being the sum of the parts' variances
+    /// (`E|z - E z|^2`).
+    fn complex_var_std_raw(&self, dims: Option<&[i64]>, correction: f64, keepdim: bool, std: bool) -> Result<Tensor> {
+        let _no_grad = GradModeGuard::new(false);
+        let re = self.real()?.var_std_raw(dims, correction, keepdim, false)?;
+        let im = self.imag()?.var_std_raw(dims, correction, keepdim, false)?;
+        let v = add(&re, &im)?;
+        if std {
+            return unary(&v, UnaryOp::Sqrt);
+        }
+        Ok(v)
+    }
+
     /// Variance and mean without autograd, by Welford's recurrence in `f64`.
     /// With `std`, the square root is taken in `f64` before rounding to the
     /// input dtype (as PyTorch's kernels take it at their wider accumulation
     /// type), so a float16 std whose variance overflows float16 stays finite.
     /// var/std/var_mean/std_mean all share this one path.
     fn var_mean_raw(&self, dims: Option<&[i64]>, correction: f64, keepdim: bool, std: bool) -> Result<(Tensor, Tensor)> {
+        if self.dtype().is_complex() {
+            let _no_grad = GradModeGuard::new(false);
+            let v = self.complex_var_std_raw(dims, correction, keepdim, std)?;
+            return Ok((v, self.mean_dims(dims, keepdim, None)?));
+        }
         if !self.dtype().is_floating_point() {
             return Err(Error::runtime("std and var only support floating point and complex dtypes"));
         }
