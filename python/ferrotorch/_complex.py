@@ -39,7 +39,7 @@ def view_as_complex(input):
 def view_as_real_copy(input, *, out=None):
     """Performs the same operation as :func:`ferrotorch.view_as_real`, but all output tensors
     are freshly created instead of aliasing the input."""
-    return _write_out(_C._view_as_real(input).clone(), out)
+    return _write_out(_C._view_as_real(input.resolve_conj()).clone(), out)
 
 
 @_args.signature('Tensor input, *, Tensor out=None')

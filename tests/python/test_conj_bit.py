@@ -418,3 +418,20 @@ def test_fft_of_real_input_keeps_torchs_bit(fn):
     f, t = _on_both(lambda lib, x: getattr(lib.fft, fn)(x), a)
     assert f.is_conj() == t.is_conj()
     _same(f, t, rtol=1e-10, atol=1e-12)
+
+
+def test_view_as_real_copy_resolves():
+    f, t = _on_both(lambda lib, x: lib.view_as_real_copy(x.conj()), _cdata((3,), 22))
+    _same(f, t)
+
+
+def test_fft_backward_through_conjugate_gradients():
+    # ifft of a real input is a conjugate view: its backward meets conjugated gradients
+    a = np.random.default_rng(23).standard_normal((5,))
+    grads = []
+    for lib, x in zip((ft, torch), _both(a)):
+        x.requires_grad_(True)
+        y = lib.fft.ifft(x, n=8)
+        (y * lib.arange(8.0, dtype=lib.float64)).abs().sum().backward()
+        grads.append(x.grad)
+    _same(grads[0], grads[1], rtol=1e-10, atol=1e-12)
