@@ -173,7 +173,7 @@ fn run_group<H: Copy, const S: usize>(params: &[Tensor], grads: &[Tensor], state
         }
         let operands: Vec<ParamOperands> = held
             .iter()
-            .map(|(p, g, st)| ParamOperands { param: p.dst(), grad: g.src(), state: std::array::from_fn(|s| st[s].as_ref().map(|w| w.dst())) })
+            .map(|(p, g, st)| ParamOperands { param: p.dst(), grad: g.src(), state: std::array::from_fn(|s| st.get(s).and_then(|w| w.as_ref()).map(|w| w.dst())) })
             .collect();
         let steps: Vec<OptimStep> = idx.iter().map(|&i| wrap(hypers[i])).collect();
         params[first].backend()?.optimizer_step(dt, S, &steps, &operands)?;

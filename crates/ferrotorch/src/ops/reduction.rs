@@ -333,8 +333,12 @@ impl Tensor {
         let dof = Dof::new(dims, self.ndim(), n, correction);
         let (sx, so, dt) = (SavedTensor::input(self), SavedTensor::output(&v, 0), self.dtype());
         let name = if std { "StdMeanBackward0" } else { "VarMeanBackward0" };
+        // Written in PyTorch's convention for complex inputs: the variance's
+        // gradient `2 (x - mean) g / dof` already is, and the mean's `g / n`
+        // is the same in both (so `rule`'s conjugation, which a complex mean
+        // gradient would trigger, must not apply).
         record(name, &[Some(self)], &[&v, &m], move || {
-            rule(move |node, g| {
+            crate::autograd::rule_native(move |node, g| {
                 let mut it = g.into_iter();
                 let (gv, gm) = (it.next().flatten(), it.next().flatten());
                 let x = sx.unpack(node)?;
