@@ -280,7 +280,12 @@ mod tests {
         let im = z.imag().unwrap();
         assert_eq!((im.strides(), im.storage_offset()), (&[2isize][..], 1));
         assert_eq!(im.to_vec::<f64>().unwrap(), vec![2.0, 0.5]);
-        assert_eq!(parts(&z.conj().unwrap()), vec![1.0, -2.0, -3.0, -0.5]);
+        // conj() is a view with the bit: resolved, the parts are conjugated;
+        // its real view is refused as PyTorch's.
+        let zc = z.conj().unwrap();
+        assert!(zc.is_conj() && zc.view_as_real().is_err());
+        assert_eq!(parts(&zc.resolve_conj().unwrap()), vec![1.0, -2.0, -3.0, -0.5]);
+        assert_eq!(parts(&z.conj_physical().unwrap()), vec![1.0, -2.0, -3.0, -0.5]);
         let back = Tensor::complex(&z.real().unwrap(), &im).unwrap();
         assert_eq!(parts(&back), parts(&z));
     }
