@@ -3,9 +3,12 @@
 (``complex``, ``polar``) and conjugation (``conj``, ``conj_physical``,
 ``resolve_conj``, ``is_conj``).
 
-ferrotorch keeps no lazy conjugate bit: ``conj()`` computes the conjugate
-at once (a new tensor), so ``is_conj()`` is always False and ``resolve_conj()``
-returns its input.
+``conj()`` is lazy, as in PyTorch: for a complex tensor it returns a view
+sharing storage and version counter with the conjugate bit flipped
+(``is_conj()``); every op reading it sees the conjugated values, writes into it
+store their conjugates in the base, and ``resolve_conj()``/``conj_physical()``
+materialise it. ferrotorch keeps no negative bit, so ``x.conj().imag`` is a new
+tensor of the negated parts where PyTorch gives a negative-bit view.
 """
 
 from . import _C, _args
@@ -36,7 +39,7 @@ def view_as_complex(input):
 def view_as_real_copy(input, *, out=None):
     """Performs the same operation as :func:`ferrotorch.view_as_real`, but all output tensors
     are freshly created instead of aliasing the input."""
-    return _write_out(_C._view_as_real(input).clone(), out)
+    return _write_out(_C._view_as_real(input.resolve_conj()).clone(), out)
 
 
 @_args.signature('Tensor input, *, Tensor out=None')
@@ -60,7 +63,12 @@ def imag(input):
 
 @_args.signature('Tensor input')
 def conj(input):
-    """The complex conjugate of ``input`` (``input`` itself for a real tensor)."""
+    """Returns a view of ``input`` with a flipped conjugate bit. If ``input`` has a
+    non-complex dtype, this function just returns ``input``.
+
+    .. note:: The conjugation is lazy: the view shares storage with ``input``, and
+        :func:`ferrotorch.resolve_conj` (or :func:`ferrotorch.conj_physical`)
+        materialises it."""
     return _C._conj(input, False)
 
 
@@ -72,7 +80,8 @@ def conj_physical(input, *, out=None):
 
 @_args.signature('Tensor input')
 def conj_physical_(input):
-    """In-place :func:`conj_physical`."""
+    """In-place :func:`conj_physical`: the elements of ``input`` are replaced by their
+    conjugates (written through a conjugate view to its base)."""
     if input.is_complex():
         input.copy_(_C._conj(input, True))
     return input
@@ -94,8 +103,13 @@ def polar(abs, angle, *, out=None):  # noqa: A002 - PyTorch's parameter name
 
 def _set_part(which):
     def setter(self, value):
-        part = _C._real(self) if which == "real" else _C._imag(self)
-        part.copy_(value)
+        if which == "real":
+            _C._real(self).copy_(value)
+        elif self.is_conj():
+            # The stored imaginary parts are the negated visible ones.
+            _C._imag(_C._conj(self, False)).copy_(-value)
+        else:
+            _C._imag(self).copy_(value)
 
     return setter
 
@@ -111,7 +125,8 @@ def _attach():
     )
 
     def conj_m(self):
-        """The complex conjugate (the tensor itself for real dtypes)."""
+        """A view with a flipped conjugate bit (the tensor itself for real dtypes);
+        see :func:`ferrotorch.conj`."""
         return _C._conj(self, False)
 
     def conj_physical_m(self):

@@ -94,7 +94,7 @@ def dot(input, tensor, *, out=None):
                            f"of elements, but got {n} and {m} elements respectively")
     if input.dtype == _C.bool:
         raise NotImplementedError("\"dot\" not implemented for 'Bool'")
-    return _write_out(_C._vdot(input, tensor), out)
+    return _write_out(_C._dot(input, tensor), out)
 
 
 _C.Tensor.mv = lambda self, vec: mv(self, vec)

@@ -193,7 +193,7 @@ def _fft_rv(name, x, is_complex, n, norm):
     if is_complex:
         x = _ft.view_as_complex(x.contiguous())
     r = _C._fft(name, x, n, [-1], norm)
-    return _ft.view_as_real(r) if r.dtype.is_complex else r
+    return _ft.view_as_real(r.resolve_conj()) if r.dtype.is_complex else r
 
 
 def _as_complex_rv(t):

@@ -57,7 +57,7 @@ def _deepcopy(self, memo):
     return new
 
 
-def _rebuild_pickled(data, dtype_name, shape, requires_grad, dim_order=None):
+def _rebuild_pickled(data, dtype_name, shape, requires_grad, dim_order=None, conj=False):
     import numpy as np
     from .serialization import _NP_BY_DTYPE
     dtype = getattr(_C, dtype_name)
@@ -73,6 +73,8 @@ def _rebuild_pickled(data, dtype_name, shape, requires_grad, dim_order=None):
         for i, d in enumerate(dim_order):
             inverse[d] = i
         t = t.permute(inverse)
+    if conj:  # the bytes are the stored values of a conjugate view (PyTorch keeps the bit)
+        t = t.conj().detach()
     if requires_grad:
         t.requires_grad_(True)
     return t
@@ -80,6 +82,9 @@ def _rebuild_pickled(data, dtype_name, shape, requires_grad, dim_order=None):
 
 def _reduce_ex(self, proto):
     d = self.detach()
+    conj = d.is_conj()
+    if conj:  # pickle the stored values and the bit
+        d = d.conj()
     if d.device.type != "cpu":
         d = d.cpu()
     dim_order = None
@@ -96,6 +101,8 @@ def _reduce_ex(self, proto):
     name = str(d.dtype).rsplit(".", 1)[-1]
     raw = (d.view(_C.int16) if name == "bfloat16" else d).numpy().tobytes()
     shape = tuple(self.shape)
+    if conj:
+        return (_rebuild_pickled, (raw, name, shape, self.requires_grad, dim_order, True))
     if dim_order is None:
         return (_rebuild_pickled, (raw, name, shape, self.requires_grad))
     return (_rebuild_pickled, (raw, name, shape, self.requires_grad, dim_order))

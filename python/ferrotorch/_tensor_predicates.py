@@ -1,8 +1,8 @@
 """Yes/no questions about tensors (``is_nonzero``, ``is_same_size``,
 ``is_signed``, ``is_inference``, ``is_conj``, ``is_neg``, ``is_set_to``,
-``isreal``, ...) and the conjugate/negative-bit resolvers, which are
-identities because ferrotorch keeps no lazy conjugate or negative bit
-(``conj()`` conjugates at once).
+``isreal``, ...) and the conjugate/negative-bit resolvers. ``conj()`` of a
+complex tensor sets the lazy conjugate bit (a view); ferrotorch keeps no
+negative bit, so ``is_neg`` is always False and ``resolve_neg`` an identity.
 """
 
 from . import _C, _args
@@ -46,9 +46,9 @@ def is_inference(input):
 
 @_args.signature('Tensor input')
 def is_conj(input):
-    """True if ``input``'s conjugate bit is set: never in ferrotorch, whose ``conj()``
-    conjugates at once instead of setting the bit."""
-    return False
+    """Returns True if the ``input`` is a conjugated tensor, i.e. its conjugate bit is set
+    to `True` (``input.conj()`` of a complex tensor is such a view)."""
+    return _C._is_conj(input)
 
 
 @_args.signature('Tensor input')
@@ -65,8 +65,10 @@ def is_complex(input):
 
 @_args.signature('Tensor input')
 def resolve_conj(input):
-    """Materialises a lazily conjugated tensor; ferrotorch has none, so ``input`` is returned."""
-    return input
+    """Returns a new tensor with materialized conjugation if ``input``'s conjugate bit is set
+    to `True`, else returns ``input``. The output tensor will always have its conjugate bit
+    set to `False`."""
+    return _C._resolve_conj(input)
 
 
 @_args.signature('Tensor input')
@@ -94,6 +96,11 @@ def _is_set_to(self, tensor):
     )
 
 
+def _is_view(self):
+    """True if this tensor is a view of another (its ``_base`` is set)."""
+    return self._base is not None
+
+
 def _attach():
     def method(fn):
         def m(self, *args, **kwargs):
@@ -107,6 +114,7 @@ def _attach():
         if fn.__name__ not in Tensor.__dict__:
             setattr(Tensor, fn.__name__, _args.method_signature(fn) if hasattr(fn, "__schemas__") else method(fn))
     Tensor.is_set_to = _is_set_to
+    Tensor._is_view = _is_view
 
 
 _attach()

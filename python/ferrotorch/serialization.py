@@ -96,6 +96,8 @@ _DTYPES = [
     ("bfloat16", "BFloat16Storage", np.int16),  # numpy has no bfloat16: move the bits as int16
     ("float32", "FloatStorage", np.float32),
     ("float64", "DoubleStorage", np.float64),
+    ("complex64", "ComplexFloatStorage", np.complex64),
+    ("complex128", "ComplexDoubleStorage", np.complex128),
 ]
 _DTYPE_BY_NAME = {n: getattr(_C, n) for n, _, _ in _DTYPES}
 _NP_BY_DTYPE = {getattr(_C, n): npd for n, _, npd in _DTYPES}
@@ -105,14 +107,14 @@ _DTYPE_BY_STORAGE_NAME = {s: getattr(_C, n) for n, s, _ in _DTYPES}
 # PyTorch dtypes and storages ferrotorch has no counterpart for: allowed by PyTorch, so a
 # file naming them is not malicious, but it cannot be loaded here.
 _MISSING_DTYPES = [
-    "complex32", "complex64", "complex128", "uint16", "uint32", "uint64", "float8_e4m3fn",
+    "complex32", "uint16", "uint32", "uint64", "float8_e4m3fn",
     "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz", "float8_e8m0fnu", "float4_e2m1fn_x2",
     "qint8", "quint8", "qint32", "quint4x2", "quint2x4", "bits1x8", "bits2x4", "bits4x2",
     "bits8", "bits16", "uint1", "uint2", "uint3", "uint4", "uint5", "uint6", "uint7", "int1",
     "int2", "int3", "int4", "int5", "int6", "int7",
 ]
 _MISSING_STORAGES = {
-    "ComplexFloatStorage": "complex64", "ComplexDoubleStorage": "complex128", "QInt8Storage": "qint8",
+    "QInt8Storage": "qint8",
     "QUInt8Storage": "quint8", "QInt32Storage": "qint32", "QUInt4x2Storage": "quint4x2",
     "QUInt2x4Storage": "quint2x4",
 }
@@ -278,8 +280,16 @@ def _rebuild_tensor(storage, storage_offset, size, stride):
     return _tensor_on(storage, storage_offset, size, stride)
 
 
+def _with_metadata(t, metadata):
+    """Applies PyTorch's saved tensor metadata: the conjugate bit (a
+    detached conjugate view: the bit set, not a view)."""
+    if isinstance(metadata, dict) and metadata.get("conj") and t.is_complex():
+        t = t.conj().detach()
+    return t
+
+
 def _rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad, backward_hooks, metadata=None):
-    t = _tensor_on(storage, storage_offset, size, stride)
+    t = _with_metadata(_tensor_on(storage, storage_offset, size, stride), metadata)
     return _set_requires_grad(t, bool(requires_grad))
 
 
@@ -288,7 +298,7 @@ def _rebuild_tensor_v3(storage, storage_offset, size, stride, requires_grad, bac
         dtype()  # the marker of a PyTorch dtype ferrotorch lacks: raises naming it
     if dtype not in _NP_BY_DTYPE:
         raise RuntimeError(f"ferrotorch cannot rebuild a tensor of dtype {dtype}")
-    t = _tensor_on(storage, storage_offset, size, stride, dtype)
+    t = _with_metadata(_tensor_on(storage, storage_offset, size, stride, dtype), metadata)
     return _set_requires_grad(t, bool(requires_grad))
 
 
@@ -1376,7 +1386,10 @@ class _Pickler(pickle._Pickler):
         ref = self._keys.get(ident)
         if ref is None:
             es = t.element_size()
-            flat = t.detach().as_strided((nbytes // es,), (1,), 0)
+            stored = t.detach()
+            if stored.is_conj():  # the storage's own values, not the conjugated view's
+                stored = stored.conj()
+            flat = stored.as_strided((nbytes // es,), (1,), 0)
             ref = _StorageRef(str(len(self._keys)), t.dtype, nbytes // es)
             self._keys[ident] = ref
             self._dtypes[ident] = t.dtype
@@ -1397,8 +1410,11 @@ class _Pickler(pickle._Pickler):
             if obj.device.type != "cpu":
                 obj = obj.cpu()
             ref = self._storage_ref(obj)
-            return (_G_REBUILD_V2, (ref, obj.storage_offset(), tuple(obj.shape), tuple(obj.stride()),
-                                    obj.requires_grad, collections.OrderedDict()))
+            args = (ref, obj.storage_offset(), tuple(obj.shape), tuple(obj.stride()),
+                    obj.requires_grad, collections.OrderedDict())
+            if obj.is_conj():  # PyTorch's tensor metadata: the conjugate bit
+                args += ({"conj": True},)
+            return (_G_REBUILD_V2, args)
         from ._size import Size
         if isinstance(obj, Size):
             return (_G_SIZE, (tuple(obj),))

@@ -31,7 +31,7 @@ def _both(a):
 
 
 def _np(x):
-    return x.detach().resolve_conj().numpy() if isinstance(x, torch.Tensor) else np.asarray(x.detach().numpy())
+    return np.asarray(x.detach().resolve_conj().numpy())
 
 
 def _same(f, t, rtol=1e-6, atol=1e-7):
@@ -307,12 +307,12 @@ def test_view_as_copies_own_their_memory():
 def test_conj():
     a = _cdata((2, 3))
     f, t = _both(a)
-    _same(f.conj(), t.conj().resolve_conj(), 0, 0)
+    _same(f.conj(), t.conj(), 0, 0)
     _same(ft.conj_physical(f), torch.conj_physical(t), 0, 0)
     _same(f.H, t.H.resolve_conj(), 0, 0)
     _same(f.mH, t.mH.resolve_conj(), 0, 0)
     _same(f.adjoint(), t.adjoint().resolve_conj(), 0, 0)
-    assert not f.conj().is_conj() and f.resolve_conj() is f
+    assert f.conj().is_conj() and f.resolve_conj() is f  # the lazy bit: see test_conj_bit.py
     x = ft.ones(2)
     assert x.conj() is x and ft.conj_physical(x) is x
     g = f.clone()
@@ -535,3 +535,46 @@ def test_gradcheck_detects_a_wrong_complex_gradient():
 
     z = ft.from_numpy(_cdata((3,))).requires_grad_(True)
     assert not ft.autograd.gradcheck(Bad.apply, (z,), raise_exception=False)
+
+
+# ---- var / std of complex tensors (real-valued, as PyTorch) ---------------------------------------
+
+
+@pytest.mark.parametrize("fn", ["var", "std"])
+@pytest.mark.parametrize("dim,correction,keepdim", [(None, 1, False), (1, 0, True), ((0, 1), 1, False), (0, 2, False)])
+def test_var_std_of_complex(fn, dim, correction, keepdim):
+    kw = {"correction": correction, "keepdim": keepdim}
+    if dim is not None:
+        kw["dim"] = dim
+    for dt in (np.complex64, np.complex128):
+        f, t = _both(_cdata((3, 4), 30, dt))
+        tol = 1e-5 if dt == np.complex64 else 1e-12
+        _same(getattr(f, fn)(**kw), getattr(t, fn)(**kw), tol, tol)
+        # through a conjugate view too: the same values
+        _same(getattr(f.conj(), fn)(**kw), getattr(t.conj(), fn)(**kw), tol, tol)
+
+
+@pytest.mark.parametrize("fn", ["var_mean", "std_mean"])
+def test_var_mean_std_mean_of_complex(fn):
+    f, t = _both(_cdata((3, 4), 31))
+    for a, b in zip(getattr(ft, fn)(f, 1), getattr(torch, fn)(t, 1)):
+        _same(a, b, 1e-12, 1e-12)
+
+
+@pytest.mark.parametrize("fn", ["var", "std", "var_mean", "std_mean"])
+def test_var_std_gradients_of_complex(fn):
+    grads, names = [], []
+    for lib, z in zip((ft, torch), _both(_cdata((3, 4), 32))):
+        z.requires_grad_(True)
+        out = getattr(lib, fn)(z, 1)
+        out = out if isinstance(out, tuple) else (out,)
+        names.append(type(out[0].grad_fn).__name__)
+        loss = (out[0] * lib.arange(3.0, dtype=lib.float64)).sum()
+        if len(out) > 1:
+            loss = loss + (out[1] * (1 - 2j)).real.sum()
+        loss.backward()
+        grads.append(z.grad)
+    assert names[0] == names[1]
+    _same(grads[0], grads[1], 1e-10, 1e-12)
+    z = ft.from_numpy(_cdata((2, 3), 33)).requires_grad_(True)
+    assert ft.autograd.gradcheck(lambda x: getattr(ft, fn)(x, 0), (z,))

@@ -318,17 +318,18 @@ pub fn cumulative(kind: CumKind, x: Src, x_dtype: DType, dim: usize, out: Dst, o
 }
 
 /// Batched complex matrix products through `gemm` (`out` as the real
-/// `matmul`'s: (.., m, p) from (.., m, k) @ (.., k, p), batch dims shared).
-pub fn matmul(dtype: DType, out: Dst, a: Src, b: Src, accumulate: bool) -> Result<()> {
+/// `matmul`'s: (.., m, p) from (.., m, k) @ (.., k, p), batch dims shared),
+/// with `a`/`b` read conjugated where `conj` says (`gemm`'s own flags).
+pub fn matmul(dtype: DType, out: Dst, a: Src, b: Src, accumulate: bool, conj: [bool; 2]) -> Result<()> {
     match dtype {
-        DType::Complex64 => matmul_typed::<C32>(out, a, b, accumulate),
-        DType::Complex128 => matmul_typed::<C64>(out, a, b, accumulate),
+        DType::Complex64 => matmul_typed::<C32>(out, a, b, accumulate, conj),
+        DType::Complex128 => matmul_typed::<C64>(out, a, b, accumulate, conj),
         _ => return Err(not_impl("matmul", dtype)),
     }
     Ok(())
 }
 
-fn matmul_typed<T: Copy + num_traits::Zero + num_traits::One + 'static>(out: Dst, a: Src, b: Src, accumulate: bool) {
+fn matmul_typed<T: Copy + num_traits::Zero + num_traits::One + 'static>(out: Dst, a: Src, b: Src, accumulate: bool, conj: [bool; 2]) {
     let n = out.layout.ndim();
     let (m, p) = (out.layout.shape[n - 2], out.layout.shape[n - 1]);
     let k = a.layout.shape[n - 1];
@@ -359,7 +360,7 @@ fn matmul_typed<T: Copy + num_traits::Zero + num_traits::One + 'static>(out: Dst
                 at::<T>(a.base, oa), acs, ars,
                 at::<T>(b.base, ob), bcs, brs,
                 if accumulate { T::one() } else { T::zero() }, T::one(),
-                false, false, false,
+                false, conj[0], conj[1],
                 gemm::Parallelism::None,
             );
         }
@@ -446,25 +447,30 @@ mod tests {
         assert_eq!(s[0], C64::new(1.5, 1.0));
     }
 
-    /// A complex product through `gemm` equals the sum of products.
+    /// A complex product through `gemm` equals the sum of products, with
+    /// either operand read conjugated by the flags.
     #[test]
     fn matmul_matches_the_definition() {
         let a: Vec<C64> = (0..6).map(|i| C64::new(i as f64, 1.0 - i as f64)).collect();
         let b: Vec<C64> = (0..6).map(|i| C64::new(0.5 * i as f64, 2.0)).collect();
         let (la, lb, lo) = (Layout::contiguous(&[2, 3]), Layout::contiguous(&[3, 2]), Layout::contiguous(&[2, 2]));
-        let mut out = vec![C64::new(0.0, 0.0); 4];
-        matmul(
-            DType::Complex128,
-            Dst { base: out.as_mut_ptr() as *mut u8, layout: &lo },
-            Src { base: a.as_ptr() as *const u8, layout: &la },
-            Src { base: b.as_ptr() as *const u8, layout: &lb },
-            false,
-        )
-        .unwrap();
-        for i in 0..2 {
-            for j in 0..2 {
-                let want: C64 = (0..3).map(|k| a[i * 3 + k] * b[k * 2 + j]).sum();
-                assert!((out[i * 2 + j] - want).norm() < 1e-12);
+        for conj in [[false, false], [true, false], [false, true], [true, true]] {
+            let mut out = vec![C64::new(0.0, 0.0); 4];
+            matmul(
+                DType::Complex128,
+                Dst { base: out.as_mut_ptr() as *mut u8, layout: &lo },
+                Src { base: a.as_ptr() as *const u8, layout: &la },
+                Src { base: b.as_ptr() as *const u8, layout: &lb },
+                false,
+                conj,
+            )
+            .unwrap();
+            let c = |z: C64, on: bool| if on { z.conj() } else { z };
+            for i in 0..2 {
+                for j in 0..2 {
+                    let want: C64 = (0..3).map(|k| c(a[i * 3 + k], conj[0]) * c(b[k * 2 + j], conj[1])).sum();
+                    assert!((out[i * 2 + j] - want).norm() < 1e-12, "{conj:?}");
+                }
             }
         }
     }

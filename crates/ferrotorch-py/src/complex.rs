@@ -37,6 +37,18 @@ fn _conj<'py>(py: Python<'py>, input: PyRef<'py, PyTensor>, physical: bool) -> P
     wrap(py, input.t.conj_with(physical).py()?)
 }
 
+/// `torch.is_conj(input)`.
+#[pyfunction]
+fn _is_conj(input: PyRef<'_, PyTensor>) -> bool {
+    input.t.is_conj()
+}
+
+/// `torch.resolve_conj(input)`.
+#[pyfunction]
+fn _resolve_conj<'py>(py: Python<'py>, input: PyRef<'py, PyTensor>) -> PyResult<Bound<'py, PyAny>> {
+    wrap(py, input.t.resolve_conj().py()?)
+}
+
 /// `torch.complex(real, imag)`.
 #[pyfunction]
 fn _complex<'py>(py: Python<'py>, real: PyRef<'py, PyTensor>, imag: PyRef<'py, PyTensor>) -> PyResult<Bound<'py, PyAny>> {
@@ -56,6 +68,8 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_real, m)?)?;
     m.add_function(wrap_pyfunction!(_imag, m)?)?;
     m.add_function(wrap_pyfunction!(_conj, m)?)?;
+    m.add_function(wrap_pyfunction!(_is_conj, m)?)?;
+    m.add_function(wrap_pyfunction!(_resolve_conj, m)?)?;
     m.add_function(wrap_pyfunction!(_complex, m)?)?;
     m.add_function(wrap_pyfunction!(_polar, m)?)?;
     Ok(())

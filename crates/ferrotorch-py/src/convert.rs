@@ -311,6 +311,11 @@ pub fn warn_complex_to_real(py: Python<'_>, from: DType, to: DType) -> PyResult<
 
 /// `view(dtype)`: reinterpret the bytes (same element size only, for now).
 pub fn view_dtype(t: &Tensor, d: DType) -> PyResult<Tensor> {
+    if t.is_conj() {
+        return Err(PyRuntimeError::new_err(
+            "torch.Tensor.view is not supported for conjugate view tensors when converting to a different dtype.",
+        ));
+    }
     if d == t.dtype() {
         return Ok(t.detach());
     }

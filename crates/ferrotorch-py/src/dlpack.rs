@@ -120,6 +120,9 @@ pub fn to_capsule<'py>(py: Python<'py>, t: &Tensor) -> PyResult<Bound<'py, PyAny
     if t.device().is_meta() {
         return Err(pyo3::exceptions::PyBufferError::new_err("Cannot pack tensors on meta"));
     }
+    if t.is_conj() {
+        return Err(PyBufferError::new_err("Can't export tensors with the conjugate bit set"));
+    }
     let mut ctx = Box::new(ExportCtx {
         _tensor: t.clone(),
         shape: t.shape().iter().map(|&s| s as i64).collect(),

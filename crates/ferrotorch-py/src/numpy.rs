@@ -88,6 +88,11 @@ impl ArrayHolder {
 
 /// `tensor.numpy()`: an array over the same memory.
 pub fn to_numpy<'py>(py: Python<'py>, t: &Tensor) -> PyResult<Bound<'py, PyAny>> {
+    if t.is_conj() {
+        return Err(pyo3::exceptions::PyRuntimeError::new_err(
+            "Can't call numpy() on Tensor that has conjugate bit set. Use tensor.resolve_conj().numpy() instead.",
+        ));
+    }
     if !t.device().is_cpu() {
         return Err(PyTypeError::new_err(format!(
             "can't convert {} device type tensor to numpy. Use Tensor.cpu() to copy the tensor to host memory first.",

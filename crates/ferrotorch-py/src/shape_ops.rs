@@ -342,7 +342,13 @@ pub fn _outer<'py>(py: Python<'py>, a: &Bound<'py, PyAny>, b: &Bound<'py, PyAny>
     wrap(py, tensor_of(a)?.outer(&tensor_of(b)?).py()?)
 }
 
-/// `torch.vdot(a, b)`.
+/// `torch.dot(a, b)` (the Python side checks the arguments as PyTorch).
+#[pyfunction]
+pub fn _dot<'py>(py: Python<'py>, a: &Bound<'py, PyAny>, b: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    wrap(py, tensor_of(a)?.dot(&tensor_of(b)?).py()?)
+}
+
+/// `torch.vdot(a, b)`: the first vector conjugated.
 #[pyfunction]
 pub fn _vdot<'py>(py: Python<'py>, a: &Bound<'py, PyAny>, b: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
     wrap(py, tensor_of(a)?.vdot(&tensor_of(b)?).py()?)
@@ -420,6 +426,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_einsum, m)?)?;
     m.add_function(wrap_pyfunction!(_tensordot, m)?)?;
     m.add_function(wrap_pyfunction!(_outer, m)?)?;
+    m.add_function(wrap_pyfunction!(_dot, m)?)?;
     m.add_function(wrap_pyfunction!(_vdot, m)?)?;
     m.add_function(wrap_pyfunction!(_addprod, m)?)?;
     m.add_function(wrap_pyfunction!(_index_put, m)?)?;

@@ -64,6 +64,11 @@ pub struct TensorImpl {
     /// `Meta` is kept (not freed) until the tensor itself is dropped.
     retired: Mutex<Vec<Box<Meta>>>,
     dtype: DType,
+    /// The conjugate bit (PyTorch's `is_conj()`): the elements are the
+    /// complex conjugates of the stored values. Only complex tensors carry
+    /// it; kernels never see it, because the op layer hands them resolved
+    /// operands (`ops::conj_bit`).
+    conj: bool,
     version: Arc<AtomicU64>,
     base: Option<Tensor>,
     autograd: Mutex<AutogradMeta>,
@@ -92,10 +97,15 @@ impl Tensor {
     }
 
     fn raw(storage: Arc<Storage>, layout: Layout, dtype: DType, version: Arc<AtomicU64>, base: Option<Tensor>) -> Tensor {
+        Tensor::raw_conj(storage, layout, dtype, false, version, base)
+    }
+
+    fn raw_conj(storage: Arc<Storage>, layout: Layout, dtype: DType, conj: bool, version: Arc<AtomicU64>, base: Option<Tensor>) -> Tensor {
         Tensor(Arc::new(TensorImpl {
             meta: AtomicPtr::new(Box::into_raw(Box::new(Meta { storage, layout }))),
             retired: Mutex::new(Vec::new()),
             dtype,
+            conj: conj && dtype.is_complex(),
             version,
             base,
             autograd: Mutex::new(AutogradMeta::default()),
@@ -167,32 +177,50 @@ impl Tensor {
     }
 
     /// A view of this tensor with another layout on the same storage, sharing
-    /// the version counter; `_base` points at the root tensor.
+    /// the version counter and the conjugate bit; `_base` points at the root
+    /// tensor.
     pub fn make_view(&self, layout: Layout) -> Result<Tensor> {
-        self.make_view_as(layout, self.0.dtype)
+        self.view_with(layout, self.0.dtype, self.0.conj)
     }
 
     /// [`make_view`](Self::make_view) reading the storage as another dtype
     /// (`layout` in elements of `dtype`): the parts of a complex tensor
-    /// (`real`, `imag`, `view_as_real`) and back (`view_as_complex`).
+    /// (`real`, `imag`, `view_as_real`) and back (`view_as_complex`). The
+    /// stored values are seen as they are (no conjugate bit).
     pub fn make_view_as(&self, layout: Layout, dtype: DType) -> Result<Tensor> {
+        self.view_with(layout, dtype, false)
+    }
+
+    /// The same elements with the conjugate bit flipped (`conj()` of a
+    /// complex tensor): a view sharing storage and version counter.
+    pub fn conj_view(&self) -> Result<Tensor> {
+        self.view_with(self.layout().clone(), self.0.dtype, !self.0.conj)
+    }
+
+    /// `is_conj()`: are the elements the conjugates of the stored values?
+    pub fn is_conj(&self) -> bool {
+        self.0.conj
+    }
+
+    fn view_with(&self, layout: Layout, dtype: DType, conj: bool) -> Result<Tensor> {
         check_fits(&self.meta().storage, &layout, dtype)?;
         let base = Some(self.0.base.clone().unwrap_or_else(|| self.clone()));
-        let v = Tensor::raw(self.meta().storage.clone(), layout, dtype, self.0.version.clone(), base);
+        let v = Tensor::raw_conj(self.meta().storage.clone(), layout, dtype, conj, self.0.version.clone(), base);
         if crate::autograd::is_grad_enabled() {
             v.autograd().view_version = Some(v.version());
         }
         Ok(v)
     }
 
-    /// Same data, same version counter, no autograd history (`detach()`).
+    /// Same data, same version counter and conjugate bit, no autograd
+    /// history (`detach()`).
     pub fn detach(&self) -> Tensor {
-        Tensor::raw(self.meta().storage.clone(), self.meta().layout.clone(), self.0.dtype, self.0.version.clone(), None)
+        Tensor::raw_conj(self.meta().storage.clone(), self.meta().layout.clone(), self.0.dtype, self.0.conj, self.0.version.clone(), None)
     }
 
-    /// Same data with a fresh version counter (`.data`).
+    /// Same data and conjugate bit with a fresh version counter (`.data`).
     pub fn data_alias(&self) -> Tensor {
-        Tensor::raw(self.meta().storage.clone(), self.meta().layout.clone(), self.0.dtype, Arc::new(AtomicU64::new(0)), None)
+        Tensor::raw_conj(self.meta().storage.clone(), self.meta().layout.clone(), self.0.dtype, self.0.conj, Arc::new(AtomicU64::new(0)), None)
     }
 
     fn meta(&self) -> &Meta {

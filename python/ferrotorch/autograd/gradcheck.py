@@ -40,7 +40,7 @@ def _parts(t):
 
 def _np(t):
     import numpy as np  # lazy: keeps `import ferrotorch` fast
-    return np.asarray(_parts(t).to(_C.float64).numpy(), dtype=np.float64).reshape(-1)
+    return np.asarray(_parts(t.resolve_conj()).to(_C.float64).numpy(), dtype=np.float64).reshape(-1)
 
 
 def _differentiable(dtype):

@@ -107,7 +107,7 @@ def reduce_tensor(t):
     if t.is_shared():
         # Already in shared memory: send a handle to the same pages, not a copy.
         return reduce_shared_tensor(t)
-    d = t.detach()
+    d = t.detach().resolve_conj()  # the values: a conjugate view travels resolved
     if d.device.type != "cpu":
         d = d.cpu()
     d = d.contiguous()

@@ -131,6 +131,15 @@ pub trait Backend:
     /// `accumulate` the products add onto `out`'s values.
     fn matmul(&self, dtype: DType, out: Dst, a: Src, b: Src, accumulate: bool) -> Result<()>;
 
+    /// [`matmul`](Self::matmul) of complex operands reading `a` (`conj[0]`)
+    /// and/or `b` (`conj[1]`) conjugated: the product of conjugate-bit
+    /// tensors (`x.mH @ y`) without a conjugated copy. Returns `Ok(false)`,
+    /// having done nothing, where the backend has no such kernel; the op
+    /// layer then resolves the operands and calls `matmul`.
+    fn matmul_conj(&self, _dtype: DType, _out: Dst, _a: Src, _b: Src, _accumulate: bool, _conj: [bool; 2]) -> Result<bool> {
+        Ok(false)
+    }
+
     /// `out = kind(x)` over the dims flagged in `dims`; `out` has `x`'s shape
     /// with those dims of size 1, in `out_dtype`.
     fn reduce(&self, kind: ReduceKind, x: Src, x_dtype: DType, dims: &[bool], out: Dst, out_dtype: DType) -> Result<()>;

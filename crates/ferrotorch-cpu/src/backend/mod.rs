@@ -89,9 +89,16 @@ impl Backend for Cpu {
     }
     fn matmul(&self, dtype: DType, out: Dst, a: Src, b: Src, accumulate: bool) -> Result<()> {
         if dtype.is_complex() {
-            return complex::matmul(dtype, out, a, b, accumulate);
+            return complex::matmul(dtype, out, a, b, accumulate, [false; 2]);
         }
         crate::matmul::batched(dtype, out, a, b, accumulate)
+    }
+    fn matmul_conj(&self, dtype: DType, out: Dst, a: Src, b: Src, accumulate: bool, conj: [bool; 2]) -> Result<bool> {
+        if !dtype.is_complex() {
+            return Ok(false);
+        }
+        complex::matmul(dtype, out, a, b, accumulate, conj)?;
+        Ok(true)
     }
     fn reduce(&self, kind: ReduceKind, x: Src, x_dtype: DType, dims: &[bool], out: Dst, out_dtype: DType) -> Result<()> {
         if x_dtype.is_complex() || out_dtype.is_complex() {

@@ -132,7 +132,8 @@ pub fn rebase_history(t: &Tensor, node: Arc<Node>, self_idx: usize) -> Result<()
     let rel = relative_layout(&base, t);
     let mut edges: Vec<Option<Edge>> = vec![gradient_edge(&base)];
     edges.extend(node.next_edges().iter().enumerate().filter(|(i, _)| *i != self_idx).map(|(_, e)| e.clone()));
-    let copy_slices = Node::new("CopySlices", edges, 1, Box::new(CopySlices { rel, f: Some(node), self_idx }));
+    let flip = t.is_conj() != base.is_conj();
+    let copy_slices = Node::new("CopySlices", edges, 1, Box::new(CopySlices { rel, f: Some(node), self_idx, flip }));
     set_history(&base, copy_slices, 0);
     let view_node = as_strided_node(&base, t);
     let mut m = t.autograd();
@@ -183,10 +184,14 @@ fn as_strided_node(base: &Tensor, view: &Tensor) -> Option<Arc<Node>> {
     let edge = gradient_edge(base)?;
     let rel = relative_layout(base, view);
     let shape = base.shape().to_vec();
+    // A view whose conjugate bit differs from its base's reads the base's
+    // values conjugated, so its gradient goes back conjugated.
+    let flip = view.is_conj() != base.is_conj();
     let rule = super::rule(move |_, g| {
         let Some(g) = g.into_iter().next().flatten() else { return Ok(vec![None]) };
         let rel = rel.as_ref().ok_or_else(non_contiguous_base)?;
-        Ok(vec![Some(crate::ops::view_grad::view_scatter_add(&g, &shape, rel)?)])
+        let r = crate::ops::view_grad::view_scatter_add(&g, &shape, rel)?;
+        Ok(vec![Some(if flip { r.conj_physical()? } else { r })])
     });
     Some(Node::new("AsStridedBackward0", vec![Some(edge)], 1, rule))
 }
@@ -204,6 +209,9 @@ struct CopySlices {
     /// The node of the in-place op (its input `self_idx` was the view).
     f: Option<Arc<Node>>,
     self_idx: usize,
+    /// The view's conjugate bit differs from the base's: its region of the
+    /// gradient is read and written back conjugated.
+    flip: bool,
 }
 
 impl Backward for CopySlices {
@@ -227,6 +235,8 @@ impl Backward for CopySlices {
         let sizes: Vec<i64> = rel.shape.iter().map(|&s| s as i64).collect();
         let strides: Vec<i64> = rel.strides.iter().map(|&s| s as i64).collect();
         let slice = result.as_strided(&sizes, &strides, Some((result.storage_offset() + rel.offset) as i64))?;
+        // Through a conjugate view of the region, the reads and the write-back conjugate.
+        let slice = if self.flip { slice.conj()? } else { slice };
         let res = f.apply_rule(vec![Some(slice.clone_data()?)])?;
         let mut res = res.into_iter();
         let mut out = vec![None; 1];

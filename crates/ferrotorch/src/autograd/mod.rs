@@ -123,7 +123,8 @@ where
         if !grads.iter().flatten().any(|g| g.dtype().is_complex()) {
             return f(node, grads);
         }
-        let conj = |g: Option<Tensor>| g.map(|g| g.conj()).transpose();
+        // Materialised (not the lazy bit): a gradient is read by several ops.
+        let conj = |g: Option<Tensor>| g.map(|g| g.conj_physical()).transpose();
         let grads = grads.into_iter().map(conj).collect::<ferrotorch_core::Result<Vec<_>>>()?;
         f(node, grads)?.into_iter().map(conj).collect()
     })))

@@ -195,9 +195,8 @@ fn fused_add_alpha(a: &Tensor, b: &Tensor, s: f64) -> Result<Tensor> {
     let out = Tensor::empty(&shape, a.dtype(), device)?;
     let (a, b) = (super::on_device(a, device)?, super::on_device(b, device)?);
     let (la, lb) = (broadcast_layout(&a, &shape)?, broadcast_layout(&b, &shape)?);
-    let sa = a.operand_as(&la);
-    let sb = b.operand_as(&lb);
-    out.backend()?.add_scaled(a.dtype(), out.operand_mut(), sa, sb, s)?;
+    let (ra, rb) = (a.operand_as(&la)?, b.operand_as(&lb)?);
+    out.backend()?.add_scaled(a.dtype(), out.operand_mut()?.dst(), ra.src(), rb.src(), s)?;
     Ok(out)
 }
 
@@ -535,9 +534,8 @@ fn run_binary(op: BinaryOp, out: &Tensor, a: &Tensor, b: &Tensor, compute: DType
     let (a, b) = (super::on_device(a, out.device())?, super::on_device(b, out.device())?);
     let la = broadcast_layout(&a, out.shape())?;
     let lb = broadcast_layout(&b, out.shape())?;
-    let sa = a.operand_as(&la);
-    let sb = b.operand_as(&lb);
-    out.backend()?.binary(op, compute, out.operand_mut(), sa, sb)
+    let (ra, rb) = (a.operand_as(&la)?, b.operand_as(&lb)?);
+    out.backend()?.binary(op, compute, out.operand_mut()?.dst(), ra.src(), rb.src())
 }
 
 /// `a <op>= b` without autograd.
@@ -682,7 +680,7 @@ pub fn unary_raw(x: &Tensor, op: UnaryOp) -> Result<Tensor> {
     };
     let xi = x.to_dtype(dtype)?;
     let out = Tensor::empty(x.shape(), out_dtype, x.device())?;
-    out.backend()?.unary(op, dtype, out.operand_mut(), xi.operand())?;
+    out.backend()?.unary(op, dtype, out.operand_mut()?.dst(), xi.operand()?.src())?;
     Ok(out)
 }
 

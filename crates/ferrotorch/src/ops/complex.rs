@@ -25,9 +25,27 @@ impl Tensor {
         if !self.dtype().is_complex() {
             return Err(Error::runtime("view_as_real is only supported for complex tensors"));
         }
+        if self.is_conj() {
+            return Err(Error::runtime(
+                "view_as_real doesn't work on unresolved conjugated tensors.  To resolve the conjugate tensor so you can view it as real, use self.resolve_conj(); however, be warned that the resulting tensor will NOT alias the original.",
+            ));
+        }
+        self.parts_view()
+    }
+
+    /// [`view_as_real`](Self::view_as_real) of the stored values, whatever
+    /// the conjugate bit (the real parts are the same either way; under the
+    /// bit the stored parts are those of the conjugate, so the gradient goes
+    /// back conjugated).
+    fn parts_view(&self) -> Result<Tensor> {
         let out = self.make_view_as(self.layout().as_real_parts(), self.dtype().to_real())?;
-        record("ViewAsRealBackward0", &[Some(self)], &[&out], || {
-            rule(|_, g| Ok(vec![g0(g).map(|g| g.contiguous()?.view_as_complex()).transpose()?]))
+        let conj = self.is_conj();
+        record("ViewAsRealBackward0", &[Some(self)], &[&out], move || {
+            rule(move |_, g| {
+                let Some(g) = g0(g) else { return Ok(vec![None]) };
+                let z = g.contiguous()?.view_as_complex()?;
+                Ok(vec![Some(if conj { z.conj_physical()? } else { z })])
+            })
         });
         Ok(out)
     }
@@ -72,44 +90,81 @@ impl Tensor {
     }
 
     /// `z.real`: a view of the real parts (the tensor itself when real).
+    /// Conjugation leaves them as they are, so a conjugate-bit tensor gives
+    /// the view of its stored real parts.
     pub fn real(&self) -> Result<Tensor> {
         if !self.dtype().is_complex() {
             return Ok(self.clone());
         }
-        self.view_as_real()?.select(-1, 0)
+        self.parts_view()?.select(-1, 0)
     }
 
     /// `z.imag`: a view of the imaginary parts; real tensors have none.
+    /// Under the conjugate bit they are the negated stored parts, which
+    /// PyTorch gives as a negative-bit view; ferrotorch has no negative bit
+    /// and returns them negated into a new tensor (`NegBackward0`).
     pub fn imag(&self) -> Result<Tensor> {
         if !self.dtype().is_complex() {
             return Err(Error::runtime("imag is not implemented for tensors with non-complex dtypes."));
         }
-        self.view_as_real()?.select(-1, 1)
+        let stored = self.parts_view()?.select(-1, 1)?;
+        if self.is_conj() {
+            return unary(&stored, UnaryOp::Neg);
+        }
+        Ok(stored)
     }
 
-    /// The complex conjugate, computed now (`conj()` and `conj_physical()`;
-    /// ferrotorch keeps no lazy conjugate bit). Real tensors are returned as
-    /// they are. Records `ConjBackward0` (or `ConjPhysicalBackward0` when
-    /// `physical`).
+    /// `conj()` (`physical`: `conj_physical()`): real tensors are returned
+    /// as they are. `conj()` of a complex tensor is a view with the
+    /// conjugate bit flipped (`ConjBackward0`); `conj_physical()` computes
+    /// the conjugates into a new tensor (`ConjPhysicalBackward0`).
     pub fn conj_with(&self, physical: bool) -> Result<Tensor> {
+        if physical {
+            self.conj_physical()
+        } else {
+            self.conj()
+        }
+    }
+
+    /// `conj()`: the tensor itself when real, else a view sharing storage and
+    /// version counter with the conjugate bit flipped. Records `ConjBackward0`.
+    pub fn conj(&self) -> Result<Tensor> {
+        if !self.dtype().is_complex() {
+            return Ok(self.clone());
+        }
+        let out = self.conj_view()?;
+        record("ConjBackward0", &[Some(self)], &[&out], || rule(|_, g| Ok(vec![g0(g).map(|g| g.conj()).transpose()?])));
+        Ok(out)
+    }
+
+    /// `conj_physical()`: the tensor itself when real, else the conjugates
+    /// in a new tensor without the conjugate bit. Records `ConjPhysicalBackward0`.
+    pub fn conj_physical(&self) -> Result<Tensor> {
         if !self.dtype().is_complex() {
             return Ok(self.clone());
         }
         let out = self.conj_raw()?;
-        let name = if physical { "ConjPhysicalBackward0" } else { "ConjBackward0" };
-        record(name, &[Some(self)], &[&out], move || rule(move |_, g| Ok(vec![g0(g).map(|g| g.conj_with(physical)).transpose()?])));
+        record("ConjPhysicalBackward0", &[Some(self)], &[&out], || rule(|_, g| Ok(vec![g0(g).map(|g| g.conj_physical()).transpose()?])));
         Ok(out)
     }
 
-    /// `conj()`.
-    pub fn conj(&self) -> Result<Tensor> {
-        self.conj_with(false)
+    /// `resolve_conj()`: itself without the conjugate bit, else a new tensor
+    /// holding the conjugated values (a clone: `CloneBackward0`, as PyTorch).
+    pub fn resolve_conj(&self) -> Result<Tensor> {
+        if !self.is_conj() {
+            return Ok(self.clone());
+        }
+        self.clone_data()
     }
 
     /// The conjugate without autograd: the parts multiplied by (1, -1), one
-    /// real kernel over the interleaved view.
+    /// real kernel over the interleaved view. Under the conjugate bit the
+    /// conjugates are the stored values, copied.
     pub(crate) fn conj_raw(&self) -> Result<Tensor> {
         let _no_grad = crate::autograd::GradModeGuard::new(false);
+        if self.is_conj() {
+            return self.conj_view()?.clone_data();
+        }
         let rdt = self.dtype().to_real();
         let parts = self.make_view_as(self.layout().as_real_parts(), rdt)?;
         let sign = Tensor::from_vec(vec![1.0f64, -1.0], &[2])?.to_dtype(rdt)?.to_device(self.device(), rdt, false)?;
@@ -225,7 +280,12 @@ mod tests {
         let im = z.imag().unwrap();
         assert_eq!((im.strides(), im.storage_offset()), (&[2isize][..], 1));
         assert_eq!(im.to_vec::<f64>().unwrap(), vec![2.0, 0.5]);
-        assert_eq!(parts(&z.conj().unwrap()), vec![1.0, -2.0, -3.0, -0.5]);
+        // conj() is a view with the bit: resolved, the parts are conjugated;
+        // its real view is refused as PyTorch's.
+        let zc = z.conj().unwrap();
+        assert!(zc.is_conj() && zc.view_as_real().is_err());
+        assert_eq!(parts(&zc.resolve_conj().unwrap()), vec![1.0, -2.0, -3.0, -0.5]);
+        assert_eq!(parts(&z.conj_physical().unwrap()), vec![1.0, -2.0, -3.0, -0.5]);
         let back = Tensor::complex(&z.real().unwrap(), &im).unwrap();
         assert_eq!(parts(&back), parts(&z));
     }

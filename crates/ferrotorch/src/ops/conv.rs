@@ -108,7 +108,7 @@ fn run_kernel(role: Role, spec: &ConvSpec, a: &Tensor, b: &Tensor, bias: Option<
     let prep = |t: &Tensor| -> Result<Tensor> { t.to_dtype(cdt)?.contiguous() };
     let (a, b, bias) = (prep(a)?, prep(b)?, bias.map(prep).transpose()?);
     let out = Tensor::empty(&shape, cdt, a.device())?;
-    out.backend()?.convolution(role, spec, cdt, out.operand_mut(), a.operand(), b.operand(), bias.as_ref().map(|t| t.operand()))?;
+    out.backend()?.convolution(role, spec, cdt, out.operand_mut()?.dst(), a.operand()?.src(), b.operand()?.src(), super::conj_bit::read_opt(bias.as_ref())?.as_ref().map(|r| r.src()))?;
     if cdt == dt {
         Ok(out)
     } else {

@@ -4,7 +4,7 @@ use super::broadcast_layout;
 use crate::Tensor;
 use ferrotorch_core::layout::{broadcast_shapes, fmt_shape};
 use ferrotorch_core::{DType, Device, DeviceType, Error, Layout, Result, Scalar};
-use ferrotorch_core::{Backend, Src};
+use ferrotorch_core::Backend;
 use crate::autograd::{record, rule};
 use super::arith_grad::g0;
 
@@ -260,7 +260,7 @@ impl Tensor {
 
     /// `fill_` without autograd.
     pub fn fill_raw_(&self, value: Scalar) -> Result<()> {
-        self.backend()?.fill(self.operand_mut(), self.dtype(), value)?;
+        self.backend()?.fill(self.operand_mut()?.dst(), self.dtype(), value)?;
         self.bump_version();
         Ok(())
     }
@@ -275,7 +275,7 @@ impl Tensor {
     }
 
     pub(crate) fn fill_init(&self, value: Scalar) -> Result<()> {
-        self.backend()?.fill(self.operand_mut(), self.dtype(), value)
+        self.backend()?.fill(self.operand_mut()?.dst(), self.dtype(), value)
     }
 
     /// `.item()`: the value of a one-element tensor.
@@ -287,7 +287,8 @@ impl Tensor {
             )));
         }
         // SAFETY: the tensor has exactly one element at its storage offset.
-        unsafe { self.backend()?.read_scalar(self.storage().raw_ptr(), self.dtype(), self.storage_offset()) }
+        let v = unsafe { self.backend()?.read_scalar(self.storage().raw_ptr(), self.dtype(), self.storage_offset()) }?;
+        Ok(self.seen(v))
     }
 
     /// Reads element `index` (row-major position) as a scalar.
@@ -303,7 +304,17 @@ impl Tensor {
             rem /= s;
         }
         // SAFETY: off addresses an element inside the layout, which fits the storage.
-        unsafe { self.backend()?.read_scalar(self.storage().raw_ptr(), self.dtype(), off as usize) }
+        let v = unsafe { self.backend()?.read_scalar(self.storage().raw_ptr(), self.dtype(), off as usize) }?;
+        Ok(self.seen(v))
+    }
+
+    /// A stored value as this tensor's element: conjugated under the
+    /// conjugate bit.
+    fn seen(&self, v: Scalar) -> Scalar {
+        match v {
+            Scalar::Complex(re, im) if self.is_conj() => Scalar::Complex(re, -im),
+            v => v,
+        }
     }
 }
 
@@ -322,8 +333,7 @@ fn copy_kernel(dst: &Tensor, src: &Tensor, src_layout: &ferrotorch_core::Layout)
     if across {
         return copy_across_devices(dst, src, src_layout);
     }
-    let s = Src { base: src.storage().raw_ptr(), layout: src_layout };
-    backend.copy_cast(dst.operand_mut(), dst.dtype(), s, src.dtype())
+    backend.copy_cast(dst.operand_mut()?.dst(), dst.dtype(), src.operand_as(src_layout)?.src(), src.dtype())
 }
 
 /// [`copy_kernel`] between two memories: `src` (seen through `src_layout`)
@@ -335,7 +345,7 @@ fn copy_across_devices(dst: &Tensor, src: &Tensor, src_layout: &ferrotorch_core:
     let shape = &src_layout.shape[..];
     let dt = src.dtype();
     let dense_src = Tensor::empty(shape, dt, from)?;
-    src.backend()?.copy_cast(dense_src.operand_mut(), dt, src.operand_as(src_layout), dt)?;
+    src.backend()?.copy_cast(dense_src.operand_mut()?.dst(), dt, src.operand_as(src_layout)?.src(), dt)?;
     let dense_dst = Tensor::empty(shape, dt, to)?;
     let nbytes = dense_src.numel() * dt.itemsize();
     if nbytes > 0 {
@@ -356,5 +366,5 @@ fn copy_across_devices(dst: &Tensor, src: &Tensor, src_layout: &ferrotorch_core:
             }
         }
     }
-    dst.backend()?.copy_cast(dst.operand_mut(), dst.dtype(), dense_dst.operand(), dt)
+    dst.backend()?.copy_cast(dst.operand_mut()?.dst(), dst.dtype(), dense_dst.operand()?.src(), dt)
 }

@@ -105,7 +105,7 @@ impl Tensor {
     /// A 1-d CPU tensor of `n` elements of the sequence `seq`.
     pub fn sequence(n: usize, seq: Sequence, dtype: DType) -> Result<Tensor> {
         let t = Tensor::empty(&[n], dtype, Device::CPU)?;
-        t.backend()?.sequence(seq, dtype, t.operand_mut())?;
+        t.backend()?.sequence(seq, dtype, t.operand_mut()?.dst())?;
         Ok(t)
     }
 
@@ -149,10 +149,10 @@ impl Tensor {
         if dtype.is_complex() {
             // Both parts drawn from `dist`, as PyTorch's complex random kernels do.
             let parts = t.layout().as_real_parts();
-            with_generator(gen, |g| backend.random(dist, g, dtype.to_real(), t.operand_mut_as(&parts), &[]))?;
+            with_generator(gen, |g| backend.random(dist, g, dtype.to_real(), t.operand_mut_as(&parts)?.dst(), &[]))?;
             return Ok(t);
         }
-        with_generator(gen, |g| backend.random(dist, g, dtype, t.operand_mut(), &[]))?;
+        with_generator(gen, |g| backend.random(dist, g, dtype, t.operand_mut()?.dst(), &[]))?;
         Ok(t)
     }
 
@@ -216,7 +216,7 @@ impl Tensor {
         let rates = self.contiguous()?;
         let out = Tensor::empty(self.shape(), dtype, self.device())?;
         let backend = out.backend()?;
-        with_generator(gen, |g| backend.random(Distribution::Poisson, g, dtype, out.operand_mut(), &[rates.operand()]))?;
+        with_generator(gen, |g| backend.random(Distribution::Poisson, g, dtype, out.operand_mut()?.dst(), &[rates.operand()?.src()]))?;
         let shape = self.shape().to_vec();
         crate::autograd::record("PoissonBackward0", &[Some(self)], &[&out], move || {
             crate::autograd::rule(move |_, grads| {
@@ -261,7 +261,7 @@ impl Tensor {
             let p = prob.expand(&sizes)?.contiguous()?;
             let out = Tensor::empty(&shape, dtype, self.device())?;
             let backend = out.backend()?;
-            with_generator(gen, |g| backend.random(Distribution::Binomial, g, dtype, out.operand_mut(), &[count.operand(), p.operand()]))?;
+            with_generator(gen, |g| backend.random(Distribution::Binomial, g, dtype, out.operand_mut()?.dst(), &[count.operand()?.src(), p.operand()?.src()]))?;
             Ok(out)
         })
     }

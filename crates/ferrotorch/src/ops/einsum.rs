@@ -317,7 +317,8 @@ impl Tensor {
         self.reshape(&[-1, 1])?.mul(other)
     }
 
-    /// `torch.vdot(a, b)`: the dot product of two 1-d tensors of one dtype.
+    /// `torch.vdot(a, b)`: the dot product of two 1-d tensors of one dtype,
+    /// the first conjugated (`sum(conj(a) * b)`).
     pub fn vdot(&self, other: &Tensor) -> Result<Tensor> {
         if self.dtype() != other.dtype() {
             return Err(Error::runtime(format!(
@@ -326,7 +327,8 @@ impl Tensor {
                 crate::ops::creation::pretty(other.dtype())
             )));
         }
-        self.dot(other)
+        // The first vector conjugated (a lazy view: the product reads it).
+        self.conj()?.dot(other)
     }
 
     /// `torch.addmv(input, mat, vec, beta, alpha)`: `beta * input + alpha * (mat @ vec)`.

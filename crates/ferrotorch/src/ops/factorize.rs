@@ -56,7 +56,7 @@ impl Tensor {
         let info = Tensor::zeros(&lead, DType::Int32, device)?;
         if spec.batch * m * n > 0 {
             let a = col_major_input(self)?;
-            a.backend()?.lu_factor(&spec, dt, a.operand(), lu.operand_mut(), pivots.operand_mut(), info.operand_mut())?;
+            a.backend()?.lu_factor(&spec, dt, a.operand()?.src(), lu.operand_mut()?.dst(), pivots.operand_mut()?.dst(), info.operand_mut()?.dst())?;
         }
         Ok((lu.transpose(-2, -1)?, pivots, info))
     }
@@ -106,7 +106,7 @@ impl Tensor {
             let piv_sizes: Vec<i64> = lead.iter().chain(&[n]).map(|&s| s as i64).collect();
             let piv = pivots.expand(&piv_sizes)?.contiguous()?;
             let bc = col_major_input(&expand_lead(b, &lead)?)?;
-            lu.backend()?.lu_solve(&spec, self.dtype(), lu.operand(), piv.operand(), bc.operand(), x.operand_mut())?;
+            lu.backend()?.lu_solve(&spec, self.dtype(), lu.operand()?.src(), piv.operand()?.src(), bc.operand()?.src(), x.operand_mut()?.dst())?;
         }
         x.transpose(-2, -1)
     }
@@ -149,7 +149,7 @@ impl Tensor {
             let ld = col_major_output(&lead, n, n, dt, device)?;
             if spec.batch * n > 0 {
                 let a = col_major_input(self)?;
-                a.backend()?.ldl_factor(&spec, dt, a.operand(), ld.operand_mut(), pivots.operand_mut(), info.operand_mut())?;
+                a.backend()?.ldl_factor(&spec, dt, a.operand()?.src(), ld.operand_mut()?.dst(), pivots.operand_mut()?.dst(), info.operand_mut()?.dst())?;
             }
             ld.transpose(-2, -1)
         })?;
@@ -206,7 +206,7 @@ impl Tensor {
                 let ld = col_major_input(&expand_lead(self, &lead)?)?;
                 let piv = pivots.detach().to_dtype(DType::Int32)?.expand(&piv_sizes)?.contiguous()?;
                 let bc = col_major_input(&expand_lead(b, &lead)?)?;
-                ld.backend()?.ldl_solve(&spec, self.dtype(), ld.operand(), piv.operand(), bc.operand(), x.operand_mut())?;
+                ld.backend()?.ldl_solve(&spec, self.dtype(), ld.operand()?.src(), piv.operand()?.src(), bc.operand()?.src(), x.operand_mut()?.dst())?;
             }
             x.transpose(-2, -1)
         })
@@ -238,7 +238,7 @@ impl Tensor {
         let info = Tensor::zeros(&lead, DType::Int32, self.device())?;
         if spec.batch * n > 0 {
             let a = col_major_input(self)?;
-            a.backend()?.cholesky(&spec, self.dtype(), a.operand(), factor.operand_mut(), info.operand_mut())?;
+            a.backend()?.cholesky(&spec, self.dtype(), a.operand()?.src(), factor.operand_mut()?.dst(), info.operand_mut()?.dst())?;
         }
         Ok((factor.transpose(-2, -1)?, info))
     }
@@ -271,7 +271,7 @@ impl Tensor {
         let r = col_major_output(&lead, qc, n, dt, device)?;
         if spec.batch * m * n > 0 {
             let a = col_major_input(self)?;
-            a.backend()?.qr(&spec, dt, a.operand(), q.as_ref().map(|q| q.operand_mut()), r.operand_mut())?;
+            a.backend()?.qr(&spec, dt, a.operand()?.src(), super::conj_bit::write_opt(q.as_ref())?.as_ref().map(|w| w.dst()), r.operand_mut()?.dst())?;
         } else if let Some(q) = &q {
             // An empty A still has a complete Q: the identity.
             if qc > 0 && spec.batch > 0 {
@@ -312,7 +312,7 @@ impl Tensor {
         let v = if vectors { Some(col_major_output(&lead, n, n, dt, device)?) } else { None };
         if spec.batch * n > 0 {
             let a = col_major_input(self)?;
-            a.backend()?.eigh(&spec, dt, a.operand(), w.operand_mut(), v.as_ref().map(|v| v.operand_mut()))?;
+            a.backend()?.eigh(&spec, dt, a.operand()?.src(), w.operand_mut()?.dst(), super::conj_bit::write_opt(v.as_ref())?.as_ref().map(|w| w.dst()))?;
         }
         Ok((w, v.map(|v| v.transpose(-2, -1)).transpose()?))
     }
@@ -338,7 +338,7 @@ impl Tensor {
         let v = if vectors { Some(col_major_output(&lead, n, n, cdt, device)?) } else { None };
         if spec.batch * n > 0 {
             let a = col_major_input(self)?;
-            a.backend()?.eig(&spec, dt, a.operand(), w.operand_mut(), v.as_ref().map(|v| v.operand_mut()))?;
+            a.backend()?.eig(&spec, dt, a.operand()?.src(), w.operand_mut()?.dst(), super::conj_bit::write_opt(v.as_ref())?.as_ref().map(|w| w.dst()))?;
         }
         Ok((w, v.map(|v| v.transpose(-2, -1)).transpose()?))
     }
@@ -376,7 +376,7 @@ impl Tensor {
         if spec.batch * n * k > 0 {
             let a = col_major_input(&expand_lead(self, &lead)?)?;
             let bc = col_major_input(&expand_lead(b, &lead)?)?;
-            a.backend()?.solve_triangular(&spec, self.dtype(), a.operand(), bc.operand(), x.operand_mut())?;
+            a.backend()?.solve_triangular(&spec, self.dtype(), a.operand()?.src(), bc.operand()?.src(), x.operand_mut()?.dst())?;
         }
         x.transpose(-2, -1)
     }

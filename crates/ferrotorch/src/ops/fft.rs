@@ -105,7 +105,7 @@ fn transform(x: &Tensor, spec: FftSpec, out_shape: &[usize]) -> Result<Tensor> {
     let out_dtype = if spec.kind == FftKind::C2R { real } else { real.to_complex().unwrap_or(DType::Complex64) };
     let out = Tensor::empty(out_shape, out_dtype, x.device())?;
     if out.numel() > 0 {
-        out.backend()?.fft(&spec, real, x.operand(), out.operand_mut())?;
+        out.backend()?.fft(&spec, real, x.operand()?.src(), out.operand_mut()?.dst())?;
     }
     Ok(out)
 }
@@ -120,7 +120,7 @@ fn check_complex(x: &Tensor, what: &str) -> Result<()> {
 /// `x` (complex) multiplied by the real weights `w` along `dim`.
 fn weight_along(x: &Tensor, dim: usize, w: Vec<f64>) -> Result<Tensor> {
     let n = w.len();
-    let parts = x.view_as_real()?;
+    let parts = x.resolve_conj()?.view_as_real()?;
     let mut shape = vec![1i64; parts.ndim()];
     shape[dim] = n as i64;
     let w = Tensor::from_vec(w, &[n])?.to_device(x.device(), parts.dtype(), false)?.reshape(&shape)?;
@@ -137,7 +137,7 @@ fn complexify(x: &Tensor) -> Result<Tensor> {
 /// `resize_fft_input`); a complex tensor is padded through its real view.
 fn resize(x: &Tensor, dims: &[usize], sizes: &[usize]) -> Result<Tensor> {
     if x.dtype().is_complex() && dims.iter().zip(sizes).any(|(&d, &s)| x.shape()[d] < s) {
-        return resize(&x.view_as_real()?, dims, sizes)?.view_as_complex();
+        return resize(&x.resolve_conj()?.view_as_real()?, dims, sizes)?.view_as_complex();
     }
     let mut x = x.clone();
     for (&d, &s) in dims.iter().zip(sizes) {

@@ -193,7 +193,7 @@ impl Tensor {
         let (a, b) = (self.to_dtype(compute)?, other.to_dtype(compute)?);
         let device = common_device(&[&a, &b])?;
         let out = Tensor::empty(&out_shape, compute, device)?;
-        out.backend()?.matmul(compute, out.operand_mut(), a.operand(), b.operand(), false)?;
+        super::conj_bit::matmul(compute, &out, &a, &b, false)?;
         out.to_dtype(dtype)
     }
 
@@ -388,7 +388,7 @@ fn maybe_multiply(t: &Tensor, s: Scalar) -> Result<Tensor> {
 /// to `acc`'s values one at a time, as PyTorch's BLAS `addmm` does.
 fn mm_accumulate(acc: &Tensor, lhs: &Tensor, rhs: &Tensor) -> Result<()> {
     // `acc` is a fresh tensor that overlaps neither input.
-    acc.backend()?.matmul(acc.dtype(), acc.operand_mut(), lhs.operand(), rhs.operand(), true)
+    super::conj_bit::matmul(acc.dtype(), acc, lhs, rhs, true)
 }
 
 /// Which operand MKL's float32/float64 gemm scales by `alpha` before it adds
@@ -745,8 +745,9 @@ fn svd_impl(a: &Tensor, compute_uv: bool, full_matrices: bool) -> Result<(Tensor
     };
     if batch > 0 {
         let a = a.detach().contiguous()?;
-        let uv_ops = uv.as_ref().map(|(u, v)| (u.operand_mut(), v.operand_mut()));
-        a.backend()?.svd(&spec, dt, nd > 2, a.operand(), s.operand_mut(), uv_ops)?;
+        let uv_held = uv.as_ref().map(|(u, v)| Ok::<_, ferrotorch_core::Error>((u.operand_mut()?, v.operand_mut()?))).transpose()?;
+        let uv_ops = uv_held.as_ref().map(|(u, v)| (u.dst(), v.dst()));
+        a.backend()?.svd(&spec, dt, nd > 2, a.operand()?.src(), s.operand_mut()?.dst(), uv_ops)?;
     }
     Ok((s, uv))
 }

@@ -15,6 +15,7 @@ pub mod arith;
 mod arith_grad;
 mod special_grad;
 pub mod complex;
+pub(crate) mod conj_bit;
 mod complex_grad;
 pub mod conv;
 pub mod copy;
@@ -41,26 +42,28 @@ pub mod view_grad;
 use crate::Tensor;
 use std::borrow::Cow;
 use ferrotorch_core::{Device, Error, Layout, Result};
-use ferrotorch_core::{Dst, Src};
 
 impl Tensor {
-    /// This tensor as the input of its backend's kernel.
-    pub(crate) fn operand(&self) -> Src<'_> {
-        Src { base: self.storage().raw_ptr(), layout: self.layout() }
+    /// This tensor as the input of its backend's kernel (`.src()` of the
+    /// holder; a conjugate-bit tensor reads its conjugated values, see
+    /// [`conj_bit`]).
+    pub(crate) fn operand(&self) -> Result<conj_bit::Read<'_>> {
+        conj_bit::read(self, self.layout())
     }
     /// This tensor's storage seen through `layout` (a broadcast or other
     /// re-strided view of it) as the input of its backend's kernel.
-    pub(crate) fn operand_as<'a>(&self, layout: &'a Layout) -> Src<'a> {
-        Src { base: self.storage().raw_ptr(), layout }
+    pub(crate) fn operand_as<'a>(&self, layout: &'a Layout) -> Result<conj_bit::Read<'a>> {
+        conj_bit::read(self, layout)
     }
     /// This tensor's storage seen through `layout` as the output of its
     /// backend's kernel (a reduction's keepdim-shaped view of its result).
-    pub(crate) fn operand_mut_as<'a>(&self, layout: &'a Layout) -> Dst<'a> {
-        Dst { base: self.storage().raw_ptr(), layout }
+    pub(crate) fn operand_mut_as<'a>(&'a self, layout: &'a Layout) -> Result<conj_bit::Write<'a>> {
+        conj_bit::write(self, layout)
     }
-    /// This tensor as the output of its backend's kernel.
-    pub(crate) fn operand_mut(&self) -> Dst<'_> {
-        Dst { base: self.storage().raw_ptr(), layout: self.layout() }
+    /// This tensor as the output of its backend's kernel (`.dst()` of the
+    /// holder; a conjugate-bit tensor is written through, see [`conj_bit`]).
+    pub(crate) fn operand_mut(&self) -> Result<conj_bit::Write<'_>> {
+        conj_bit::write(self, self.layout())
     }
 }
 

@@ -11,6 +11,7 @@ use super::arith_grad::{adds, g0, mul, sub, un};
 use super::creation::pretty;
 use crate::autograd::{is_grad_enabled, record, rule, GradModeGuard, SavedTensor};
 use crate::Tensor;
+use super::conj_bit::{read_opt, write_opt, Read, Write};
 use ferrotorch_core::backend::NormGrads;
 use ferrotorch_core::op::norm::{norm_compute_dtype, BatchNormSpec, GroupNormSpec, LayerNormSpec, Ncs};
 use ferrotorch_core::{DType, Device, Error, Result, Src};
@@ -61,9 +62,14 @@ fn param(p: Option<&Tensor>, cdt: DType) -> Result<Option<Tensor>> {
     p.map(|p| p.to_dtype(cdt)?.contiguous()).transpose()
 }
 
-/// An optional tensor as an optional kernel input.
-fn src(t: &Option<Tensor>) -> Option<Src<'_>> {
-    t.as_ref().map(|t| t.operand())
+/// An optional tensor's kernel input holder (see [`src`]).
+fn held(t: &Option<Tensor>) -> Result<Option<Read<'_>>> {
+    read_opt(t.as_ref())
+}
+
+/// An optional kernel input from its holder.
+fn src<'a>(r: &'a Option<Read<'_>>) -> Option<Src<'a>> {
+    r.as_ref().map(|r| r.src())
 }
 
 /// Fresh gradients for the wanted ones of (input, weight, bias): the
@@ -79,8 +85,14 @@ fn fresh_grads(want: [bool; 3], shape: &[usize], dt: DType, p: usize, cdt: DType
 }
 
 /// The kernel outputs for [`fresh_grads`].
-fn grad_operands(g: &[Option<Tensor>; 3]) -> NormGrads<'_> {
-    NormGrads { input: g[0].as_ref().map(|t| t.operand_mut()), weight: g[1].as_ref().map(|t| t.operand_mut()), bias: g[2].as_ref().map(|t| t.operand_mut()) }
+fn grad_operands<'a>(g: &'a [Option<Write<'_>>; 3]) -> NormGrads<'a> {
+    let dst = |i: usize| g[i].as_ref().map(|w| w.dst());
+    NormGrads { input: dst(0), weight: dst(1), bias: dst(2) }
+}
+
+/// The kernel output holders of [`fresh_grads`].
+fn grad_writes(g: &[Option<Tensor>; 3]) -> Result<[Option<Write<'_>>; 3]> {
+    Ok([write_opt(g[0].as_ref())?, write_opt(g[1].as_ref())?, write_opt(g[2].as_ref())?])
 }
 
 impl Tensor {
@@ -111,7 +123,7 @@ impl Tensor {
             let (w, b) = (param(weight, cdt)?, param(bias, cdt)?);
             let out = Tensor::empty(self.shape(), dt, device)?;
             let (mean, rstd) = (Tensor::zeros(&[rows], cdt, device)?, Tensor::zeros(&[rows], cdt, device)?);
-            out.backend()?.layer_norm(&spec, dt, x.operand(), src(&w), src(&b), out.operand_mut(), mean.operand_mut(), rstd.operand_mut())?;
+            out.backend()?.layer_norm(&spec, dt, x.operand()?.src(), src(&held(&w)?), src(&held(&b)?), out.operand_mut()?.dst(), mean.operand_mut()?.dst(), rstd.operand_mut()?.dst())?;
             (out, mean, rstd)
         };
         let sx = SavedTensor::input(self);
@@ -137,7 +149,7 @@ impl Tensor {
                 // The kernel computes the weight and bias gradients together.
                 let want_wb = want_w || want_b;
                 let grads = fresh_grads([want_x, want_wb, want_wb], xc.shape(), dt, n, cdt, xc.device())?;
-                xc.backend()?.layer_norm_backward(&spec, dt, gc.operand(), xc.operand(), mean.operand(), rstd.operand(), src(&w), grad_operands(&grads))?;
+                xc.backend()?.layer_norm_backward(&spec, dt, gc.operand()?.src(), xc.operand()?.src(), mean.operand()?.src(), rstd.operand()?.src(), src(&held(&w)?), grad_operands(&grad_writes(&grads)?))?;
                 let [gx, gw, gb] = grads;
                 let gw = gw.filter(|_| want_w).map(|t| t.reshape(&pshape)?.to_dtype(wdt.unwrap_or(dt))).transpose()?;
                 let gb = gb.filter(|_| want_b).map(|t| t.reshape(&pshape)?.to_dtype(bdt.unwrap_or(dt))).transpose()?;
@@ -360,8 +372,9 @@ impl Tensor {
             let (m, s) = (Tensor::zeros(&[nf], cdt, device)?, Tensor::zeros(&[nf], cdt, device)?);
             // The running statistics update in place, as PyTorch's kernel
             // writes them: no version bump, no autograd.
-            let (rm, rv) = (running_mean.map(|t| t.operand_mut()), running_var.map(|t| t.operand_mut()));
-            out.backend()?.batch_norm(&spec, dt, x.operand(), src(&w), src(&b), rm, rv, src(&sm), out.operand_mut(), m.operand_mut(), s.operand_mut())?;
+            let (hm, hv) = (write_opt(running_mean)?, write_opt(running_var)?);
+            let (rm, rv) = (hm.as_ref().map(|w| w.dst()), hv.as_ref().map(|w| w.dst()));
+            out.backend()?.batch_norm(&spec, dt, x.operand()?.src(), src(&held(&w)?), src(&held(&b)?), rm, rv, src(&held(&sm)?), out.operand_mut()?.dst(), m.operand_mut()?.dst(), s.operand_mut()?.dst())?;
             (out, m, s)
         };
         let sx = SavedTensor::input(self);
@@ -400,8 +413,8 @@ impl Tensor {
                 let (gc, xc) = (g.contiguous()?, x.contiguous()?);
                 let w = param(w.as_ref(), cdt)?;
                 let grads = fresh_grads(want, xc.shape(), dt, c, cdt, xc.device())?;
-                let (m, s) = (save_mean.operand(), save_invstd.operand());
-                xc.backend()?.batch_norm_backward(&spec, dt, gc.operand(), xc.operand(), m, s, src(&w), src(&gsum), grad_operands(&grads))?;
+                let (m, s) = (save_mean.operand()?, save_invstd.operand()?);
+                xc.backend()?.batch_norm_backward(&spec, dt, gc.operand()?.src(), xc.operand()?.src(), m.src(), s.src(), src(&held(&w)?), src(&held(&gsum)?), grad_operands(&grad_writes(&grads)?))?;
                 let [gx, gw, gb] = grads;
                 let gw = gw.map(|t| t.reshape(&pshape)?.to_dtype(wdt.unwrap_or(dt))).transpose()?;
                 let gb = gb.map(|t| t.reshape(&pshape)?.to_dtype(bdt.unwrap_or(dt))).transpose()?;
@@ -479,7 +492,7 @@ impl Tensor {
             let out = Tensor::empty(self.shape(), dt, device)?;
             let rows = shape.n * groups;
             let (mean, rstd) = (Tensor::zeros(&[rows], cdt, device)?, Tensor::zeros(&[rows], cdt, device)?);
-            out.backend()?.group_norm(&spec, dt, x.operand(), src(&w), src(&b), out.operand_mut(), mean.operand_mut(), rstd.operand_mut())?;
+            out.backend()?.group_norm(&spec, dt, x.operand()?.src(), src(&held(&w)?), src(&held(&b)?), out.operand_mut()?.dst(), mean.operand_mut()?.dst(), rstd.operand_mut()?.dst())?;
             (out, mean, rstd)
         };
         // PyTorch's meta kernel returns the statistics in the input's
@@ -507,7 +520,7 @@ impl Tensor {
                 let (gc, xc) = (g.to_dtype(dt)?.contiguous()?, x.contiguous()?);
                 let w = param(w.as_ref(), cdt)?;
                 let grads = fresh_grads(want, xc.shape(), dt, shape.c, cdt, xc.device())?;
-                xc.backend()?.group_norm_backward(&spec, dt, gc.operand(), xc.operand(), mean.operand(), rstd.operand(), src(&w), grad_operands(&grads))?;
+                xc.backend()?.group_norm_backward(&spec, dt, gc.operand()?.src(), xc.operand()?.src(), mean.operand()?.src(), rstd.operand()?.src(), src(&held(&w)?), grad_operands(&grad_writes(&grads)?))?;
                 let [gx, gw, gb] = grads;
                 let gw = gw.map(|t| t.to_dtype(wdt.unwrap_or(dt))).transpose()?;
                 let gb = gb.map(|t| t.to_dtype(bdt.unwrap_or(dt))).transpose()?;

@@ -163,13 +163,17 @@ fn run_group<H: Copy, const S: usize>(params: &[Tensor], grads: &[Tensor], state
     for dt in [DType::Float32, DType::Float64] {
         let idx: Vec<usize> = (0..params.len()).filter(|&i| params[i].dtype() == dt).collect();
         let Some(&first) = idx.first() else { continue };
-        let operands: Vec<ParamOperands> = idx
+        let mut held = Vec::with_capacity(idx.len());
+        for &i in &idx {
+            let mut st = Vec::with_capacity(S);
+            for s in 0..S {
+                st.push(super::conj_bit::write_opt(states.get(s).filter(|l| !l.is_empty()).map(|l| &l[i]))?);
+            }
+            held.push((params[i].operand_mut()?, grads[i].operand()?, st));
+        }
+        let operands: Vec<ParamOperands> = held
             .iter()
-            .map(|&i| ParamOperands {
-                param: params[i].operand_mut(),
-                grad: grads[i].operand(),
-                state: std::array::from_fn(|s| states.get(s).filter(|l| !l.is_empty()).map(|l| l[i].operand_mut())),
-            })
+            .map(|(p, g, st)| ParamOperands { param: p.dst(), grad: g.src(), state: std::array::from_fn(|s| st.get(s).and_then(|w| w.as_ref()).map(|w| w.dst())) })
             .collect();
         let steps: Vec<OptimStep> = idx.iter().map(|&i| wrap(hypers[i])).collect();
         params[first].backend()?.optimizer_step(dt, S, &steps, &operands)?;

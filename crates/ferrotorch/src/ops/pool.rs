@@ -258,7 +258,7 @@ enum Ints {
 fn forward_kernel(spec: &Spec, x: &Tensor, out_shape: &[usize], want_indices: bool) -> Result<(Tensor, Option<Tensor>)> {
     let out = Tensor::empty(out_shape, x.dtype(), x.device())?;
     let idx = if spec.has_indices() && want_indices { Some(Tensor::empty(out_shape, DType::Int64, x.device())?) } else { None };
-    x.backend()?.pool_forward(spec, x.dtype(), x.operand(), out.operand_mut(), idx.as_ref().map(|i| i.operand_mut()))?;
+    x.backend()?.pool_forward(spec, x.dtype(), x.operand()?.src(), out.operand_mut()?.dst(), super::conj_bit::write_opt(idx.as_ref())?.as_ref().map(|w| w.dst()))?;
     Ok((out, idx))
 }
 
@@ -266,7 +266,7 @@ fn forward_kernel(spec: &Spec, x: &Tensor, out_shape: &[usize], want_indices: bo
 /// from the contiguous output gradient `g`.
 fn backward_kernel(spec: &Spec, g: &Tensor, idx: Option<&Tensor>, in_shape: &[usize]) -> Result<Tensor> {
     let gx = Tensor::empty(in_shape, g.dtype(), g.device())?;
-    g.backend()?.pool_backward(spec, g.dtype(), g.operand(), idx.map(|i| i.operand()), gx.operand_mut())?;
+    g.backend()?.pool_backward(spec, g.dtype(), g.operand()?.src(), super::conj_bit::read_opt(idx)?.as_ref().map(|r| r.src()), gx.operand_mut()?.dst())?;
     Ok(gx)
 }
 

@@ -163,7 +163,7 @@ fn cascade_sum(x: &Tensor, mask: &[bool], keepdim: bool) -> Result<Tensor> {
         return s.to_dtype(x.dtype());
     }
     let (out, through) = super::reduction::reduced_output(x, mask, keepdim, x.dtype())?;
-    out.backend()?.sum_float(x.operand(), x.dtype(), mask, keepdim, out.operand_mut_as(&through))?;
+    out.backend()?.sum_float(x.operand()?.src(), x.dtype(), mask, keepdim, out.operand_mut_as(&through)?.dst())?;
     Ok(out)
 }
 

@@ -41,7 +41,7 @@ pub(crate) fn reduced_output(x: &Tensor, mask: &[bool], keepdim: bool, dtype: DT
 /// reduced dims.
 pub(crate) fn reduce_engine(x: &Tensor, mask: &[bool], kind: ReduceKind, out_dtype: DType, keepdim: bool) -> Result<Tensor> {
     let (out, through) = reduced_output(x, mask, keepdim, out_dtype)?;
-    out.backend()?.reduce(kind, x.operand(), x.dtype(), mask, out.operand_mut_as(&through), out_dtype)?;
+    out.backend()?.reduce(kind, x.operand()?.src(), x.dtype(), mask, out.operand_mut_as(&through)?.dst(), out_dtype)?;
     Ok(out)
 }
 
@@ -51,8 +51,10 @@ fn arg_engine(x: &Tensor, mask: &[bool], max: bool, keepdim: bool, values: bool)
     let (idx, through) = reduced_output(x, mask, keepdim, DType::Int64)?;
     let vals = if values { Some(reduced_output(x, mask, keepdim, x.dtype())?.0) } else { None };
     let kind = if max { ArgKind::Max } else { ArgKind::Min };
-    let vd = vals.as_ref().map(|v| v.operand_mut_as(&through));
-    idx.backend()?.reduce_arg(kind, x.operand(), x.dtype(), mask, vd, idx.operand_mut_as(&through))?;
+    {
+        let vd = vals.as_ref().map(|v| v.operand_mut_as(&through)).transpose()?;
+        idx.backend()?.reduce_arg(kind, x.operand()?.src(), x.dtype(), mask, vd.as_ref().map(|w| w.dst()), idx.operand_mut_as(&through)?.dst())?;
+    }
     Ok((vals, idx))
 }
 
@@ -331,8 +333,12 @@ impl Tensor {
         let dof = Dof::new(dims, self.ndim(), n, correction);
         let (sx, so, dt) = (SavedTensor::input(self), SavedTensor::output(&v, 0), self.dtype());
         let name = if std { "StdMeanBackward0" } else { "VarMeanBackward0" };
+        // Written in PyTorch's convention for complex inputs: the variance's
+        // gradient `2 (x - mean) g / dof` already is, and the mean's `g / n`
+        // is the same in both (so `rule`'s conjugation, which a complex mean
+        // gradient would trigger, must not apply).
         record(name, &[Some(self)], &[&v, &m], move || {
-            rule(move |node, g| {
+            crate::autograd::rule_native(move |node, g| {
                 let mut it = g.into_iter();
                 let (gv, gm) = (it.next().flatten(), it.next().flatten());
                 let x = sx.unpack(node)?;
@@ -362,13 +368,30 @@ impl Tensor {
     /// differ from the one `var_mean` uses: PyTorch's CPU `var`/`std` of one
     /// output element is a two-pass kernel of its own).
     fn var_std_raw(&self, dims: Option<&[i64]>, correction: f64, keepdim: bool, std: bool) -> Result<Tensor> {
+        if self.dtype().is_complex() {
+            return self.complex_var_std_raw(dims, correction, keepdim, std);
+        }
         if !self.dtype().is_floating_point() {
             return Err(Error::runtime("std and var only support floating point and complex dtypes"));
         }
         let _no_grad = GradModeGuard::new(false);
         let mask = reduced_dims(dims, self.ndim())?;
         let (v, through) = reduced_output(self, &mask, keepdim, self.dtype())?;
-        v.backend()?.var_mean(self.operand(), self.dtype(), &mask, correction, std, v.operand_mut_as(&through), None)?;
+        v.backend()?.var_mean(self.operand()?.src(), self.dtype(), &mask, correction, std, v.operand_mut_as(&through)?.dst(), None)?;
+        Ok(v)
+    }
+
+    /// `var`/`std` of a complex tensor, as PyTorch's: real-valued (the
+    /// parts' dtype), the variance being the sum of the parts' variances
+    /// (`E|z - E z|^2`).
+    fn complex_var_std_raw(&self, dims: Option<&[i64]>, correction: f64, keepdim: bool, std: bool) -> Result<Tensor> {
+        let _no_grad = GradModeGuard::new(false);
+        let re = self.real()?.var_std_raw(dims, correction, keepdim, false)?;
+        let im = self.imag()?.var_std_raw(dims, correction, keepdim, false)?;
+        let v = add(&re, &im)?;
+        if std {
+            return unary(&v, UnaryOp::Sqrt);
+        }
         Ok(v)
     }
 
@@ -378,6 +401,11 @@ impl Tensor {
     /// type), so a float16 std whose variance overflows float16 stays finite.
     /// var/std/var_mean/std_mean all share this one path.
     fn var_mean_raw(&self, dims: Option<&[i64]>, correction: f64, keepdim: bool, std: bool) -> Result<(Tensor, Tensor)> {
+        if self.dtype().is_complex() {
+            let _no_grad = GradModeGuard::new(false);
+            let v = self.complex_var_std_raw(dims, correction, keepdim, std)?;
+            return Ok((v, self.mean_dims(dims, keepdim, None)?));
+        }
         if !self.dtype().is_floating_point() {
             return Err(Error::runtime("std and var only support floating point and complex dtypes"));
         }
@@ -385,7 +413,7 @@ impl Tensor {
         let mask = reduced_dims(dims, self.ndim())?;
         let (v, through) = reduced_output(self, &mask, keepdim, self.dtype())?;
         let m = reduced_output(self, &mask, keepdim, self.dtype())?.0;
-        v.backend()?.var_mean(self.operand(), self.dtype(), &mask, correction, std, v.operand_mut_as(&through), Some(m.operand_mut_as(&through)))?;
+        v.backend()?.var_mean(self.operand()?.src(), self.dtype(), &mask, correction, std, v.operand_mut_as(&through)?.dst(), Some(m.operand_mut_as(&through)?.dst()))?;
         Ok((v, m))
     }
 
@@ -554,7 +582,7 @@ impl Tensor {
         let out = Tensor::empty(x.shape(), out_dtype, x.device())?;
         let kind = if prod { CumKind::Prod } else { CumKind::Sum };
         // Reads `x` in place (any strides), parallel over rows.
-        out.backend()?.cumulative(kind, x.operand(), x.dtype(), d, out.operand_mut(), out_dtype)?;
+        out.backend()?.cumulative(kind, x.operand()?.src(), x.dtype(), d, out.operand_mut()?.dst(), out_dtype)?;
         crate::ops::reduce::check_differentiable_dtype(self, &out)?;
         if out.dtype().is_differentiable() && self.dtype().is_differentiable() {
             let (sx, so, dt) = (SavedTensor::input(self), SavedTensor::output(&out, 0), self.dtype());
@@ -583,7 +611,7 @@ impl Tensor {
         let vals = Tensor::empty(self.shape(), self.dtype(), self.device())?;
         let idx = Tensor::empty(self.shape(), DType::Int64, self.device())?;
         let kind = if max { ArgKind::Max } else { ArgKind::Min };
-        self.backend()?.cumulative_arg(kind, self.operand(), self.dtype(), d, vals.operand_mut(), idx.operand_mut())?;
+        self.backend()?.cumulative_arg(kind, self.operand()?.src(), self.dtype(), d, vals.operand_mut()?.dst(), idx.operand_mut()?.dst())?;
         let name = if max { "CummaxBackward0" } else { "CumminBackward0" };
         record_indexed(name, self, &vals, &idx, d, true);
         Ok((vals, idx))
@@ -662,7 +690,7 @@ fn cumprod_grad(g: &Tensor, x: &Tensor, out: &Tensor, d: usize) -> Result<Tensor
     let f64s = |t: &Tensor| t.to_dtype(DType::Float64);
     let (xf, gf, of) = (f64s(x)?, f64s(g)?, f64s(out)?);
     let grad = Tensor::empty(x.shape(), DType::Float64, x.device())?;
-    grad.backend()?.cumprod_backward(xf.operand(), gf.operand(), of.operand(), d, exact, w_dtype, x.dtype(), grad.operand_mut())?;
+    grad.backend()?.cumprod_backward(xf.operand()?.src(), gf.operand()?.src(), of.operand()?.src(), d, exact, w_dtype, x.dtype(), grad.operand_mut()?.dst())?;
     grad.to_dtype(g.dtype())
 }
 
@@ -851,7 +879,7 @@ impl Tensor {
         let x = self.to_dtype(dt)?.contiguous()?;
         let (mean, var) = (Tensor::empty(&[rows], dt, self.device())?, Tensor::empty(&[rows], dt, self.device())?);
         let spec = MomentsSpec { rows, n, reduced: reduced && dt == DType::Float32 };
-        mean.backend()?.row_moments(&spec, dt, x.operand(), mean.operand_mut(), var.operand_mut())?;
+        mean.backend()?.row_moments(&spec, dt, x.operand()?.src(), mean.operand_mut()?.dst(), var.operand_mut()?.dst())?;
         Ok((mean, var))
     }
 }

@@ -87,7 +87,7 @@ impl Tensor {
             let hy = Tensor::empty(&[batch, hidden], dt, dev)?;
             let cy = Tensor::empty(&[batch, hidden], dt, dev)?;
             let ws = Tensor::empty(&[batch, 4 * hidden], dt, dev)?;
-            self.backend()?.lstm_cell(dt, ig.operand(), hg.operand(), c.operand(), hy.operand_mut(), cy.operand_mut(), ws.operand_mut())?;
+            self.backend()?.lstm_cell(dt, ig.operand()?.src(), hg.operand()?.src(), c.operand()?.src(), hy.operand_mut()?.dst(), cy.operand_mut()?.dst(), ws.operand_mut()?.dst())?;
             (hy, cy, ws)
         };
         let (s_ig, s_hg, s_cx, s_cy) =
@@ -134,13 +134,13 @@ impl Tensor {
                 let dcx = Tensor::empty(&[batch, hidden], dt, dev)?;
                 dgates.backend()?.lstm_cell_backward(
                     dt,
-                    ws.operand(),
-                    cx.operand(),
-                    cy.operand(),
-                    dhy.as_ref().map(|t| t.operand()),
-                    dcy.as_ref().map(|t| t.operand()),
-                    dgates.operand_mut(),
-                    dcx.operand_mut(),
+                    ws.operand()?.src(),
+                    cx.operand()?.src(),
+                    cy.operand()?.src(),
+                    super::conj_bit::read_opt(dhy.as_ref())?.as_ref().map(|r| r.src()),
+                    super::conj_bit::read_opt(dcy.as_ref())?.as_ref().map(|r| r.src()),
+                    dgates.operand_mut()?.dst(),
+                    dcx.operand_mut()?.dst(),
                 )?;
                 // Each edge gets its own buffer: the engine may accumulate into it in place.
                 Ok(vec![Some(dgates.clone_data()?), Some(dgates), Some(dcx)])
@@ -162,7 +162,7 @@ impl Tensor {
             let (ig, hg, h) = (self.contiguous()?, hgates.contiguous()?, hx.contiguous()?);
             let hy = Tensor::empty(&[batch, hidden], dt, dev)?;
             let ws = Tensor::empty(&[batch, 4 * hidden], dt, dev)?;
-            self.backend()?.gru_cell(dt, ig.operand(), hg.operand(), h.operand(), hy.operand_mut(), ws.operand_mut())?;
+            self.backend()?.gru_cell(dt, ig.operand()?.src(), hg.operand()?.src(), h.operand()?.src(), hy.operand_mut()?.dst(), ws.operand_mut()?.dst())?;
             (hy, ws)
         };
         let (s_ig, s_hg, s_hx) = (SavedTensor::input(self), SavedTensor::input(hgates), SavedTensor::input(hx));
@@ -189,7 +189,7 @@ impl Tensor {
                 let dig = Tensor::empty(&[batch, 3 * hidden], dt, dev)?;
                 let dhg = Tensor::empty(&[batch, 3 * hidden], dt, dev)?;
                 let dhx = Tensor::empty(&[batch, hidden], dt, dev)?;
-                dhx.backend()?.gru_cell_backward(dt, ws.operand(), hx.operand(), dhy.operand(), dig.operand_mut(), dhg.operand_mut(), dhx.operand_mut())?;
+                dhx.backend()?.gru_cell_backward(dt, ws.operand()?.src(), hx.operand()?.src(), dhy.operand()?.src(), dig.operand_mut()?.dst(), dhg.operand_mut()?.dst(), dhx.operand_mut()?.dst())?;
                 Ok(vec![Some(dig), Some(dhg), Some(dhx)])
             })
         });

@@ -37,7 +37,7 @@ fn record_linear(name: &'static str, x: &Tensor, out: &Tensor, back: impl Fn(&Te
 fn copy_through(src: &Tensor, layout: &Layout, shape: &[usize]) -> Result<Tensor> {
     let out = Tensor::empty(shape, src.dtype(), src.device())?;
     let dl = Layout::contiguous(&layout.shape);
-    out.backend()?.copy_cast(Dst { base: out.storage().raw_ptr(), layout: &dl }, out.dtype(), src.operand_as(layout), src.dtype())?;
+    out.backend()?.copy_cast(Dst { base: out.storage().raw_ptr(), layout: &dl }, out.dtype(), src.operand_as(layout)?.src(), src.dtype())?;
     Ok(out)
 }
 

@@ -29,7 +29,7 @@ impl Tensor {
             let out = Tensor::empty(x.shape(), x.dtype(), x.device())?;
             // Vectorised rows (max, exp, sum in the compute type), parallel
             // over rows; any strides.
-            out.backend()?.softmax(x.operand(), out.operand_mut(), x.dtype(), d, log)?;
+            out.backend()?.softmax(x.operand()?.src(), out.operand_mut()?.dst(), x.dtype(), d, log)?;
             out
         };
         let (so, dt) = (SavedTensor::output(&out, 0), x.dtype());

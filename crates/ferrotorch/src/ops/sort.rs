@@ -37,7 +37,7 @@ fn select_rows(x: &Tensor, d: usize, sel: RowSelect) -> Result<(Tensor, Tensor)>
     shape[d] = sel.count(shape[d]);
     let values = Tensor::empty(&shape, x.dtype(), x.device())?;
     let indices = Tensor::empty(&shape, DType::Int64, x.device())?;
-    values.backend()?.select_rows(sel, xc.operand(), x.dtype(), d, values.operand_mut(), indices.operand_mut())?;
+    values.backend()?.select_rows(sel, xc.operand()?.src(), x.dtype(), d, values.operand_mut()?.dst(), indices.operand_mut()?.dst())?;
     Ok((values, indices))
 }
 
@@ -129,11 +129,11 @@ impl Tensor {
         let _no_grad = GradModeGuard::new(false);
         let flat = self.reshape(&[-1])?.contiguous()?;
         let (b, dt, device) = (flat.backend()?, self.dtype(), self.device());
-        let n = b.unique_count(flat.operand(), dt)?;
+        let n = b.unique_count(flat.operand()?.src(), dt)?;
         let values = Tensor::empty(&[n], dt, device)?;
         let inverse = Tensor::empty(&[flat.numel()], DType::Int64, device)?;
         let counts = Tensor::empty(&[n], DType::Int64, device)?;
-        b.unique(flat.operand(), dt, values.operand_mut(), inverse.operand_mut(), counts.operand_mut())?;
+        b.unique(flat.operand()?.src(), dt, values.operand_mut()?.dst(), inverse.operand_mut()?.dst(), counts.operand_mut()?.dst())?;
         let shape: Vec<i64> = self.shape().iter().map(|&s| s as i64).collect();
         Ok((values, inverse.reshape(&shape)?, counts))
     }

@@ -377,6 +377,6 @@ fn fma_raw(a: &Tensor, b: &Tensor, c: &Tensor, dtype: DType) -> Result<Tensor> {
     let (a, b, c) = (super::on_device(&a, device)?.into_owned(), super::on_device(&b, device)?.into_owned(), super::on_device(&c, device)?.into_owned());
     let out = Tensor::empty(&shape, dtype, device)?;
     let (la, lb, lc) = (broadcast_layout(&a, &shape)?, broadcast_layout(&b, &shape)?, broadcast_layout(&c, &shape)?);
-    out.backend()?.ternary(TernaryOp::MulAdd, dtype, out.operand_mut(), a.operand_as(&la), b.operand_as(&lb), c.operand_as(&lc))?;
+    out.backend()?.ternary(TernaryOp::MulAdd, dtype, out.operand_mut()?.dst(), a.operand_as(&la)?.src(), b.operand_as(&lb)?.src(), c.operand_as(&lc)?.src())?;
     Ok(out)
 }

@@ -13,7 +13,7 @@ pub fn view_scatter_add(g: &Tensor, shape: &[usize], rel: &Layout) -> Result<Ten
     let out = {
         let _no_grad = crate::autograd::GradModeGuard::new(false);
         let out = Tensor::zeros(shape, g.dtype(), g.device())?;
-        out.backend()?.accumulate(g.dtype(), Dst { base: out.storage().raw_ptr(), layout: rel }, g.operand(), false)?;
+        out.backend()?.accumulate(g.dtype(), Dst { base: out.storage().raw_ptr(), layout: rel }, g.operand()?.src(), false)?;
         out
     };
     let rel = rel.clone();
@@ -49,7 +49,7 @@ pub fn as_strided_scatter_add(g: &Tensor, shape: &[usize], rel: &Layout) -> Resu
         let _no_grad = crate::autograd::GradModeGuard::new(false);
         let out = Tensor::zeros(shape, g.dtype(), g.device())?;
         let rel = Layout { shape: sizes.as_slice().into(), strides: strides.as_slice().into(), offset: rel.offset };
-        out.backend()?.accumulate(g.dtype(), Dst { base: out.storage().raw_ptr(), layout: &rel }, g.operand(), true)?;
+        out.backend()?.accumulate(g.dtype(), Dst { base: out.storage().raw_ptr(), layout: &rel }, g.operand()?.src(), true)?;
         out
     };
     let rel = Layout { shape: sizes.as_slice().into(), strides: strides.as_slice().into(), offset: rel.offset };

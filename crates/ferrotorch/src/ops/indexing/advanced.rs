@@ -336,7 +336,7 @@ impl Tensor {
         let ml = broadcast_layout(&mv, self.shape())?;
         let v = value.to_dtype(self.dtype())?;
         let mask = Src { base: mv.storage().raw_ptr(), layout: &ml };
-        self.backend()?.masked_fill(self.dtype(), self.operand_mut(), mask, v.operand())?;
+        self.backend()?.masked_fill(self.dtype(), self.operand_mut()?.dst(), mask, v.operand()?.src())?;
         self.bump_version();
         Ok(true)
     }

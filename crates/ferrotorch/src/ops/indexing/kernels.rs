@@ -79,8 +79,10 @@ pub(crate) fn read_at(src: &Tensor, acc: &Access, shape: &[usize]) -> Result<Ten
     if acc.pos.numel() * acc.block.numel() != out.numel() {
         return Err(Error::runtime("internal error: read_at offsets do not match the output shape"));
     }
-    let s = Src { base: src.storage().raw_ptr(), layout: &acc.pos };
-    out.backend()?.index_read(src.dtype(), s, &acc.kernel_terms(), &acc.block, out.operand_mut())?;
+    // The index terms and the block reach past `acc.pos`'s span: a
+    // conjugate-bit source is resolved over its whole storage.
+    let s = crate::ops::conj_bit::read_whole(src, &acc.pos)?;
+    out.backend()?.index_read(src.dtype(), s.src(), &acc.kernel_terms(), &acc.block, out.operand_mut()?.dst())?;
     Ok(out)
 }
 
@@ -95,8 +97,8 @@ pub(crate) fn write_at(dst: &Tensor, acc: &Access, vals: &Tensor, mode: Reduce) 
     let v = vals.to_dtype(dst.dtype())?;
     // Values that alias the destination are read from a private copy.
     let v = if std::sync::Arc::ptr_eq(v.storage(), dst.storage()) { v.clone_data()? } else { v };
-    let d = ferrotorch_core::Dst { base: dst.storage().raw_ptr(), layout: &acc.pos };
-    dst.backend()?.index_write(dst.dtype(), d, &acc.kernel_terms(), &acc.block, v.operand(), mode)?;
+    let d = crate::ops::conj_bit::write_whole(dst, &acc.pos)?;
+    dst.backend()?.index_write(dst.dtype(), d.dst(), &acc.kernel_terms(), &acc.block, v.operand()?.src(), mode)?;
     dst.bump_version();
     Ok(())
 }
@@ -113,13 +115,13 @@ pub(crate) fn check_index_values(x: &Tensor, index: &Tensor, bounds: IndexBounds
 /// int64 tensor: the backend counts them, then fills.
 pub(crate) fn nonzero_raw(t: &Tensor) -> Result<Tensor> {
     let b = t.backend()?;
-    let n = b.count_nonzero(t.operand(), t.dtype())?;
+    let n = b.count_nonzero(t.operand()?.src(), t.dtype())?;
     let out = Tensor::empty(&[n, t.ndim()], DType::Int64, t.device())?;
-    b.nonzero(t.operand(), t.dtype(), out.operand_mut())?;
+    b.nonzero(t.operand()?.src(), t.dtype(), out.operand_mut()?.dst())?;
     Ok(out)
 }
 
 /// The number of non-zero elements of `t`, read back from its backend.
 pub(crate) fn count_nonzero_raw(t: &Tensor) -> Result<usize> {
-    t.backend()?.count_nonzero(t.operand(), t.dtype())
+    t.backend()?.count_nonzero(t.operand()?.src(), t.dtype())
 }

@@ -24,8 +24,8 @@ pub(crate) fn where_raw(cond: &Tensor, x: &Tensor, y: &Tensor, dtype: DType) -> 
     let (c, x, y) = (on_device(&c, device)?.into_owned(), on_device(&x, device)?.into_owned(), on_device(&y, device)?.into_owned());
     let out = Tensor::empty(&shape, dtype, device)?;
     let (lc, lx, ly) = (broadcast_layout(&c, &shape)?, broadcast_layout(&x, &shape)?, broadcast_layout(&y, &shape)?);
-    let operand = |t: &Tensor, l| ferrotorch_core::Src { base: t.storage().raw_ptr(), layout: l };
-    out.backend()?.select(dtype, out.operand_mut(), operand(&c, &lc), operand(&x, &lx), operand(&y, &ly))?;
+    let (rc, rx, ry) = (c.operand_as(&lc)?, x.operand_as(&lx)?, y.operand_as(&ly)?);
+    out.backend()?.select(dtype, out.operand_mut()?.dst(), rc.src(), rx.src(), ry.src())?;
     Ok(out)
 }
 
@@ -139,7 +139,7 @@ impl Tensor {
         common_device(&[self, mask, &v])?;
         let ml = broadcast_layout(mask, self.shape())?;
         let m = ferrotorch_core::Src { base: mask.storage().raw_ptr(), layout: &ml };
-        self.backend()?.masked_fill(self.dtype(), self.operand_mut(), m, v.operand())?;
+        self.backend()?.masked_fill(self.dtype(), self.operand_mut()?.dst(), m, v.operand()?.src())?;
         self.bump_version();
         Ok(())
     }
@@ -191,7 +191,7 @@ impl Tensor {
             let out = Tensor::empty(&ushape, self.dtype(), device)?;
             out.copy_raw_(&self.expand(&shape)?)?;
             // The kernel counts the mask's ones and refuses a short source.
-            out.backend()?.masked_scatter(self.dtype(), out.operand_mut(), mb.operand(), source.operand())?;
+            out.backend()?.masked_scatter(self.dtype(), out.operand_mut()?.dst(), mb.operand()?.src(), source.operand()?.src())?;
             out
         };
         let (xshape, dt, sshape, sdt, n) = (self.shape().to_vec(), self.dtype(), source.shape().to_vec(), source.dtype(), source.numel());
