@@ -393,6 +393,14 @@ unsafe fn max_abs<T: Real>(a: Mat, rows: usize, cols: usize) -> f64 {
         });
         return parts.into_iter().fold(0.0, nan_max);
     }
+    if is == 1 && os == inner as isize {
+        // Lines back to back (a contiguous operand): one run, so short lines
+        // (an attention head's rows) do not each pay the scan's tail.
+        // SAFETY: unit inner stride and an outer stride of `inner` make the
+        // operand's `outer × inner` elements one contiguous block.
+        let (m, nan) = slice_max_abs(std::slice::from_raw_parts(at::<T>(a.ptr, 0), outer * inner));
+        return if nan { f64::NAN } else { m.f64() };
+    }
     let (mut m, mut nan) = (T::ZERO, false);
     for o in 0..outer as isize {
         let (rm, rn) = if is == 1 {

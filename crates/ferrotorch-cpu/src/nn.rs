@@ -77,9 +77,10 @@ impl Vol {
 }
 
 /// Unfolds output rows `rows` (flat (depth, height) indices) of the `cg`
-/// channels `x` into `col` (`K × P`, row-major), where `K = cg · taps` and
-/// `P = rows.len() · out_w`; taps in the padding are 0.
-fn vol2col<T: Element>(x: &[T], cg: usize, v: &Vol, rows: std::ops::Range<usize>, col: &mut [T]) {
+/// channels `x` into `col` (`K × P`, row-major with row stride `ld >= P`),
+/// where `K = cg · taps` and `P = rows.len() · out_w`; taps in the padding
+/// are 0. A row stride wider than `P` lets several images share one matrix.
+fn vol2col<T: Element>(x: &[T], cg: usize, v: &Vol, rows: std::ops::Range<usize>, col: &mut [T], ld: usize) {
     let [kd, kh, kw] = v.kernel;
     let (w, ow) = (v.input[2], v.output[2]);
     let (sw, pw, dw) = (v.stride[2], v.padding[2], v.dilation[2]);
@@ -90,7 +91,7 @@ fn vol2col<T: Element>(x: &[T], cg: usize, v: &Vol, rows: std::ops::Range<usize>
         for a in 0..kd {
             for b in 0..kh {
                 for kj in 0..kw {
-                    let row = &mut col[(((c * kd + a) * kh + b) * kw + kj) * p..][..p];
+                    let row = &mut col[(((c * kd + a) * kh + b) * kw + kj) * ld..][..p];
                     let off = (kj * dw) as isize - pw as isize;
                     for (r, y) in rows.clone().enumerate() {
                         let dst = &mut row[r * ow..(r + 1) * ow];
@@ -191,11 +192,13 @@ fn col2vol<T: Element + AddAssign>(col: &[T], cg: usize, v: &Vol, rows: std::ops
 /// GEMM is threaded and a serial unfold would leave the other cores idle.
 fn vol2col_par<T: Element>(x: &[T], cg: usize, v: &Vol, rows: std::ops::Range<usize>, col: &mut [T], parallel: bool) {
     let chunk = v.taps() * rows.len() * v.output[2];
-    if !parallel || cg < 2 || chunk == 0 {
-        return vol2col(x, cg, v, rows, col);
+    let p = rows.len() * v.output[2];
+    // A small unfold (one 8×8 image's) takes less time than waking a helper.
+    if !parallel || cg < 2 || chunk == 0 || cg * chunk < crate::iter::GRAIN {
+        return vol2col(x, cg, v, rows, col, p);
     }
     let plane = v.in_plane();
-    crate::parallel::for_each_chunk_mut(col, chunk, |c, rows_c| vol2col(&x[c * plane..(c + 1) * plane], 1, v, rows.clone(), rows_c));
+    crate::parallel::for_each_chunk_mut(col, chunk, |c, rows_c| vol2col(&x[c * plane..(c + 1) * plane], 1, v, rows.clone(), rows_c, p));
 }
 
 /// [`col2vol`] split over the threads by channel when `parallel` (each
@@ -265,6 +268,67 @@ fn per_image<T: Send>(out: &mut [T], chunk: usize, f: impl Fn(usize, &mut [T], &
     }
 }
 
+/// Output planes narrower than this many columns make a per-image GEMM too
+/// small to run near its peak (a 16×16 image: 8 × 256 × 9 multiply-adds, less
+/// than the GEMM's own setup): such images are unfolded side by side and
+/// multiplied together ([`conv_forward_runs`]).
+const RUN_BELOW_COLS: usize = 1024;
+
+/// Images that [`conv_forward`] multiplies in one product: as many as keep
+/// their columns (`k × p` each) within a band and leave every thread a run
+/// of its own; 1 (one image per product) for wide planes or lone images.
+fn images_per_product(batch: usize, k: usize, p: usize) -> usize {
+    if p >= RUN_BELOW_COLS || batch < 2 {
+        return 1;
+    }
+    let per_thread = batch.div_ceil(crate::parallel::threads());
+    (COL_BAND / (k * p).max(1)).clamp(1, per_thread)
+}
+
+/// [`conv_forward`] for small planes: runs of `run` images, one run per
+/// task across the threads. Each group's columns of a run form one
+/// `K × (run·P)` matrix (image `j` in columns `[j·P, (j+1)·P)`), so one GEMM
+/// of `og × run·P` replaces `run` narrow ones; its product is then scattered
+/// into the images' channel planes with the bias added.
+#[allow(clippy::too_many_arguments)]
+fn conv_forward_runs<T: GemmFloat>(spec: &ConvSpec, v: &Vol, run: usize, x: &[T], w: &[T], bias: Option<&[T]>, out: &mut [T]) {
+    let (groups, o) = (spec.groups, spec.out_channels);
+    let (cg, og) = (spec.in_channels / groups, o / groups);
+    let (k, p, plane) = (cg * v.taps(), v.out_plane(), v.in_plane());
+    let rows = v.output[0] * v.output[1];
+    let img_in = spec.in_channels * plane;
+    crate::parallel::for_each_chunk_mut(out, run * o * p, |t, y| {
+        let first = t * run;
+        let m = y.len() / (o * p);
+        let ld = m * p;
+        let mut col = vec![T::zero(); k * ld];
+        let mut prod = vec![T::zero(); og * ld];
+        for g in 0..groups {
+            for j in 0..m {
+                let xg = &x[(first + j) * img_in + g * cg * plane..][..cg * plane];
+                vol2col(xg, cg, v, 0..rows, &mut col[j * p..], ld);
+            }
+            let wg = &w[g * og * k..(g + 1) * og * k];
+            // SAFETY: wg is og×k, col k×ld and prod og×ld, all row-major
+            // inside their own buffers; prod overlaps neither input.
+            unsafe { gemm_into::<T>(og, ld, k, mat_mut(&mut prod, ld), mat(wg, k), mat(&col, ld), false, false) };
+            for (j, yj) in y.chunks_mut(o * p).enumerate() {
+                for oc in 0..og {
+                    let src = &prod[oc * ld + j * p..][..p];
+                    let dst = &mut yj[(g * og + oc) * p..][..p];
+                    match bias {
+                        Some(b) => {
+                            let b = b[g * og + oc];
+                            dst.iter_mut().zip(src).for_each(|(d, &s)| *d = s + b);
+                        }
+                        None => dst.copy_from_slice(src),
+                    }
+                }
+            }
+        }
+    });
+}
+
 /// Convolution forward: `y = conv(x, w) + bias` with the shapes of `spec`,
 /// `bias` (`out_channels`) optional, into the contiguous `out`. Each (image,
 /// group) is unfolded a band of output rows at a time and multiplied by the
@@ -294,6 +358,13 @@ pub fn conv_forward<T: GemmFloat>(spec: &ConvSpec, x: &[T], w: &[T], bias: Optio
         return Ok(());
     }
     let direct = v.direct();
+    if !direct {
+        let run = images_per_product(spec.batch, k, p);
+        if run > 1 {
+            conv_forward_runs(spec, &v, run, x, w, bias, out);
+            return Ok(());
+        }
+    }
     per_image(out, o * p, |img, y, col, gemm_threads| {
         let xi = &x[img * spec.in_channels * plane..][..spec.in_channels * plane];
         // Without a bias the first product overwrites instead of adding.
@@ -595,6 +666,37 @@ mod tests {
                 conv_forward(&sp, &f(&x), &f(&w), Some(&f(&b)), &mut y32).unwrap();
                 for (a, e) in y32.iter().zip(&want_y) {
                     assert!((*a as f64 - e).abs() <= 1e-4 * e.abs().max(1.0));
+                }
+            }
+        }
+    }
+
+    /// Batches of small planes take the run path (several images unfolded
+    /// side by side into one product): on one thread and on two, with and
+    /// without a bias, grouped, strided and dilated, against the naive sum.
+    #[test]
+    fn image_runs_match_naive_loops() {
+        let cases = [
+            spec(2, 32, 1, 8, 1, &[16, 16], &[3, 3], &[1, 1], &[1, 1], &[1, 1]),
+            spec(2, 7, 4, 6, 2, &[8, 9], &[3, 2], &[2, 1], &[1, 0], &[1, 2]),
+            spec(1, 5, 3, 4, 1, &[12], &[3], &[1], &[2], &[2]),
+            spec(3, 3, 2, 2, 1, &[4, 5, 3], &[2, 2, 2], &[1, 2, 1], &[1, 0, 1], &[1, 1, 1]),
+        ];
+        for sp in cases {
+            let (xl, wl, yl) = sp.lens();
+            let v = as_3d(&sp);
+            let k = sp.in_channels / sp.groups * v.taps();
+            assert!(crate::parallel::with_threads(1, || images_per_product(sp.batch, k, v.out_plane())) > 1, "{sp:?} takes the run path");
+            let (x, w, b) = (data(xl, 5), data(wl, 6), data(sp.out_channels, 7));
+            for with_bias in [true, false] {
+                let mut want: Vec<f64> = (0..yl).map(|i| if with_bias { b[i / v.out_plane() % sp.out_channels] } else { 0.0 }).collect();
+                terms(&sp, |xi, wi, yi| want[yi] += x[xi] * w[wi]);
+                for threads in [1, 2] {
+                    let mut y = vec![f64::NAN; yl];
+                    crate::parallel::with_threads(threads, || conv_forward(&sp, &x, &w, with_bias.then_some(&b[..]), &mut y)).unwrap();
+                    for (a, e) in y.iter().zip(&want) {
+                        assert!((a - e).abs() <= 1e-12 * e.abs().max(1.0), "{sp:?} threads {threads} bias {with_bias}: {a} vs {e}");
+                    }
                 }
             }
         }

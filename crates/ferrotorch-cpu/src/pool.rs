@@ -201,8 +201,22 @@ pub fn max_pool_forward<T: PoolElem>(x: &[T], g: &PoolGeom, out: &mut [T], indic
     let ow_lo = pw.div_ceil(sw.max(1)).min(ow_n);
     let reach = (kw.max(1) - 1) * g.dilation[2] + 1;
     let ow_hi = if w + pw >= reach { ((w + pw - reach) / sw.max(1) + 1).clamp(ow_lo, ow_n) } else { ow_lo };
+    // The pooling of nearly every CNN (2×2 windows, stride 2, inside the
+    // input), when no indices are wanted: a plain loop over the two rows.
+    let halves = g.input[0] == 1
+        && g.output[0] == 1
+        && g.kernel == [1, 2, 2]
+        && g.stride[1..] == [2, 2]
+        && g.padding == [0; 3]
+        && g.dilation[1..] == [1, 1]
+        && 2 * oh_n <= h
+        && 2 * ow_n <= w
+        && ow_n > 0;
     let plane = |pl: usize, y: &mut [T], mut ind: Option<&mut [i64]>| {
         let xp = &x[pl * ip..(pl + 1) * ip];
+        if halves && ind.is_none() {
+            return max_pool_2x2(xp, w, oh_n, ow_n, y);
+        }
         // The window's taps relative to a lane's first column, in scan order.
         let mut rel: Vec<i32> = Vec::new();
         let mut i = 0;
@@ -270,6 +284,28 @@ pub fn max_pool_forward<T: PoolElem>(x: &[T], g: &PoolGeom, out: &mut [T], indic
     match indices {
         Some(ind) => for_planes2(out, ind, op, op * taps, |pl, y, i| plane(pl, y, Some(i))),
         None => for_planes(out, op, op * taps, |pl, y| plane(pl, y, None)),
+    }
+}
+
+/// [`max_pool_forward`] of one plane (rows of `w`) with 2×2 windows at
+/// stride 2 into `y` (`oh_n × ow_n`): the taps in the general path's scan
+/// order and with its rule (a NaN wins, ties keep the first), so the results
+/// are the same.
+fn max_pool_2x2<T: PoolElem>(xp: &[T], w: usize, oh_n: usize, ow_n: usize, y: &mut [T]) {
+    let step = |best: T::Acc, v: T| {
+        let v = v.widen();
+        if v > best || v.is_nan() {
+            v
+        } else {
+            best
+        }
+    };
+    for (oh, yr) in y.chunks_exact_mut(ow_n).take(oh_n).enumerate() {
+        let (r0, r1) = (&xp[2 * oh * w..][..2 * ow_n], &xp[(2 * oh + 1) * w..][..2 * ow_n]);
+        for ((o, a), b) in yr.iter_mut().zip(r0.chunks_exact(2)).zip(r1.chunks_exact(2)) {
+            let m = step(step(step(a[0].widen(), a[1]), b[0]), b[1]);
+            *o = T::narrow(m);
+        }
     }
 }
 
@@ -603,6 +639,36 @@ mod tests {
         let mut gx = [9f32; 4];
         max_pool_backward(&[1.0, 2.0], &i, 4, 2, &mut gx);
         assert_eq!(gx, [1.0, 0.0, 2.0, 0.0]);
+    }
+
+    /// The 2×2 stride-2 path (taken without indices) against the general
+    /// one (taken with them), odd sizes, NaNs, infinities and signed zeros
+    /// included, over several planes.
+    #[test]
+    fn max_pool_2x2_matches_the_general_path() {
+        for (h, w) in [(4usize, 4usize), (5, 7), (2, 2), (9, 6)] {
+            let (oh, ow) = (h / 2, w / 2);
+            let g = PoolGeom::new(&[h, w], &[oh, ow], &[2, 2], &[2, 2], &[0, 0], &[1, 1]);
+            let planes = 3;
+            let specials = [f32::NAN, f32::INFINITY, f32::NEG_INFINITY, 0.0, -0.0, 1.5];
+            let x: Vec<f32> = (0..planes * h * w).map(|i| if i % 5 == 0 { specials[i / 5 % 6] } else { ((i * 37) % 11) as f32 - 5.0 }).collect();
+            let (mut fast, mut general, mut ind) = (vec![0f32; planes * oh * ow], vec![0f32; planes * oh * ow], vec![0i64; planes * oh * ow]);
+            max_pool_forward(&x, &g, &mut fast, None);
+            max_pool_forward(&x, &g, &mut general, Some(&mut ind));
+            for (a, b) in fast.iter().zip(&general) {
+                assert_eq!(a.to_bits(), b.to_bits(), "{h}x{w}: {a} vs {b}");
+            }
+            // The general path itself against a direct reading of the windows.
+            for (o, &v) in general.iter().enumerate() {
+                let (pl, r, c) = (o / (oh * ow), o / ow % oh, o % ow);
+                let win: Vec<f32> = [(0, 0), (0, 1), (1, 0), (1, 1)].iter().map(|&(a, b)| x[pl * h * w + (2 * r + a) * w + 2 * c + b]).collect();
+                if win.iter().any(|v| v.is_nan()) {
+                    assert!(v.is_nan());
+                } else {
+                    assert_eq!(v, win.iter().copied().fold(f32::NEG_INFINITY, f32::max));
+                }
+            }
+        }
     }
 
     #[test]

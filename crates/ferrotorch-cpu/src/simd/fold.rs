@@ -40,6 +40,15 @@ where
         }
         i += 4 * l;
     }
+    // Single vectors after that: a short row (softmax over an attention
+    // row of 32) would otherwise fall wholly to the scalar tail below.
+    while i + l <= n {
+        // SAFETY: i + LANES <= n keeps the load inside `x`.
+        let v = V::load(p.add(i));
+        nan = V::mor(nan, v.is_nan());
+        acc[0] = if max { v.max(acc[0]) } else { v.min(acc[0]) };
+        i += l;
+    }
     let v = if max { acc[0].max(acc[1]).max(acc[2].max(acc[3])) } else { acc[0].min(acc[1]).min(acc[2].min(acc[3])) };
     let mut lanes = [V::E::default(); 16];
     v.store(lanes.as_mut_ptr());

@@ -84,15 +84,25 @@ impl MultiheadAttention {
         let s = k.shape()[1];
         let h = self.num_heads;
         let d = e / h;
-        let w = self.in_proj_weight.chunk(3, 0)?;
-        let b: Vec<Option<Tensor>> = match &self.in_proj_bias {
-            Some(b) => b.chunk(3, 0)?.into_iter().map(Some).collect(),
-            None => vec![None, None, None],
+        let (qh, kh, vh) = if query.same(key) && key.same(value) {
+            // Self-attention (PyTorch's packed in-projection): one product by
+            // the stacked weight, then one copy that lays the heads out
+            // contiguously as (3, N, H, L, D), so that the batched products
+            // below need no copies of their own.
+            let qkv = linear(&q, &self.in_proj_weight, self.in_proj_bias.as_ref())?
+                .reshape(&[n as i64, l as i64, 3, h as i64, d as i64])?
+                .permute(&[2, 0, 3, 1, 4])?
+                .contiguous()?;
+            (qkv.select(0, 0)?, qkv.select(0, 1)?, qkv.select(0, 2)?)
+        } else {
+            let w = self.in_proj_weight.chunk(3, 0)?;
+            let b: Vec<Option<Tensor>> = match &self.in_proj_bias {
+                Some(b) => b.chunk(3, 0)?.into_iter().map(Some).collect(),
+                None => vec![None, None, None],
+            };
+            let heads = |x: &Tensor, len: usize| -> Result<Tensor> { x.reshape(&[n as i64, len as i64, h as i64, d as i64])?.permute(&[0, 2, 1, 3]) };
+            (heads(&linear(&q, &w[0], b[0].as_ref())?, l)?, heads(&linear(&k, &w[1], b[1].as_ref())?, s)?, heads(&linear(&v, &w[2], b[2].as_ref())?, s)?)
         };
-        let heads = |x: &Tensor, len: usize| -> Result<Tensor> { x.reshape(&[n as i64, len as i64, h as i64, d as i64])?.permute(&[0, 2, 1, 3]) };
-        let qh = heads(&linear(&q, &w[0], b[0].as_ref())?, l)?;
-        let kh = heads(&linear(&k, &w[1], b[1].as_ref())?, s)?;
-        let vh = heads(&linear(&v, &w[2], b[2].as_ref())?, s)?;
         let mut scores = scale(&qh.matmul(&kh.transpose(-2, -1)?)?, 1.0 / (d as f64).sqrt())?;
         if let Some(m) = attn_mask {
             let m = if m.ndim() == 3 { m.reshape(&[n as i64, h as i64, l as i64, s as i64])? } else { m.clone() };

@@ -40,6 +40,17 @@ pub fn linear(input: &Tensor, weight: &Tensor, bias: Option<&Tensor>) -> Result<
     }
     match (input.ndim(), bias) {
         (2, Some(b)) => b.addmm(input, &weight.t()?),
+        (n, Some(b)) if n > 2 => {
+            // As PyTorch's `_flatten_nd_linear`: the leading dims fold into
+            // the rows of one addmm, so the bias rides in the GEMM's
+            // accumulator instead of a second pass over the output.
+            let shape = input.shape();
+            let rows: usize = shape[..n - 1].iter().product();
+            let y = b.addmm(&input.reshape(&[rows as i64, shape[n - 1] as i64])?, &weight.t()?)?;
+            let mut out: Vec<i64> = shape[..n - 1].iter().map(|&d| d as i64).collect();
+            out.push(weight.shape()[0] as i64);
+            y.view(&out)
+        }
         (_, Some(b)) => input.matmul(&weight.t()?)?.add(b),
         (_, None) => input.matmul(&weight.t()?),
     }

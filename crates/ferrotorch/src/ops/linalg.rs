@@ -551,7 +551,13 @@ fn add_product(kind: AddProd, input: &Tensor, a: &Tensor, b: &Tensor, beta: Scal
                 if be.to_f64() == 0.0 {
                     return Ok(None);
                 }
-                Ok(Some(binary(Operand::T(&input.to_dtype(work)?.expand(&shape_i64)?), Operand::S(be), BinaryOp::Mul)?))
+                let input = input.to_dtype(work)?.expand(&shape_i64)?;
+                // `x * 1` is `x` bit for bit (NaN and -0 included): skip the
+                // pass (a linear layer's bias is added this way on every call).
+                if be.to_f64() == 1.0 {
+                    return Ok(Some(input));
+                }
+                Ok(Some(binary(Operand::T(&input), Operand::S(be), BinaryOp::Mul)?))
             };
             // BLAS (float32/float64) returns `beta * input` for alpha == 0; the
             // float16/bfloat16 kernels multiply the product by 0 (NaN stays NaN).
@@ -561,10 +567,14 @@ fn add_product(kind: AddProd, input: &Tensor, a: &Tensor, b: &Tensor, beta: Scal
                     None => Tensor::zeros(&out_shape, work, device)?,
                 }
             } else if let Some(scale) = (kind == AddProd::Addmm && work == dt).then(|| blas_alpha_operand(a, b)).flatten() {
-                let acc = Tensor::zeros(&out_shape, work, device)?;
-                if let Some(t) = scaled_input()? {
-                    acc.copy_(&t)?;
-                }
+                let acc = match scaled_input()? {
+                    Some(t) => {
+                        let acc = Tensor::empty(&out_shape, work, device)?;
+                        acc.copy_(&t)?;
+                        acc
+                    }
+                    None => Tensor::zeros(&out_shape, work, device)?,
+                };
                 match scale {
                     AlphaOn::Mat1 => mm_accumulate(&acc, &maybe_multiply(&aw, al)?, &bw)?,
                     AlphaOn::Mat2 => mm_accumulate(&acc, &aw, &maybe_multiply(&bw, al)?)?,
