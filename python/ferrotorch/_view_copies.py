@@ -145,11 +145,8 @@ def _attach():
         m.__doc__ = fn.__doc__
         return m
 
-    for fn in (select_scatter, slice_scatter, diagonal_scatter, as_strided_scatter):
+    for fn in (select_scatter, slice_scatter, diagonal_scatter, as_strided_scatter, slice_inverse):
         setattr(Tensor, fn.__name__, _args.method_signature(fn) if hasattr(fn, "__schemas__") else method(fn))
-
-
-_attach()
 
 
 @_args.signature("Tensor input, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1")
@@ -163,3 +160,6 @@ def slice_inverse(input, src, dim=0, start=None, end=None, step=1):
     describe the relation: the view is taken from ``src``'s geometry.
     """
     return input.as_strided(src.shape, src.stride(), src.storage_offset())
+
+
+_attach()

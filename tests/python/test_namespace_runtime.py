@@ -232,6 +232,7 @@ SLICE_INVERSE = {
     "transposed_src": lambda L, b: L.slice_inverse(b[:, 1:3], L.zeros(3, 4).t(), 1, 1, 3),
     "neg_dim": lambda L, b: L.slice_inverse(b[:, 2:], L.zeros(3, 4), -1, -2),
     "too_small": lambda L, b: L.slice_inverse(L.zeros(3), L.zeros(3, 5), 0),
+    "method": lambda L, b: b[1:].slice_inverse(L.zeros(3, 4), 0, 1),
 }
 
 
