@@ -130,14 +130,34 @@ def _make_functions():
         def backward(ctx, gLU, _gp, _gi):
             LU, piv = ctx.saved_tensors
             m, n = LU.shape[-2], LU.shape[-1]
-            if m != n:
-                raise RuntimeError("linalg.lu_factor: the derivative is implemented for square matrices only")
             P, L, U = _unpack_lu(LU, piv)
-            # A = P L U: gA = P L^{-T} (tril(L^T gL, -1) + triu(gU U^T)) U^{-T}.
-            phi = (_mT(L) @ gLU.tril(-1)).tril(-1) + (gLU.triu() @ _mT(U)).triu()
-            X = _C._linalg_solve_triangular(_mT(L), phi, True, True)
-            X = _mT(_C._linalg_solve_triangular(U, _mT(X), True, False))
-            return P @ X
+
+            def left_solve_lt(Lk, B):  # Lk^{-T} B, Lk unit lower triangular
+                return _C._linalg_solve_triangular(_mT(Lk), B, True, True)
+
+            def right_solve_ut(B, Uk):  # B Uk^{-T}, Uk upper triangular
+                return _mT(_C._linalg_solve_triangular(Uk, _mT(B), True, False))
+
+            # A = P L U with the packed gradient split into gL (strictly lower) and gU.
+            if m == n:
+                # gA = P L^{-T} (tril(L^T gL, -1) + triu(gU U^T)) U^{-T}.
+                phi = (_mT(L) @ gLU.tril(-1)).tril(-1) + (gLU.triu() @ _mT(U)).triu()
+                return P @ right_solve_ut(left_solve_lt(L, phi), U)
+            if m < n:
+                # Wide: U = [U1 | U2]. gA1 = P L^{-T} (tril(L^T gL - gU2 U2^T, -1) + triu(gU1 U1^T)) U1^{-T},
+                # gA2 = P L^{-T} gU2.
+                U1, U2 = U[..., :, :m], U[..., :, m:]
+                g1, gU2 = gLU[..., :, :m], gLU[..., :, m:]
+                phi = (_mT(L) @ g1.tril(-1) - gU2 @ _mT(U2)).tril(-1) + (g1.triu() @ _mT(U1)).triu()
+                gA1 = right_solve_ut(left_solve_lt(L, phi), U1)
+                return P @ _C._cat([gA1, left_solve_lt(L, gU2)], -1)
+            # Tall: L = [L1; L2]. gB1 = L1^{-T} (tril(L1^T gL1, -1) + triu(gU U^T - L2^T gL2)) U^{-T},
+            # gB2 = gL2 U^{-T}, gA = P [gB1; gB2].
+            L1, L2 = L[..., :n, :], L[..., n:, :]
+            g1, gL2 = gLU[..., :n, :], gLU[..., n:, :]
+            phi = (_mT(L1) @ g1.tril(-1)).tril(-1) + (g1.triu() @ _mT(U) - _mT(L2) @ gL2).triu()
+            gB1 = right_solve_ut(left_solve_lt(L1, phi), U)
+            return P @ _C._cat([gB1, right_solve_ut(gL2, U)], -2)
 
     class LuSolve(Function):
         @staticmethod

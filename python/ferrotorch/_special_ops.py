@@ -153,7 +153,44 @@ def ldexp(input, other, *, out=None):
     """
     _args.tensor(input, "ldexp", "input", 1)
     _args.tensor(other, "ldexp", "other", 2)
+    if out is None and (input.requires_grad or other.requires_grad) and _C.is_grad_enabled():
+        return _ldexp_function().apply(input, other)
     return _write_out(_binary("mul", input, _binary("pow", 2.0, other)), out)
+
+
+_LDEXP_FN = []
+
+
+def _ldexp_function():
+    """PyTorch's ``LdexpBackward0``: both gradients are formed elementwise over the broadcast
+    shape before summing (so opposite infinite terms give NaN, as there)."""
+    if not _LDEXP_FN:
+        import math
+        from .autograd import Function
+
+        class Ldexp(Function):
+            @staticmethod
+            def forward(ctx, input, other):
+                p = _binary("pow", 2.0, other)
+                result = _binary("mul", input, p)
+                ctx.save_for_backward(p, result)
+                ctx.shapes = (tuple(input.shape), tuple(other.shape))
+                return result
+
+            @staticmethod
+            def backward(ctx, grad):
+                p, result = ctx.saved_tensors
+                g_in = g_other = None
+                if ctx.needs_input_grad[0]:
+                    g_in = (grad * p).sum_to_size(ctx.shapes[0])
+                if ctx.needs_input_grad[1]:
+                    # grad * result * ln 2, rounded in that order as PyTorch's.
+                    g_other = (grad * result * math.log(2.0)).sum_to_size(ctx.shapes[1])
+                return g_in, g_other
+
+        Ldexp._backward_name = "LdexpBackward0"
+        _LDEXP_FN.append(Ldexp)
+    return _LDEXP_FN[0]
 
 
 def ldexp_(input, other):

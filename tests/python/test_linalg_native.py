@@ -114,6 +114,18 @@ def test_lu_factor_gradient():
     _close(gf[0], gt[0], rtol=1e-8, atol=1e-9)
 
 
+@pytest.mark.parametrize("shape", [(3, 5), (5, 3), (2, 4, 6), (2, 6, 4), (1, 5), (5, 1)])
+def test_lu_factor_gradient_of_wide_and_tall_matrices(shape):
+    # The fuzzer's find: PyTorch differentiates LU of non-square matrices too.
+    a = _rand(*shape, seed=4)
+    gt, gf = _grads(lambda A: torch.linalg.lu_factor(A)[0], lambda A: ft.linalg.lu_factor(A)[0], a)
+    _close(gf[0], gt[0], rtol=1e-8, atol=1e-9)
+    gt, gf = _grads(lambda A: torch.linalg.lu(A)[1:], lambda A: ft.linalg.lu(A)[1:], a)
+    _close(gf[0], gt[0], rtol=1e-8, atol=1e-9)
+    x = ft.tensor(a.tolist(), dtype=ft.float64, requires_grad=True)
+    assert ft.autograd.gradcheck(lambda t: ft.linalg.lu_factor(t)[0], (x,))
+
+
 def test_lu_solve_bad_pivots():
     with pytest.raises(RuntimeError, match="Pivots given to lu_solve"):
         ft.linalg.lu_solve(ft.eye(2), ft.tensor([3, 3], dtype=ft.int32), ft.ones(2, 1))
