@@ -126,3 +126,17 @@ def gradcheck(fn, *xs):
     from ferrotorch.autograd import gradcheck as gc
 
     return gc(lambda *a: fn(*[x.clone() for x in a]), tuple(xs))
+
+
+def complex_data(shape, seed=0, dtype=np.complex128):
+    """Complex NumPy data with normal real and imaginary parts."""
+    rng = np.random.default_rng(seed)
+    return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dtype)
+
+
+def both(a):
+    """The same NumPy data as a ferrotorch and a torch tensor (each its own copy)."""
+    import torch
+
+    a = np.ascontiguousarray(a)
+    return ft.from_numpy(a.copy()), torch.from_numpy(a.copy())

@@ -14,20 +14,10 @@ torch = pytest.importorskip("torch")
 import ferrotorch as ft  # noqa: E402
 
 from _parity import dtype_name  # noqa: E402
+from _parity import both as _both, complex_data as _cdata  # noqa: E402
 
 REAL = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32", "float64"]
 ALL = REAL + ["complex64", "complex128"]
-
-
-def _cdata(shape, seed=0, dtype=np.complex128):
-    rng = np.random.default_rng(seed)
-    return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dtype)
-
-
-def _both(a):
-    """The same NumPy data as a ferrotorch and a torch tensor."""
-    a = np.ascontiguousarray(a)
-    return ft.from_numpy(a.copy()), torch.from_numpy(a.copy())
 
 
 def _np(x):

@@ -18,16 +18,7 @@ torch = pytest.importorskip("torch")
 import ferrotorch as ft  # noqa: E402
 
 from _parity import dtype_name  # noqa: E402
-
-
-def _cdata(shape, seed=0, dtype=np.complex128):
-    rng = np.random.default_rng(seed)
-    return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dtype)
-
-
-def _both(a):
-    a = np.ascontiguousarray(a)
-    return ft.from_numpy(a.copy()), torch.from_numpy(a.copy())
+from _parity import both as _both, complex_data as _cdata  # noqa: E402
 
 
 def _np(x):
