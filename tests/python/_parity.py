@@ -78,6 +78,15 @@ def outcome(lib, fn):
         return type(e).__name__, str(e)
 
 
+def error_of(fn):
+    """The class name and message of what ``fn()`` raises, or ``None`` when it returns."""
+    try:
+        fn()
+    except Exception as e:  # noqa: BLE001 - the class is what is compared
+        return type(e).__name__, str(e)
+    return None
+
+
 def results(torch, fn):
     """``[(result, None) or (None, exception class name)]`` of ``fn(torch)`` then ``fn(ferrotorch)``."""
     out = []

@@ -8,6 +8,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import ferrotorch as ft  # noqa: E402
+from _parity import error_of as _err  # noqa: E402
 
 
 def _ft(t):
@@ -140,14 +141,6 @@ def test_singular_d_sets_info_and_ldl_factor_raises():
     nan = torch.tensor([[float("nan"), 1.], [1., 2.]])
     a, b = ft.linalg.ldl_factor_ex(_ft(nan)), torch.linalg.ldl_factor_ex(nan)
     assert int(a.info) == int(b.info) == 2 and _np(a.pivots).tolist() == _np(b.pivots).tolist()
-
-
-def _err(fn):
-    try:
-        fn()
-    except Exception as e:  # noqa: BLE001
-        return type(e).__name__, str(e)
-    return None
 
 
 _F = torch.ones(2, 2, dtype=torch.float64) + torch.eye(2, dtype=torch.float64)

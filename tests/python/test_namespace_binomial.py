@@ -10,6 +10,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import ferrotorch as ft  # noqa: E402
+from _parity import error_of as _err  # noqa: E402
 
 
 def _pmf(n, p):
@@ -60,14 +61,6 @@ def test_transposed_count_gives_contiguous_output():
     a = ft.binomial(ft.full((1, 2), 10.).expand(2, 2).t(), ft.tensor([[0.5, 0.1], [0.2, 0.3]]))
     b = torch.binomial(torch.full((1, 2), 10.).expand(2, 2).t(), torch.tensor([[0.5, 0.1], [0.2, 0.3]]))
     assert tuple(a.stride()) == tuple(b.stride()) == (2, 1)
-
-
-def _err(fn):
-    try:
-        fn()
-    except Exception as e:  # noqa: BLE001
-        return type(e).__name__, str(e)
-    return None
 
 
 @pytest.mark.parametrize("mk", [

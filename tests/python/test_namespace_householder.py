@@ -8,6 +8,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import ferrotorch as ft  # noqa: E402
+from _parity import error_of as _err  # noqa: E402
 
 
 def _ft(t):
@@ -59,14 +60,6 @@ def test_methods_and_qr_reconstruction():
     Q = a.orgqr(tau)
     R = a[..., :4, :].triu()
     np.testing.assert_allclose(_np(Q @ R), _np(A), rtol=1e-12, atol=1e-12)
-
-
-def _err(fn):
-    try:
-        fn()
-    except Exception as e:  # noqa: BLE001
-        return type(e).__name__, str(e)
-    return None
 
 
 @pytest.mark.parametrize("mk", [

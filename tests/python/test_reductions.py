@@ -3,6 +3,8 @@ dtypes, shapes, NaN handling, empty and 0-d inputs, non-contiguous inputs,
 keepdim/dtype arguments, error types, and gradients (gradcheck in float64,
 grad_fn names and torch's gradients)."""
 
+import zlib
+
 import numpy as np
 import pytest
 
@@ -387,7 +389,7 @@ GRADS = {
 @pytest.mark.parametrize("name", sorted(GRADS))
 def test_reduction_gradients(name):
     fn, gname = GRADS[name]
-    rng = np.random.default_rng(abs(hash(name)) % 1000)
+    rng = np.random.default_rng(zlib.crc32(name.encode()) % 1000)  # str hash() varies per run
     x = rng.permutation(24).reshape(2, 3, 4) / 7.0 + 0.3  # distinct, non-zero
     if name == "mode":
         x = np.array([[1.0, 2.0, 2.0, 3.0], [4.0, 4.0, 5.0, 6.0], [7.0, 8.0, 9.0, 9.0]])[None].repeat(2, 0) + np.arange(2)[:, None, None]

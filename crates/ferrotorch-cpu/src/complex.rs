@@ -336,15 +336,8 @@ fn matmul_typed<T: Copy + num_traits::Zero + num_traits::One + 'static>(out: Dst
     let batch = &out.layout.shape[..n - 2];
     let nb: usize = batch.iter().product();
     for bi in 0..nb {
-        let (mut oa, mut ob, mut oo) = (a.layout.offset as isize, b.layout.offset as isize, out.layout.offset as isize);
-        let mut rem = bi;
-        for d in (0..batch.len()).rev() {
-            let i = (rem % batch[d]) as isize;
-            rem /= batch[d];
-            oa += i * a.layout.strides[d];
-            ob += i * b.layout.strides[d];
-            oo += i * out.layout.strides[d];
-        }
+        let [oa, ob, oo] = crate::matmul::batch_offsets(bi, batch, [a.layout, b.layout, out.layout]);
+        let (oa, ob, oo) = (oa + a.layout.offset as isize, ob + b.layout.offset as isize, oo + out.layout.offset as isize);
         let (ars, acs) = (a.layout.strides[n - 2], a.layout.strides[n - 1]);
         let (brs, bcs) = (b.layout.strides[n - 2], b.layout.strides[n - 1]);
         let (ors, ocs) = (out.layout.strides[n - 2], out.layout.strides[n - 1]);

@@ -188,24 +188,12 @@ pub fn batched(dtype: DType, out: Dst, a: Src, b: Src, accumulate: bool) -> Resu
         rs: l.strides[n - 2],
         cs: l.strides[n - 1],
     };
-    let offsets = |bi: usize| {
-        let (mut oa, mut ob, mut oo) = (0isize, 0isize, 0isize);
-        let mut rem = bi;
-        for d in (0..batch.len()).rev() {
-            let i = (rem % batch[d]) as isize;
-            rem /= batch[d];
-            oa += i * a.layout.strides[d];
-            ob += i * b.layout.strides[d];
-            oo += i * out.layout.strides[d];
-        }
-        (oa, ob, oo)
-    };
     let (ob, ab, bb) = (out.base as usize, a.base as usize, b.base as usize);
     let per_batch = m.saturating_mul(p).saturating_mul(k);
     let across_batch = nb >= 2 && per_batch <= 256 * 256 * 256 && crate::parallel::threads() > 1;
     dispatch_dtype!(dtype, T => {
         let one = |bi: usize, threads: bool| {
-            let (oa, obo, oo) = offsets(bi);
+            let [oa, obo, oo] = batch_offsets(bi, batch, [a.layout, b.layout, out.layout]);
             // SAFETY: the three matrices lie inside their layouts, which fit
             // their storages; each batch index writes its own output matrix.
             unsafe {
@@ -221,6 +209,22 @@ pub fn batched(dtype: DType, out: Dst, a: Src, b: Src, accumulate: bool) -> Resu
         }
     });
     Ok(())
+}
+
+/// The element offsets (layout offsets not included) of batch entry `bi`,
+/// in row-major order over the shared batch dims `batch`, in each of
+/// `layouts` (whose leading dims those are; broadcast ones have stride 0).
+pub(crate) fn batch_offsets<const N: usize>(bi: usize, batch: &[usize], layouts: [&Layout; N]) -> [isize; N] {
+    let mut off = [0isize; N];
+    let mut rem = bi;
+    for d in (0..batch.len()).rev() {
+        let i = (rem % batch[d]) as isize;
+        rem /= batch[d];
+        for (o, l) in off.iter_mut().zip(&layouts) {
+            *o += i * l.strides[d];
+        }
+    }
+    off
 }
 
 /// `dst (m×n) = [dst +] lhs (m×k) @ rhs (k×n)`: with `accumulate`, the
