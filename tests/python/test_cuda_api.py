@@ -18,6 +18,7 @@ Two halves:
 import collections
 import gc
 import os
+import zlib
 
 import numpy as np
 import pytest
@@ -588,3 +589,89 @@ def test_gpu_layer_norm_forward_and_backward_match_pytorch(name, affine):
         res.append([y, xs.grad] + ([p.grad for p in params] if affine else []))
     for f, t in zip(*res):
         _close(f, t, rtol=tol, atol=tol)
+
+
+def zlib_seed(s):
+    """A stable per-case seed (``hash()`` depends on PYTHONHASHSEED)."""
+    return zlib.crc32(s.encode())
+
+
+_CONV_CASES = {
+    "conv1d": ("conv1d", (2, 4, 11), (6, 4, 3), dict(stride=2, padding=1)),
+    "conv2d": ("conv2d", (2, 4, 9, 8), (6, 2, 3, 2), dict(stride=(2, 1), padding=(1, 0), dilation=(1, 2), groups=2)),
+    "conv2d_1x1": ("conv2d", (3, 5, 6, 7), (4, 5, 1, 1), {}),
+    "conv3d": ("conv3d", (2, 3, 5, 6, 4), (4, 3, 3, 3, 2), dict(padding=1)),
+    "conv_transpose2d": ("conv_transpose2d", (2, 4, 5, 6), (4, 3, 4, 4), dict(stride=2, padding=1)),
+    "conv_transpose2d_groups": ("conv_transpose2d", (2, 4, 5, 5), (4, 1, 3, 3), dict(stride=2, output_padding=1, groups=2)),
+}
+
+
+@gpu
+@pytest.mark.parametrize("name", ["float32", "float64"])
+@pytest.mark.parametrize("case", sorted(_CONV_CASES))
+def test_gpu_convolutions_forward_and_backward_match_pytorch(case, name):
+    fn, xs, ws, kw = _CONV_CASES[case]
+    rng = np.random.default_rng(zlib_seed(case))
+    x, w = rng.standard_normal(xs), rng.standard_normal(ws)
+    out_ch = ws[1] * kw.get("groups", 1) if fn.startswith("conv_transpose") else ws[0]
+    b = rng.standard_normal(out_ch)
+    tol = 1e-4 if name == "float32" else 1e-10
+    res = []
+    for lib in (ft, torch):
+        dt = getattr(lib, name)
+        args = [lib.tensor(v, dtype=dt, device="cuda", requires_grad=True) for v in (x, w, b)]
+        y = getattr(lib.nn.functional, fn)(*args, **kw)
+        g = lib.tensor(np.cos(np.arange(int(np.prod(y.shape)))).reshape(tuple(y.shape)), dtype=dt, device="cuda")
+        y.backward(g)
+        res.append([y] + [a.grad for a in args])
+    for f, t in zip(*res):
+        _close(f, t, rtol=tol, atol=tol)
+
+
+_POOL_CASES = {
+    "max_pool2d": ("max_pool2d", (2, 3, 9, 8), dict(kernel_size=3, stride=2, padding=1)),
+    "max_pool2d_ceil_dilation": ("max_pool2d", (2, 3, 10, 9), dict(kernel_size=2, stride=2, dilation=2, ceil_mode=True)),
+    "max_pool1d": ("max_pool1d", (2, 3, 13), dict(kernel_size=4, stride=3, padding=2)),
+    "max_pool3d": ("max_pool3d", (1, 2, 5, 6, 7), dict(kernel_size=2, stride=(1, 2, 2))),
+    "avg_pool2d": ("avg_pool2d", (2, 3, 9, 8), dict(kernel_size=3, stride=2, padding=1)),
+    "avg_pool2d_exclude_pad_ceil": ("avg_pool2d", (2, 3, 9, 8), dict(kernel_size=3, stride=2, padding=1, ceil_mode=True, count_include_pad=False)),
+    "avg_pool2d_divisor": ("avg_pool2d", (2, 3, 8, 8), dict(kernel_size=2, divisor_override=3)),
+    "avg_pool3d": ("avg_pool3d", (1, 2, 5, 6, 7), dict(kernel_size=3, stride=2, padding=1)),
+    "adaptive_avg_pool2d": ("adaptive_avg_pool2d", (2, 3, 9, 7), dict(output_size=(4, 3))),
+    "adaptive_max_pool2d": ("adaptive_max_pool2d", (2, 3, 9, 7), dict(output_size=(4, 3))),
+    "adaptive_avg_pool1d": ("adaptive_avg_pool1d", (2, 3, 10), dict(output_size=4)),
+}
+
+
+@gpu
+@pytest.mark.parametrize("name", ["float32", "float64", "float16"])
+@pytest.mark.parametrize("case", sorted(_POOL_CASES))
+def test_gpu_poolings_forward_and_backward_match_pytorch(case, name):
+    fn, xs, kw = _POOL_CASES[case]
+    rng = np.random.default_rng(zlib_seed(case))
+    # Distinct values (no ties), so the chosen max index is the same.
+    x = rng.permutation(int(np.prod(xs))).reshape(xs) / 7.0 - 3.0
+    tol = {"float16": 2e-2, "float32": 1e-5}.get(name, 1e-12)
+    res = []
+    for lib in (ft, torch):
+        dt = getattr(lib, name)
+        xt = lib.tensor(x, dtype=dt, device="cuda", requires_grad=True)
+        y = getattr(lib.nn.functional, fn)(xt, **kw)
+        g = lib.tensor(np.sin(np.arange(int(np.prod(y.shape)))).reshape(tuple(y.shape)), dtype=dt, device="cuda")
+        y.backward(g)
+        res.append([y, xt.grad])
+    for f, t in zip(*res):
+        _close(f, t, rtol=tol, atol=tol)
+
+
+@gpu
+def test_gpu_max_pool_indices_and_nan_match_pytorch():
+    x = np.arange(2 * 3 * 6 * 6, dtype=np.float64).reshape(2, 3, 6, 6) % 7
+    x[0, 1, 2, 3] = np.nan
+    res = []
+    for lib in (ft, torch):
+        xt = lib.tensor(x, dtype=lib.float32, device="cuda")
+        y, i = lib.nn.functional.max_pool2d(xt, 3, stride=2, padding=1, return_indices=True)
+        res.append((y, i))
+    _close(res[0][0], res[1][0])
+    assert res[0][1].cpu().tolist() == res[1][1].cpu().tolist()

@@ -108,7 +108,8 @@ pub(super) fn matmul(be: &Cuda, dtype: DType, out: Dst, a: Src, b: Src, accumula
     }
 }
 
-fn device_of_ptr(p: *const u8) -> Result<Device> {
+/// The CUDA device holding the device pointer `p`.
+pub(super) fn device_of_ptr(p: *const u8) -> Result<Device> {
     let index = crate::device::device_of(p)?;
     Ok(Device { kind: DeviceType::Cuda, index: Some(index as u32) })
 }

@@ -1,8 +1,8 @@
-//! The structured op families (convolution, pooling, normalisation,
-//! indexing, sorting, factories, RNN cells, optimizer steps, linear
-//! algebra, Fourier transforms) on CUDA: ranges (`sequence`), `masked_fill` and indexed
-//! reads/writes (`index.rs`), the Adam/SGD steps (`optim.rs`) and layer norm (`norm.rs`) have kernels,
-//! the rest not yet. Each missing entry is an error naming the op
+//! The structured op families (normalisation, indexing, sorting, factories,
+//! RNN cells, optimizer steps, linear algebra, Fourier transforms) on CUDA:
+//! ranges (`sequence`), `masked_fill` and indexed reads/writes (`index.rs`),
+//! the Adam/SGD steps (`optim.rs`) and layer norm (`norm.rs`) have kernels,
+//! the rest not yet (convolution and pooling have modules of their own). Each missing entry is an error naming the op
 //! and the device, as PyTorch's "Could not run ... with arguments from the
 //! 'CUDA' backend", never a panic.
 
@@ -11,26 +11,18 @@ use crate::kernels::Family;
 use cudarc::driver::PushKernelArg;
 use ferrotorch_core::Backend;
 use ferrotorch_core::backend::{
-    ConvKernels, FactoryKernels, FftKernels, IndexKernels, IndexTerm, LinalgKernels, NormGrads, NormKernels, OptimKernels,
-    ParamOperands, PoolKernels, RnnKernels, SortKernels,
+    FactoryKernels, FftKernels, IndexKernels, IndexTerm, LinalgKernels, NormGrads, NormKernels, OptimKernels,
+    ParamOperands, RnnKernels, SortKernels,
 };
-use ferrotorch_core::op::conv::{ConvRole, ConvSpec};
 use ferrotorch_core::op::factory::{Distribution, Sequence};
 use ferrotorch_core::op::index::IndexReduce;
 use ferrotorch_core::op::fft::FftSpec;
 use ferrotorch_core::op::linalg::{CholeskySpec, EigSpec, EighSpec, LdlSolveSpec, LdlSpec, LuSolveSpec, LuSpec, QrSpec, SvdSpec, TriangularSpec};
 use ferrotorch_core::op::norm::{BatchNormSpec, GroupNormSpec, LayerNormSpec, MomentsSpec};
 use ferrotorch_core::op::optim::OptimStep;
-use ferrotorch_core::op::pool::PoolSpec;
 use ferrotorch_core::op::sort::RowSelect;
 use ferrotorch_core::random::Generator;
 use ferrotorch_core::{DType, Dst, Layout, Result, Src};
-
-impl ConvKernels for Cuda {
-    fn convolution(&self, _role: ConvRole, _spec: &ConvSpec, _dtype: DType, _out: Dst, _a: Src, _b: Src, _bias: Option<Src>) -> Result<()> {
-        Err(no_kernel("convolution"))
-    }
-}
 
 impl FactoryKernels for Cuda {
     fn sequence(&self, seq: Sequence, dtype: DType, out: Dst) -> Result<()> {
@@ -199,15 +191,6 @@ impl NormKernels for Cuda {
 impl OptimKernels for Cuda {
     fn optimizer_step(&self, dtype: DType, _slots: usize, steps: &[OptimStep], params: &[ParamOperands]) -> Result<()> {
         self.optimizer_step_impl(dtype, steps, params)
-    }
-}
-
-impl PoolKernels for Cuda {
-    fn pool_forward(&self, _spec: &PoolSpec, _dtype: DType, _x: Src, _out: Dst, _indices: Option<Dst>) -> Result<()> {
-        Err(no_kernel("pool_forward"))
-    }
-    fn pool_backward(&self, _spec: &PoolSpec, _dtype: DType, _g: Src, _indices: Option<Src>, _gx: Dst) -> Result<()> {
-        Err(no_kernel("pool_backward"))
     }
 }
 

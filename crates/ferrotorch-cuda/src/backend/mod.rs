@@ -1,17 +1,21 @@
 //! [`Cuda`]: the `Backend` of the `cuda` device. Elementwise ops, casts,
 //! fills, reductions and softmax run the NVRTC-compiled kernels of
-//! [`crate::kernels`], matrix products cuBLAS (`blas.rs`); the structured families (`families.rs`) have no CUDA
-//! kernels yet and return an error naming the op.
+//! [`crate::kernels`], matrix products cuBLAS (`blas.rs`), convolutions
+//! column matrices and cuBLAS (`conv.rs`), poolings `pool.rs`; of the other
+//! structured families (`families.rs`) some have kernels and the rest return
+//! an error naming the op.
 //!
 //! Operands are device pointers plus layouts; each launch packs the layouts
 //! by value ([`crate::geometry`]) and runs on the device's stream.
 
 mod blas;
+mod conv;
 mod families;
 mod folds;
 mod index;
 mod norm;
 mod optim;
+mod pool;
 
 pub use blas::BlasHandle;
 

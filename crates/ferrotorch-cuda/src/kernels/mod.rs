@@ -47,11 +47,15 @@ pub enum Family {
     Optim,
     /// Layer norm forward and backward (`norm.cu`).
     Norm,
+    /// Max, average and adaptive poolings and their backwards (`pool.cu`).
+    Pool,
+    /// The unfold/fold and bias steps of convolutions on cuBLAS (`conv.cu`).
+    Conv,
 }
 
 impl Family {
     /// Every family.
-    pub const ALL: [Family; 11] = [
+    pub const ALL: [Family; 13] = [
         Family::Copy,
         Family::Fill,
         Family::Unary,
@@ -63,6 +67,8 @@ impl Family {
         Family::Index,
         Family::Optim,
         Family::Norm,
+        Family::Pool,
+        Family::Conv,
     ];
 
     /// The family's file name stem.
@@ -79,6 +85,8 @@ impl Family {
             Family::Index => "index",
             Family::Optim => "optim",
             Family::Norm => "norm",
+            Family::Pool => "pool",
+            Family::Conv => "conv",
         }
     }
 
@@ -96,16 +104,20 @@ impl Family {
             Family::Index => include_str!("index.cu"),
             Family::Optim => include_str!("optim.cu"),
             Family::Norm => include_str!("norm.cu"),
+            Family::Pool => include_str!("pool.cu"),
+            Family::Conv => include_str!("conv.cu"),
         }
     }
 
     /// The dtypes the family is instantiated for.
     pub fn dtypes(self) -> &'static [DType] {
         const FLOATS: [DType; 4] = [DType::Float16, DType::BFloat16, DType::Float32, DType::Float64];
-        const OPTIM: [DType; 2] = [DType::Float32, DType::Float64];
+        // The dtypes of cuBLAS's products, which the optimizer steps and
+        // convolutions are limited to as well.
+        const GEMM: [DType; 2] = [DType::Float32, DType::Float64];
         match self {
-            Family::Softmax | Family::Norm => &FLOATS,
-            Family::Optim => &OPTIM,
+            Family::Softmax | Family::Norm | Family::Pool => &FLOATS,
+            Family::Optim | Family::Conv => &GEMM,
             _ => &REAL_DTYPES,
         }
     }

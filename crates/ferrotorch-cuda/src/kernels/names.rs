@@ -199,6 +199,18 @@ pub fn reduce_entry(kind: ReduceKind, dtype: DType, n_in: usize) -> Option<Reduc
     }
 }
 
+/// The entry points of `pool.cu` (float dtypes).
+const POOL_ENTRIES: [&str; 8] = [
+    "max_pool_fwd",
+    "max_pool_bwd",
+    "avg_pool_fwd",
+    "avg_pool_bwd",
+    "adaptive_avg_fwd",
+    "adaptive_avg_bwd",
+    "adaptive_max_fwd",
+    "adaptive_max_bwd",
+];
+
 /// Every entry point name the mappings above can return for `dtype`, per
 /// family (for the test that checks them against the compiled PTX).
 pub fn all_entries(dtype: DType) -> Vec<(super::Family, &'static str)> {
@@ -265,9 +277,17 @@ pub fn all_entries(dtype: DType) -> Vec<(super::Family, &'static str)> {
     for name in ["index_offsets_init", "index_offsets_term", "index_gather", "index_scatter"] {
         out.push((Family::Index, name));
     }
+    if dtype_kind(dtype).0 {
+        for name in POOL_ENTRIES {
+            out.push((Family::Pool, name));
+        }
+    }
     if matches!(dtype, DType::Float32 | DType::Float64) {
         out.push((Family::Optim, "optim_adam"));
         out.push((Family::Optim, "optim_sgd"));
+        for name in ["conv_vol2col", "conv_col2vol", "conv_bias_fill"] {
+            out.push((Family::Conv, name));
+        }
     }
     out.push((Family::Ternary, "where_select"));
     out.push((Family::Fill, "fill"));
