@@ -675,3 +675,74 @@ def test_gpu_max_pool_indices_and_nan_match_pytorch():
         res.append((y, i))
     _close(res[0][0], res[1][0])
     assert res[0][1].cpu().tolist() == res[1][1].cpu().tolist()
+
+
+@gpu
+@pytest.mark.parametrize("name", ["float32", "float64", "float16"])
+@pytest.mark.parametrize("training", [True, False])
+def test_gpu_batch_norm_forward_backward_and_running_stats_match_pytorch(name, training):
+    rng = np.random.default_rng(21)
+    x, g = rng.standard_normal((4, 3, 5, 6)) * 2 + 0.5, rng.standard_normal((4, 3, 5, 6))
+    w, b = rng.standard_normal(3), rng.standard_normal(3)
+    rm, rv = rng.standard_normal(3), rng.random(3) + 0.5
+    tol = {"float16": 2e-2, "float32": 1e-4}.get(name, 1e-10)
+    res = []
+    for lib in (ft, torch):
+        dt = getattr(lib, name)
+        # float16 inputs take float32 parameters and statistics, as PyTorch's mixed path.
+        pdt = lib.float32 if name == "float16" else dt
+        xs = lib.tensor(x, dtype=dt, device="cuda", requires_grad=True)
+        ws, bs = (lib.tensor(v, dtype=pdt, device="cuda", requires_grad=True) for v in (w, b))
+        rms, rvs = (lib.tensor(v, dtype=pdt, device="cuda") for v in (rm, rv))
+        y = lib.nn.functional.batch_norm(xs, rms, rvs, ws, bs, training=training, momentum=0.2, eps=1e-4)
+        y.backward(lib.tensor(g, dtype=dt, device="cuda"))
+        res.append([y, xs.grad, ws.grad, bs.grad, rms, rvs])
+    for f, t in zip(*res):
+        _close(f, t, rtol=tol, atol=tol)
+
+
+@gpu
+@pytest.mark.parametrize("name", ["float32", "float64", "float16"])
+@pytest.mark.parametrize("affine", [True, False])
+def test_gpu_group_norm_forward_and_backward_match_pytorch(name, affine):
+    rng = np.random.default_rng(22)
+    x, g = rng.standard_normal((3, 6, 4, 5)) * 3 - 1, rng.standard_normal((3, 6, 4, 5))
+    w, b = rng.standard_normal(6), rng.standard_normal(6)
+    tol = {"float16": 2e-2, "float32": 1e-4}.get(name, 1e-10)
+    res = []
+    for lib in (ft, torch):
+        dt = getattr(lib, name)
+        xs = lib.tensor(x, dtype=dt, device="cuda", requires_grad=True)
+        params = [lib.tensor(v, dtype=dt, device="cuda", requires_grad=True) for v in (w, b)] if affine else [None, None]
+        y = lib.nn.functional.group_norm(xs, 3, *params, eps=1e-5)
+        y.backward(lib.tensor(g, dtype=dt, device="cuda"))
+        res.append([y, xs.grad] + ([p.grad for p in params] if affine else []))
+    for f, t in zip(*res):
+        _close(f, t, rtol=tol, atol=tol)
+
+
+@gpu
+def test_gpu_small_cnn_trains_like_pytorch():
+    # conv -> batch norm -> relu -> max pool -> group norm -> adaptive avg pool -> linear, SGD.
+    rng = np.random.default_rng(23)
+    x, yv = rng.standard_normal((4, 2, 10, 10)), rng.integers(0, 3, 4)
+    init = [rng.standard_normal(s) * 0.3 for s in [(5, 2, 3, 3), (5,), (3, 5), (3,)]]
+    losses = []
+    for lib in (ft, torch):
+        ps = [lib.tensor(v, dtype=lib.float64, device="cuda", requires_grad=True) for v in init]
+        bn = lib.nn.BatchNorm2d(5).to(device="cuda", dtype=lib.float64)
+        opt = lib.optim.SGD(ps + list(bn.parameters()), lr=0.1, momentum=0.9)
+        xs, ys = lib.tensor(x, dtype=lib.float64, device="cuda"), lib.tensor(yv, device="cuda")
+        run = []
+        for _ in range(3):
+            opt.zero_grad()
+            h = lib.nn.functional.conv2d(xs, ps[0], ps[1], padding=1)
+            h = lib.nn.functional.max_pool2d(lib.relu(bn(h)), 2)
+            h = lib.nn.functional.adaptive_avg_pool2d(lib.nn.functional.group_norm(h, 5), 1).flatten(1)
+            loss = lib.nn.functional.cross_entropy(lib.nn.functional.linear(h, ps[2], ps[3]), ys)
+            loss.backward()
+            opt.step()
+            run.append(loss.item())
+        losses.append(run + [bn.running_mean.cpu().tolist(), bn.running_var.cpu().tolist()])
+    np.testing.assert_allclose(np.array(losses[0][:3]), np.array(losses[1][:3]), rtol=1e-9)
+    np.testing.assert_allclose(np.array(losses[0][3:]), np.array(losses[1][3:]), rtol=1e-9)

@@ -1,8 +1,9 @@
-//! The structured op families (normalisation, indexing, sorting, factories,
-//! RNN cells, optimizer steps, linear algebra, Fourier transforms) on CUDA:
-//! ranges (`sequence`), `masked_fill` and indexed reads/writes (`index.rs`),
-//! the Adam/SGD steps (`optim.rs`) and layer norm (`norm.rs`) have kernels,
-//! the rest not yet (convolution and pooling have modules of their own). Each missing entry is an error naming the op
+//! The structured op families without a module of their own on CUDA
+//! (indexing, sorting, factories, RNN cells, optimizer steps, linear
+//! algebra, Fourier transforms): ranges (`sequence`), `masked_fill` and
+//! indexed reads/writes (`index.rs`) and the Adam/SGD steps (`optim.rs`) have
+//! kernels, the rest not yet. Convolution (`conv.rs`), pooling (`pool.rs`)
+//! and normalisation (`norm.rs`) live beside this file. Each missing entry is an error naming the op
 //! and the device, as PyTorch's "Could not run ... with arguments from the
 //! 'CUDA' backend", never a panic.
 
@@ -11,14 +12,13 @@ use crate::kernels::Family;
 use cudarc::driver::PushKernelArg;
 use ferrotorch_core::Backend;
 use ferrotorch_core::backend::{
-    FactoryKernels, FftKernels, IndexKernels, IndexTerm, LinalgKernels, NormGrads, NormKernels, OptimKernels,
+    FactoryKernels, FftKernels, IndexKernels, IndexTerm, LinalgKernels, OptimKernels,
     ParamOperands, RnnKernels, SortKernels,
 };
 use ferrotorch_core::op::factory::{Distribution, Sequence};
 use ferrotorch_core::op::index::IndexReduce;
 use ferrotorch_core::op::fft::FftSpec;
 use ferrotorch_core::op::linalg::{CholeskySpec, EigSpec, EighSpec, LdlSolveSpec, LdlSpec, LuSolveSpec, LuSpec, QrSpec, SvdSpec, TriangularSpec};
-use ferrotorch_core::op::norm::{BatchNormSpec, GroupNormSpec, LayerNormSpec, MomentsSpec};
 use ferrotorch_core::op::optim::OptimStep;
 use ferrotorch_core::op::sort::RowSelect;
 use ferrotorch_core::random::Generator;
@@ -137,54 +137,6 @@ impl LinalgKernels for Cuda {
 impl FftKernels for Cuda {
     fn fft(&self, _spec: &FftSpec, _dtype: DType, _x: Src, _out: Dst) -> Result<()> {
         Err(no_kernel("fft"))
-    }
-}
-
-impl NormKernels for Cuda {
-    fn layer_norm(&self, spec: &LayerNormSpec, dtype: DType, x: Src, weight: Option<Src>, bias: Option<Src>, out: Dst, mean: Dst, rstd: Dst) -> Result<()> {
-        self.layer_norm_impl(spec, dtype, x, weight, bias, out, mean, rstd)
-    }
-    fn layer_norm_backward(&self, spec: &LayerNormSpec, dtype: DType, grad: Src, x: Src, mean: Src, rstd: Src, weight: Option<Src>, grads: NormGrads) -> Result<()> {
-        self.layer_norm_backward_impl(spec, dtype, grad, x, mean, rstd, weight, grads)
-    }
-    fn batch_norm(
-        &self,
-        _spec: &BatchNormSpec,
-        _dtype: DType,
-        _x: Src,
-        _weight: Option<Src>,
-        _bias: Option<Src>,
-        _running_mean: Option<Dst>,
-        _running_var: Option<Dst>,
-        _strided_mean: Option<Src>,
-        _out: Dst,
-        _save_mean: Dst,
-        _save_invstd: Dst,
-    ) -> Result<()> {
-        Err(no_kernel("batch_norm"))
-    }
-    fn batch_norm_backward(
-        &self,
-        _spec: &BatchNormSpec,
-        _dtype: DType,
-        _grad: Src,
-        _x: Src,
-        _mean: Src,
-        _invstd: Src,
-        _weight: Option<Src>,
-        _grad_sum: Option<Src>,
-        _grads: NormGrads,
-    ) -> Result<()> {
-        Err(no_kernel("batch_norm_backward"))
-    }
-    fn group_norm(&self, _spec: &GroupNormSpec, _dtype: DType, _x: Src, _weight: Option<Src>, _bias: Option<Src>, _out: Dst, _mean: Dst, _rstd: Dst) -> Result<()> {
-        Err(no_kernel("group_norm"))
-    }
-    fn group_norm_backward(&self, _spec: &GroupNormSpec, _dtype: DType, _grad: Src, _x: Src, _mean: Src, _rstd: Src, _weight: Option<Src>, _grads: NormGrads) -> Result<()> {
-        Err(no_kernel("group_norm_backward"))
-    }
-    fn row_moments(&self, _spec: &MomentsSpec, _dtype: DType, _x: Src, _mean: Dst, _var: Dst) -> Result<()> {
-        Err(no_kernel("row_moments"))
     }
 }
 

@@ -45,7 +45,7 @@ pub enum Family {
     Index,
     /// Fused optimizer steps (`optim.cu`).
     Optim,
-    /// Layer norm forward and backward (`norm.cu`).
+    /// Layer, batch and group norm forward and backward, row moments (`norm.cu`).
     Norm,
     /// Max, average and adaptive poolings and their backwards (`pool.cu`).
     Pool,

@@ -264,7 +264,19 @@ pub fn all_entries(dtype: DType) -> Vec<(super::Family, &'static str)> {
         out.push((Family::Ternary, "ternary_mul_add"));
         out.push((Family::Softmax, "softmax"));
         out.push((Family::Reduce, "reduce_var_mean"));
-        for name in ["layer_norm_fwd", "layer_norm_bwd_input", "layer_norm_bwd_params"] {
+        for name in [
+            "layer_norm_fwd",
+            "layer_norm_bwd_input",
+            "layer_norm_bwd_params",
+            "batch_norm_stats",
+            "batch_norm_eval_stats",
+            "batch_norm_apply",
+            "batch_norm_bwd",
+            "group_norm_fwd",
+            "group_norm_bwd_input",
+            "group_norm_bwd_params",
+            "row_moments",
+        ] {
             out.push((Family::Norm, name));
         }
     }
