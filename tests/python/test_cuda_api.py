@@ -746,3 +746,39 @@ def test_gpu_small_cnn_trains_like_pytorch():
         losses.append(run + [bn.running_mean.cpu().tolist(), bn.running_var.cpu().tolist()])
     np.testing.assert_allclose(np.array(losses[0][:3]), np.array(losses[1][:3]), rtol=1e-9)
     np.testing.assert_allclose(np.array(losses[0][3:]), np.array(losses[1][3:]), rtol=1e-9)
+
+
+@gpu
+@pytest.mark.parametrize("name", ["float32", "float64", "float16", "bfloat16"])
+def test_gpu_uniform_and_normal_draws_are_reproducible_and_distributed_right(name):
+    dt = getattr(ft, name)
+    ft.manual_seed(7)
+    a = ft.rand(40000, dtype=dt, device="cuda")
+    ft.manual_seed(7)
+    b = ft.rand(40000, dtype=dt, device="cuda")
+    c = ft.rand(40000, dtype=dt, device="cuda")
+    u = np.asarray(a.cpu().to(ft.float64).tolist())
+    assert u.tolist() == np.asarray(b.cpu().to(ft.float64).tolist()).tolist()
+    assert u.tolist() != np.asarray(c.cpu().to(ft.float64).tolist()).tolist()
+    assert u.min() >= 0.0 and u.max() < 1.0
+    # Moments of U(0, 1): mean 1/2, variance 1/12 (5 sigma bounds for n = 40000).
+    assert abs(u.mean() - 0.5) < 5 * np.sqrt(1 / 12 / 40000) + 2e-3
+    assert abs(u.var() - 1 / 12) < 4e-3
+    z = np.asarray(ft.normal(2.0, 3.0, (40000,), dtype=dt, device="cuda").cpu().to(ft.float64).tolist())
+    assert abs(z.mean() - 2.0) < 5 * 3 / np.sqrt(40000) + 2e-2
+    assert abs(z.std() - 3.0) < 0.06
+    # Normal tails: about 4.55% beyond 2 sigma.
+    assert abs(np.mean(np.abs(z - 2.0) > 6.0) - 0.0455) < 0.006
+
+
+@gpu
+def test_gpu_integer_draws_and_dropout_are_distributed_right():
+    ft.manual_seed(8)
+    r = np.asarray(ft.randint(3, 10, (70000,), device="cuda").cpu().tolist())
+    assert r.min() == 3 and r.max() == 9
+    counts = np.bincount(r - 3, minlength=7) / r.size
+    np.testing.assert_allclose(counts, np.full(7, 1 / 7), atol=0.01)
+    x = ft.ones(50000, device="cuda")
+    y = np.asarray(ft.nn.functional.dropout(x, p=0.3).cpu().tolist())
+    assert set(np.unique(y).round(6).tolist()) <= {0.0, round(1 / 0.7, 6)}
+    assert abs(np.mean(y == 0) - 0.3) < 0.01

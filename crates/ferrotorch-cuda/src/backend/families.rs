@@ -1,8 +1,8 @@
 //! The structured op families without a module of their own on CUDA
 //! (indexing, sorting, factories, RNN cells, optimizer steps, linear
-//! algebra, Fourier transforms): ranges (`sequence`), `masked_fill` and
-//! indexed reads/writes (`index.rs`) and the Adam/SGD steps (`optim.rs`) have
-//! kernels, the rest not yet. Convolution (`conv.rs`), pooling (`pool.rs`)
+//! algebra, Fourier transforms): ranges (`sequence`), uniform/normal/integer
+//! random draws, `masked_fill` and indexed reads/writes (`index.rs`) and the
+//! Adam/SGD steps (`optim.rs`) have kernels, the rest not yet. Convolution (`conv.rs`), pooling (`pool.rs`)
 //! and normalisation (`norm.rs`) live beside this file. Each missing entry is an error naming the op
 //! and the device, as PyTorch's "Could not run ... with arguments from the
 //! 'CUDA' backend", never a panic.
@@ -60,8 +60,47 @@ impl FactoryKernels for Cuda {
         unsafe { b.launch(grid(n)) }.map_err(drv)?;
         Ok(())
     }
-    fn random(&self, _dist: Distribution, _gen: &mut Generator, _dtype: DType, _out: Dst, _params: &[Src]) -> Result<()> {
-        Err(no_kernel("random"))
+    /// Uniform, normal and integer draws on `random.cu`'s Philox generator,
+    /// keyed by two draws of the host generator `gen` (so `manual_seed`
+    /// makes them reproducible); Poisson, binomial and permutations have no
+    /// CUDA kernel yet.
+    fn random(&self, dist: Distribution, gen: &mut Generator, dtype: DType, out: Dst, _params: &[Src]) -> Result<()> {
+        let name = match dist {
+            Distribution::Uniform if dtype.is_floating_point() => "random_uniform",
+            Distribution::Normal { .. } if dtype.is_floating_point() => "random_normal",
+            Distribution::Integers { .. } => "random_integers",
+            other => return Err(no_kernel(&format!("random {other:?} ({dtype})"))),
+        };
+        let n = out.layout.numel();
+        if n == 0 {
+            return Ok(());
+        }
+        let dev = device_at(out.base)?;
+        let f = function(dev, Family::Random, dtype, name)?;
+        let p = ptr(out.base) + (out.layout.offset * dtype.itemsize()) as u64;
+        let (n64, key, base) = (n as i64, gen.next_u64(), gen.next_u64());
+        let mut b = dev.stream.launch_builder(&f);
+        b.arg(&p).arg(&n64).arg(&key).arg(&base);
+        let (mean, std, low, span) = match dist {
+            Distribution::Normal { mean, std } => (mean, std, 0i64, 0u64),
+            Distribution::Integers { low, span } => (0.0, 0.0, low, span.max(1)),
+            _ => (0.0, 0.0, 0, 0),
+        };
+        match dist {
+            Distribution::Normal { .. } => {
+                b.arg(&mean).arg(&std);
+            }
+            Distribution::Integers { .. } => {
+                b.arg(&low).arg(&span);
+            }
+            _ => {}
+        }
+        // SAFETY: `random_uniform(T*, i64, u64, u64)`, `random_normal(T*,
+        // i64, u64, u64, double, double)` or `random_integers(T*, i64, u64,
+        // u64, i64, u64)`, as pushed; `out` is fresh and holds n contiguous
+        // elements of `dtype` from p.
+        unsafe { b.launch(grid(n)) }.map_err(drv)?;
+        Ok(())
     }
 }
 

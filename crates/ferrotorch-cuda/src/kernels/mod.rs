@@ -51,11 +51,13 @@ pub enum Family {
     Pool,
     /// The unfold/fold and bias steps of convolutions on cuBLAS (`conv.cu`).
     Conv,
+    /// Philox random draws (`random.cu`).
+    Random,
 }
 
 impl Family {
     /// Every family.
-    pub const ALL: [Family; 13] = [
+    pub const ALL: [Family; 14] = [
         Family::Copy,
         Family::Fill,
         Family::Unary,
@@ -69,6 +71,7 @@ impl Family {
         Family::Norm,
         Family::Pool,
         Family::Conv,
+        Family::Random,
     ];
 
     /// The family's file name stem.
@@ -87,6 +90,7 @@ impl Family {
             Family::Norm => "norm",
             Family::Pool => "pool",
             Family::Conv => "conv",
+            Family::Random => "random",
         }
     }
 
@@ -106,6 +110,7 @@ impl Family {
             Family::Norm => include_str!("norm.cu"),
             Family::Pool => include_str!("pool.cu"),
             Family::Conv => include_str!("conv.cu"),
+            Family::Random => include_str!("random.cu"),
         }
     }
 

@@ -301,6 +301,11 @@ pub fn all_entries(dtype: DType) -> Vec<(super::Family, &'static str)> {
             out.push((Family::Conv, name));
         }
     }
+    if dtype_kind(dtype).0 {
+        out.push((Family::Random, "random_uniform"));
+        out.push((Family::Random, "random_normal"));
+    }
+    out.push((Family::Random, "random_integers"));
     out.push((Family::Ternary, "where_select"));
     out.push((Family::Fill, "fill"));
     for name in ["seq_affine", "seq_affine_int", "seq_linspace"] {
