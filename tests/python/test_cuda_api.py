@@ -782,3 +782,49 @@ def test_gpu_integer_draws_and_dropout_are_distributed_right():
     y = np.asarray(ft.nn.functional.dropout(x, p=0.3).cpu().tolist())
     assert set(np.unique(y).round(6).tolist()) <= {0.0, round(1 / 0.7, 6)}
     assert abs(np.mean(y == 0) - 0.3) < 0.01
+
+
+@gpu
+@pytest.mark.parametrize("name", ["float32", "float64", "float16", "int64", "int32", "uint8"])
+@pytest.mark.parametrize("shape,dim", [((37,), 0), ((5, 300), 1), ((6, 7, 4), 1), ((3, 1000), 0)])
+def test_gpu_sort_topk_kthvalue_median_match_pytorch(name, shape, dim):
+    rng = np.random.default_rng(zlib_seed(f"{name}{shape}{dim}"))
+    n = int(np.prod(shape))
+    # Distinct values where the dtype can hold them (ties are compared by stable sort only).
+    x = rng.permutation(n).reshape(shape) % (250 if name == "uint8" else n)
+    if name == "float16":
+        x = x % 2000
+    f, t = _pair(x, name)
+    for stable_desc in (False, True):
+        fv, fi = f.sort(dim=dim, descending=stable_desc, stable=True)
+        tv, ti = t.sort(dim=dim, descending=stable_desc, stable=True)
+        _close(fv, tv, rtol=0, atol=0)
+        assert fi.cpu().tolist() == ti.cpu().tolist()
+    k = min(5, shape[dim])
+    for largest in (True, False):
+        fv, fi = f.topk(k, dim=dim, largest=largest)
+        tv, ti = t.topk(k, dim=dim, largest=largest)
+        _close(fv, tv, rtol=0, atol=0)
+    if name not in ("uint8",):
+        fv, fi = f.kthvalue(2, dim=dim)
+        tv, ti = t.kthvalue(2, dim=dim)
+        _close(fv, tv, rtol=0, atol=0)
+        fv, fi = f.median(dim=dim)
+        tv, ti = t.median(dim=dim)
+        _close(fv, tv, rtol=0, atol=0)
+
+
+@gpu
+def test_gpu_sort_nan_and_mode_match_pytorch():
+    x = np.array([[3.0, np.nan, 1.0, 3.0, np.nan, 2.0, 1.0, 3.0], [5.0, 4.0, 4.0, 5.0, 6.0, 6.0, 7.0, 0.0]])
+    f, t = _pair(x, "float32")
+    for desc in (False, True):
+        _close(f.sort(dim=1, descending=desc, stable=True)[0], t.sort(dim=1, descending=desc, stable=True)[0])
+        assert f.sort(dim=1, descending=desc, stable=True)[1].cpu().tolist() == t.sort(dim=1, descending=desc, stable=True)[1].cpu().tolist()
+    fm, tm = f.median(dim=1), t.median(dim=1)
+    _close(fm[0], tm[0])
+    assert fm[1].cpu().tolist() == tm[1].cpu().tolist()
+    y = np.array([[2, 1, 2, 3, 1, 1, 2], [4, 4, 0, 0, 5, 5, 9]])
+    fi, ti = _pair(y, "int64")
+    fmode, tmode = fi.mode(dim=1), ti.mode(dim=1)
+    assert fmode[0].cpu().tolist() == tmode[0].cpu().tolist()

@@ -1,9 +1,9 @@
 //! The structured op families without a module of their own on CUDA
-//! (indexing, sorting, factories, RNN cells, optimizer steps, linear
+//! (indexing, factories, RNN cells, optimizer steps, linear
 //! algebra, Fourier transforms): ranges (`sequence`), uniform/normal/integer
 //! random draws, `masked_fill` and indexed reads/writes (`index.rs`) and the
-//! Adam/SGD steps (`optim.rs`) have kernels, the rest not yet. Convolution (`conv.rs`), pooling (`pool.rs`)
-//! and normalisation (`norm.rs`) live beside this file. Each missing entry is an error naming the op
+//! Adam/SGD steps (`optim.rs`) have kernels, the rest not yet. Convolution (`conv.rs`), pooling (`pool.rs`),
+//! normalisation (`norm.rs`) and sorting (`sort.rs`) live beside this file. Each missing entry is an error naming the op
 //! and the device, as PyTorch's "Could not run ... with arguments from the
 //! 'CUDA' backend", never a panic.
 
@@ -13,14 +13,13 @@ use cudarc::driver::PushKernelArg;
 use ferrotorch_core::Backend;
 use ferrotorch_core::backend::{
     FactoryKernels, FftKernels, IndexKernels, IndexTerm, LinalgKernels, OptimKernels,
-    ParamOperands, RnnKernels, SortKernels,
+    ParamOperands, RnnKernels,
 };
 use ferrotorch_core::op::factory::{Distribution, Sequence};
 use ferrotorch_core::op::index::IndexReduce;
 use ferrotorch_core::op::fft::FftSpec;
 use ferrotorch_core::op::linalg::{CholeskySpec, EigSpec, EighSpec, LdlSolveSpec, LdlSpec, LuSolveSpec, LuSpec, QrSpec, SvdSpec, TriangularSpec};
 use ferrotorch_core::op::optim::OptimStep;
-use ferrotorch_core::op::sort::RowSelect;
 use ferrotorch_core::random::Generator;
 use ferrotorch_core::{DType, Dst, Layout, Result, Src};
 
@@ -200,14 +199,3 @@ impl RnnKernels for Cuda {
     }
 }
 
-impl SortKernels for Cuda {
-    fn select_rows(&self, _sel: RowSelect, _x: Src, _dtype: DType, _dim: usize, _values: Dst, _indices: Dst) -> Result<()> {
-        Err(no_kernel("select_rows"))
-    }
-    fn unique_count(&self, _x: Src, _dtype: DType) -> Result<usize> {
-        Err(no_kernel("unique_count"))
-    }
-    fn unique(&self, _x: Src, _dtype: DType, _values: Dst, _inverse: Dst, _counts: Dst) -> Result<()> {
-        Err(no_kernel("unique"))
-    }
-}

@@ -16,6 +16,7 @@ mod index;
 mod norm;
 mod optim;
 mod pool;
+mod sort;
 
 pub use blas::BlasHandle;
 

@@ -53,11 +53,13 @@ pub enum Family {
     Conv,
     /// Philox random draws (`random.cu`).
     Random,
+    /// Per-row bitonic sorts and selections (`sort.cu`).
+    Sort,
 }
 
 impl Family {
     /// Every family.
-    pub const ALL: [Family; 14] = [
+    pub const ALL: [Family; 15] = [
         Family::Copy,
         Family::Fill,
         Family::Unary,
@@ -72,6 +74,7 @@ impl Family {
         Family::Pool,
         Family::Conv,
         Family::Random,
+        Family::Sort,
     ];
 
     /// The family's file name stem.
@@ -91,6 +94,7 @@ impl Family {
             Family::Pool => "pool",
             Family::Conv => "conv",
             Family::Random => "random",
+            Family::Sort => "sort",
         }
     }
 
@@ -111,6 +115,7 @@ impl Family {
             Family::Pool => include_str!("pool.cu"),
             Family::Conv => include_str!("conv.cu"),
             Family::Random => include_str!("random.cu"),
+            Family::Sort => include_str!("sort.cu"),
         }
     }
 

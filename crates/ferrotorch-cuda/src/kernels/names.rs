@@ -306,6 +306,9 @@ pub fn all_entries(dtype: DType) -> Vec<(super::Family, &'static str)> {
         out.push((Family::Random, "random_normal"));
     }
     out.push((Family::Random, "random_integers"));
+    for name in ["sort_load", "sort_step", "sort_pick", "sort_mode"] {
+        out.push((Family::Sort, name));
+    }
     out.push((Family::Ternary, "where_select"));
     out.push((Family::Fill, "fill"));
     for name in ["seq_affine", "seq_affine_int", "seq_linspace"] {
