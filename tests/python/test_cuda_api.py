@@ -214,8 +214,8 @@ def test_missing_kernel_errors_name_the_op_and_device():
     # the lookup): the op has no CUDA kernel, so NotImplementedError, as
     # PyTorch's "Could not run ... with arguments from the 'CUDA' backend".
     if HAS_GPU:
-        with pytest.raises(NotImplementedError, match="'nonzero' with arguments from the 'CUDA' backend"):
-            ft.ones(2, 2, device="cuda").nonzero()
+        with pytest.raises(NotImplementedError, match="with arguments from the 'CUDA' backend"):
+            ft.ones(2, 2, device="cuda").unique()
     else:
         with pytest.raises(RuntimeError, match="Found no NVIDIA driver"):
             ft.ones(2, 2, device="cuda")
@@ -828,3 +828,27 @@ def test_gpu_sort_nan_and_mode_match_pytorch():
     fi, ti = _pair(y, "int64")
     fmode, tmode = fi.mode(dim=1), ti.mode(dim=1)
     assert fmode[0].cpu().tolist() == tmode[0].cpu().tolist()
+
+
+@gpu
+@pytest.mark.parametrize("name", ["float32", "int64", "bool", "float16"])
+def test_gpu_nonzero_count_and_masked_ops_match_pytorch(name):
+    rng = np.random.default_rng(zlib_seed(name))
+    x = (rng.random((7, 300, 5)) < 0.3) * rng.integers(1, 9, (7, 300, 5))
+    f, t = _pair(x, name)
+    assert f.nonzero().cpu().tolist() == t.nonzero().cpu().tolist()
+    assert f.count_nonzero().item() == t.count_nonzero().item()
+    # A strided view and a 0-d tensor.
+    assert f[:, ::3].transpose(0, 2).nonzero().cpu().tolist() == t[:, ::3].transpose(0, 2).nonzero().cpu().tolist()
+    assert f[0, 0, 0].nonzero().cpu().tolist() == t[0, 0, 0].nonzero().cpu().tolist()
+    if name == "bool":
+        return
+    m = rng.random((300, 1)) < 0.5
+    fm, tm = _pair(m, "bool")
+    src = rng.standard_normal(7 * 300 * 5)
+    fs, ts = _pair(src, name)
+    _close(f.masked_scatter(fm, fs), t.masked_scatter(tm, ts))
+    _close(f[fm.squeeze(1)], t[tm.squeeze(1)])
+    _close(f.masked_select(fm), t.masked_select(tm))
+    with pytest.raises(RuntimeError, match="Number of elements of source < number of ones in mask"):
+        f.masked_scatter(fm, fs[:3])

@@ -1,8 +1,9 @@
 //! The structured op families without a module of their own on CUDA
 //! (indexing, factories, RNN cells, optimizer steps, linear
 //! algebra, Fourier transforms): ranges (`sequence`), uniform/normal/integer
-//! random draws, `masked_fill` and indexed reads/writes (`index.rs`) and the
-//! Adam/SGD steps (`optim.rs`) have kernels, the rest not yet. Convolution (`conv.rs`), pooling (`pool.rs`),
+//! random draws, `masked_fill`, indexed reads/writes (`index.rs`),
+//! `nonzero`/`masked_scatter` (`compact.rs`) and the Adam/SGD steps
+//! (`optim.rs`) have kernels, the rest not yet. Convolution (`conv.rs`), pooling (`pool.rs`),
 //! normalisation (`norm.rs`) and sorting (`sort.rs`) live beside this file. Each missing entry is an error naming the op
 //! and the device, as PyTorch's "Could not run ... with arguments from the
 //! 'CUDA' backend", never a panic.
@@ -116,11 +117,11 @@ impl IndexKernels for Cuda {
         }
         self.index_write_impl(dtype, dst, terms, block, vals, mode)
     }
-    fn count_nonzero(&self, _x: Src, _dtype: DType) -> Result<usize> {
-        Err(no_kernel("count_nonzero"))
+    fn count_nonzero(&self, x: Src, dtype: DType) -> Result<usize> {
+        self.count_nonzero_impl(x, dtype)
     }
-    fn nonzero(&self, _x: Src, _dtype: DType, _out: Dst) -> Result<()> {
-        Err(no_kernel("nonzero"))
+    fn nonzero(&self, x: Src, dtype: DType, out: Dst) -> Result<()> {
+        self.nonzero_impl(x, dtype, out)
     }
     fn masked_fill(&self, dtype: DType, dst: Dst, mask: Src, value: Src) -> Result<()> {
         // `where(mask, value, dst)` in place: each element is read and
@@ -134,8 +135,8 @@ impl IndexKernels for Cuda {
         let keep = Src { base: dst.base, layout: dst.layout };
         self.select(dtype, dst, mask, Src { base: value.base, layout: &value_everywhere }, keep)
     }
-    fn masked_scatter(&self, _dtype: DType, _dst: Dst, _mask: Src, _source: Src) -> Result<()> {
-        Err(no_kernel("masked_scatter"))
+    fn masked_scatter(&self, dtype: DType, dst: Dst, mask: Src, source: Src) -> Result<()> {
+        self.masked_scatter_impl(dtype, dst, mask, source)
     }
 }
 

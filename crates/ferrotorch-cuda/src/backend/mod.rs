@@ -9,6 +9,7 @@
 //! by value ([`crate::geometry`]) and runs on the device's stream.
 
 mod blas;
+mod compact;
 mod conv;
 mod families;
 mod folds;

@@ -55,11 +55,13 @@ pub enum Family {
     Random,
     /// Per-row bitonic sorts and selections (`sort.cu`).
     Sort,
+    /// Stream compaction: nonzero, masked_scatter (`compact.cu`).
+    Compact,
 }
 
 impl Family {
     /// Every family.
-    pub const ALL: [Family; 15] = [
+    pub const ALL: [Family; 16] = [
         Family::Copy,
         Family::Fill,
         Family::Unary,
@@ -75,6 +77,7 @@ impl Family {
         Family::Conv,
         Family::Random,
         Family::Sort,
+        Family::Compact,
     ];
 
     /// The family's file name stem.
@@ -95,6 +98,7 @@ impl Family {
             Family::Conv => "conv",
             Family::Random => "random",
             Family::Sort => "sort",
+            Family::Compact => "compact",
         }
     }
 
@@ -116,6 +120,7 @@ impl Family {
             Family::Conv => include_str!("conv.cu"),
             Family::Random => include_str!("random.cu"),
             Family::Sort => include_str!("sort.cu"),
+            Family::Compact => include_str!("compact.cu"),
         }
     }
 

@@ -309,6 +309,9 @@ pub fn all_entries(dtype: DType) -> Vec<(super::Family, &'static str)> {
     for name in ["sort_load", "sort_step", "sort_pick", "sort_mode"] {
         out.push((Family::Sort, name));
     }
+    for name in ["compact_tile_counts", "compact_scan_tiles", "compact_nonzero", "compact_masked_scatter", "compact_mask_counts"] {
+        out.push((Family::Compact, name));
+    }
     out.push((Family::Ternary, "where_select"));
     out.push((Family::Fill, "fill"));
     for name in ["seq_affine", "seq_affine_int", "seq_linspace"] {
