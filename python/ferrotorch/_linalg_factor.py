@@ -373,9 +373,7 @@ def _sum_to(g, shape):
     falsy ``shape`` means no gradient)."""
     if g is None or not shape:
         return None
-    shape = tuple(shape)
-    if tuple(g.shape) == shape:
-        return g
+    return g.sum_to_size(tuple(shape))
     lead = g.dim() - len(shape)
     if lead > 0:
         g = g.sum(tuple(range(lead)))

@@ -1089,15 +1089,6 @@ def _cdist_values(x1, x2, p):
 _CDIST = None
 
 
-def _sum_to(g, shape):
-    """``g`` summed over the dims broadcasting added to ``shape`` (the engine's reduction)."""
-    lead = g.dim() - len(shape)
-    if lead:
-        g = g.sum(tuple(range(lead)))
-    dims = tuple(i for i, n in enumerate(shape) if n == 1 and g.shape[i] != 1)
-    return g.sum(dims, keepdim=True) if dims else g
-
-
 def _cdist_function():
     """CdistBackward0: PyTorch's _cdist_forward, whose backward is its _cdist_backward kernel
     (the per-pair formula of pdist's, summed over the other set's rows) for each input."""
@@ -1137,10 +1128,10 @@ def _cdist_function():
                 c = _dist_grad(x1e.unsqueeze(-2) - x2e.unsqueeze(-3), g.contiguous(), dist, ctx.p)
                 g1 = g2 = None
                 if ctx.needs_input_grad[0]:
-                    g1 = _sum_to(c.sum(-2), x1.shape)
+                    g1 = c.sum(-2).sum_to_size(x1.shape)
                 if ctx.needs_input_grad[1]:
                     # x2's kernel call sees diff = x2 - x1 = -diff: each term is exactly -c
-                    g2 = _sum_to((-c).sum(-3), x2.shape)
+                    g2 = (-c).sum(-3).sum_to_size(x2.shape)
                 return g1, g2, None, None
 
         CdistBackward0._backward_name = "CdistBackward0"  # PyTorch's node name

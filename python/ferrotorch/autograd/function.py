@@ -261,7 +261,7 @@ def _check_grads(name, res, arg_meta):
         shape, dt = meta
         if tuple(g.shape) != shape:
             if _expandable(shape, tuple(g.shape)):
-                g = g.sum_to_size(shape) if hasattr(g, "sum_to_size") else _sum_to(g, shape)
+                g = g.sum_to_size(shape)
             else:
                 raise RuntimeError(
                     f"Function {name} returned an invalid gradient at index {i} - got "
@@ -282,14 +282,6 @@ def _expandable(shape, target):
         if s != t and s != 1:
             return False
     return True
-
-
-def _sum_to(g, shape):
-    lead = g.dim() - len(shape)
-    dims = list(range(lead)) + [lead + i for i, s in enumerate(shape) if s == 1 and g.shape[lead + i] != 1]
-    for d in sorted(dims, reverse=True):
-        g = g.sum(d, keepdim=d >= lead)
-    return g.reshape(shape)
 
 
 class _DelayedError(Function):
