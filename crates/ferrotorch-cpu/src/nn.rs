@@ -86,6 +86,10 @@ fn vol2col<T: Element>(x: &[T], cg: usize, v: &Vol, rows: std::ops::Range<usize>
     let (sw, pw, dw) = (v.stride[2], v.padding[2], v.dilation[2]);
     let p = rows.len() * ow;
     let plane = v.in_plane();
+    // Unit strides and an output row as wide as the input's: consecutive
+    // output rows read consecutive input rows, so runs of them are copied
+    // at once (see `vol2col_runs`).
+    let runs = sw == 1 && v.stride[1] == 1 && w == ow && ow > 0;
     for c in 0..cg {
         let xc = &x[c * plane..(c + 1) * plane];
         for a in 0..kd {
@@ -93,6 +97,10 @@ fn vol2col<T: Element>(x: &[T], cg: usize, v: &Vol, rows: std::ops::Range<usize>
                 for kj in 0..kw {
                     let row = &mut col[(((c * kd + a) * kh + b) * kw + kj) * ld..][..p];
                     let off = (kj * dw) as isize - pw as isize;
+                    if runs {
+                        vol2col_runs(xc, v, rows.clone(), a, b, off, row);
+                        continue;
+                    }
                     for (r, y) in rows.clone().enumerate() {
                         let dst = &mut row[r * ow..(r + 1) * ow];
                         let Some(ir) = v.in_row(y, a, b) else {
@@ -118,8 +126,20 @@ fn vol2col<T: Element>(x: &[T], cg: usize, v: &Vol, rows: std::ops::Range<usize>
                             dst[..lo].fill(T::zero());
                             if lo < hi {
                                 let first = (lo * sw) as isize + off;
-                                for (d, s) in dst[lo..hi].iter_mut().zip(src[first as usize..].iter().step_by(sw)) {
-                                    *d = *s;
+                                let from = &src[first as usize..];
+                                if sw == 2 {
+                                    // Every other element, read as pairs (vectorises).
+                                    let m = (from.len() / 2).min(hi - lo);
+                                    for (d, pair) in dst[lo..lo + m].iter_mut().zip(from[..2 * m].as_chunks::<2>().0) {
+                                        *d = pair[0];
+                                    }
+                                    if lo + m < hi {
+                                        dst[lo + m] = from[2 * m];
+                                    }
+                                } else {
+                                    for (d, s) in dst[lo..hi].iter_mut().zip(from.iter().step_by(sw)) {
+                                        *d = *s;
+                                    }
                                 }
                             }
                             dst[hi.max(lo)..].fill(T::zero());
@@ -128,6 +148,56 @@ fn vol2col<T: Element>(x: &[T], cg: usize, v: &Vol, rows: std::ops::Range<usize>
                 }
             }
         }
+    }
+}
+
+/// One column-matrix row of [`vol2col`] (taps `(a, b)` and width offset
+/// `off`) over output rows `rows`, when strides are 1 and output rows are as
+/// wide as input rows: a run of output rows that reads consecutive input
+/// rows is one contiguous span of the channel `xc` shifted by `off`, so it
+/// is copied with one call (a row is only a few dozen elements; a copy per
+/// row cost more in calls than in bytes), and then the padding columns of
+/// each row, which the span filled from the neighbouring rows, are zeroed.
+fn vol2col_runs<T: Element>(xc: &[T], v: &Vol, rows: std::ops::Range<usize>, a: usize, b: usize, off: isize, dst: &mut [T]) {
+    let (w, ow, oh_n) = (v.input[2], v.output[2], v.output[1]);
+    let lo = (-off).clamp(0, ow as isize) as usize;
+    let hi = ((w as isize - off).clamp(0, ow as isize) as usize).max(lo);
+    let n = rows.len();
+    let mut r = 0;
+    while r < n {
+        let y = rows.start + r;
+        let Some(ir) = v.in_row(y, a, b) else {
+            dst[r * ow..(r + 1) * ow].fill(T::zero());
+            r += 1;
+            continue;
+        };
+        // The run: following rows of the same output depth plane whose
+        // input rows follow on.
+        let mut e = r + 1;
+        while e < n && (rows.start + e) % oh_n != 0 && v.in_row(rows.start + e, a, b) == Some(ir + (e - r)) {
+            e += 1;
+        }
+        let run = &mut dst[r * ow..e * ow];
+        let start = (ir * w) as isize + off;
+        // Clip the span to the channel; what falls outside is padding.
+        let s_lo = (-start).clamp(0, run.len() as isize) as usize;
+        let s_hi = ((xc.len() as isize - start).clamp(s_lo as isize, run.len() as isize)) as usize;
+        run[..s_lo].fill(T::zero());
+        if s_lo < s_hi {
+            run[s_lo..s_hi].copy_from_slice(&xc[(start + s_lo as isize) as usize..(start + s_hi as isize) as usize]);
+        }
+        run[s_hi..].fill(T::zero());
+        if lo > 0 || hi < ow {
+            for row in run.chunks_exact_mut(ow) {
+                for t in &mut row[..lo] {
+                    *t = T::zero();
+                }
+                for t in &mut row[hi..] {
+                    *t = T::zero();
+                }
+            }
+        }
+        r = e;
     }
 }
 
@@ -155,8 +225,23 @@ fn col2vol<T: Element + AddAssign>(col: &[T], cg: usize, v: &Vol, rows: std::ops
         let xc = &mut x[c * plane..(c + 1) * plane];
         for a in 0..kd {
             for b in 0..kh {
-                for kj in 0..kw {
-                    let row = &col[(((c * kd + a) * kh + b) * kw + kj) * p..][..p];
+                let tap_row = |kj: usize| &col[(((c * kd + a) * kh + b) * kw + kj) * p..][..p];
+                // Stride 2 (transposed convolutions' usual upsampling): taps
+                // kj and kj + 1 fill the even and odd columns of one span,
+                // added together as interleaved pairs, which vectorise; the
+                // general loop below takes the rest.
+                let paired = if sw == 2 && dw == 1 { kw / 2 * 2 } else { 0 };
+                for kj in (0..paired).step_by(2) {
+                    let (ra, rb) = (tap_row(kj), tap_row(kj + 1));
+                    let off = kj as isize - pw as isize;
+                    for (r, y) in rows.clone().enumerate() {
+                        let Some(ir) = v.in_row(y, a, b) else { continue };
+                        let dst = &mut xc[ir * w..(ir + 1) * w];
+                        add_pair_stride2(dst, &ra[r * ow..(r + 1) * ow], &rb[r * ow..(r + 1) * ow], off);
+                    }
+                }
+                for kj in paired..kw {
+                    let row = tap_row(kj);
                     let off = (kj * dw) as isize - pw as isize;
                     for (r, y) in rows.clone().enumerate() {
                         let Some(ir) = v.in_row(y, a, b) else { continue };
@@ -183,6 +268,35 @@ fn col2vol<T: Element + AddAssign>(col: &[T], cg: usize, v: &Vol, rows: std::ops
                     }
                 }
             }
+        }
+    }
+}
+
+/// `dst[xo·2 + off] += a[xo]` and `dst[xo·2 + off + 1] += b[xo]` for every
+/// output `xo` whose column lies inside `dst` (the columns of two adjacent
+/// taps of a stride-2 row): the outputs where both columns are inside run as
+/// interleaved pairs, the few at the edges one by one.
+#[inline]
+fn add_pair_stride2<T: Element + AddAssign>(dst: &mut [T], a: &[T], b: &[T], off: isize) {
+    let (w, ow) = (dst.len(), a.len());
+    let (la, ha) = strided_span(off, 2, w, ow);
+    let (lb, hb) = strided_span(off + 1, 2, w, ow);
+    let (lo, hi) = (la.max(lb), ha.min(hb).max(la.max(lb)));
+    let mut single = |src: &[T], o: isize, range: std::ops::Range<usize>| {
+        for xo in range {
+            dst[(2 * xo as isize + o) as usize] += src[xo];
+        }
+    };
+    single(a, off, la..lo.min(ha).max(la));
+    single(a, off, hi.max(la)..ha);
+    single(b, off + 1, lb..lo.min(hb).max(lb));
+    single(b, off + 1, hi.max(lb)..hb);
+    if lo < hi {
+        let first = (2 * lo as isize + off) as usize;
+        let pairs = dst[first..first + 2 * (hi - lo)].as_chunks_mut::<2>().0;
+        for ((d, &x), &y) in pairs.iter_mut().zip(&a[lo..hi]).zip(&b[lo..hi]) {
+            d[0] += x;
+            d[1] += y;
         }
     }
 }
@@ -625,6 +739,19 @@ mod tests {
             spec(1, 20, 3, 5, 1, &[7], &[1], &[1], &[0], &[1]),
             spec(3, 2, 2, 4, 2, &[5, 6, 4], &[2, 3, 2], &[2, 1, 1], &[1, 0, 2], &[1, 2, 1]),
             spec(3, 1, 3, 2, 1, &[3, 3, 3], &[1, 1, 1], &[1, 1, 1], &[0, 0, 0], &[1, 1, 1]),
+            // Stride 2 with paired taps (col2vol's interleaved path): even
+            // and odd kernel widths, padding on both edges, a 1-d signal.
+            spec(2, 2, 3, 4, 1, &[7, 9], &[4, 4], &[2, 2], &[1, 1], &[1, 1]),
+            spec(2, 1, 2, 3, 1, &[6, 11], &[3, 3], &[2, 2], &[1, 1], &[1, 1]),
+            spec(1, 2, 2, 2, 1, &[17], &[5], &[2], &[2], &[1]),
+            spec(2, 1, 2, 2, 2, &[5, 4], &[2, 6], &[1, 2], &[0, 3], &[1, 1]),
+            // Unit strides with output rows as wide as the input's (vol2col's
+            // runs of rows): "same" padding, dilated, 3-d, and padding wider
+            // than the kernel reach on one axis.
+            spec(2, 2, 3, 2, 1, &[6, 7], &[3, 3], &[1, 1], &[1, 1], &[1, 1]),
+            spec(2, 1, 2, 3, 1, &[9, 8], &[3, 3], &[1, 1], &[3, 2], &[2, 2]),
+            spec(3, 1, 2, 2, 1, &[4, 5, 6], &[3, 3, 3], &[1, 1, 1], &[1, 1, 1], &[1, 1, 1]),
+            spec(2, 1, 1, 1, 1, &[4, 5], &[1, 3], &[1, 1], &[2, 1], &[1, 1]),
         ];
         for mut sp in cases {
             // The output may be cut short of its natural size (output padding
