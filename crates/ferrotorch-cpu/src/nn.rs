@@ -333,9 +333,26 @@ const COL_BAND: usize = 1 << 17;
 /// rows) run the GEMM far below its peak.
 const MIN_BAND_COLS: usize = 256;
 
-/// Output rows per band for `k` column rows of `ow` columns each.
+/// Columns of the GEMM's widest float32 kernel (AVX-512: 4 vectors of 16);
+/// a band narrower than a multiple of it ends in a half-empty narrow kernel.
+const GEMM_PANEL: usize = 64;
+
+/// Output rows per band for `k` column rows of `ow` columns each: about
+/// [`COL_BAND`] elements, rounded up to whole [`GEMM_PANEL`]s of columns
+/// when that at most doubles the band.
 fn band_rows(k: usize, ow: usize, rows: usize) -> usize {
-    (COL_BAND / (k * ow).max(1)).max(MIN_BAND_COLS.div_ceil(ow.max(1))).clamp(1, rows.max(1))
+    let ow = ow.max(1);
+    let base = (COL_BAND / (k * ow).max(1)).max(MIN_BAND_COLS.div_ceil(ow)).max(1);
+    let align = GEMM_PANEL / gcd(ow, GEMM_PANEL);
+    let aligned = base.next_multiple_of(align);
+    (if aligned <= 2 * base { aligned } else { base }).clamp(1, rows.max(1))
+}
+
+fn gcd(mut a: usize, mut b: usize) -> usize {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
 }
 
 fn mat<T>(s: &[T], rs: usize) -> Mat {
@@ -647,6 +664,22 @@ pub fn conv_weight_grad<T: GemmFloat + AddAssign>(spec: &ConvSpec, grad: &[T], x
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn bands_are_whole_gemm_panels_when_that_at_most_doubles_them() {
+        // conv3d 32 channels 3x3x3 on 28-wide rows: 10 rows (280 columns)
+        // become 16 (448 = 7 panels); conv2d 64 channels on 56-wide rows: 8.
+        assert_eq!(band_rows(864, 28, 448), 16);
+        assert_eq!(band_rows(576, 56, 56), 8);
+        // Never more rows than there are, nor fewer than one.
+        assert_eq!(band_rows(576, 56, 3), 3);
+        assert_eq!(band_rows(1 << 20, 1000, 7), 1);
+        // An odd width needs 64 rows for whole panels: more than double the
+        // 10 rows 256 columns take, so unchanged.
+        assert_eq!(band_rows(10_000, 27, 1000), 10);
+        // A wide band rounds up a little.
+        assert_eq!(band_rows(27, 7, 1000), 704);
+    }
 
     #[test]
     fn strided_span_is_the_run_of_outputs_inside_the_row() {
