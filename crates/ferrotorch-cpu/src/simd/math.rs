@@ -481,3 +481,45 @@ pub(crate) fn gelu<V: Vf>(x: V) -> V {
 fn one_plus<V: Vf>(x: V) -> V {
     k::<V>(1.0).add(x)
 }
+
+/// `π/2` as three float32 parts (the sum is `π/2` to about 1e-23), for the
+/// reduction of [`sin_cos_f32`].
+const PIO2_F32: [f64; 3] = [1.5707963705062866, -4.371138828673793e-08, -1.7151245100058819e-15];
+
+/// `sin x` (or `cos x` when `cos`) for float32 lanes with `|x|` at most
+/// [`TRIG_LIMIT_F32`], using fused multiply-adds (callers run it only on
+/// ISAs that have them).
+///
+/// `x = n·π/2 + r` with `n` the nearest integer to `x·2/π`; each of the
+/// three steps subtracting `n` times a part of `π/2` is one fused
+/// multiply-add, the first exact, so `r` is within about an ulp of its
+/// true value even next to a zero of the result. On `|r| ≤ π/4` the Taylor
+/// polynomials (truncated below 2e-9 relative) give `sin r` as `r + r³·P`
+/// and `cos r` as `(1 - r²/2) + r⁴·Q`, and `n mod 4` picks the signed one.
+#[inline(always)]
+pub(crate) fn sin_cos_f32<V: Vf>(x: V, cos: bool) -> V {
+    let n = x.mul(k(std::f64::consts::FRAC_2_PI)).round();
+    let m = n.neg();
+    let r = m.mul_add(k(PIO2_F32[0]), x);
+    let r = m.mul_add(k(PIO2_F32[1]), r);
+    let r = m.mul_add(k(PIO2_F32[2]), r);
+    let r2 = r.mul(r);
+    let s = poly(r2, &[-INV_FACT[3], INV_FACT[5], -INV_FACT[7], INV_FACT[9]]).mul(r2).mul_add(r, r);
+    let c = r2.mul(r2).mul_add(poly(r2, &[INV_FACT[4], -INV_FACT[6], INV_FACT[8], -INV_FACT[10]]), k::<V>(-0.5).mul_add(r2, k(1.0)));
+    // cos x = sin(x + π/2): one more quarter turn.
+    let q = if cos { n.add(k(1.0)) } else { n };
+    let quad = q.sub(q.mul(k(0.25)).floor().mul(k(4.0)));
+    let odd = V::mor(quad.eq(k(1.0)), quad.eq(k(3.0)));
+    let y = V::select(odd, c, s);
+    let y = V::select(quad.ge(k(2.0)), y.neg(), y);
+    if cos {
+        y
+    } else {
+        // sin(±0) is ±0 (the reduction's `0·π/2 + x` would make -0 positive).
+        V::select(x.eq(k(0.0)), x, y)
+    }
+}
+
+/// Largest `|x|` [`sin_cos_f32`] takes: `n` stays below 2^16, where the
+/// part of `π/2` left out costs under a tenth of an ulp.
+pub(crate) const TRIG_LIMIT_F32: f64 = 65536.0;
