@@ -33,24 +33,11 @@ pub fn has_simd(op: UnaryOp) -> bool {
     )
 }
 
-/// Ops with a vector form for float32 only ([`has_simd_f32`]); their
-/// float64 kernel stays the scalar one.
-pub const SIMD_OPS_F32_ONLY: [UnaryOp; 2] = [UnaryOp::Sin, UnaryOp::Cos];
-
-/// Does `op` have a vectorised float32 form ([`SIMD_OPS`] and
-/// [`SIMD_OPS_F32_ONLY`])?
-pub fn has_simd_f32(op: UnaryOp) -> bool {
-    has_simd(op) || matches!(op, UnaryOp::Sin | UnaryOp::Cos)
-}
-
-/// Scalar reference of the [`SIMD_OPS`] and [`SIMD_OPS_F32_ONLY`], in f64:
-/// the strided runs use it, and the tests measure the vector forms against
-/// it. NaN for any other op.
+/// Scalar reference of the [`SIMD_OPS`], in f64: the strided runs use it, and
+/// the tests measure the vector forms against it. NaN for any other op.
 pub fn reference(op: UnaryOp, x: f64) -> f64 {
     use UnaryOp::*;
     match op {
-        Sin => x.sin(),
-        Cos => x.cos(),
         Sqrt => x.sqrt(),
         Rsqrt => 1.0 / x.sqrt(),
         Exp => x.exp(),
@@ -246,66 +233,6 @@ simd_unary_fn!(unary_avx512_f32, crate::simd::avx512::F32x16, f32, "avx512f,avx2
 #[cfg(target_arch = "x86_64")]
 simd_unary_fn!(unary_avx512_f64, crate::simd::avx512::F64x8, f64, "avx512f,avx2,fma");
 
-/// `sin`/`cos` over a contiguous float32 run, one vector at a time through
-/// a small buffer (so `o` may equal `x`, and a partial last vector is
-/// padded); lanes the vector form does not cover (`|x|` past
-/// [`m::TRIG_LIMIT_F32`], infinities, NaN) take the f64 [`reference`].
-macro_rules! trig_f32_fn {
-    ($name:ident, $V:ty, $feat:literal) => {
-        #[cfg(target_arch = "x86_64")]
-        #[target_feature(enable = $feat)]
-        unsafe fn $name(op: UnaryOp, x: *const f32, o: *mut f32, n: usize) {
-            let cos = op == UnaryOp::Cos;
-            let lanes = <$V as Vf>::LANES;
-            let (mut inp, mut out) = ([0f32; 16], [0f32; 16]);
-            let mut i = 0;
-            while i < n {
-                let len = lanes.min(n - i);
-                std::ptr::copy_nonoverlapping(x.add(i), inp.as_mut_ptr(), len);
-                let v = <$V as Vf>::load(inp.as_ptr());
-                m::sin_cos_f32(v, cos).store(out.as_mut_ptr());
-                let outside = <$V as Vf>::mor(v.abs().gt(<$V as Vf>::c(m::TRIG_LIMIT_F32)), v.is_nan());
-                if <$V as Vf>::any(outside) {
-                    for j in 0..len {
-                        if !((inp[j].abs() as f64) <= m::TRIG_LIMIT_F32) {
-                            out[j] = reference(op, inp[j] as f64) as f32;
-                        }
-                    }
-                }
-                std::ptr::copy_nonoverlapping(out.as_ptr(), o.add(i), len);
-                i += len;
-            }
-        }
-    };
-}
-
-trig_f32_fn!(trig_avx2_f32, crate::simd::avx2::F32x8, "avx2,fma");
-trig_f32_fn!(trig_avx512_f32, crate::simd::avx512::F32x16, "avx512f,avx2,fma");
-
-/// Runs the float32 vector `sin`/`cos` when `isa` has fused multiply-adds
-/// (which its reduction needs); `false` (nothing written) otherwise.
-///
-/// # Safety
-/// As [`FastFloat::contiguous_unary`].
-unsafe fn trig_f32(isa: Isa, op: UnaryOp, x: *const f32, o: *mut f32, n: usize) -> bool {
-    match isa {
-        #[cfg(target_arch = "x86_64")]
-        Isa::Avx512 => trig_avx512_f32(op, x, o, n),
-        #[cfg(target_arch = "x86_64")]
-        Isa::Avx2 => trig_avx2_f32(op, x, o, n),
-        _ => return false,
-    }
-    true
-}
-
-/// float64 has no vector `sin`/`cos` ([`SIMD_OPS_F32_ONLY`]).
-///
-/// # Safety
-/// Trivially safe; the signature matches [`trig_f32`].
-unsafe fn trig_f64(_: Isa, _: UnaryOp, _: *const f64, _: *mut f64, _: usize) -> bool {
-    false
-}
-
 /// A float type with a contiguous fast path.
 pub(crate) trait FastFloat: Element + Num {
     /// `o[..n] = op(x[..n])` on a contiguous run with the given ISA
@@ -318,13 +245,10 @@ pub(crate) trait FastFloat: Element + Num {
 }
 
 macro_rules! fast_float {
-    ($t:ty, $scalar:ident, $avx2:ident, $avx512:ident, $trig:ident) => {
+    ($t:ty, $scalar:ident, $avx2:ident, $avx512:ident) => {
         impl FastFloat for $t {
             unsafe fn contiguous_unary(isa: Isa, op: UnaryOp, x: *const $t, o: *mut $t, n: usize) {
                 if n == 0 {
-                    return;
-                }
-                if matches!(op, UnaryOp::Sin | UnaryOp::Cos) && $trig(isa, op, x, o, n) {
                     return;
                 }
                 if !has_simd(op) {
@@ -344,8 +268,8 @@ macro_rules! fast_float {
         }
     };
 }
-fast_float!(f32, unary_scalar_f32, unary_avx2_f32, unary_avx512_f32, trig_f32);
-fast_float!(f64, unary_scalar_f64, unary_avx2_f64, unary_avx512_f64, trig_f64);
+fast_float!(f32, unary_scalar_f32, unary_avx2_f32, unary_avx512_f32);
+fast_float!(f64, unary_scalar_f64, unary_avx2_f64, unary_avx512_f64);
 
 /// `out = op(a)` for float32 tensors; `a` already broadcast to `out`'s shape.
 /// Contiguous runs are vectorised; other runs use [`reference()`].

@@ -6,7 +6,7 @@
 use crate::elementwise::{unary as un_kernel, Num};
 use crate::real::{not_impl, Compute, Real};
 use crate::real_dispatch;
-use crate::unary::{has_simd, has_simd_f32, unary_f32, unary_f64};
+use crate::unary::{has_simd, unary_f32, unary_f64};
 use crate::{Dst, Src};
 use ferrotorch_core::{dispatch_dtype, DType, Element, Result, UnaryOp};
 use num_traits::Float as _;
@@ -23,7 +23,7 @@ pub fn unary(op: UnaryOp, dtype: DType, o: Dst, s: Src) -> Result<()> {
         _ if op.is_predicate() => run_predicate(op, o, s, dtype),
         _ if !dtype.is_floating_point() => run_int(op, o, s, dtype)?,
         // The vectorised kernels (runtime ISA choice) for f32/f64.
-        _ if dtype == DType::Float32 && has_simd_f32(op) => unary_f32(op, o, s),
+        _ if dtype == DType::Float32 && has_simd(op) => unary_f32(op, o, s),
         _ if dtype == DType::Float64 && has_simd(op) => unary_f64(op, o, s),
         _ => run_float(op, o, s, dtype)?,
     }
