@@ -55,7 +55,8 @@ mod stats;
 mod tests;
 
 pub use pool::{
-    Block, CachingAllocator, StreamId, DEFAULT_STREAM, LARGE_BUFFER, MIN_BLOCK_SIZE, MIN_LARGE_ALLOC, ROUND_LARGE,
+    Block, CachingAllocator, StreamId, DEFAULT_STREAM, FRONT_CLASSES, FRONT_DEPTH, FRONT_MAX, LARGE_BUFFER, MIN_BLOCK_SIZE,
+    MIN_LARGE_ALLOC, ROUND_LARGE,
     SMALL_BUFFER, SMALL_SIZE,
 };
 pub use raw::{HostAllocator, RawAllocator, HOST_ALIGNMENT, HOST_MAP_MIN};

@@ -34,6 +34,16 @@ pub const MIN_LARGE_ALLOC: usize = 10 << 20;
 /// (PyTorch's `kRoundLarge`).
 pub const ROUND_LARGE: usize = 2 << 20;
 
+/// Rounded sizes up to this many bytes ([`FRONT_CLASSES`] size classes of
+/// [`MIN_BLOCK_SIZE`] each) are served by the front cache when it has a
+/// block of exactly that size.
+pub const FRONT_MAX: usize = FRONT_CLASSES * MIN_BLOCK_SIZE;
+/// Number of size classes of the front cache (512 B, 1 KiB, ..., [`FRONT_MAX`]).
+pub const FRONT_CLASSES: usize = 8;
+/// Most blocks one size class of one stream's front cache holds; further
+/// frees of that size take the ordinary merging path.
+pub const FRONT_DEPTH: usize = 32;
+
 /// A piece of memory handed out by a [`CachingAllocator`].
 ///
 /// Give it back with [`CachingAllocator::free`] on the same allocator.
@@ -126,6 +136,9 @@ struct BlockRec {
     prev: Option<usize>,
     next: Option<usize>,
     allocated: bool,
+    /// Free and parked in the front cache (so in neither free set, and not
+    /// merged with its neighbours until the front cache is flushed).
+    parked: bool,
 }
 
 /// A free-set entry: ordered by stream, then size, then address. Within one
@@ -144,6 +157,19 @@ pub type StreamId = u64;
 
 /// The stream of host memory and of [`CachingAllocator::allocate`].
 pub const DEFAULT_STREAM: StreamId = 0;
+
+/// One stream's front cache: per size class, the indices of parked free
+/// blocks of exactly that size, most recently freed last.
+#[derive(Debug)]
+struct FrontCache {
+    stream: StreamId,
+    classes: [Vec<usize>; FRONT_CLASSES],
+}
+
+/// The front-cache size class of a rounded size, if it has one.
+fn front_class(rounded: usize) -> Option<usize> {
+    (rounded <= FRONT_MAX).then(|| rounded / MIN_BLOCK_SIZE - 1)
+}
 
 /// A vector of slots with reuse of vacated ones, so indices stay stable and no
 /// allocation happens once the high-water mark is reached.
@@ -240,6 +266,17 @@ type AddrMap = HashMap<usize, usize, BuildHasherDefault<AddrHasher>>;
 /// A caching allocator following PyTorch's `CUDACachingAllocator` rules,
 /// generic over the source of raw segments.
 ///
+/// In front of the best-fit sets sits a small *front cache*: a freed block of
+/// at most [`FRONT_MAX`] bytes is parked, unmerged, in a LIFO list for its
+/// stream and exact size (at most [`FRONT_DEPTH`] per list), and a request
+/// of that rounded size takes it back without touching the ordered sets.
+/// Tiny tensors are made and dropped at a high rate, and this turns their
+/// split-and-merge of a larger free block into a push and a pop. Parked
+/// blocks count as free in every statistic (and, being parts of their
+/// segment, as `inactive_split_bytes`). They are merged back into the
+/// best-fit sets before a new segment is taken and by `empty_cache`, so
+/// the front cache never makes the allocator reserve more memory.
+///
 /// Memory taken from the raw allocator is only given back by
 /// [`empty_cache`](Self::empty_cache), by the out-of-memory retry, or when the
 /// allocator is dropped (wholly free segments only). Every operation is
@@ -255,6 +292,10 @@ pub struct CachingAllocator<R: RawAllocator> {
     large_free: BTreeSet<FreeKey>,
     /// Handed-out blocks by address, to find the record on `free`.
     live: AddrMap,
+    /// Parked small free blocks, one entry per stream that freed any.
+    front: Vec<FrontCache>,
+    /// Number of parked blocks (over every list of `front`).
+    parked: usize,
     stats: MemoryStats,
 }
 
@@ -275,6 +316,8 @@ impl<R: RawAllocator> CachingAllocator<R> {
             small_free: BTreeSet::new(),
             large_free: BTreeSet::new(),
             live: AddrMap::default(),
+            front: Vec::new(),
+            parked: 0,
             stats: MemoryStats::default(),
         }
     }
@@ -314,10 +357,9 @@ impl<R: RawAllocator> CachingAllocator<R> {
         let Some(rounded) = round_size(size) else {
             return Err(self.oom(size));
         };
-        let pool = PoolKind::for_size(rounded);
-        let idx = match self.take_best_fit(stream, pool, rounded) {
+        let idx = match self.take_cached(stream, rounded) {
             Some(idx) => idx,
-            None => match self.new_segment(stream, pool, rounded, false) {
+            None => match self.new_segment(stream, PoolKind::for_size(rounded), rounded, false) {
                 Some(idx) => idx,
                 None => return Err(self.oom(size)),
             },
@@ -350,10 +392,9 @@ impl<R: RawAllocator> CachingAllocator<R> {
         let Some(rounded) = round_size(size) else {
             return Err(self.oom(size));
         };
-        let pool = PoolKind::for_size(rounded);
-        let (idx, zeroed) = match self.take_best_fit(stream, pool, rounded) {
+        let (idx, zeroed) = match self.take_cached(stream, rounded) {
             Some(idx) => (idx, false),
-            None => match self.new_segment(stream, pool, rounded, true) {
+            None => match self.new_segment(stream, PoolKind::for_size(rounded), rounded, true) {
                 Some(idx) => (idx, true),
                 None => return Err(self.oom(size)),
             },
@@ -394,20 +435,28 @@ impl<R: RawAllocator> CachingAllocator<R> {
         self.stats.active_bytes -= size;
         self.stats.requested_bytes -= requested;
         self.stats.free_count += 1;
+        if !self.park(idx) {
+            self.merge_free(idx);
+        }
+    }
 
-        // Coalesce so that a segment whose blocks are all freed becomes a
-        // single free block again, which empty_cache can release and which can
-        // serve requests bigger than any of its former pieces.
+    /// Puts free block `idx` (in no free set) into its pool's free set,
+    /// merged with its free neighbours, so that a segment whose blocks are
+    /// all freed becomes a single free block again, which `empty_cache` can
+    /// release and which can serve requests bigger than any of its former
+    /// pieces. Parked neighbours stay parked (they merge when flushed).
+    fn merge_free(&mut self, idx: usize) {
         let mut idx = idx;
+        let pooled = |b: &BlockRec| !b.allocated && !b.parked;
         if let Some(p) = self.blocks[idx].prev {
-            if !self.blocks[p].allocated {
+            if pooled(&self.blocks[p]) {
                 self.remove_free(p);
                 self.absorb_next(p);
                 idx = p;
             }
         }
         if let Some(n) = self.blocks[idx].next {
-            if !self.blocks[n].allocated {
+            if pooled(&self.blocks[n]) {
                 self.remove_free(n);
                 self.absorb_next(idx);
             }
@@ -415,10 +464,87 @@ impl<R: RawAllocator> CachingAllocator<R> {
         self.insert_free(idx);
     }
 
+    /// Parks free block `idx` in its stream's front cache when it is small
+    /// enough and the list has room; `false` when it must be merged instead.
+    fn park(&mut self, idx: usize) -> bool {
+        let rec = self.blocks[idx];
+        let Some(class) = front_class(rec.size) else { return false };
+        let seg = &self.segments[rec.seg];
+        let (stream, seg_size) = (seg.stream, seg.size);
+        let pos = match self.front.iter().position(|f| f.stream == stream) {
+            Some(pos) => pos,
+            None => {
+                self.front.push(FrontCache { stream, classes: Default::default() });
+                self.front.len() - 1
+            }
+        };
+        let list = &mut self.front[pos].classes[class];
+        if list.len() >= FRONT_DEPTH {
+            return false;
+        }
+        list.push(idx);
+        self.parked += 1;
+        self.blocks[idx].parked = true;
+        if rec.size < seg_size {
+            self.stats.inactive_split_bytes += rec.size as u64;
+        }
+        true
+    }
+
+    /// A free block for a `rounded`-byte request of `stream`: a parked block
+    /// of exactly that size (the smallest adequate size, so still a best
+    /// fit; among equal sizes the most recently freed rather than the lowest
+    /// address), else the best fit of the ordered sets once every parked
+    /// block has been merged back into them, so a miss sees exactly the free
+    /// space it would have seen without the front cache.
+    fn take_cached(&mut self, stream: StreamId, rounded: usize) -> Option<usize> {
+        if let Some(class) = front_class(rounded) {
+            let popped = self
+                .front
+                .iter_mut()
+                .find(|f| f.stream == stream)
+                .and_then(|f| f.classes[class].pop());
+            if let Some(idx) = popped {
+                self.unpark(idx);
+                return Some(idx);
+            }
+        }
+        if self.parked > 0 {
+            self.flush_front();
+        }
+        self.take_best_fit(stream, PoolKind::for_size(rounded), rounded)
+    }
+
+    /// Marks block `idx`, just taken off a front-cache list, as no longer parked.
+    fn unpark(&mut self, idx: usize) {
+        self.parked -= 1;
+        let rec = &mut self.blocks[idx];
+        rec.parked = false;
+        let size = rec.size;
+        if size < self.segments[rec.seg].size {
+            self.stats.inactive_split_bytes -= size as u64;
+        }
+    }
+
+    /// Merges every parked block back into the best-fit sets.
+    fn flush_front(&mut self) {
+        let mut parked = Vec::new();
+        for f in &mut self.front {
+            for list in &mut f.classes {
+                parked.append(list);
+            }
+        }
+        for idx in parked {
+            self.unpark(idx);
+            self.merge_free(idx);
+        }
+    }
+
     /// Releases every cached segment that is entirely free back to the raw
     /// allocator (`torch.cuda.empty_cache()`). Segments holding any live block
     /// stay, including their free parts.
     pub fn empty_cache(&mut self) {
+        self.flush_front();
         // A block spanning its whole segment is exactly a free segment: live
         // blocks never sit in the free sets, and a segment with a live block
         // has more than one block.
@@ -550,6 +676,7 @@ impl<R: RawAllocator> CachingAllocator<R> {
             prev: None,
             next: None,
             allocated: false,
+            parked: false,
         });
         self.segments[seg].head = idx;
         let s = &mut self.stats;
@@ -576,6 +703,7 @@ impl<R: RawAllocator> CachingAllocator<R> {
                 prev: Some(idx),
                 next: rec.next,
                 allocated: false,
+                parked: false,
             });
             if let Some(n) = rec.next {
                 self.blocks[n].prev = Some(rest);
@@ -640,6 +768,7 @@ impl<R: RawAllocator> CachingAllocator<R> {
     pub(crate) fn check_invariants(&self) {
         let (mut allocated, mut free, mut reserved, mut requested) = (0u64, 0u64, 0u64, 0u64);
         let (mut inactive, mut live_blocks, mut free_blocks, mut segments) = (0u64, 0, 0, 0u64);
+        let mut parked_blocks = 0;
         for (si, seg) in self.segments.iter() {
             segments += 1;
             reserved += seg.size as u64;
@@ -662,21 +791,34 @@ impl<R: RawAllocator> CachingAllocator<R> {
                     assert_eq!(self.live.get(&addr), Some(&i), "live block {i} not in map");
                 } else {
                     free += b.size as u64;
-                    free_blocks += 1;
                     assert_eq!(b.requested, 0);
                     let set = match seg.pool {
                         PoolKind::Small => &self.small_free,
                         PoolKind::Large => &self.large_free,
                     };
-                    assert!(
-                        set.contains(&(seg.stream, b.size, addr, i)),
-                        "free block {i} not pooled"
-                    );
+                    if b.parked {
+                        parked_blocks += 1;
+                        let class = front_class(b.size).expect("parked block too big for the front cache");
+                        let lists = self.front.iter().filter(|f| f.stream == seg.stream);
+                        assert_eq!(
+                            lists.flat_map(|f| f.classes[class].iter()).filter(|&&j| j == i).count(),
+                            1,
+                            "parked block {i} not exactly once in its stream's size class"
+                        );
+                        assert!(!set.contains(&(seg.stream, b.size, addr, i)), "parked block {i} also pooled");
+                    } else {
+                        free_blocks += 1;
+                        assert!(
+                            set.contains(&(seg.stream, b.size, addr, i)),
+                            "free block {i} not pooled"
+                        );
+                        if let Some(p) = prev {
+                            let q = &self.blocks[p];
+                            assert!(q.allocated || q.parked, "adjacent free blocks {p}, {i}");
+                        }
+                    }
                     if b.size < seg.size {
                         inactive += b.size as u64;
-                    }
-                    if let Some(p) = prev {
-                        assert!(self.blocks[p].allocated, "adjacent free blocks {p}, {i}");
                     }
                 }
                 offset += b.size;
@@ -703,9 +845,13 @@ impl<R: RawAllocator> CachingAllocator<R> {
             "stale entries in the live map"
         );
         assert_eq!(self.small_free.len() + self.large_free.len(), free_blocks);
+        let listed: usize = self.front.iter().flat_map(|f| f.classes.iter()).map(Vec::len).sum();
+        assert_eq!(listed, parked_blocks, "front-cache lists hold stale entries");
+        assert_eq!(self.parked, parked_blocks, "parked count out of step");
+        assert!(self.front.iter().flat_map(|f| f.classes.iter()).all(|l| l.len() <= FRONT_DEPTH));
         assert_eq!(
             self.blocks.iter().count(),
-            live_blocks + free_blocks,
+            live_blocks + free_blocks + parked_blocks,
             "leaked block records"
         );
     }

@@ -560,6 +560,11 @@ fn randomized_alloc_free_never_overlaps() {
             pool.free(b);
         }
         pool.check_invariants();
+        // Parked small blocks keep their segments split until a request
+        // misses the front cache, which merges them all back.
+        let miss = pool.allocate(FRONT_MAX + 1).unwrap();
+        pool.free(miss);
+        pool.check_invariants();
         assert_eq!(pool.stats().inactive_split_bytes, 0);
         drop(pool); // Drop releases the now wholly free segments.
         let st = state.lock().unwrap();
@@ -760,8 +765,9 @@ fn stream_blocks_split_and_merge_within_their_segment() {
     pool.free(x);
     pool.free(y);
     pool.check_invariants();
-    // x and y merged back into one whole free segment of stream 7: a request
-    // as large as the segment now fits there.
+    // x and y (parked until a request misses the front cache) merge back
+    // into one whole free segment of stream 7: a request as large as the
+    // segment now fits there.
     let whole = pool.allocate_on(7, SMALL_SIZE).unwrap();
     assert_eq!(addr(&whole), addr(&x));
     assert_eq!(pool.stats().segment_count, 2);
@@ -812,4 +818,128 @@ fn format_size_matches_pytorch_thresholds() {
     assert_eq!(format_size(1536), "1.50 KiB");
     assert_eq!(format_size(20 << 20), "20.00 MiB");
     assert_eq!(format_size(3 << 30), "3.00 GiB");
+}
+
+#[test]
+fn front_cache_hands_back_the_last_freed_block_of_each_size_class() {
+    let (mut pool, state) = fake(None);
+    let blocks: Vec<Block> = (1..=FRONT_CLASSES).map(|k| alloc(&mut pool, k * MIN_BLOCK_SIZE - 7)).collect();
+    let guard = alloc(&mut pool, 512);
+    for &b in &blocks {
+        free(&mut pool, b);
+    }
+    // Every class gets its own block back, whatever the order of requests.
+    for &b in blocks.iter().rev() {
+        let again = alloc(&mut pool, b.size);
+        assert_eq!(again, b, "size class {}", b.size);
+    }
+    // Freed a second time in another order: still one block per class.
+    for &b in blocks.iter().rev() {
+        free(&mut pool, b);
+    }
+    assert_eq!(alloc(&mut pool, 3 * MIN_BLOCK_SIZE), blocks[2]);
+    assert_eq!(state.lock().unwrap().alloc_calls.len(), 1);
+    free(&mut pool, guard);
+}
+
+#[test]
+fn front_cache_keeps_statistics_exact() {
+    let (mut pool, _) = fake(None);
+    let keep = alloc(&mut pool, 100);
+    let tiny = alloc(&mut pool, 300);
+    let s = pool.stats();
+    assert_eq!((s.allocated_bytes, s.requested_bytes), (1024, 400));
+    free(&mut pool, tiny);
+    let s = pool.stats();
+    assert_eq!((s.allocated_bytes, s.active_bytes, s.requested_bytes), (512, 512, 100));
+    assert_eq!((s.allocation_count, s.free_count), (2, 1));
+    // The parked block and the tail after it are both free parts of the segment.
+    assert_eq!(s.inactive_split_bytes, (SMALL_BUFFER - 512) as u64);
+    let again = alloc(&mut pool, 20);
+    assert_eq!(again, tiny);
+    let s = pool.stats();
+    assert_eq!((s.allocated_bytes, s.requested_bytes, s.allocation_count), (1024, 120, 3));
+    assert_eq!(s.inactive_split_bytes, (SMALL_BUFFER - 1024) as u64);
+    assert_eq!(s.peak_allocated_bytes, 1024);
+    free(&mut pool, again);
+    free(&mut pool, keep);
+    pool.empty_cache();
+    let s = pool.stats();
+    assert_eq!((s.allocated_bytes, s.reserved_bytes, s.inactive_split_bytes, s.segment_count), (0, 0, 0, 0));
+}
+
+#[test]
+fn front_cache_miss_merges_parked_blocks_before_any_new_segment() {
+    let (mut pool, state) = fake(None);
+    // Fill one small segment: two tiny blocks and two halves of the rest.
+    let x = alloc(&mut pool, 512);
+    let y = alloc(&mut pool, 512);
+    let half = (SMALL_BUFFER - 1024) / 2;
+    let f1 = alloc(&mut pool, half);
+    let f2 = alloc(&mut pool, half);
+    assert_eq!(pool.stats().segment_count, 1);
+    free(&mut pool, x);
+    free(&mut pool, y);
+    // No 1 KiB block is parked and the segment has no free space left but
+    // the two parked 512-byte neighbours: they merge and serve the request.
+    let xy = alloc(&mut pool, 1024);
+    assert_eq!((addr(&xy), xy.size), (addr(&x), 1024));
+    assert_eq!(state.lock().unwrap().alloc_calls.len(), 1);
+    for b in [xy, f1, f2] {
+        free(&mut pool, b);
+    }
+    pool.empty_cache();
+    assert_eq!(pool.stats().reserved_bytes, 0);
+}
+
+#[test]
+fn front_cache_lists_are_bounded_and_the_rest_merges() {
+    let (mut pool, _) = fake(None);
+    let n = FRONT_DEPTH + 5;
+    let blocks: Vec<Block> = (0..n).map(|_| alloc(&mut pool, 512)).collect();
+    let guard = alloc(&mut pool, 512);
+    for &b in &blocks {
+        free(&mut pool, b);
+    }
+    // The first FRONT_DEPTH frees were parked and come back last-in first-out.
+    let again: Vec<Block> = (0..FRONT_DEPTH).map(|_| alloc(&mut pool, 512)).collect();
+    let expected: Vec<Block> = blocks[..FRONT_DEPTH].iter().rev().copied().collect();
+    assert_eq!(again, expected);
+    // The last 5 found the list full and merged into one free run, the best
+    // fit of the next request (smaller than the segment's tail).
+    let from_run = alloc(&mut pool, 512);
+    assert_eq!(from_run, blocks[FRONT_DEPTH]);
+    for b in again.into_iter().chain([from_run, guard]) {
+        free(&mut pool, b);
+    }
+    pool.empty_cache();
+    assert_eq!(pool.stats().reserved_bytes, 0);
+}
+
+#[test]
+fn front_cache_is_per_stream() {
+    let (mut pool, _) = fake(None);
+    let a = pool.allocate_on(3, 512).unwrap();
+    let b = pool.allocate_on(4, 512).unwrap();
+    pool.free(a);
+    pool.free(b);
+    pool.check_invariants();
+    assert_eq!(pool.allocate_on(4, 512).unwrap(), b);
+    assert_eq!(pool.allocate_on(3, 512).unwrap(), a);
+    pool.free(a);
+    pool.free(b);
+    pool.empty_cache();
+    pool.check_invariants();
+    assert_eq!(pool.stats().segment_count, 0);
+}
+
+#[test]
+fn zeroed_requests_never_take_a_parked_block_as_zeroed() {
+    let (mut pool, _) = fake(None);
+    let a = alloc(&mut pool, 512);
+    free(&mut pool, a);
+    let (b, zeroed) = pool.allocate_zeroed(512).unwrap();
+    assert_eq!((b, zeroed), (a, false), "a reused block must be zeroed by the caller");
+    pool.free(b);
+    pool.check_invariants();
 }

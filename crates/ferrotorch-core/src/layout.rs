@@ -386,6 +386,9 @@ impl Layout {
 
     /// `Tensor.view(*shape)`.
     pub fn view(&self, requested: &[i64]) -> Result<Layout> {
+        if let Some(flat) = self.flat_view(requested) {
+            return Ok(flat);
+        }
         let shape = infer_size(requested, self.numel())?;
         match self.view_strides(&shape) {
             Some(strides) => Ok(Layout { shape, strides, offset: self.offset }),
@@ -393,6 +396,19 @@ impl Layout {
                 "view size is not compatible with input tensor's size and stride (at least one dimension spans across two contiguous subspaces). Use .reshape(...) instead.",
             )),
         }
+    }
+
+    /// [`view`](Self::view) of a contiguous layout as one dim (`view(-1)`,
+    /// `view(numel)`), the common flattening, without the general stride
+    /// computation: one dim of every element at stride 1, which is what that
+    /// computation gives there. `None` for every other request.
+    fn flat_view(&self, requested: &[i64]) -> Option<Layout> {
+        let &[d] = requested else { return None };
+        let n = self.numel();
+        // One element keeps its stride in the general computation (a
+        // stride-2 slice of one element viewed as (1,) has stride 2).
+        let fits = n > 1 && (d == -1 || usize::try_from(d).is_ok_and(|d| d == n));
+        (fits && self.is_contiguous()).then(|| Layout { shape: smallvec::smallvec![n], strides: smallvec::smallvec![1], offset: self.offset })
     }
 
     /// The layout of a complex tensor's parts in its real element type
@@ -725,6 +741,33 @@ pub fn check_sizes(sizes: &[i64]) -> Result<Shape> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn flat_views_are_the_general_stride_computation() {
+        let layouts = [
+            Layout::contiguous(&[4, 4]),
+            Layout::contiguous(&[]),
+            Layout::contiguous(&[0, 3]),
+            Layout { shape: [4, 1].into_iter().collect(), strides: [1, 7].into_iter().collect(), offset: 3 },
+            Layout { shape: [1, 5].into_iter().collect(), strides: [9, 1].into_iter().collect(), offset: 0 },
+            Layout { shape: [3, 4].into_iter().collect(), strides: [1, 3].into_iter().collect(), offset: 0 },
+            Layout { shape: [1].into_iter().collect(), strides: [2].into_iter().collect(), offset: 1 },
+            Layout { shape: [1, 1].into_iter().collect(), strides: [5, 3].into_iter().collect(), offset: 0 },
+        ];
+        for x in &layouts {
+            let n = x.numel() as i64;
+            for req in [-1, n, n + 1, 0] {
+                let general = infer_size(&[req], x.numel()).and_then(|shape| match x.view_strides(&shape) {
+                    Some(strides) => Ok(Layout { shape, strides, offset: x.offset }),
+                    None => Err(Error::runtime("not viewable")),
+                });
+                match x.flat_view(&[req]) {
+                    Some(flat) => assert_eq!(Ok(flat), general, "{x:?} view({req})"),
+                    None => assert!(general.is_err() || !x.is_contiguous() || n < 2, "{x:?} view({req}) missed"),
+                }
+            }
+        }
+    }
 
     fn l(shape: &[usize]) -> Layout {
         Layout::contiguous(shape)

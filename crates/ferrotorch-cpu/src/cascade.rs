@@ -413,6 +413,31 @@ struct Iter {
 
 impl Iter {
     fn new(shape: &[usize], in_strides: &[isize], dims: &[bool], keepdim: bool) -> Iter {
+        Self::total_of_dense(shape, in_strides, dims).unwrap_or_else(|| Self::general(shape, in_strides, dims, keepdim))
+    }
+
+    /// The iteration of a sum of every element of a row-major input (the
+    /// common `x.sum()`), without the general ordering and merging work:
+    /// it is what [`general`](Self::general) builds then, one dim of all
+    /// the elements at stride 1 into a single output (checked in tests).
+    fn total_of_dense(shape: &[usize], in_strides: &[isize], dims: &[bool]) -> Option<Iter> {
+        let n: usize = shape.iter().product();
+        if n < 2 || !dims.iter().all(|&d| d) {
+            return None;
+        }
+        let mut expected = 1isize;
+        for (&s, &st) in shape.iter().zip(in_strides).rev() {
+            if s != 1 {
+                if st != expected {
+                    return None;
+                }
+                expected *= s as isize;
+            }
+        }
+        Some(Iter { shape: [n].into_iter().collect(), out: [0].into_iter().collect(), inp: [1].into_iter().collect() })
+    }
+
+    fn general(shape: &[usize], in_strides: &[isize], dims: &[bool], keepdim: bool) -> Iter {
         let nd = shape.len();
         // The output PyTorch allocates: contiguous over the kept dims, stride 0
         // on reduced dims (keepdim=False inserts them as 0; keepdim=True keeps
@@ -584,6 +609,36 @@ pub fn needs_f32_buffer(shape: &[usize], strides: &[isize], dims: &[bool], keepd
 mod tests {
     use super::*;
     use ferrotorch_core::Layout;
+
+    #[test]
+    fn the_dense_total_shortcut_is_the_general_iteration() {
+        let cases: &[(&[usize], &[isize])] = &[
+            (&[100], &[1]),
+            (&[4, 25], &[25, 1]),
+            (&[1, 100], &[100, 1]),
+            (&[100, 1], &[1, 1]),
+            (&[2, 1, 3, 1, 5], &[15, 7, 5, 9, 1]),
+            (&[3, 4], &[1, 3]),
+            (&[3, 4], &[8, 2]),
+            (&[1], &[1]),
+            (&[0, 3], &[3, 1]),
+        ];
+        for &(shape, strides) in cases {
+            for keepdim in [false, true] {
+                let dims = vec![true; shape.len()];
+                let g = Iter::general(shape, strides, &dims, keepdim);
+                match Iter::total_of_dense(shape, strides, &dims) {
+                    Some(f) => {
+                        assert_eq!((&f.shape, &f.out, &f.inp), (&g.shape, &g.out, &g.inp), "{shape:?} {strides:?}");
+                    }
+                    None => {
+                        let dense = Layout { shape: shape.into(), strides: strides.into(), offset: 0 }.is_contiguous();
+                        assert!(!dense || shape.iter().product::<usize>() < 2, "{shape:?} {strides:?} missed");
+                    }
+                }
+            }
+        }
+    }
 
     fn layout(shape: &[usize], strides: &[isize]) -> Layout {
         Layout { shape: shape.iter().copied().collect(), strides: strides.iter().copied().collect(), offset: 0 }

@@ -16,7 +16,7 @@ use crate::defaults::default_dtype;
 use ferrotorch_core::layout::fmt_shape;
 use ferrotorch_core::{DType, Device, Element, Error, Layout, Result, Storage};
 use std::ffi::c_void;
-use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering};
 use crate::autograd::node::{Node, PostAccumulateHook, TensorHook};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
@@ -72,6 +72,11 @@ pub struct TensorImpl {
     version: Arc<AtomicU64>,
     base: Option<Tensor>,
     autograd: Mutex<AutogradMeta>,
+    /// Set (before the lock is taken) by every access to `autograd` that
+    /// could change it; while clear, the state is the default one (no
+    /// `requires_grad`, no `grad_fn`), so the checks every op makes on its
+    /// inputs need no lock for tensors autograd never touched.
+    autograd_touched: AtomicBool,
     /// Borrowed pointer to the Python object wrapping this tensor, if any, so the
     /// bindings can return the same object every time (`x.grad is x.grad`). Set
     /// and cleared only by the bindings while holding the interpreter lock.
@@ -97,10 +102,20 @@ impl Tensor {
     }
 
     fn raw(storage: Arc<Storage>, layout: Layout, dtype: DType, version: Arc<AtomicU64>, base: Option<Tensor>) -> Tensor {
-        Tensor::raw_conj(storage, layout, dtype, false, version, base)
+        Tensor::raw_conj(storage, layout, dtype, false, version, base, None)
     }
 
-    fn raw_conj(storage: Arc<Storage>, layout: Layout, dtype: DType, conj: bool, version: Arc<AtomicU64>, base: Option<Tensor>) -> Tensor {
+    /// `view_version` starts the autograd state of a view (see
+    /// [`AutogradMeta::view_version`]) without a lock on the new tensor.
+    fn raw_conj(
+        storage: Arc<Storage>,
+        layout: Layout,
+        dtype: DType,
+        conj: bool,
+        version: Arc<AtomicU64>,
+        base: Option<Tensor>,
+        view_version: Option<u64>,
+    ) -> Tensor {
         Tensor(Arc::new(TensorImpl {
             meta: AtomicPtr::new(Box::into_raw(Box::new(Meta { storage, layout }))),
             retired: Mutex::new(Vec::new()),
@@ -108,7 +123,8 @@ impl Tensor {
             conj: conj && dtype.is_complex(),
             version,
             base,
-            autograd: Mutex::new(AutogradMeta::default()),
+            autograd: Mutex::new(AutogradMeta { view_version, ..AutogradMeta::default() }),
+            autograd_touched: AtomicBool::new(false),
             pyobj: AtomicPtr::new(std::ptr::null_mut()),
         }))
     }
@@ -205,22 +221,19 @@ impl Tensor {
     fn view_with(&self, layout: Layout, dtype: DType, conj: bool) -> Result<Tensor> {
         check_fits(&self.meta().storage, &layout, dtype)?;
         let base = Some(self.0.base.clone().unwrap_or_else(|| self.clone()));
-        let v = Tensor::raw_conj(self.meta().storage.clone(), layout, dtype, conj, self.0.version.clone(), base);
-        if crate::autograd::is_grad_enabled() {
-            v.autograd().view_version = Some(v.version());
-        }
-        Ok(v)
+        let view_version = crate::autograd::is_grad_enabled().then(|| self.version());
+        Ok(Tensor::raw_conj(self.meta().storage.clone(), layout, dtype, conj, self.0.version.clone(), base, view_version))
     }
 
     /// Same data, same version counter and conjugate bit, no autograd
     /// history (`detach()`).
     pub fn detach(&self) -> Tensor {
-        Tensor::raw_conj(self.meta().storage.clone(), self.meta().layout.clone(), self.0.dtype, self.0.conj, self.0.version.clone(), None)
+        Tensor::raw_conj(self.meta().storage.clone(), self.meta().layout.clone(), self.0.dtype, self.0.conj, self.0.version.clone(), None, None)
     }
 
     /// Same data and conjugate bit with a fresh version counter (`.data`).
     pub fn data_alias(&self) -> Tensor {
-        Tensor::raw_conj(self.meta().storage.clone(), self.meta().layout.clone(), self.0.dtype, self.0.conj, Arc::new(AtomicU64::new(0)), None)
+        Tensor::raw_conj(self.meta().storage.clone(), self.meta().layout.clone(), self.0.dtype, self.0.conj, Arc::new(AtomicU64::new(0)), None, None)
     }
 
     fn meta(&self) -> &Meta {
@@ -362,10 +375,20 @@ impl Tensor {
     }
     /// Locks the autograd metadata.
     pub fn autograd(&self) -> MutexGuard<'_, AutogradMeta> {
+        self.0.autograd_touched.store(true, Ordering::Release);
         self.0.autograd.lock().unwrap_or_else(|p| p.into_inner())
+    }
+    /// Is the autograd state still the default one of a new non-view
+    /// tensor (see `TensorImpl::autograd_touched`)? A view's history can
+    /// change through its base, so views never take this shortcut.
+    fn autograd_untouched(&self) -> bool {
+        self.0.base.is_none() && !self.0.autograd_touched.load(Ordering::Acquire)
     }
     /// `requires_grad`: a leaf flag, or true for any tensor with a `grad_fn`.
     pub fn requires_grad(&self) -> bool {
+        if self.autograd_untouched() {
+            return false;
+        }
         crate::autograd::inplace::refresh_view(self);
         let m = self.autograd();
         m.requires_grad || m.grad_fn.is_some()
@@ -377,6 +400,9 @@ impl Tensor {
     }
     /// `is_leaf`: no `grad_fn`.
     pub fn is_leaf(&self) -> bool {
+        if self.autograd_untouched() {
+            return true;
+        }
         crate::autograd::inplace::refresh_view(self);
         self.autograd().grad_fn.is_none()
     }

@@ -531,6 +531,12 @@ pub fn binary_for_inplace(snap: &Tensor, b: Operand, op: BinaryOp, target: DType
 /// `out = a <op> b` on `out`'s backend, the inputs (already in `compute`)
 /// broadcast to `out`'s shape.
 fn run_binary(op: BinaryOp, out: &Tensor, a: &Tensor, b: &Tensor, compute: DType) -> Result<()> {
+    let (device, shape) = (out.device(), out.shape());
+    if a.device() == device && b.device() == device && a.shape() == shape && b.shape() == shape {
+        // The common case (same device, no broadcast): the operands as they are.
+        let (ra, rb) = (a.operand()?, b.operand()?);
+        return out.backend()?.binary(op, compute, out.operand_mut()?.dst(), ra.src(), rb.src());
+    }
     let (a, b) = (super::on_device(a, out.device())?, super::on_device(b, out.device())?);
     let la = broadcast_layout(&a, out.shape())?;
     let lb = broadcast_layout(&b, out.shape())?;

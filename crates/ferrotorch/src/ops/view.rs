@@ -17,17 +17,39 @@ impl Tensor {
         name: &'static str,
         back: impl Fn(&Tensor) -> Result<Tensor> + Send + 'static,
     ) -> Result<Tensor> {
+        self.view_with_lazy_grad(layout, name, move || back)
+    }
+
+    /// [`view_with_grad`](Self::view_with_grad) building the rule (and what
+    /// it captures: shapes, relative layouts) only when autograd records,
+    /// so a view of a tensor that needs no gradient allocates nothing more.
+    fn view_with_lazy_grad<B>(&self, layout: Layout, name: &'static str, back: impl FnOnce() -> B) -> Result<Tensor>
+    where
+        B: Fn(&Tensor) -> Result<Tensor> + Send + 'static,
+    {
         let out = self.make_view(layout)?;
-        record(name, &[Some(self)], &[&out], move || rule(move |_, g| Ok(vec![g0(g).map(|g| back(&g)).transpose()?])));
+        record(name, &[Some(self)], &[&out], move || {
+            let back = back();
+            rule(move |_, g| Ok(vec![g0(g).map(|g| back(&g)).transpose()?]))
+        });
         Ok(out)
     }
 
     /// A view whose gradient scatters back through the same view of a zero
     /// tensor shaped like this one (`select`, `slice`, `diagonal`, `unfold`, ...).
     fn scatter_view(&self, layout: Layout, name: &'static str, rel: impl Fn(&Layout) -> Result<Layout>) -> Result<Tensor> {
-        let rel = rel(&Layout::contiguous(self.shape()))?;
-        let shape = self.shape().to_vec();
-        self.view_with_grad(layout, name, move |g| super::view_grad::view_scatter_add(g, &shape, &rel))
+        let shape = self.shape();
+        let out = self.make_view(layout)?;
+        record(name, &[Some(self)], &[&out], || {
+            // The same view of a contiguous tensor of this shape cannot fail
+            // where the view itself did not; were it to, backward reports it.
+            let (shape, rel) = (shape.to_vec(), rel(&Layout::contiguous(shape)));
+            rule(move |_, g| {
+                let rel = rel.as_ref().map_err(Clone::clone)?;
+                Ok(vec![g0(g).map(|g| super::view_grad::view_scatter_add(&g, &shape, rel)).transpose()?])
+            })
+        });
+        Ok(out)
     }
 
     fn shape_i64(&self) -> Vec<i64> {
@@ -47,8 +69,10 @@ fn split_dim(name: &str, x: &Tensor, dim: i64) -> Result<usize> {
 impl Tensor {
     /// `view(*shape)`.
     pub fn view(&self, shape: &[i64]) -> Result<Tensor> {
-        let back = self.shape_i64();
-        self.view_with_grad(self.layout().view(shape)?, "ViewBackward0", move |g| g.reshape(&back))
+        self.view_with_lazy_grad(self.layout().view(shape)?, "ViewBackward0", || {
+            let back = self.shape_i64();
+            move |g: &Tensor| g.reshape(&back)
+        })
     }
 
     /// `reshape(*shape)`: a view when the strides allow it, otherwise a copy.
@@ -56,9 +80,11 @@ impl Tensor {
         let sizes = infer_size(shape, self.numel())?;
         match self.layout().view_strides(&sizes) {
             Some(strides) => {
-                let back = self.shape_i64();
                 let l = Layout { shape: sizes, strides, offset: self.storage_offset() };
-                self.view_with_grad(l, "ViewBackward0", move |g| g.reshape(&back))
+                self.view_with_lazy_grad(l, "ViewBackward0", || {
+                    let back = self.shape_i64();
+                    move |g: &Tensor| g.reshape(&back)
+                })
             }
             // PyTorch's `_unsafe_view(clone(contiguous_format))`: the copy is
             // not a view, so it has no `_base` and its own version counter.
@@ -180,19 +206,23 @@ impl Tensor {
 
     /// `squeeze()` / `squeeze(dims)`.
     pub fn squeeze(&self, dims: Option<&[i64]>) -> Result<Tensor> {
-        let back = self.shape_i64();
         let name = match dims {
             None => "SqueezeBackward0",
             Some([_]) => "SqueezeBackward1",
             Some(_) => "SqueezeBackward2",
         };
-        self.view_with_grad(self.layout().squeeze(dims)?, name, move |g| g.reshape(&back))
+        self.view_with_lazy_grad(self.layout().squeeze(dims)?, name, || {
+            let back = self.shape_i64();
+            move |g: &Tensor| g.reshape(&back)
+        })
     }
 
     /// `unsqueeze(dim)`.
     pub fn unsqueeze(&self, dim: i64) -> Result<Tensor> {
-        let back = self.shape_i64();
-        self.view_with_grad(self.layout().unsqueeze(dim)?, "UnsqueezeBackward0", move |g| g.reshape(&back))
+        self.view_with_lazy_grad(self.layout().unsqueeze(dim)?, "UnsqueezeBackward0", || {
+            let back = self.shape_i64();
+            move |g: &Tensor| g.reshape(&back)
+        })
     }
 
     /// `narrow(dim, start, length)`.
