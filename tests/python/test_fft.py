@@ -125,9 +125,9 @@ def test_strided_and_offset_inputs():
         _same(_call(ft, name, fr, None, None, None), _call(torch, name, rv, None, None, None))
 
 
-# Lanes of 1 KiB or more take the kernels' spread scratch (odd cache-line
-# strides between lanes): power-of-two, odd and prime lengths, down strided
-# columns and along transposed views, in both precisions.
+# Long lanes (KiBs each), whose gathers and scatters are transposes of
+# strided blocks: power-of-two, odd and prime lengths, down strided columns
+# and along transposed views, in both precisions.
 _LONG_CASES = [((256, 40), None), ((135, 130), None), ((3, 257, 24), (0, 1)), ((512, 9), (0,))]
 
 

@@ -124,16 +124,10 @@ pub fn rowwise_moments<T: MomentFloat, const L: usize>(x: &[T], split: usize, st
         *c = T::ONE / T::from_usize(i + 1);
     }
     // Welford results of the chains (chunk `k / split`, half `k % split`)
-    // after the current one, computed with it: independent chains in one
-    // loop hide the latency of each chain's dependent subtract and fused
-    // multiply-add (7 cycles a step on current cores); each chain's
-    // arithmetic is unchanged. Four chains fill the 16 vector registers of
-    // AVX2; with AVX-512VL's 32, eight keep the vector units busy.
-    const AHEAD: usize = 8;
-    #[cfg(target_arch = "x86_64")]
-    let wide = T::DTYPE == DType::Float32 && L == 8 && wide_chains();
-    #[cfg(target_arch = "x86_64")]
-    let ahead = if wide { AHEAD } else { AHEAD / 2 };
+    // after the current one, computed with it: up to four independent chains
+    // in one loop hide the latency of each chain's dependent fused
+    // multiply-adds; each chain's arithmetic is unchanged.
+    const AHEAD: usize = 4;
     let mut group = [[[T::ZERO; L]; 2]; AHEAD];
     let (mut group_len, mut group_pos) = (0usize, 0usize);
     for i in 0..m {
@@ -153,7 +147,7 @@ pub fn rowwise_moments<T: MomentFloat, const L: usize>(x: &[T], split: usize, st
                     // full chunks, or the halves of the last chunk.
                     let k = i * split + h;
                     let same = if m0 == CHUNK { (n / CHUNK) * split } else { m * split };
-                    let len = (same - k).min(ahead);
+                    let len = (same - k).min(AHEAD);
                     let mut starts = [0usize; AHEAD];
                     for (q, st) in starts.iter_mut().enumerate().take(len) {
                         *st = ((k + q) / split) * CHUNK * width + ((k + q) % split) * L;
@@ -165,20 +159,14 @@ pub fn rowwise_moments<T: MomentFloat, const L: usize>(x: &[T], split: usize, st
                     // is `AHEAD` (m1, m2) pairs of 8 floats, contiguous);
                     // each chain's `m0` vectors, `width` apart from its start,
                     // lie inside the first `n * width` elements of `x`; the
-                    // CPU has AVX2+FMA, and AVX-512F/VL when `wide`.
+                    // CPU has AVX2+FMA.
                     unsafe {
-                        // Unused starts are 0: `x` itself, never read.
-                        let [p0, p1, p2, p3, p4, p5, p6, p7] = starts.map(|st| xp.add(st));
-                        match (len, wide) {
-                            (1, _) => avx::welford8xk::<1>([p0], width, m0, cp, out),
-                            (2, _) => avx::welford8xk::<2>([p0, p1], width, m0, cp, out),
-                            (3, _) => avx::welford8xk::<3>([p0, p1, p2], width, m0, cp, out),
-                            (4, false) => avx::welford8xk::<4>([p0, p1, p2, p3], width, m0, cp, out),
-                            (4, true) => avx::welford8xk_wide::<4>([p0, p1, p2, p3], width, m0, cp, out),
-                            (5, _) => avx::welford8xk_wide::<5>([p0, p1, p2, p3, p4], width, m0, cp, out),
-                            (6, _) => avx::welford8xk_wide::<6>([p0, p1, p2, p3, p4, p5], width, m0, cp, out),
-                            (7, _) => avx::welford8xk_wide::<7>([p0, p1, p2, p3, p4, p5, p6], width, m0, cp, out),
-                            _ => avx::welford8xk_wide::<8>([p0, p1, p2, p3, p4, p5, p6, p7], width, m0, cp, out),
+                        let p = |q: usize| xp.add(starts[q]);
+                        match len {
+                            1 => avx::welford8xk::<1>([p(0)], width, m0, cp, out),
+                            2 => avx::welford8xk::<2>([p(0), p(1)], width, m0, cp, out),
+                            3 => avx::welford8xk::<3>([p(0), p(1), p(2)], width, m0, cp, out),
+                            _ => avx::welford8xk::<4>([p(0), p(1), p(2), p(3)], width, m0, cp, out),
                         }
                     };
                     (m1v, m2v) = (group[0][0], group[0][1]);
@@ -322,13 +310,6 @@ fn rows_per_task(rows: usize, n: usize) -> usize {
 /// moments' `mul_add` is one instruction instead of a libm call.
 fn fma_ok() -> bool {
     cfg!(target_arch = "x86_64") && !matches!(isa(), Isa::Scalar)
-}
-
-/// Whether the moments can interleave eight Welford chains (AVX-512VL's 32
-/// vector registers hold their accumulators; AVX2's 16 hold four).
-#[cfg(target_arch = "x86_64")]
-fn wide_chains() -> bool {
-    isa() == Isa::Avx512 && std::arch::is_x86_feature_detected!("avx512vl")
 }
 
 /// One parallel task of a kernel: its work is a named `#[inline(always)]`
@@ -733,38 +714,28 @@ impl<T: Element, F: MomentFloat> Task for LayerBackRows<'_, T, F> {
 mod avx {
     use std::arch::x86_64::*;
 
-    /// Defines a Welford kernel compiled for `$feature`: the per-lane
-    /// Welford update of 8 lanes over `m0` vectors `width` apart, for `K`
-    /// independent chains starting at `x[q]`, each computed exactly as
-    /// alone (interleaving them hides the latency of each chain's dependent
-    /// instructions); chain `q`'s (m1, m2) go to `out[16q..16q + 8]` and
-    /// `out[16q + 8..16q + 16]`. Only the registers available differ.
-    macro_rules! welford_kernel {
-        ($feature:literal, $name:ident) => {
-            #[target_feature(enable = $feature)]
-            pub(super) unsafe fn $name<const K: usize>(x: [*const f32; K], width: usize, m0: usize, c: *const f32, out: *mut f32) {
-                let (mut a, mut b) = ([_mm256_setzero_ps(); K], [_mm256_setzero_ps(); K]);
-                for j in 0..m0 {
-                    let cv = _mm256_set1_ps(*c.add(j));
-                    for q in 0..K {
-                        let xv = _mm256_loadu_ps(x[q].add(j * width));
-                        let delta = _mm256_sub_ps(xv, a[q]);
-                        a[q] = _mm256_fmadd_ps(delta, cv, a[q]);
-                        b[q] = _mm256_fmadd_ps(delta, _mm256_sub_ps(xv, a[q]), b[q]);
-                    }
-                }
-                for q in 0..K {
-                    _mm256_storeu_ps(out.add(16 * q), a[q]);
-                    _mm256_storeu_ps(out.add(16 * q + 8), b[q]);
-                }
+    /// The per-lane Welford update of 8 lanes over `m0` vectors `width`
+    /// apart, for `K` independent chains starting at `x[q]`, each computed
+    /// exactly as alone (interleaving them hides the latency of each chain's
+    /// dependent instructions); chain `q`'s (m1, m2) go to
+    /// `out[16q..16q + 8]` and `out[16q + 8..16q + 16]`.
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) unsafe fn welford8xk<const K: usize>(x: [*const f32; K], width: usize, m0: usize, c: *const f32, out: *mut f32) {
+        let (mut a, mut b) = ([_mm256_setzero_ps(); K], [_mm256_setzero_ps(); K]);
+        for j in 0..m0 {
+            let cv = _mm256_set1_ps(*c.add(j));
+            for q in 0..K {
+                let xv = _mm256_loadu_ps(x[q].add(j * width));
+                let delta = _mm256_sub_ps(xv, a[q]);
+                a[q] = _mm256_fmadd_ps(delta, cv, a[q]);
+                b[q] = _mm256_fmadd_ps(delta, _mm256_sub_ps(xv, a[q]), b[q]);
             }
-        };
+        }
+        for q in 0..K {
+            _mm256_storeu_ps(out.add(16 * q), a[q]);
+            _mm256_storeu_ps(out.add(16 * q + 8), b[q]);
+        }
     }
-
-    welford_kernel!("avx2,fma", welford8xk);
-    // Eight chains' 16 accumulators, their loads and temporaries need
-    // AVX-512VL's 32 ymm registers; with 16 they would spill.
-    welford_kernel!("avx2,fma,avx512f,avx512vl", welford8xk_wide);
 
     /// The scalar head before `y`'s first `bytes`-aligned element when
     /// streaming (streaming stores need aligned addresses), else none.
