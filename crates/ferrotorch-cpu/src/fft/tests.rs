@@ -146,6 +146,23 @@ fn c2c_many_short_lanes_along_a_strided_dim() {
 }
 
 #[test]
+fn lanes_of_a_kibibyte_or_more_are_spread_an_odd_number_of_lines_apart() {
+    use super::lanes::lane_stride;
+    // Short lanes stay back to back, so the FFT libraries batch them.
+    assert_eq!(lane_stride::<Complex<f32>>(127), 127);
+    for (n, size) in [(1024usize, 8usize), (128, 16), (256, 4), (300, 4), (1000, 16), (4096, 8)] {
+        let stride = match size {
+            4 => lane_stride::<f32>(n),
+            8 => lane_stride::<Complex<f32>>(n),
+            _ => lane_stride::<C>(n),
+        };
+        let bytes = stride * size;
+        assert!(stride >= n && bytes % 64 == 0 && (bytes / 64) % 2 == 1, "n {n}, size {size}: stride {stride}");
+        assert!(bytes < n * size + 128, "n {n}: no more than two lines of padding");
+    }
+}
+
+#[test]
 fn column_passes_over_long_lanes_match_the_naive_dft() {
     // Columns of 256 and of an odd 135 complex values (KiBs per lane, the
     // sizes whose gathers and scatters are transposes): 70 lanes make
