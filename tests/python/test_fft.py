@@ -125,6 +125,29 @@ def test_strided_and_offset_inputs():
         _same(_call(ft, name, fr, None, None, None), _call(torch, name, rv, None, None, None))
 
 
+# Long lanes (KiBs each), whose gathers and scatters are transposes of
+# strided blocks: power-of-two, odd and prime lengths, down strided columns
+# and along transposed views, in both precisions.
+_LONG_CASES = [((256, 40), None), ((135, 130), None), ((3, 257, 24), (0, 1)), ((512, 9), (0,))]
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("shape,dim", _LONG_CASES)
+def test_long_strided_lanes_match_torch(dtype, shape, dim):
+    for i, name in enumerate(("fft2", "ifft2", "fftn", "ifftn", "rfft2", "irfft2", "rfftn", "hfftn")):
+        for complex_ in (False, True):
+            if complex_ and name in ("rfft2", "rfftn"):
+                continue
+            t = _rand(shape, dtype, seed=30 + i, complex_=complex_)
+            d = dim if dim is not None else ((0, 1) if len(shape) == 2 else None)
+            if name.endswith("2") and (d is None or len(d) != 2):
+                continue
+            _same(_call(ft, name, _to_ft(t), None, d, "ortho"), _call(torch, name, t, None, d, "ortho"))
+            # the transposed view: what were rows are now strided lanes, and back
+            tt, ft_t = t.transpose(0, -1), _to_ft(t).transpose(0, -1)
+            _same(_call(ft, name, ft_t, None, d, None), _call(torch, name, tt, None, d, None))
+
+
 def test_integer_and_bool_inputs_promote_to_the_default_dtype():
     for dt, fdt in ((torch.int64, ft.int64), (torch.int32, ft.int32), (torch.bool, ft.bool)):
         t = torch.arange(6).to(dt)

@@ -17,7 +17,7 @@ mod tests;
 use crate::{Dst, Src};
 use ferrotorch_core::op::fft::{FftKind, FftSpec};
 use ferrotorch_core::{DType, Error, Result};
-use lanes::{pass, Strided};
+use lanes::{pass, Block, Strided};
 use plan::FftFloat;
 use realfft::FftError;
 use rustfft::num_complex::Complex;
@@ -97,10 +97,16 @@ unsafe fn c2c_pass<T: FftFloat>(src: &Strided<Complex<T>>, dst: &Strided<Complex
     let n = src.shape[dim];
     let plan = plan::complex::<T>(n, forward);
     let scratch_len = plan.get_outofplace_scratch_len();
-    let lane = move |input: &mut [Complex<T>], output: &mut [Complex<T>], _count: usize| {
+    let lane = move |input: &mut [Complex<T>], output: &mut [Complex<T>], bi: Block, bo: Block| {
         let mut scratch = vec![Complex::default(); scratch_len];
-        // Batched: both buffers hold whole lanes of `n`.
-        plan.process_outofplace_with_scratch(input, output, &mut scratch);
+        if bi.stride == n && bo.stride == n {
+            // Back to back: rustfft batches the lanes in one call.
+            plan.process_outofplace_with_scratch(input, output, &mut scratch);
+        } else {
+            for b in 0..bi.count {
+                plan.process_outofplace_with_scratch(bi.lane(input, b), bo.lane(output, b), &mut scratch);
+            }
+        }
         scale_all::<_, T>(output, scale);
         Ok(())
     };
@@ -126,12 +132,12 @@ fn real_error(e: FftError) -> std::result::Result<(), String> {
 /// As for [`pass`].
 unsafe fn r2c_pass<T: FftFloat>(src: &Strided<T>, dst: &Strided<Complex<T>>, dim: usize, n: usize, onesided: bool, forward: bool, scale: f64) -> Result<()> {
     let plan = plan::real_forward::<T>(n);
-    let (half, n_out) = (n / 2 + 1, dst.shape[dim]);
+    let half = n / 2 + 1;
     let scratch_len = plan.get_scratch_len();
-    let lane = move |input: &mut [T], output: &mut [Complex<T>], count: usize| {
+    let lane = move |input: &mut [T], output: &mut [Complex<T>], bi: Block, bo: Block| {
         let mut scratch = vec![Complex::default(); scratch_len];
-        for b in 0..count {
-            let (x, y) = (&mut input[b * n..(b + 1) * n], &mut output[b * n_out..(b + 1) * n_out]);
+        for b in 0..bi.count {
+            let (x, y) = (bi.lane(input, b), bo.lane(output, b));
             plan.process_with_scratch(x, &mut y[..half], &mut scratch).or_else(real_error)?;
             if !forward {
                 y[..half].iter_mut().for_each(|c| c.im = -c.im);
@@ -160,10 +166,10 @@ unsafe fn c2r_pass<T: FftFloat>(src: &Strided<Complex<T>>, dst: &Strided<T>, dim
     let half = n / 2 + 1;
     let scratch_len = plan.get_scratch_len();
     let zero = T::of_f64(0.0);
-    let lane = move |input: &mut [Complex<T>], output: &mut [T], count: usize| {
+    let lane = move |input: &mut [Complex<T>], output: &mut [T], bi: Block, bo: Block| {
         let mut scratch = vec![Complex::default(); scratch_len];
-        for b in 0..count {
-            let (x, y) = (&mut input[b * half..(b + 1) * half], &mut output[b * n..(b + 1) * n]);
+        for b in 0..bi.count {
+            let (x, y) = (bi.lane(input, b), bo.lane(output, b));
             if forward {
                 x.iter_mut().for_each(|c| c.im = -c.im);
             }

@@ -145,6 +145,67 @@ fn c2c_many_short_lanes_along_a_strided_dim() {
     assert_close(&run::<f64, C, C>(&s, &x, &xl, &[8, 300]), &dft_along(&x, &[8, 300], 0, false), 1e-12);
 }
 
+#[test]
+fn lanes_of_a_kibibyte_or_more_are_spread_an_odd_number_of_lines_apart() {
+    use super::lanes::lane_stride;
+    // Short lanes stay back to back, so the FFT libraries batch them.
+    assert_eq!(lane_stride::<Complex<f32>>(127), 127);
+    for (n, size) in [(1024usize, 8usize), (128, 16), (256, 4), (300, 4), (1000, 16), (4096, 8)] {
+        let stride = match size {
+            4 => lane_stride::<f32>(n),
+            8 => lane_stride::<Complex<f32>>(n),
+            _ => lane_stride::<C>(n),
+        };
+        let bytes = stride * size;
+        assert!(stride >= n && bytes % 64 == 0 && (bytes / 64) % 2 == 1, "n {n}, size {size}: stride {stride}");
+        assert!(bytes < n * size + 128, "n {n}: no more than two lines of padding");
+    }
+}
+
+#[test]
+fn column_passes_over_long_lanes_match_the_naive_dft() {
+    // Columns of 256 and of an odd 135 complex values (KiBs per lane, the
+    // sizes whose gathers and scatters are transposes): 70 lanes make
+    // several blocks, the last one short. Both dims, and a transposed input.
+    for (rows, cols) in [(256usize, 70usize), (135, 70)] {
+        let x = cnoise(rows * cols, rows as u64);
+        let shape = [rows, cols];
+        let xl = Layout::contiguous(&shape);
+        let want = dft_along(&dft_along(&x, &shape, 0, true), &shape, 1, true);
+        let s = spec(FftKind::C2C, true, &[0, 1], &[rows, cols], 1.0);
+        assert_close(&run::<f64, C, C>(&s, &x, &xl, &shape), &want, 1e-12);
+        let x32: Vec<Complex<f32>> = x.iter().map(|c| Complex::new(c.re as f32, c.im as f32)).collect();
+        assert_close(&to_c64(&run::<f32, _, Complex<f32>>(&s, &x32, &xl, &shape)), &want, 2e-5);
+        // The same buffer read as its (cols, rows) transpose: now the rows are the strided lanes.
+        let tl = Layout { shape: [cols, rows].into_iter().collect(), strides: [1, cols as isize].into_iter().collect(), offset: 0 };
+        let dense = materialize(&x, &tl);
+        let s = spec(FftKind::C2C, false, &[1], &[rows], 1.0 / rows as f64);
+        let want: Vec<C> = dft_along(&dense, &[cols, rows], 1, false).into_iter().map(|v| v / rows as f64).collect();
+        assert_close(&run::<f64, C, C>(&s, &x, &tl, &[cols, rows]), &want, 1e-12);
+    }
+}
+
+#[test]
+fn real_passes_over_long_strided_lanes_match_the_naive_dft() {
+    // Real lanes of 300 floats (1200 bytes) down the columns of a transposed
+    // input, to 151 frequencies; then back with the C2R pass.
+    let (n, lanes) = (300usize, 9usize);
+    let base = noise(n * lanes, 77);
+    let xl = Layout { shape: [lanes, n].into_iter().collect(), strides: [1, lanes as isize].into_iter().collect(), offset: 0 };
+    let dense = materialize(&base, &xl);
+    let half = n / 2 + 1;
+    let s = spec(FftKind::R2C { onesided: true }, true, &[1], &[n], 1.0);
+    let want = naive_r2c(&dense, lanes, n, true, half);
+    let x32: Vec<f32> = base.iter().map(|&v| v as f32).collect();
+    let got = run::<f32, f32, Complex<f32>>(&s, &x32, &xl, &[lanes, half]);
+    assert_close(&to_c64(&got), &want, 2e-5);
+    let s = spec(FftKind::C2R, false, &[1], &[n], 1.0 / n as f64);
+    let back = run::<f32, Complex<f32>, f32>(&s, &got, &Layout::contiguous(&[lanes, half]), &[lanes, n]);
+    let back: Vec<C> = back.into_iter().map(|v| C::new(v as f64, 0.0)).collect();
+    let dense: Vec<C> = dense.into_iter().map(|v| C::new(v, 0.0)).collect();
+    assert_close(&back, &dense, 2e-5);
+}
+
 /// The naive real-input spectrum along the last dim of a contiguous `(rows, n)` array.
 fn naive_r2c(x: &[f64], rows: usize, n: usize, forward: bool, keep: usize) -> Vec<C> {
     let c: Vec<C> = x.iter().map(|&v| C::new(v, 0.0)).collect();
