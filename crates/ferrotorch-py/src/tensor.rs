@@ -904,14 +904,6 @@ impl PyTensor {
         let (d, keepdim) = reduce_dims("mean", &dim, &keepdim)?;
         wrap(py, self.t.mean_dims(d.as_deref(), keepdim, opt_dtype(dtype)?).py()?)
     }
-    /// `self + mat1 @ mat2` (unit beta/alpha only for now).
-    #[pyo3(signature = (mat1, mat2, *, beta=1.0, alpha=1.0))]
-    fn addmm<'py>(&self, py: Python<'py>, mat1: &Bound<'py, PyAny>, mat2: &Bound<'py, PyAny>, beta: f64, alpha: f64) -> PyResult<Bound<'py, PyAny>> {
-        if beta != 1.0 || alpha != 1.0 {
-            return Err(pyo3::exceptions::PyNotImplementedError::new_err("addmm with beta != 1 or alpha != 1 is not implemented yet"));
-        }
-        wrap(py, self.t.addmm(&tensor_of(mat1)?, &tensor_of(mat2)?).py()?)
-    }
     fn mm<'py>(&self, py: Python<'py>, mat2: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
         wrap(py, self.t.mm(&tensor_of(mat2)?).py()?)
     }
