@@ -42,12 +42,15 @@ const MIN_BLOCK: usize = 32;
 /// one thread; here the longer side is cut into blocks, each a serial `gemm`
 /// call (each packs its own share of the other operand, a small cost).
 ///
-/// `gemm` is also several times slower for a row-major `dst` times a
-/// column-major `rhs` when `m < n` (the `x @ W.T` of a linear layer with a
-/// small batch: 490 µs against 88 µs for 32 x 1024 x 256 on one core, and
-/// about 1.5x for 128 x 512 x 512) or when both operands are column-major;
-/// those products are computed into a column-major scratch block and copied
-/// (an `m x n` copy, small next to the product when `k` is not small).
+/// `gemm` runs fastest with everything column-major (it transposes a
+/// row-major `dst` into that frame itself). A row-major `dst` times a
+/// column-major `rhs` (the `x @ W.T` of a linear layer) puts the big weight
+/// on its slow, transposing packing path: 1090 µs against 625 µs for
+/// 128 x 512 x 512 on one core, several times for a small batch (527 µs
+/// against 78 µs at 4 x 512 x 512). Those products, when `m <= n` or `lhs`
+/// is already column-major, are computed into a column-major scratch block
+/// from a column-major copy of `lhs` (an `m x k` copy) and copied back (an
+/// `m x n` copy), both small next to the product when `k` is not small.
 ///
 /// With `exact`, each block also finds and recomputes its own exceptional
 /// entries ([`Exceptional`]), so the bound scan of the operand being cut runs
@@ -68,16 +71,32 @@ where
         && dst.rs.abs() != 1
         && rhs.rs.abs() == 1
         && rhs.cs.abs() != 1
-        && (lhs.rs.abs() == 1 || m < n)
-        // the copy must stay small next to the product
+        && (lhs.rs.abs() == 1 || m <= n)
+        // the copies must stay small next to the product
         && k >= 64;
+    // The column-major copy of `lhs` is made once, before the blocks (which
+    // then all share it: with m <= n they are column blocks).
+    let mut lhs_copy: Vec<T> = Vec::new();
+    let lhs = if scratch && lhs.rs.abs() != 1 {
+        lhs_copy.reserve_exact(m * k);
+        let to = Mat { ptr: lhs_copy.as_mut_ptr() as *mut u8, rs: 1, cs: m as isize };
+        // SAFETY: `lhs` addresses m x k elements (the caller's contract) and
+        // `to` the m * k reserved ones, each written once here.
+        copy_tiles::<T, false>(m, k, lhs, to);
+        to
+    } else {
+        lhs
+    };
     // `known` is the bound of the operand shared by all blocks, when scanned.
     let call = |m: usize, n: usize, dst: Mat, lhs: Mat, rhs: Mat, known: Known| {
         // SAFETY: the caller's operands cover these sizes (blocks are parts of them).
         unsafe {
             let redo = exact.then(|| Exceptional::<T>::find(m, n, k, dst, lhs, rhs, accumulate, known));
             if scratch {
-                let mut tmp = vec![T::default(); m * n];
+                // Every element is written by `gemm` (read_dst false) before
+                // the copy reads it, so the block starts uninitialised.
+                let mut tmp: Vec<T> = Vec::with_capacity(m * n);
+                let block = Mat { ptr: tmp.as_mut_ptr() as *mut u8, rs: 1, cs: m as isize };
                 gemm::gemm::<T>(
                     m, n, k,
                     tmp.as_mut_ptr(), m as isize, 1,
@@ -90,20 +109,10 @@ where
                 );
                 // gemm rounds `dst + product` once, as this sum of the
                 // product and the old value does.
-                // 16 x 16 tiles: reads down scratch columns and writes along
-                // dst rows both stay within a few cache lines.
-                const TILE: usize = 16;
-                for i0 in (0..m).step_by(TILE) {
-                    for j0 in (0..n).step_by(TILE) {
-                        for i in i0..(i0 + TILE).min(m) {
-                            let row = (dst.ptr as *mut T).offset(i as isize * dst.rs);
-                            for j in j0..(j0 + TILE).min(n) {
-                                let d = row.offset(j as isize * dst.cs);
-                                let v = tmp[j * m + i];
-                                *d = if accumulate { *d + v } else { v };
-                            }
-                        }
-                    }
+                if accumulate {
+                    copy_tiles::<T, true>(m, n, block, dst);
+                } else {
+                    copy_tiles::<T, false>(m, n, block, dst);
                 }
             } else {
                 gemm::gemm::<T>(
@@ -151,6 +160,34 @@ where
             call(len, n, dst.at::<T>(lo, 0), lhs.at::<T>(lo, 0), rhs, known);
         }
     });
+}
+
+/// `to[i, j] = from[i, j]` (`+=` with `ACC`) for a `rows x cols` block
+/// whose two layouts differ (one row-major, the other column-major): 16 x 16
+/// tiles keep the strided side of each tile within a few cache lines.
+///
+/// # Safety
+/// `from` and `to` address `rows x cols` valid elements of `T` (`to`'s may
+/// be uninitialised without `ACC`) and do not overlap.
+unsafe fn copy_tiles<T: GemmFloat, const ACC: bool>(rows: usize, cols: usize, from: Mat, to: Mat) {
+    const TILE: usize = 16;
+    let (src, dst) = (from.ptr as *const T, to.ptr as *mut T);
+    for i0 in (0..rows).step_by(TILE) {
+        for j0 in (0..cols).step_by(TILE) {
+            for i in i0..(i0 + TILE).min(rows) {
+                let (s, d) = (src.offset(i as isize * from.rs), dst.offset(i as isize * to.rs));
+                for j in j0..(j0 + TILE).min(cols) {
+                    let v = *s.offset(j as isize * from.cs);
+                    let d = d.offset(j as isize * to.cs);
+                    if ACC {
+                        *d = *d + v;
+                    } else {
+                        d.write(v);
+                    }
+                }
+            }
+        }
+    }
 }
 
 /// `dst (m×n) = lhs (m×k) @ rhs (k×n)`, overwriting dst.
