@@ -512,3 +512,120 @@ unsafe fn naive<T: Element>(m: usize, n: usize, k: usize, dst: Mat, lhs: Mat, rh
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{matmul_acc, Mat};
+
+    /// A `rows x cols` operand of `vals` (row-major values) stored row-major,
+    /// column-major, or every other row and every third column of a bigger buffer.
+    fn stored(vals: &[f64], rows: usize, cols: usize, how: &str) -> (Vec<f64>, isize, isize, usize) {
+        match how {
+            "row" => (vals.to_vec(), cols as isize, 1, 0),
+            "col" => {
+                let mut v = vec![0.0; rows * cols];
+                for i in 0..rows {
+                    for j in 0..cols {
+                        v[j * rows + i] = vals[i * cols + j];
+                    }
+                }
+                (v, 1, rows as isize, 0)
+            }
+            _ => {
+                let (rs, cs) = (6 * cols as isize, 3isize);
+                let mut v = vec![f64::NAN; 2 * rows * 3 * cols];
+                for i in 0..rows {
+                    for j in 0..cols {
+                        v[1 + i * rs as usize + j * cs as usize] = vals[i * cols + j];
+                    }
+                }
+                (v, rs, cs, 1)
+            }
+        }
+    }
+
+    fn as_mat<T>(buf: &mut [T], rs: isize, cs: isize, off: usize) -> Mat {
+        Mat { ptr: buf[off..].as_mut_ptr() as *mut u8, rs, cs }
+    }
+
+    /// Products in every layout of the linear layer's `x @ W.T` (the scratch
+    /// path with its copied left operand) and around it, f32 and f64, with
+    /// and without accumulation, on one and two threads, against sums in
+    /// f64 of the same values.
+    #[test]
+    fn matmul_layouts_match_a_plain_sum() {
+        let mut seed = 12345u64;
+        let mut next = move || {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            ((seed >> 33) as f64 / (1u64 << 31) as f64) - 0.5
+        };
+        for &(m, n, k) in &[(3usize, 97usize, 65usize), (32, 130, 128), (70, 64, 100), (2, 300, 256), (64, 64, 64)] {
+            let a: Vec<f64> = (0..m * k).map(|_| next()).collect();
+            let b: Vec<f64> = (0..k * n).map(|_| next()).collect();
+            let d0: Vec<f64> = (0..m * n).map(|_| next()).collect();
+            for how_a in ["row", "col", "strided"] {
+                for how_b in ["row", "col", "strided"] {
+                    for accumulate in [false, true] {
+                        for threads in [1, 2] {
+                            let want: Vec<f64> = (0..m * n)
+                                .map(|ij| {
+                                    let (i, j) = (ij / n, ij % n);
+                                    let s: f64 = (0..k).map(|p| a[i * k + p] * b[p * n + j]).sum();
+                                    if accumulate { s + d0[ij] } else { s }
+                                })
+                                .collect();
+                            let (mut ab, ars, acs, aoff) = stored(&a, m, k, how_a);
+                            let (mut bb, brs, bcs, boff) = stored(&b, k, n, how_b);
+                            let mut got = d0.clone();
+                            crate::parallel::with_threads(threads, || unsafe {
+                                matmul_acc::<f64>(m, n, k, as_mat(&mut got, n as isize, 1, 0), as_mat(&mut ab, ars, acs, aoff), as_mat(&mut bb, brs, bcs, boff), accumulate, true)
+                            });
+                            for (g, w) in got.iter().zip(&want) {
+                                assert!((g - w).abs() <= 1e-12 * (1.0 + w.abs()), "{m}x{n}x{k} {how_a}/{how_b} acc={accumulate}: {g} vs {w}");
+                            }
+                            // float32: the same values rounded, within float32's rounding.
+                            let f = |v: &[f64]| v.iter().map(|&x| x as f32).collect::<Vec<f32>>();
+                            let (mut af, mut bf, mut gf) = (f(&ab), f(&bb), f(&d0));
+                            crate::parallel::with_threads(threads, || unsafe {
+                                matmul_acc::<f32>(m, n, k, as_mat(&mut gf, n as isize, 1, 0), as_mat(&mut af, ars, acs, aoff), as_mat(&mut bf, brs, bcs, boff), accumulate, true)
+                            });
+                            for (g, w) in gf.iter().zip(&want) {
+                                assert!((*g as f64 - w).abs() <= 1e-4 * (1.0 + w.abs()), "f32 {m}x{n}x{k} {how_a}/{how_b}: {g} vs {w}");
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// An infinity in a row of the copied left operand, against a zero and
+    /// against an opposite infinity: NaN where PyTorch's ordered sum of
+    /// rounded products gives NaN, the infinity elsewhere.
+    #[test]
+    fn non_finite_left_operand_through_the_copy() {
+        let (m, n, k) = (4usize, 80usize, 64usize);
+        let mut a = vec![1.0f32; m * k];
+        a[k + 5] = f32::INFINITY; // row 1
+        // rhs column-major (W.T of a row-major W): rhs[p, j] at j * k + p.
+        let mut w = vec![0.5f32; n * k];
+        w[3 * k + 5] = 0.0; // column 3 meets the infinity with a zero: NaN
+        w[7 * k + 6] = f32::NEG_INFINITY; // column 7 gets +inf and -inf: NaN
+        let mut d = vec![0f32; m * n];
+        unsafe {
+            matmul_acc::<f32>(m, n, k, as_mat(&mut d, n as isize, 1, 0), as_mat(&mut a, k as isize, 1, 0), as_mat(&mut w, 1, k as isize, 0), false, true)
+        };
+        for i in 0..m {
+            for j in 0..n {
+                let v = d[i * n + j];
+                let want = match (i, j) {
+                    (1, 3) | (1, 7) => f32::NAN,
+                    (1, _) => f32::INFINITY,
+                    (_, 7) => f32::NEG_INFINITY,
+                    _ => 0.5 * k as f32,
+                };
+                assert!(v == want || (v.is_nan() && want.is_nan()), "[{i}, {j}]: {v} vs {want}");
+            }
+        }
+    }
+}
