@@ -42,12 +42,15 @@ const MIN_BLOCK: usize = 32;
 /// one thread; here the longer side is cut into blocks, each a serial `gemm`
 /// call (each packs its own share of the other operand, a small cost).
 ///
-/// `gemm` is also several times slower for a row-major `dst` times a
-/// column-major `rhs` when `m < n` (the `x @ W.T` of a linear layer with a
-/// small batch: 490 µs against 88 µs for 32 x 1024 x 256 on one core, and
-/// about 1.5x for 128 x 512 x 512) or when both operands are column-major;
-/// those products are computed into a column-major scratch block and copied
-/// (an `m x n` copy, small next to the product when `k` is not small).
+/// `gemm` runs fastest with everything column-major (it transposes a
+/// row-major `dst` into that frame itself). A row-major `dst` times a
+/// column-major `rhs` (the `x @ W.T` of a linear layer) puts the big weight
+/// on its slow, transposing packing path: 1090 µs against 625 µs for
+/// 128 x 512 x 512 on one core, several times for a small batch (527 µs
+/// against 78 µs at 4 x 512 x 512). Those products, when `m <= n` or `lhs`
+/// is already column-major, are computed into a column-major scratch block
+/// from a column-major copy of `lhs` (an `m x k` copy) and copied back (an
+/// `m x n` copy), both small next to the product when `k` is not small.
 ///
 /// With `exact`, each block also finds and recomputes its own exceptional
 /// entries ([`Exceptional`]), so the bound scan of the operand being cut runs
@@ -68,16 +71,32 @@ where
         && dst.rs.abs() != 1
         && rhs.rs.abs() == 1
         && rhs.cs.abs() != 1
-        && (lhs.rs.abs() == 1 || m < n)
-        // the copy must stay small next to the product
+        && (lhs.rs.abs() == 1 || m <= n)
+        // the copies must stay small next to the product
         && k >= 64;
+    // The column-major copy of `lhs` is made once, before the blocks (which
+    // then all share it: with m <= n they are column blocks).
+    let mut lhs_copy: Vec<T> = Vec::new();
+    let lhs = if scratch && lhs.rs.abs() != 1 {
+        lhs_copy.reserve_exact(m * k);
+        let to = Mat { ptr: lhs_copy.as_mut_ptr() as *mut u8, rs: 1, cs: m as isize };
+        // SAFETY: `lhs` addresses m x k elements (the caller's contract) and
+        // `to` the m * k reserved ones, each written once here.
+        copy_tiles::<T, false>(m, k, lhs, to);
+        to
+    } else {
+        lhs
+    };
     // `known` is the bound of the operand shared by all blocks, when scanned.
     let call = |m: usize, n: usize, dst: Mat, lhs: Mat, rhs: Mat, known: Known| {
         // SAFETY: the caller's operands cover these sizes (blocks are parts of them).
         unsafe {
             let redo = exact.then(|| Exceptional::<T>::find(m, n, k, dst, lhs, rhs, accumulate, known));
             if scratch {
-                let mut tmp = vec![T::default(); m * n];
+                // Every element is written by `gemm` (read_dst false) before
+                // the copy reads it, so the block starts uninitialised.
+                let mut tmp: Vec<T> = Vec::with_capacity(m * n);
+                let block = Mat { ptr: tmp.as_mut_ptr() as *mut u8, rs: 1, cs: m as isize };
                 gemm::gemm::<T>(
                     m, n, k,
                     tmp.as_mut_ptr(), m as isize, 1,
@@ -90,20 +109,10 @@ where
                 );
                 // gemm rounds `dst + product` once, as this sum of the
                 // product and the old value does.
-                // 16 x 16 tiles: reads down scratch columns and writes along
-                // dst rows both stay within a few cache lines.
-                const TILE: usize = 16;
-                for i0 in (0..m).step_by(TILE) {
-                    for j0 in (0..n).step_by(TILE) {
-                        for i in i0..(i0 + TILE).min(m) {
-                            let row = (dst.ptr as *mut T).offset(i as isize * dst.rs);
-                            for j in j0..(j0 + TILE).min(n) {
-                                let d = row.offset(j as isize * dst.cs);
-                                let v = tmp[j * m + i];
-                                *d = if accumulate { *d + v } else { v };
-                            }
-                        }
-                    }
+                if accumulate {
+                    copy_tiles::<T, true>(m, n, block, dst);
+                } else {
+                    copy_tiles::<T, false>(m, n, block, dst);
                 }
             } else {
                 gemm::gemm::<T>(
@@ -151,6 +160,34 @@ where
             call(len, n, dst.at::<T>(lo, 0), lhs.at::<T>(lo, 0), rhs, known);
         }
     });
+}
+
+/// `to[i, j] = from[i, j]` (`+=` with `ACC`) for a `rows x cols` block
+/// whose two layouts differ (one row-major, the other column-major): 16 x 16
+/// tiles keep the strided side of each tile within a few cache lines.
+///
+/// # Safety
+/// `from` and `to` address `rows x cols` valid elements of `T` (`to`'s may
+/// be uninitialised without `ACC`) and do not overlap.
+unsafe fn copy_tiles<T: GemmFloat, const ACC: bool>(rows: usize, cols: usize, from: Mat, to: Mat) {
+    const TILE: usize = 16;
+    let (src, dst) = (from.ptr as *const T, to.ptr as *mut T);
+    for i0 in (0..rows).step_by(TILE) {
+        for j0 in (0..cols).step_by(TILE) {
+            for i in i0..(i0 + TILE).min(rows) {
+                let (s, d) = (src.offset(i as isize * from.rs), dst.offset(i as isize * to.rs));
+                for j in j0..(j0 + TILE).min(cols) {
+                    let v = *s.offset(j as isize * from.cs);
+                    let d = d.offset(j as isize * to.cs);
+                    if ACC {
+                        *d = *d + v;
+                    } else {
+                        d.write(v);
+                    }
+                }
+            }
+        }
+    }
 }
 
 /// `dst (m×n) = lhs (m×k) @ rhs (k×n)`, overwriting dst.
@@ -472,6 +509,125 @@ unsafe fn naive<T: Element>(m: usize, n: usize, k: usize, dst: Mat, lhs: Mat, rh
                 }
             }
             *at_mut::<T>(dst.ptr, i * dst.rs + j * dst.cs) = if float { T::from_f64(fi) } else { T::from_i64(ii) };
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{matmul_acc, Mat};
+
+    /// A `rows x cols` operand of `vals` (row-major values) stored row-major,
+    /// column-major, or every other row and every third column of a bigger buffer.
+    fn stored(vals: &[f64], rows: usize, cols: usize, how: &str) -> (Vec<f64>, isize, isize, usize) {
+        match how {
+            "row" => (vals.to_vec(), cols as isize, 1, 0),
+            "col" => {
+                let mut v = vec![0.0; rows * cols];
+                for i in 0..rows {
+                    for j in 0..cols {
+                        v[j * rows + i] = vals[i * cols + j];
+                    }
+                }
+                (v, 1, rows as isize, 0)
+            }
+            _ => {
+                let (rs, cs) = (6 * cols as isize, 3isize);
+                let mut v = vec![f64::NAN; 2 * rows * 3 * cols];
+                for i in 0..rows {
+                    for j in 0..cols {
+                        v[1 + i * rs as usize + j * cs as usize] = vals[i * cols + j];
+                    }
+                }
+                (v, rs, cs, 1)
+            }
+        }
+    }
+
+    fn as_mat<T>(buf: &mut [T], rs: isize, cs: isize, off: usize) -> Mat {
+        Mat { ptr: buf[off..].as_mut_ptr() as *mut u8, rs, cs }
+    }
+
+    /// Products in every layout of the linear layer's `x @ W.T` (the scratch
+    /// path with its copied left operand) and around it, f32 and f64, with
+    /// and without accumulation, on one and two threads, against sums in
+    /// f64 of the same values.
+    #[test]
+    fn matmul_layouts_match_a_plain_sum() {
+        let mut seed = 12345u64;
+        let mut next = move || {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            ((seed >> 33) as f64 / (1u64 << 31) as f64) - 0.5
+        };
+        for &(m, n, k) in &[(3usize, 97usize, 65usize), (32, 130, 128), (70, 64, 100), (2, 300, 256), (64, 64, 64)] {
+            let a: Vec<f64> = (0..m * k).map(|_| next()).collect();
+            let b: Vec<f64> = (0..k * n).map(|_| next()).collect();
+            let d0: Vec<f64> = (0..m * n).map(|_| next()).collect();
+            for how_a in ["row", "col", "strided"] {
+                for how_b in ["row", "col", "strided"] {
+                    for accumulate in [false, true] {
+                        for threads in [1, 2] {
+                            let want: Vec<f64> = (0..m * n)
+                                .map(|ij| {
+                                    let (i, j) = (ij / n, ij % n);
+                                    let s: f64 = (0..k).map(|p| a[i * k + p] * b[p * n + j]).sum();
+                                    if accumulate { s + d0[ij] } else { s }
+                                })
+                                .collect();
+                            let (mut ab, ars, acs, aoff) = stored(&a, m, k, how_a);
+                            let (mut bb, brs, bcs, boff) = stored(&b, k, n, how_b);
+                            let mut got = d0.clone();
+                            crate::parallel::with_threads(threads, || unsafe {
+                                matmul_acc::<f64>(m, n, k, as_mat(&mut got, n as isize, 1, 0), as_mat(&mut ab, ars, acs, aoff), as_mat(&mut bb, brs, bcs, boff), accumulate, true)
+                            });
+                            for (g, w) in got.iter().zip(&want) {
+                                assert!((g - w).abs() <= 1e-12 * (1.0 + w.abs()), "{m}x{n}x{k} {how_a}/{how_b} acc={accumulate}: {g} vs {w}");
+                            }
+                            // float32: the same values rounded, within float32's rounding.
+                            let f = |v: &[f64]| v.iter().map(|&x| x as f32).collect::<Vec<f32>>();
+                            let (mut af, mut bf, mut gf) = (f(&ab), f(&bb), f(&d0));
+                            crate::parallel::with_threads(threads, || unsafe {
+                                matmul_acc::<f32>(m, n, k, as_mat(&mut gf, n as isize, 1, 0), as_mat(&mut af, ars, acs, aoff), as_mat(&mut bf, brs, bcs, boff), accumulate, true)
+                            });
+                            for (g, w) in gf.iter().zip(&want) {
+                                assert!((*g as f64 - w).abs() <= 1e-4 * (1.0 + w.abs()), "f32 {m}x{n}x{k} {how_a}/{how_b}: {g} vs {w}");
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// An infinity in a row of the copied left operand, against a zero and
+    /// against an opposite infinity: NaN where PyTorch's ordered sum of
+    /// rounded products gives NaN, the infinity elsewhere.
+    #[test]
+    fn non_finite_left_operand_through_the_copy() {
+        let (m, n, k) = (4usize, 80usize, 64usize);
+        let mut a = vec![1.0f32; m * k];
+        a[k + 5] = f32::INFINITY; // row 1
+        // rhs column-major (W.T of a row-major W): rhs[p, j] at j * k + p.
+        let mut w = vec![0.5f32; n * k];
+        w[3 * k + 5] = 0.0; // column 3 meets the infinity with a zero: NaN
+        w[7 * k + 6] = f32::NEG_INFINITY; // column 7 gets +inf and -inf: NaN
+        let mut d = vec![0f32; m * n];
+        unsafe {
+            matmul_acc::<f32>(m, n, k, as_mat(&mut d, n as isize, 1, 0), as_mat(&mut a, k as isize, 1, 0), as_mat(&mut w, 1, k as isize, 0), false, true)
+        };
+        for i in 0..m {
+            for j in 0..n {
+                let v = d[i * n + j];
+                let want = match (i, j) {
+                    (1, 3) | (1, 7) => f32::NAN,
+                    (1, _) => f32::INFINITY,
+                    (_, 7) => f32::NEG_INFINITY,
+                    // one of column 3's terms is 1 x 0
+                    (_, 3) => 0.5 * (k - 1) as f32,
+                    _ => 0.5 * k as f32,
+                };
+                assert!(v == want || (v.is_nan() && want.is_nan()), "[{i}, {j}]: {v} vs {want}");
+            }
         }
     }
 }

@@ -331,16 +331,15 @@ pub fn binary(op: BinaryOp, compute: DType, o: Dst, sa: Src, sb: Src) -> Result<
         return Ok(());
     }
     if op.is_comparison() {
-        dispatch_dtype!(compute, T => {
-            let f: fn(T, T) -> bool = match op {
-                BinaryOp::Eq => |x, y| x == y,
-                BinaryOp::Ne => |x, y| x != y,
-                BinaryOp::Lt => |x, y| x < y,
-                BinaryOp::Le => |x, y| x <= y,
-                BinaryOp::Gt => |x, y| x > y,
-                _ => |x, y| x >= y,
-            };
-            bin_kernel::<T, T, bool>(o, sa, sb, f)
+        // One loop per comparison (not a function pointer called per
+        // element), so each inlines and vectorises.
+        dispatch_dtype!(compute, T => match op {
+            BinaryOp::Eq => bin_kernel::<T, T, bool>(o, sa, sb, |x: T, y: T| x == y),
+            BinaryOp::Ne => bin_kernel::<T, T, bool>(o, sa, sb, |x: T, y: T| x != y),
+            BinaryOp::Lt => bin_kernel::<T, T, bool>(o, sa, sb, |x: T, y: T| x < y),
+            BinaryOp::Le => bin_kernel::<T, T, bool>(o, sa, sb, |x: T, y: T| x <= y),
+            BinaryOp::Gt => bin_kernel::<T, T, bool>(o, sa, sb, |x: T, y: T| x > y),
+            _ => bin_kernel::<T, T, bool>(o, sa, sb, |x: T, y: T| x >= y),
         });
         return Ok(());
     }

@@ -449,7 +449,8 @@ fn unary_grad(op: UnaryOp, g: &Tensor, x: &dyn Fn() -> Result<Tensor>, y: &dyn F
             mul(g, &mul(&y, &rsubs(1.0, &y)?)?)?
         }
         // PyTorch's threshold_backward (`y <= 0 ? 0 : g`): a NaN output passes g.
-        Relu => pick(&cond(&y()?, BinaryOp::Le, 0.0)?, &zeros_like(g)?, g)?,
+        // The zero is a broadcast 0-d tensor: no zero-filled gradient-sized buffer.
+        Relu => pick(&cond(&y()?, BinaryOp::Le, 0.0)?, &Tensor::zeros(&[], dt, g.device())?, g)?,
         Sign | Floor | Ceil | Round | RoundDecimals(_) | Trunc => zeros_like(g)?,
         Rsqrt => {
             let y = y()?;
