@@ -546,7 +546,9 @@ def test_gpu_embedding_and_cross_entropy_train_like_pytorch():
 
 
 @gpu
-@pytest.mark.parametrize("opt", ["SGD", "Adam", "AdamW"])
+@pytest.mark.parametrize(
+    "opt", ["SGD", "Adam", "AdamW", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam", "RMSprop", "Rprop", "ASGD"]
+)
 def test_gpu_small_model_trains_like_pytorch(opt):
     # Linear layers on cuBLAS, activations and the loss on the elementwise
     # kernels, the step on the fused optimizer kernels: three steps, float64.
@@ -554,7 +556,11 @@ def test_gpu_small_model_trains_like_pytorch(opt):
     x, y = rng.standard_normal((16, 6)), rng.standard_normal((16, 2))
     w1, b1, w2, b2 = rng.standard_normal((8, 6)), rng.standard_normal(8), rng.standard_normal((2, 8)), rng.standard_normal(2)
     kwargs = {"SGD": dict(lr=0.1, momentum=0.9, nesterov=True, weight_decay=0.01), "Adam": dict(lr=0.01, amsgrad=True),
-              "AdamW": dict(lr=0.01, weight_decay=0.1)}[opt]
+              "AdamW": dict(lr=0.01, weight_decay=0.1), "Adagrad": dict(lr=0.1, weight_decay=0.01),
+              "Adadelta": dict(lr=1.0, weight_decay=0.01), "Adamax": dict(lr=0.01, weight_decay=0.01),
+              "NAdam": dict(lr=0.01, decoupled_weight_decay=True, weight_decay=0.1),
+              "RAdam": dict(lr=0.01, weight_decay=0.01), "RMSprop": dict(lr=0.01, momentum=0.9, centered=True),
+              "Rprop": dict(lr=0.01), "ASGD": dict(lr=0.01, t0=1)}[opt]
     results = []
     for lib in (ft, torch):
         params = [lib.tensor(v, dtype=lib.float64, device="cuda", requires_grad=True) for v in (w1, b1, w2, b2)]

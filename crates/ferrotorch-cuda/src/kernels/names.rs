@@ -297,6 +297,7 @@ pub fn all_entries(dtype: DType) -> Vec<(super::Family, &'static str)> {
     if matches!(dtype, DType::Float32 | DType::Float64) {
         out.push((Family::Optim, "optim_adam"));
         out.push((Family::Optim, "optim_sgd"));
+        out.push((Family::Optim, "optim_other"));
         for name in ["conv_vol2col", "conv_col2vol", "conv_bias_fill"] {
             out.push((Family::Conv, name));
         }
