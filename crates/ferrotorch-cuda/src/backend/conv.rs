@@ -155,6 +155,31 @@ impl Cuda {
         self.allocate(images * s.col_image * dtype.itemsize(), device_of_ptr(near)?)
     }
 
+    /// Images per chunk and the chunk's column buffer (none when the images
+    /// are their own column matrices: a pointwise unit-stride kernel).
+    fn column_chunks(&self, dtype: DType, s: &Sizes, batch: usize, near: *const u8) -> Result<(usize, Option<Storage>)> {
+        if s.geom.direct() {
+            return Ok((batch.max(1), None));
+        }
+        let chunk = s.chunk(batch, dtype.itemsize());
+        Ok((chunk, Some(self.columns(dtype, s, chunk, near)?)))
+    }
+
+    /// The column matrices of images `n0..n0 + nb` of `x`: unfolded into
+    /// `col`, or the images themselves without one. Returns the storage,
+    /// the first element's offset and the element step between images.
+    fn unfold_chunk(&self, dtype: DType, s: &Sizes, x: Src, col: Option<&Storage>, n0: usize, nb: usize) -> Result<(*const u8, usize, usize)> {
+        let ci = s.cin * s.plane;
+        Ok(match col {
+            Some(c) => {
+                let x_at = ptr(x.base) + ((x.layout.offset + n0 * ci) * dtype.itemsize()) as u64;
+                self.vol2col(dtype, s, x_at, ptr(c.as_ptr()), nb)?;
+                (c.as_ptr(), 0, s.col_image)
+            }
+            None => (x.base, x.layout.offset + n0 * ci, ci),
+        })
+    }
+
     fn conv_forward(&self, spec: &ConvSpec, dtype: DType, out: Dst, x: Src, w: Src, bias: Option<Src>) -> Result<()> {
         let s = Sizes::of(spec);
         let total = out.layout.numel();
@@ -174,20 +199,11 @@ impl Cuda {
             // pushed; out holds n contiguous elements, bias cout.
             unsafe { l.launch(grid(total)) }.map_err(drv)?;
         }
-        let direct = s.geom.direct();
-        let chunk = if direct { spec.batch } else { s.chunk(spec.batch, size) };
-        let col = if direct { None } else { Some(self.columns(dtype, &s, chunk, out.base)?) };
-        let (cp, ci, kg, p) = (s.cout * s.p, s.cin * s.plane, s.kg as isize, s.p as isize);
+        let (chunk, col) = self.column_chunks(dtype, &s, spec.batch, out.base)?;
+        let (cp, kg, p) = (s.cout * s.p, s.kg as isize, s.p as isize);
         for n0 in (0..spec.batch).step_by(chunk.max(1)) {
             let nb = chunk.min(spec.batch - n0);
-            // The chunk's column matrices: unfolded, or the images themselves.
-            let (col_base, col_off, col_step) = match &col {
-                Some(c) => {
-                    self.vol2col(dtype, &s, ptr(x.base) + ((x.layout.offset + n0 * ci) * size) as u64, ptr(c.as_ptr()), nb)?;
-                    (c.as_ptr(), 0, s.col_image)
-                }
-                None => (x.base, x.layout.offset + n0 * ci, ci),
-            };
+            let (col_base, col_off, col_step) = self.unfold_chunk(dtype, &s, x, col.as_ref(), n0, nb)?;
             for g in 0..spec.groups.max(1) {
                 let yl = view(&[nb, s.og, s.p], &[cp as isize, p, 1], out.layout.offset + n0 * cp + g * s.og * s.p);
                 let wl = view(&[nb, s.og, s.kg], &[0, kg, 1], w.layout.offset + g * s.og * s.kg);
@@ -244,20 +260,11 @@ impl Cuda {
         if spec.batch == 0 || s.p == 0 {
             return self.fill(out, dtype, Scalar::Float(0.0));
         }
-        let size = dtype.itemsize();
-        let direct = s.geom.direct();
-        let chunk = if direct { spec.batch } else { s.chunk(spec.batch, size) };
-        let col = if direct { None } else { Some(self.columns(dtype, &s, chunk, out.base)?) };
-        let (cp, ci, kg, p) = (s.cout * s.p, s.cin * s.plane, s.kg as isize, s.p as isize);
+        let (chunk, col) = self.column_chunks(dtype, &s, spec.batch, out.base)?;
+        let (cp, kg, p) = (s.cout * s.p, s.kg as isize, s.p as isize);
         for n0 in (0..spec.batch).step_by(chunk.max(1)) {
             let nb = chunk.min(spec.batch - n0);
-            let (col_base, col_off, col_step) = match &col {
-                Some(c) => {
-                    self.vol2col(dtype, &s, ptr(x.base) + ((x.layout.offset + n0 * ci) * size) as u64, ptr(c.as_ptr()), nb)?;
-                    (c.as_ptr(), 0, s.col_image)
-                }
-                None => (x.base, x.layout.offset + n0 * ci, ci),
-            };
+            let (col_base, col_off, col_step) = self.unfold_chunk(dtype, &s, x, col.as_ref(), n0, nb)?;
             // The batch is a sum, not a batch of products: one GEMM per
             // image, accumulating after the first.
             for j in 0..nb {

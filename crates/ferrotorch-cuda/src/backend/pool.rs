@@ -52,6 +52,15 @@ fn addr(base: *const u8, layout: &Layout, itemsize: usize) -> u64 {
     ptr(base) + (layout.offset * itemsize) as u64
 }
 
+/// An average pooling's trailing kernel arguments: `count_include_pad` and
+/// the divisor override (0: none; the op layer rejects a zero override).
+fn avg_args(spec: &PoolSpec) -> Option<(i32, i64)> {
+    match spec {
+        PoolSpec::Avg { count_include_pad, divisor_override, .. } => Some((*count_include_pad as i32, divisor_override.unwrap_or(0))),
+        _ => None,
+    }
+}
+
 fn missing_indices() -> Error {
     Error::runtime("pooling: indices missing for a max pooling")
 }
@@ -90,12 +99,9 @@ impl PoolKernels for Cuda {
             b.arg(&ip);
         }
         b.arg(&planes).arg(&geom);
-        let (cip, div) = match spec {
-            PoolSpec::Avg { count_include_pad, divisor_override, .. } => (*count_include_pad as i32, divisor_override.unwrap_or(0)),
-            _ => (0, 0),
-        };
-        if matches!(spec, PoolSpec::Avg { .. }) {
-            b.arg(&cip).arg(&div);
+        let avg = avg_args(spec);
+        if let Some((cip, div)) = &avg {
+            b.arg(cip).arg(div);
         }
         // SAFETY: the entry points take (const T* x, T* y, [i64* indices
         // (null: none) for the max poolings], i64 planes, FtPoolGeom, [int,
@@ -141,12 +147,9 @@ impl PoolKernels for Cuda {
             b.arg(&ip);
         }
         b.arg(&gxp).arg(&planes).arg(&geom);
-        let (cip, div) = match spec {
-            PoolSpec::Avg { count_include_pad, divisor_override, .. } => (*count_include_pad as i32, divisor_override.unwrap_or(0)),
-            _ => (0, 0),
-        };
-        if matches!(spec, PoolSpec::Avg { .. }) {
-            b.arg(&cip).arg(&div);
+        let avg = avg_args(spec);
+        if let Some((cip, div)) = &avg {
+            b.arg(cip).arg(div);
         }
         // SAFETY: the backward entry points take (const T* g, [const i64*
         // indices for the max poolings], T* gx, i64 planes, FtPoolGeom, [int,
