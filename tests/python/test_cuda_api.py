@@ -577,20 +577,29 @@ def test_gpu_small_model_trains_like_pytorch(opt):
         _close(f, t, rtol=1e-10, atol=1e-10)
 
 
+_ROW_NORMS = {
+    # kind: (seed, input shape, parameter shape, call)
+    "layer_norm": (15, (7, 3, 10), (3, 10), lambda F, x, w, b: F.layer_norm(x, (3, 10), w, b, eps=1e-5)),
+    "group_norm": (22, (3, 6, 4, 5), (6,), lambda F, x, w, b: F.group_norm(x, 3, w, b, eps=1e-5)),
+}
+
+
 @gpu
 @pytest.mark.parametrize("name", ["float32", "float64", "float16"])
 @pytest.mark.parametrize("affine", [True, False])
-def test_gpu_layer_norm_forward_and_backward_match_pytorch(name, affine):
-    rng = np.random.default_rng(15)
-    x, g = rng.standard_normal((7, 3, 10)) * 3 + 1, rng.standard_normal((7, 3, 10))
-    w, b = rng.standard_normal((3, 10)), rng.standard_normal((3, 10))
+@pytest.mark.parametrize("kind", sorted(_ROW_NORMS))
+def test_gpu_layer_and_group_norm_forward_and_backward_match_pytorch(kind, name, affine):
+    seed, shape, pshape, call = _ROW_NORMS[kind]
+    rng = np.random.default_rng(seed)
+    x, g = rng.standard_normal(shape) * 3 + 1, rng.standard_normal(shape)
+    w, b = rng.standard_normal(pshape), rng.standard_normal(pshape)
     tol = {"float16": 2e-2, "float32": 1e-4}.get(name, 1e-10)
     res = []
     for lib in (ft, torch):
         dt = getattr(lib, name)
         xs = lib.tensor(x, dtype=dt, device="cuda", requires_grad=True)
         params = [lib.tensor(v, dtype=dt, device="cuda", requires_grad=True) for v in (w, b)] if affine else [None, None]
-        y = lib.nn.functional.layer_norm(xs, (3, 10), *params, eps=1e-5)
+        y = call(lib.nn.functional, xs, *params)
         y.backward(lib.tensor(g, dtype=dt, device="cuda"))
         res.append([y, xs.grad] + ([p.grad for p in params] if affine else []))
     for f, t in zip(*res):
@@ -703,26 +712,6 @@ def test_gpu_batch_norm_forward_backward_and_running_stats_match_pytorch(name, t
         y = lib.nn.functional.batch_norm(xs, rms, rvs, ws, bs, training=training, momentum=0.2, eps=1e-4)
         y.backward(lib.tensor(g, dtype=dt, device="cuda"))
         res.append([y, xs.grad, ws.grad, bs.grad, rms, rvs])
-    for f, t in zip(*res):
-        _close(f, t, rtol=tol, atol=tol)
-
-
-@gpu
-@pytest.mark.parametrize("name", ["float32", "float64", "float16"])
-@pytest.mark.parametrize("affine", [True, False])
-def test_gpu_group_norm_forward_and_backward_match_pytorch(name, affine):
-    rng = np.random.default_rng(22)
-    x, g = rng.standard_normal((3, 6, 4, 5)) * 3 - 1, rng.standard_normal((3, 6, 4, 5))
-    w, b = rng.standard_normal(6), rng.standard_normal(6)
-    tol = {"float16": 2e-2, "float32": 1e-4}.get(name, 1e-10)
-    res = []
-    for lib in (ft, torch):
-        dt = getattr(lib, name)
-        xs = lib.tensor(x, dtype=dt, device="cuda", requires_grad=True)
-        params = [lib.tensor(v, dtype=dt, device="cuda", requires_grad=True) for v in (w, b)] if affine else [None, None]
-        y = lib.nn.functional.group_norm(xs, 3, *params, eps=1e-5)
-        y.backward(lib.tensor(g, dtype=dt, device="cuda"))
-        res.append([y, xs.grad] + ([p.grad for p in params] if affine else []))
     for f, t in zip(*res):
         _close(f, t, rtol=tol, atol=tol)
 

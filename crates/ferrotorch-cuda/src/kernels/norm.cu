@@ -9,20 +9,28 @@ typedef typename FtTraits<T>::nat A;
 
 struct FtSumA { __device__ __forceinline__ A operator()(A a, A b) const { return a + b; } };
 
+// Block-wide mean and sum of squared deviations of a contiguous row, in two
+// passes (no cancellation). Every thread of the block gets both.
+__device__ __forceinline__ void ft_row_stats(const T* xr, i64 n, A& mean, A& sq) {
+    A s = 0;
+    for (i64 j = threadIdx.x; j < n; j += blockDim.x) s += FtTraits<T>::load(xr + j);
+    mean = ft_block_reduce(s, FtSumA()) / (A)n;
+    A q = 0;
+    for (i64 j = threadIdx.x; j < n; j += blockDim.x) {
+        const A d = FtTraits<T>::load(xr + j) - mean;
+        q += d * d;
+    }
+    sq = ft_block_reduce(q, FtSumA());
+}
+
 // Two passes per row: the mean, then the squared deviations (no cancellation).
 extern "C" __global__ void layer_norm_fwd(const T* x, const A* w, const A* b, T* out, A* mean, A* rstd, i64 rows, i64 n,
                                           double eps) {
     for (i64 r = blockIdx.x; r < rows; r += gridDim.x) {
         const T* xr = x + r * n;
-        A s = 0;
-        for (i64 j = threadIdx.x; j < n; j += blockDim.x) s += FtTraits<T>::load(xr + j);
-        const A m = ft_block_reduce(s, FtSumA()) / (A)n;
-        A q = 0;
-        for (i64 j = threadIdx.x; j < n; j += blockDim.x) {
-            A d = FtTraits<T>::load(xr + j) - m;
-            q += d * d;
-        }
-        const A rs = ft_rsqrt(ft_block_reduce(q, FtSumA()) / (A)n + (A)eps);
+        A m, q;
+        ft_row_stats(xr, n, m, q);
+        const A rs = ft_rsqrt(q / (A)n + (A)eps);
         for (i64 j = threadIdx.x; j < n; j += blockDim.x) {
             A y = (FtTraits<T>::load(xr + j) - m) * rs;
             if (w) y = y * w[j];
@@ -189,15 +197,9 @@ extern "C" __global__ void group_norm_fwd(const T* x, const A* w, const A* b, T*
     const i64 len = cpg * s;
     for (i64 r = blockIdx.x; r < rows; r += gridDim.x) {
         const T* xr = x + r * len;
-        A acc = 0;
-        for (i64 j = threadIdx.x; j < len; j += blockDim.x) acc += FtTraits<T>::load(xr + j);
-        const A m = ft_block_reduce(acc, FtSumA()) / (A)len;
-        A q = 0;
-        for (i64 j = threadIdx.x; j < len; j += blockDim.x) {
-            const A d = FtTraits<T>::load(xr + j) - m;
-            q += d * d;
-        }
-        const A rs = ft_rsqrt(ft_block_reduce(q, FtSumA()) / (A)len + (A)eps);
+        A m, q;
+        ft_row_stats(xr, len, m, q);
+        const A rs = ft_rsqrt(q / (A)len + (A)eps);
         const i64 c0 = (r % groups) * cpg;
         for (i64 j = threadIdx.x; j < len; j += blockDim.x) {
             const i64 ch = c0 + j / s;
@@ -263,16 +265,8 @@ extern "C" __global__ void group_norm_bwd_params(const T* g, const T* x, const A
 // Mean and biased variance of each contiguous row (two passes).
 extern "C" __global__ void row_moments(const T* x, A* mean, A* var, i64 rows, i64 n) {
     for (i64 r = blockIdx.x; r < rows; r += gridDim.x) {
-        const T* xr = x + r * n;
-        A acc = 0;
-        for (i64 j = threadIdx.x; j < n; j += blockDim.x) acc += FtTraits<T>::load(xr + j);
-        const A m = ft_block_reduce(acc, FtSumA()) / (A)n;
-        A q = 0;
-        for (i64 j = threadIdx.x; j < n; j += blockDim.x) {
-            const A d = FtTraits<T>::load(xr + j) - m;
-            q += d * d;
-        }
-        q = ft_block_reduce(q, FtSumA());
+        A m, q;
+        ft_row_stats(x + r * n, n, m, q);
         if (threadIdx.x == 0) {
             mean[r] = m;
             var[r] = q / (A)n;

@@ -187,16 +187,29 @@ __device__ __forceinline__ void ft_adaptive_span(i64 o, i64 n_out, i64 n_in, i64
     hi = ((o + 1) * n_in + n_out - 1) / n_out;
 }
 
+// The adaptive windows of output (od, oh, ow) along the three dims.
+__device__ __forceinline__ void ft_adaptive_windows(const FtPoolGeom& g, i64 od, i64 oh, i64 ow, i64* lo, i64* hi) {
+    ft_adaptive_span(od, g.out[0], g.in[0], lo[0], hi[0]);
+    ft_adaptive_span(oh, g.out[1], g.in[1], lo[1], hi[1]);
+    ft_adaptive_span(ow, g.out[2], g.in[2], lo[2], hi[2]);
+}
+
+// The outputs whose adaptive windows hold input (a, b, c), per dim.
+__device__ __forceinline__ void ft_adaptive_cover(const FtPoolGeom& g, i64 a, i64 b, i64 c, i64* lo, i64* hi) {
+    ft_adaptive_span(a, g.in[0], g.out[0], lo[0], hi[0]);
+    ft_adaptive_span(b, g.in[1], g.out[1], lo[1], hi[1]);
+    ft_adaptive_span(c, g.in[2], g.out[2], lo[2], hi[2]);
+}
+
 // Extents travel in the geometry's `in`/`out` (the rest is unused).
 extern "C" __global__ void adaptive_avg_fwd(const T* x, T* y, i64 planes, FtPoolGeom g) {
     const i64 ip = g.in[0] * g.in[1] * g.in[2], op = g.out[0] * g.out[1] * g.out[2];
     FT_LOOP(i, planes * op) {
         i64 pl, od, oh, ow;
         ft_split(i, g.out, pl, od, oh, ow);
-        i64 d0, d1, h0, h1, w0, w1;
-        ft_adaptive_span(od, g.out[0], g.in[0], d0, d1);
-        ft_adaptive_span(oh, g.out[1], g.in[1], h0, h1);
-        ft_adaptive_span(ow, g.out[2], g.in[2], w0, w1);
+        i64 lo[3], hi[3];
+        ft_adaptive_windows(g, od, oh, ow, lo, hi);
+        const i64 d0 = lo[0], d1 = hi[0], h0 = lo[1], h1 = hi[1], w0 = lo[2], w1 = hi[2];
         const T* xp = x + pl * ip;
         A s = 0;
         for (i64 d = d0; d < d1; ++d)
@@ -211,20 +224,17 @@ extern "C" __global__ void adaptive_avg_bwd(const T* gy, T* gx, i64 planes, FtPo
     FT_LOOP(i, planes * ip) {
         i64 pl, a, b, c;
         ft_split(i, g.in, pl, a, b, c);
-        i64 od0, od1, oh0, oh1, ow0, ow1;
-        ft_adaptive_span(a, g.in[0], g.out[0], od0, od1);
-        ft_adaptive_span(b, g.in[1], g.out[1], oh0, oh1);
-        ft_adaptive_span(c, g.in[2], g.out[2], ow0, ow1);
+        i64 clo[3], chi[3];
+        ft_adaptive_cover(g, a, b, c, clo, chi);
+        const i64 od0 = clo[0], od1 = chi[0], oh0 = clo[1], oh1 = chi[1], ow0 = clo[2], ow1 = chi[2];
         A s = 0;
         for (i64 od = od0; od < od1; ++od)
             for (i64 oh = oh0; oh < oh1; ++oh)
                 for (i64 ow = ow0; ow < ow1; ++ow) {
-                    i64 d0, d1, h0, h1, w0, w1;
-                    ft_adaptive_span(od, g.out[0], g.in[0], d0, d1);
-                    ft_adaptive_span(oh, g.out[1], g.in[1], h0, h1);
-                    ft_adaptive_span(ow, g.out[2], g.in[2], w0, w1);
+                    i64 lo[3], hi[3];
+                    ft_adaptive_windows(g, od, oh, ow, lo, hi);
                     const i64 o = pl * op + (od * g.out[1] + oh) * g.out[2] + ow;
-                    s += FtTraits<T>::load(gy + o) / (A)(d1 - d0) / (A)(h1 - h0) / (A)(w1 - w0);
+                    s += FtTraits<T>::load(gy + o) / (A)(hi[0] - lo[0]) / (A)(hi[1] - lo[1]) / (A)(hi[2] - lo[2]);
                 }
         FtTraits<T>::store(gx + i, s);
     }
@@ -235,10 +245,9 @@ extern "C" __global__ void adaptive_max_fwd(const T* x, T* y, i64* ind, i64 plan
     FT_LOOP(i, planes * op) {
         i64 pl, od, oh, ow;
         ft_split(i, g.out, pl, od, oh, ow);
-        i64 d0, d1, h0, h1, w0, w1;
-        ft_adaptive_span(od, g.out[0], g.in[0], d0, d1);
-        ft_adaptive_span(oh, g.out[1], g.in[1], h0, h1);
-        ft_adaptive_span(ow, g.out[2], g.in[2], w0, w1);
+        i64 lo[3], hi[3];
+        ft_adaptive_windows(g, od, oh, ow, lo, hi);
+        const i64 d0 = lo[0], d1 = hi[0], h0 = lo[1], h1 = hi[1], w0 = lo[2], w1 = hi[2];
         const T* xp = x + pl * ip;
         A best = ft_pool_lowest();
         i64 at = (d0 * g.in[1] + h0) * g.in[2] + w0;
@@ -263,10 +272,9 @@ extern "C" __global__ void adaptive_max_bwd(const T* gy, const i64* ind, T* gx, 
         i64 pl, a, b, c;
         ft_split(i, g.in, pl, a, b, c);
         const i64 k = i - pl * ip;
-        i64 od0, od1, oh0, oh1, ow0, ow1;
-        ft_adaptive_span(a, g.in[0], g.out[0], od0, od1);
-        ft_adaptive_span(b, g.in[1], g.out[1], oh0, oh1);
-        ft_adaptive_span(c, g.in[2], g.out[2], ow0, ow1);
+        i64 clo[3], chi[3];
+        ft_adaptive_cover(g, a, b, c, clo, chi);
+        const i64 od0 = clo[0], od1 = chi[0], oh0 = clo[1], oh1 = chi[1], ow0 = clo[2], ow1 = chi[2];
         A s = 0;
         for (i64 od = od0; od < od1; ++od)
             for (i64 oh = oh0; oh < oh1; ++oh)
