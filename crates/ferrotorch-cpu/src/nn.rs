@@ -13,57 +13,21 @@
 
 use crate::matmul::{gemm_into, GemmFloat, Mat};
 pub use ferrotorch_core::op::conv::{conv_output_size, ConvSpec, MAX_SPATIAL};
+use ferrotorch_core::op::conv::Conv3d;
 use ferrotorch_core::{Element, Error, Result};
 use std::ops::AddAssign;
 
-/// `spec` as a 3-d problem: leading singleton dimensions with unit
-/// stride and dilation and no padding.
-fn as_3d(spec: &ConvSpec) -> Vol {
-    let lead = MAX_SPATIAL - spec.dims;
-    let pad3 = |a: &[usize; MAX_SPATIAL], fill: usize| {
-        let mut r = [fill; MAX_SPATIAL];
-        r[lead..].copy_from_slice(&a[..spec.dims]);
-        r
-    };
-    Vol {
-        input: pad3(&spec.input, 1),
-        kernel: pad3(&spec.kernel, 1),
-        output: pad3(&spec.output, 1),
-        stride: pad3(&spec.stride, 1),
-        padding: pad3(&spec.padding, 0),
-        dilation: pad3(&spec.dilation, 1),
-    }
-}
+/// A [`ConvSpec`]'s window seen in three dimensions ([`ConvSpec::as_3d`]).
+type Vol = Conv3d;
 
-/// A [`ConvSpec`]'s window seen in three dimensions.
-#[derive(Clone, Copy, Debug)]
-struct Vol {
-    input: [usize; 3],
-    kernel: [usize; 3],
-    output: [usize; 3],
-    stride: [usize; 3],
-    padding: [usize; 3],
-    dilation: [usize; 3],
-}
-
-impl Vol {
-    fn in_plane(&self) -> usize {
-        self.input.iter().product()
-    }
-    fn taps(&self) -> usize {
-        self.kernel.iter().product()
-    }
-    fn out_plane(&self) -> usize {
-        self.output.iter().product()
-    }
-    /// Whether the columns of a channel are the channel itself (a 1×1×1
-    /// kernel with unit stride, no padding and equal input and output sizes),
-    /// so the unfold can be skipped.
-    fn direct(&self) -> bool {
-        self.kernel == [1; 3] && self.stride == [1; 3] && self.padding == [0; 3] && self.input == self.output
-    }
+/// The row arithmetic of the unfold.
+trait Rows {
     /// Input row (depth, height) read by output row `r` (a flat (depth,
     /// height) index) at taps `(kd, kh)`, `None` in the padding.
+    fn in_row(&self, r: usize, kd: usize, kh: usize) -> Option<usize>;
+}
+
+impl Rows for Vol {
     #[inline]
     fn in_row(&self, r: usize, kd: usize, kh: usize) -> Option<usize> {
         let (od, oh) = (r / self.output[1], r % self.output[1]);
@@ -473,7 +437,7 @@ pub fn conv_forward<T: GemmFloat>(spec: &ConvSpec, x: &[T], w: &[T], bias: Optio
     if out.is_empty() {
         return Ok(());
     }
-    let v = as_3d(spec);
+    let v = spec.as_3d();
     let (groups, o) = (spec.groups, spec.out_channels);
     let (cg, og) = (spec.in_channels / groups, o / groups);
     let (k, p, plane) = (cg * v.taps(), v.out_plane(), v.in_plane());
@@ -549,7 +513,7 @@ pub fn conv_input_grad<T: GemmFloat + AddAssign>(spec: &ConvSpec, grad: &[T], w:
     if out.is_empty() {
         return Ok(());
     }
-    let v = as_3d(spec);
+    let v = spec.as_3d();
     let (groups, o, c) = (spec.groups, spec.out_channels, spec.in_channels);
     let (cg, og) = (c / groups, o / groups);
     let (k, p, plane) = (cg * v.taps(), v.out_plane(), v.in_plane());
@@ -603,7 +567,7 @@ pub fn conv_weight_grad<T: GemmFloat + AddAssign>(spec: &ConvSpec, grad: &[T], x
     if out.is_empty() || grad.is_empty() {
         return Ok(());
     }
-    let v = as_3d(spec);
+    let v = spec.as_3d();
     let (groups, o, c, n) = (spec.groups, spec.out_channels, spec.in_channels, spec.batch);
     let (cg, og) = (c / groups, o / groups);
     let (k, p, plane) = (cg * v.taps(), v.out_plane(), v.in_plane());
@@ -729,7 +693,7 @@ mod tests {
     /// Visits every (image, out channel, out position, in channel, tap) term:
     /// `f(x index, w index, y index)`.
     fn terms(sp: &ConvSpec, mut f: impl FnMut(usize, usize, usize)) {
-        let v = as_3d(&sp);
+        let v = sp.as_3d();
         let (cg, og) = (sp.in_channels / sp.groups, sp.out_channels / sp.groups);
         for img in 0..sp.batch {
             for oc in 0..sp.out_channels {
@@ -799,7 +763,7 @@ mod tests {
                 }
                 let (xl, wl, yl) = sp.lens();
                 let (x, w, b, g) = (data(xl, 1), data(wl, 2), data(sp.out_channels, 3), data(yl, 4));
-                let mut want_y: Vec<f64> = (0..yl).map(|i| b[i / as_3d(&sp).out_plane() % sp.out_channels]).collect();
+                let mut want_y: Vec<f64> = (0..yl).map(|i| b[i / sp.as_3d().out_plane() % sp.out_channels]).collect();
                 let (mut want_gx, mut want_gw) = (vec![0.0; xl], vec![0.0; wl]);
                 terms(&sp, |xi, wi, yi| {
                     want_y[yi] += x[xi] * w[wi];
@@ -844,7 +808,7 @@ mod tests {
         ];
         for sp in cases {
             let (xl, wl, yl) = sp.lens();
-            let v = as_3d(&sp);
+            let v = sp.as_3d();
             let k = sp.in_channels / sp.groups * v.taps();
             assert!(crate::parallel::with_threads(1, || images_per_product(sp.batch, k, v.out_plane())) > 1, "{sp:?} takes the run path");
             let (x, w, b) = (data(xl, 5), data(wl, 6), data(sp.out_channels, 7));

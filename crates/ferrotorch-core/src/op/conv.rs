@@ -92,6 +92,67 @@ impl ConvSpec {
     }
 }
 
+/// A [`ConvSpec`]'s window seen in three spatial dims ([`ConvSpec::as_3d`]):
+/// 1-d and 2-d problems get leading unit dims with unit stride and dilation
+/// and no padding, so a backend needs one loop nest, not one per rank.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Conv3d {
+    /// Input extent.
+    pub input: [usize; 3],
+    /// Kernel extent.
+    pub kernel: [usize; 3],
+    /// Output extent.
+    pub output: [usize; 3],
+    /// Step between output positions.
+    pub stride: [usize; 3],
+    /// Implicit zero padding on each side.
+    pub padding: [usize; 3],
+    /// Spacing between kernel taps.
+    pub dilation: [usize; 3],
+}
+
+impl Conv3d {
+    /// Elements of one input channel.
+    pub fn in_plane(&self) -> usize {
+        self.input.iter().product()
+    }
+    /// Kernel taps per channel.
+    pub fn taps(&self) -> usize {
+        self.kernel.iter().product()
+    }
+    /// Elements of one output channel.
+    pub fn out_plane(&self) -> usize {
+        self.output.iter().product()
+    }
+    /// Whether the column matrix of a channel is the channel itself (a
+    /// 1×1×1 kernel with unit stride, no padding and equal input and output
+    /// sizes), so nothing needs unfolding.
+    pub fn direct(&self) -> bool {
+        self.kernel == [1; 3] && self.stride == [1; 3] && self.padding == [0; 3] && self.input == self.output
+    }
+}
+
+impl ConvSpec {
+    /// The problem in three spatial dims (see [`Conv3d`]).
+    pub fn as_3d(&self) -> Conv3d {
+        let d = self.dims.clamp(1, MAX_SPATIAL);
+        let lead = 3 - d;
+        let pad3 = |a: &[usize; MAX_SPATIAL], fill: usize| {
+            let mut r = [fill; 3];
+            r[lead..].copy_from_slice(&a[..d]);
+            r
+        };
+        Conv3d {
+            input: pad3(&self.input, 1),
+            kernel: pad3(&self.kernel, 1),
+            output: pad3(&self.output, 1),
+            stride: pad3(&self.stride, 1),
+            padding: pad3(&self.padding, 0),
+            dilation: pad3(&self.dilation, 1),
+        }
+    }
+}
+
 fn join(it: impl Iterator<Item = usize>) -> String {
     it.map(|v| v.to_string()).collect::<Vec<_>>().join(" x ")
 }

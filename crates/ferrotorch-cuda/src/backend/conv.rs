@@ -14,7 +14,7 @@ use super::{device_at, drv, function, grid, no_kernel, ptr, Cuda};
 use crate::kernels::Family;
 use cudarc::driver::{DeviceRepr, PushKernelArg};
 use ferrotorch_core::backend::ConvKernels;
-use ferrotorch_core::op::conv::{ConvRole, ConvSpec, MAX_SPATIAL};
+use ferrotorch_core::op::conv::{Conv3d, ConvRole, ConvSpec};
 use ferrotorch_core::{Backend, DType, Dst, Layout, Result, Scalar, Shape, Src, Storage, Strides};
 
 /// Most bytes of column matrices one chunk of images unfolds into (at
@@ -38,39 +38,17 @@ struct KConvGeom {
 unsafe impl DeviceRepr for KConvGeom {}
 
 impl KConvGeom {
-    /// `spec` with leading unit dims (unit stride and dilation, no padding).
-    fn of(spec: &ConvSpec) -> KConvGeom {
-        let lead = MAX_SPATIAL - spec.dims;
-        let pad3 = |a: &[usize; MAX_SPATIAL], fill: i64| {
-            let mut r = [fill; 3];
-            for (i, &v) in a[..spec.dims].iter().enumerate() {
-                r[lead + i] = v as i64;
-            }
-            r
-        };
+    /// The kernels' copy of the problem in three dims.
+    fn of(v: &Conv3d) -> KConvGeom {
+        let wide = |a: [usize; 3]| a.map(|x| x as i64);
         KConvGeom {
-            input: pad3(&spec.input, 1),
-            kernel: pad3(&spec.kernel, 1),
-            output: pad3(&spec.output, 1),
-            stride: pad3(&spec.stride, 1),
-            padding: pad3(&spec.padding, 0),
-            dilation: pad3(&spec.dilation, 1),
+            input: wide(v.input),
+            kernel: wide(v.kernel),
+            output: wide(v.output),
+            stride: wide(v.stride),
+            padding: wide(v.padding),
+            dilation: wide(v.dilation),
         }
-    }
-
-    fn in_plane(&self) -> usize {
-        self.input.iter().product::<i64>() as usize
-    }
-    fn out_plane(&self) -> usize {
-        self.output.iter().product::<i64>() as usize
-    }
-    fn taps(&self) -> usize {
-        self.kernel.iter().product::<i64>() as usize
-    }
-    /// Whether a channel's column matrix is the channel itself (1×1×1
-    /// kernel, unit stride, no padding), so nothing needs unfolding.
-    fn direct(&self) -> bool {
-        self.kernel == [1; 3] && self.stride == [1; 3] && self.padding == [0; 3] && self.input == self.output
     }
 }
 
@@ -82,6 +60,8 @@ fn view(shape: &[usize], strides: &[isize], offset: usize) -> Layout {
 /// Sizes of one problem, in elements.
 struct Sizes {
     geom: KConvGeom,
+    /// The images are their own column matrices ([`Conv3d::direct`]).
+    direct: bool,
     cin: usize,
     cout: usize,
     /// Output channels per group.
@@ -98,12 +78,12 @@ struct Sizes {
 
 impl Sizes {
     fn of(spec: &ConvSpec) -> Sizes {
-        let geom = KConvGeom::of(spec);
+        let v = spec.as_3d();
         let groups = spec.groups.max(1);
         let (cin, cout) = (spec.in_channels, spec.out_channels);
         let (cg, og) = (cin / groups, cout / groups);
-        let (taps, p, plane) = (geom.taps(), geom.out_plane(), geom.in_plane());
-        Sizes { geom, cin, cout, og, kg: cg * taps, p, plane, col_image: cin * taps * p }
+        let (taps, p, plane) = (v.taps(), v.out_plane(), v.in_plane());
+        Sizes { geom: KConvGeom::of(&v), direct: v.direct(), cin, cout, og, kg: cg * taps, p, plane, col_image: cin * taps * p }
     }
 
     /// Images per chunk of column matrices.
@@ -158,7 +138,7 @@ impl Cuda {
     /// Images per chunk and the chunk's column buffer (none when the images
     /// are their own column matrices: a pointwise unit-stride kernel).
     fn column_chunks(&self, dtype: DType, s: &Sizes, batch: usize, near: *const u8) -> Result<(usize, Option<Storage>)> {
-        if s.geom.direct() {
+        if s.direct {
             return Ok((batch.max(1), None));
         }
         let chunk = s.chunk(batch, dtype.itemsize());
@@ -324,7 +304,7 @@ mod tests {
 
     #[test]
     fn a_2d_problem_is_3d_with_a_unit_depth() {
-        let g = KConvGeom::of(&spec2d(3, 2, 1));
+        let g = KConvGeom::of(&spec2d(3, 2, 1).as_3d());
         assert_eq!(std::mem::size_of::<KConvGeom>(), 6 * 3 * 8);
         assert_eq!((g.input, g.kernel, g.output), ([1, 7, 7], [1, 3, 3], [1, 4, 4]));
         assert_eq!((g.stride, g.padding, g.dilation), ([1, 2, 2], [0, 1, 1], [1, 1, 1]));
@@ -334,9 +314,9 @@ mod tests {
 
     #[test]
     fn only_pointwise_unit_stride_convolutions_skip_the_unfold() {
-        assert!(KConvGeom::of(&spec2d(1, 1, 0)).direct());
-        assert!(!KConvGeom::of(&spec2d(1, 2, 0)).direct());
-        assert!(!KConvGeom::of(&spec2d(3, 1, 1)).direct());
+        assert!(spec2d(1, 1, 0).as_3d().direct());
+        assert!(!spec2d(1, 2, 0).as_3d().direct());
+        assert!(!spec2d(3, 1, 1).as_3d().direct());
     }
 
     #[test]
