@@ -5,7 +5,6 @@ Use it as ``import ferrotorch as torch``.
 
 from . import _C
 from ._C import (  # noqa: F401
-    Tensor,
     dtype,
     device,
     Generator,
@@ -57,7 +56,7 @@ _panic_guard.install()
 from ._size import Size  # noqa: F401
 from ._dtypes import *  # noqa: F401,F403
 from ._dtypes import layout, strided  # noqa: F401
-from . import _tensor  # noqa: F401  (attaches the Python half of Tensor)
+from . import _tensor  # noqa: F401  (declares the Python half of Tensor)
 from ._tensor_str import set_printoptions, get_printoptions  # noqa: F401
 from ._functional import *  # noqa: F401,F403
 from ._math_ops import *  # noqa: F401,F403
@@ -103,13 +102,15 @@ from ._spectral import stft, istft  # noqa: F401
 from .autograd.grad_mode import no_grad, enable_grad, set_grad_enabled, inference_mode  # noqa: F401
 from .autograd.grad_mode import is_inference_mode_enabled  # noqa: F401
 from .autograd.anomaly_mode import is_anomaly_enabled, is_anomaly_check_nan_enabled  # noqa: F401
+from ._nn_aliases import *  # noqa: F401,F403 - ATen's top-level forms of the nn ops
+# Every module that declares Tensor methods is imported above; the class is built here.
+from ._tensor_class import Tensor  # noqa: F401
 from . import cuda  # noqa: F401
 from . import autograd  # noqa: F401
 from . import nn  # noqa: F401
 from .nn._losses import (  # noqa: F401 - also top-level in PyTorch
     cosine_similarity, pairwise_distance, pdist, bilinear, channel_shuffle, native_channel_shuffle,
 )
-from ._nn_aliases import *  # noqa: F401,F403 - ATen's top-level forms of the nn ops
 from . import optim  # noqa: F401
 from . import amp  # noqa: F401
 from . import utils  # noqa: F401

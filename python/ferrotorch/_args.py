@@ -25,7 +25,7 @@ runs, so a wrong type raises ``TypeError`` instead of failing somewhere inside.
 import functools
 import numbers
 
-from ._C import Tensor
+from . import _C
 
 __all__ = ["number", "floating", "integer", "tensor", "no_args", "signature", "method_signature", "checked_convert"]
 
@@ -42,7 +42,7 @@ def number(v, fn, name, pos, kind="Number"):
     """A ``Scalar``/``float`` parameter as a Python number (``kind`` names it in the error)."""
     if isinstance(v, (bool, int, float, complex)):
         return v
-    if isinstance(v, Tensor):
+    if isinstance(v, _C.TensorBase):
         if _scalar_tensor_ok(v):
             return v.item()
         _fail(fn, name, pos, kind, v)
@@ -64,7 +64,7 @@ def integer(v, fn, name, pos, symint=False):
         _fail(fn, name, pos, "int", v)
     if isinstance(v, int):
         return v
-    if isinstance(v, Tensor):
+    if isinstance(v, _C.TensorBase):
         if v.dtype.is_floating_point or v.dtype.is_complex:
             _fail(fn, name, pos, "int", v)
         if symint and v.numel() == 1:
@@ -85,7 +85,7 @@ def integer(v, fn, name, pos, symint=False):
 
 def tensor(v, fn, name, pos):
     """A ``Tensor`` parameter: Python numbers are refused as PyTorch does."""
-    if not isinstance(v, Tensor):
+    if not isinstance(v, _C.TensorBase):
         _fail(fn, name, pos, "Tensor", v)
     return v
 
@@ -117,7 +117,7 @@ def _ok_int(v, symint=False):
         return False
     if isinstance(v, int):
         return True
-    if isinstance(v, Tensor):
+    if isinstance(v, _C.TensorBase):
         if not _is_integral_tensor(v) or (str(v.dtype) == "torch.bool" and not symint):
             return False
         return v.numel() == 1 if symint else v.dim() == 0
@@ -132,7 +132,7 @@ def _ok_int_item(v):
     # An element of an ``int[]``: anything with an integral ``__index__`` (one-element tensors too).
     if isinstance(v, bool):
         return False
-    if isinstance(v, Tensor):
+    if isinstance(v, _C.TensorBase):
         return v.numel() == 1 and _is_integral_tensor(v)
     return isinstance(v, numbers.Integral) and not _is_numpy_bool(v)
 
@@ -144,7 +144,7 @@ def _ok_int_list(v, size):
         # A fixed-size list also takes one int, which PyTorch repeats.
         if isinstance(v, bool):
             return False
-        if isinstance(v, Tensor):
+        if isinstance(v, _C.TensorBase):
             return v.numel() == 1 and _is_integral_tensor(v)
         return isinstance(v, numbers.Integral) and not _is_numpy_bool(v)
     return False
@@ -153,7 +153,7 @@ def _ok_int_list(v, size):
 def _ok_float(v):
     if isinstance(v, (bool, int, float)):
         return True
-    if isinstance(v, Tensor):
+    if isinstance(v, _C.TensorBase):
         return v.dim() == 0 and not v.requires_grad and not v.dtype.is_complex
     return isinstance(v, numbers.Real)
 
@@ -161,13 +161,13 @@ def _ok_float(v):
 def _ok_scalar(v):
     if isinstance(v, (bool, int, float, complex)):
         return True
-    if isinstance(v, Tensor):
+    if isinstance(v, _C.TensorBase):
         return _scalar_tensor_ok(v)
     return isinstance(v, numbers.Number)
 
 
 def _ok_tensor_list(v):
-    return isinstance(v, (list, tuple)) and all(isinstance(x, Tensor) for x in v)
+    return isinstance(v, (list, tuple)) and all(isinstance(x, _C.TensorBase) for x in v)
 
 
 def _ok_named(*type_names):
@@ -180,7 +180,7 @@ def _ok_device(v):
 
 # kind -> (predicate, the kind's name in PyTorch's messages)
 _KINDS = {
-    "Tensor": (lambda v: isinstance(v, Tensor), "Tensor"),
+    "Tensor": (lambda v: isinstance(v, _C.TensorBase), "Tensor"),
     "int": (_ok_int, "int"),
     "SymInt": (lambda v: _ok_int(v, symint=True), "int"),
     "float": (_ok_float, "float"),
@@ -309,13 +309,13 @@ def _bad(fn, p, v, pos):
                         f"{_type_name(x)} at pos {j}")
     if p.kind == "Tensor[]" and isinstance(v, (list, tuple)):
         for j, x in enumerate(v):
-            if not isinstance(x, Tensor):
+            if not isinstance(x, _C.TensorBase):
                 return f"expected Tensor as element {j} in argument {pos - 1 if pos else 0}, but got {_type_name(x)}"
     return f"{fn}(): argument '{p.name}'{where} must be {p.kind_name()}, not {_type_name(v)}"
 
 
 def _bool_index(v):
-    return isinstance(v, Tensor) and str(v.dtype) == "torch.bool"
+    return isinstance(v, _C.TensorBase) and str(v.dtype) == "torch.bool"
 
 
 def _convert(sig, args, kwargs, offset):

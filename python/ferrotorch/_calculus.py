@@ -6,7 +6,7 @@ arithmetic on whole tensors.
 import builtins
 
 from . import _C, _args
-from ._C import Tensor
+from . import _tensor_methods as _methods
 
 __all__ = ["diff", "gradient", "trapezoid", "trapz", "cumulative_trapezoid"]
 
@@ -31,7 +31,7 @@ def diff(input, n=1, dim=-1, prepend=None, append=None):
     dim = _wrap(dim, input.dim())
     parts = []
     for extra in (prepend, append):
-        if extra is not None and not isinstance(extra, Tensor):
+        if extra is not None and not isinstance(extra, _C.TensorBase):
             shape = list(input.shape)
             shape[dim] = 1
             extra = _C.full(shape, extra, device=input.device).to(input.dtype)
@@ -95,7 +95,7 @@ def _gradient_1d(x, dim, h, edge_order):
     def sl(start, stop):
         return x.narrow(dim, start, stop - start)
 
-    if isinstance(h, Tensor):
+    if isinstance(h, _C.TensorBase):
         coords = h.to(x.dtype)
         shape = [1] * x.dim()
         shape[dim] = n
@@ -195,7 +195,7 @@ def _attach():
 
     diff_m.__name__ = "diff"
     diff_m.__doc__ = diff.__doc__
-    Tensor.diff = diff_m
+    _methods.define("diff", diff_m)
 
 
 _attach()

@@ -12,7 +12,7 @@ tensor of the negated parts where PyTorch gives a negative-bit view.
 """
 
 from . import _C, _args
-from ._C import Tensor
+from . import _tensor_methods as _methods
 from ._math_ops import _write_out
 
 __all__ = [
@@ -115,14 +115,14 @@ def _set_part(which):
 
 
 def _attach():
-    Tensor.real = property(
+    _methods.define("real", property(
         lambda self: _C._real(self), _set_part("real"),
         doc="The real parts: a view of a complex tensor, the tensor itself for a real one.",
-    )
-    Tensor.imag = property(
+    ))
+    _methods.define("imag", property(
         lambda self: _C._imag(self), _set_part("imag"),
         doc="A view of the imaginary parts of a complex tensor.",
-    )
+    ))
 
     def conj_m(self):
         """A view with a flipped conjugate bit (the tensor itself for real dtypes);
@@ -137,9 +137,9 @@ def _attach():
         """In-place :meth:`conj_physical`."""
         return conj_physical_(self)
 
-    Tensor.conj = conj_m
-    Tensor.conj_physical = conj_physical_m
-    Tensor.conj_physical_ = conj_physical__m
+    _methods.define("conj", conj_m)
+    _methods.define("conj_physical", conj_physical_m)
+    _methods.define("conj_physical_", conj_physical__m)
 
 
 _attach()

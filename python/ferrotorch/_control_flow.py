@@ -9,14 +9,14 @@ at once on the calling thread, as TorchScript's interpreter does outside a
 scripted graph, and returns a completed future.
 """
 
-from ._C import Tensor
+from . import _C
 from .futures import Future
 
 __all__ = ["cond", "fork", "wait", "Future"]
 
 
 def _pred_value(pred):
-    if isinstance(pred, Tensor):
+    if isinstance(pred, _C.TensorBase):
         if pred.numel() != 1:
             raise RuntimeError(f"Expected pred to be bool or single-element tensor, but got {pred}.")
         return bool(pred.item())

@@ -8,7 +8,7 @@ result stays on the autograd graph and works on ``meta``.
 import builtins
 
 from . import _C, _args
-from ._C import Tensor
+from . import _tensor_methods as _methods
 from ._math_ops import _write_out
 
 __all__ = ["diag", "diagflat", "diag_embed", "tril_indices", "triu_indices", "vander"]
@@ -154,8 +154,8 @@ def _attach():
     for f, name in ((diag_m, "diag"), (diagflat_m, "diagflat"), (diag_embed_m, "diag_embed")):
         f.__name__ = name
         f.__doc__ = globals()[name].__doc__
-        setattr(Tensor, name, f)
-    Tensor.fill_diagonal_ = _fill_diagonal_
+        _methods.define(name, f)
+    _methods.define("fill_diagonal_", _fill_diagonal_)
 
 
 _attach()

@@ -27,8 +27,6 @@ import time
 
 from . import _C
 
-Tensor = _C.Tensor
-
 # One line per group of entry points sharing an operator:
 #   entry points | overload(s) | rule choosing among the overloads | profiler name
 # ``T.x`` is ``Tensor.x``, ``torch.x`` a function of ``ferrotorch``, ``F.x`` one of
@@ -232,7 +230,7 @@ class _Recorder:
     def open(self, name, args, user=False):
         st = _state
         parent = st.open[-1] if st.open else None
-        shapes = [list(a.shape) if isinstance(a, Tensor) else [] for a in args] if self.record_shapes else []
+        shapes = [list(a.shape) if isinstance(a, _C.TensorBase) else [] for a in args] if self.record_shapes else []
         ev = _RawEvent(name, parent, shapes, user)
         if parent is not None:
             parent.children.append(ev)
@@ -279,7 +277,7 @@ def _dispatch(op, pname, impl, args, kwargs):
         saved = st.pending
         st.pending = (op, args, kwargs, impl, pname)
         try:
-            types = tuple({type(a) for a in args if isinstance(a, Tensor)}) or (Tensor,)
+            types = tuple({type(a) for a in args if isinstance(a, _C.TensorBase)}) or (_tensor_class(),)
             return mode.__torch_dispatch__(op, types, args, kwargs)
         finally:
             st.pending = saved
@@ -356,7 +354,7 @@ def _is_dim_call(args, kwargs):
 
 def _rule_ts(i):
     def rule(ops, args, kwargs):
-        return ops[0] if len(args) > i and isinstance(args[i], Tensor) else ops[1]
+        return ops[0] if len(args) > i and isinstance(args[i], _C.TensorBase) else ops[1]
     return rule
 
 
@@ -365,13 +363,13 @@ def _rule_dim(ops, args, kwargs):
 
 
 def _rule_max(ops, args, kwargs):
-    if len(args) > 1 and isinstance(args[1], Tensor) or isinstance(kwargs.get("other"), Tensor):
+    if len(args) > 1 and isinstance(args[1], _C.TensorBase) or isinstance(kwargs.get("other"), _C.TensorBase):
         return ops[2]
     return ops[1] if _is_dim_call(args, kwargs) else ops[0]
 
 
 def _rule_matmul(ops, args, kwargs):
-    if len(args) == 2 and isinstance(args[1], Tensor) and isinstance(args[0], Tensor):
+    if len(args) == 2 and isinstance(args[1], _C.TensorBase) and isinstance(args[0], _C.TensorBase):
         k = (args[0].dim(), args[1].dim())
         pick = {(2, 2): 1, (2, 1): 2, (1, 1): 3, (3, 3): 4}.get(k)
         if pick is not None:
@@ -467,10 +465,24 @@ _IMPL_ADAPTERS = {
 }
 
 
+def _tensor_class():
+    from ._tensor_class import Tensor
+    return Tensor
+
+
+def _class_attr(cls, attr):
+    """``cls.<attr>`` as stored in the class (or base class) that defines it, None if
+    only ``object`` does."""
+    for klass in cls.__mro__[:-1]:
+        if attr in klass.__dict__:
+            return klass.__dict__[attr]
+    return None
+
+
 def _namespaces():
     import ferrotorch
     from .nn import functional as F
-    return {"T": Tensor, "torch": ferrotorch, "F": F}
+    return {"T": _tensor_class(), "torch": ferrotorch, "F": F}
 
 
 _sites_cache = [None, None]
@@ -489,7 +501,7 @@ def _binding_sites():
         if mod is None or not (modname == "ferrotorch" or modname.startswith("ferrotorch.")):
             continue
         for owner in [mod] + [v for v in vars(mod).values()
-                              if isinstance(v, type) and v.__module__ == modname and v is not Tensor]:
+                              if isinstance(v, type) and v.__module__ == modname and v is not _tensor_class()]:
             for name, value in list(vars(owner).items()):
                 if callable(value) and not isinstance(value, type):
                     sites.setdefault(id(value), []).append((owner, name))
@@ -542,7 +554,7 @@ def _build():
         for entry in names:
             space, _, attr = entry.partition(".")
             owner = spaces[space]
-            orig = owner.__dict__.get(attr) if owner is Tensor else getattr(owner, attr, None)
+            orig = _class_attr(owner, attr) if owner is spaces["T"] else getattr(owner, attr, None)
             if orig is None:
                 continue  # not implemented by this build: nothing to intercept
             for op in ops:
@@ -615,6 +627,7 @@ def _composite_wrapper(orig, pname):
 
 def _install():
     sites = _binding_sites()
+    tensor = _tensor_class()
     for owner, attr, orig, kind, data in _entries:
         if kind == "leaf":
             wrapper = _leaf_wrapper(orig, *data)
@@ -626,18 +639,25 @@ def _install():
             except (AttributeError, TypeError):
                 pass
         wrapper.__wrapped__ = orig
-        targets = [(owner, attr)] if owner is Tensor else sites.get(id(orig), [(owner, attr)])
+        targets = [(owner, attr)] if owner is tensor else sites.get(id(orig), [(owner, attr)])
         for target, name in targets:
             # Each binding site is patched once even when two table entries share it.
-            if target.__dict__.get(name) is orig:
-                _installed.append((target, name, orig))
+            # A Tensor method of the native base is shadowed in ``Tensor`` itself, and
+            # the shadow is removed again on uninstall.
+            own = name in target.__dict__
+            current = target.__dict__.get(name) if own else (_class_attr(target, name) if target is tensor else None)
+            if current is orig:
+                _installed.append((target, name, orig if own else None))
                 setattr(target, name, wrapper)
 
 
 def _uninstall():
     while _installed:
         owner, name, orig = _installed.pop()
-        setattr(owner, name, orig)
+        if orig is None:
+            delattr(owner, name)
+        else:
+            setattr(owner, name, orig)
 
 
 def acquire():

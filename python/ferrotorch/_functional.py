@@ -2,6 +2,7 @@
 their operators in ``_math_ops``."""
 
 from . import _C
+from . import _tensor_methods as _methods
 from ._math_ops import _write_out, _pretty, _inplace_copy, _check_inplace_broadcast, _out_dtype, _OMITTED, _reduce_dim
 
 __all__ = [
@@ -15,7 +16,7 @@ __all__ = [
 
 def pow(input, exponent, *, out=None):
     """``input ** exponent`` (either may be a number)."""
-    if isinstance(input, _C.Tensor):
+    if isinstance(input, _C.TensorBase):
         return _write_out(input.pow(exponent), out)
     return _write_out(exponent.__rpow__(input), out)
 
@@ -26,9 +27,9 @@ def _pow_(self, exponent):
     return _C._math_binary("pow", self, exponent, inplace=True)
 
 
-_C.Tensor.pow_ = _pow_
+_methods.define("pow_", _pow_)
 # ``x **= y`` is ``pow_`` (in place: same storage, version bump, autograd rebase).
-_C.Tensor.__ipow__ = _pow_
+_methods.define("__ipow__", _pow_)
 
 
 def sum(input, dim=_OMITTED, keepdim=_OMITTED, *, dtype=None, out=None):
@@ -43,8 +44,8 @@ def mean(input, dim=_OMITTED, keepdim=_OMITTED, *, dtype=None, out=None):
     return _write_out(_native_mean(input, dim, keepdim, dtype=_out_dtype(dtype, out)), out)
 
 
-_native_sum = _C.Tensor.sum
-_native_mean = _C.Tensor.mean
+_native_sum = _methods.lookup("sum")
+_native_mean = _methods.lookup("mean")
 
 
 
@@ -97,8 +98,8 @@ def dot(input, tensor, *, out=None):
     return _write_out(_C._dot(input, tensor), out)
 
 
-_C.Tensor.mv = lambda self, vec: mv(self, vec)
-_C.Tensor.dot = lambda self, tensor: dot(self, tensor)
+_methods.define("mv", lambda self, vec: mv(self, vec))
+_methods.define("dot", lambda self, tensor: dot(self, tensor))
 
 
 def reshape(input, shape):
@@ -224,8 +225,8 @@ def _addmm_(self, mat1, mat2, *, beta=1, alpha=1):
     return _inplace_copy(self, _addmm(self, mat1, mat2, beta, alpha))
 
 
-_C.Tensor.addmm = _addmm_method
-_C.Tensor.addmm_ = _addmm_
+_methods.define("addmm", _addmm_method)
+_methods.define("addmm_", _addmm_)
 
 
 __all__.extend(["addmm", "mv", "dot"])

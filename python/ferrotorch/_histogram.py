@@ -10,7 +10,7 @@ import builtins
 import math
 
 from . import _C, _args
-from ._C import Tensor
+from . import _tensor_methods as _methods
 from ._math_ops import _pretty, _rt, _write_out, return_types
 
 __all__ = ["searchsorted", "bucketize", "bincount", "histc", "histogram", "histogramdd"]
@@ -61,7 +61,7 @@ def searchsorted(sorted_sequence, values, *, out_int32=False, right=False, side=
                 "torch.searchsorted(): side and right can't be set to opposites, got side of left while right was True"
             )
         right = side == "right"
-    scalar = not isinstance(values, Tensor)
+    scalar = not isinstance(values, _C.TensorBase)
     seq = sorted_sequence
     if scalar:
         values = _C.tensor(values, device=seq.device)
@@ -162,7 +162,7 @@ def histc(input, bins=100, min=0, max=0, *, out=None):
 
 
 def _edges_for(x, bins, rng, d):
-    if isinstance(bins, Tensor):
+    if isinstance(bins, _C.TensorBase):
         if bins.dim() != 1:
             raise RuntimeError(f"torch.histogramdd(): bins tensor should have one dimension, but got {bins.dim()} dimensions in the bins tensor for dimension {d}")
         return bins.to(x.dtype)
@@ -199,7 +199,7 @@ def _histogramdd(points, bins, ranges, weight, density, local_search=True):
         counts.append(nb)
         lo, hi = e[0], e[-1]
         valid = valid & (x >= lo) & (x <= hi)
-        if isinstance(bins[d], Tensor):
+        if isinstance(bins[d], _C.TensorBase):
             pos = searchsorted(e, x, right=True) - 1
         else:
             pos = ((x - lo) * nb / (hi - lo)).floor().nan_to_num(0).clamp(-1, nb).to(_C.int64)
@@ -237,7 +237,7 @@ def histogram(input, bins=100, *, range=None, weight=None, density=False, out=No
     minimum and maximum) or a 1-d tensor of increasing edges. With ``density=True``
     the histogram integrates to one.
     """
-    if not isinstance(bins, Tensor) and bins <= 0:
+    if not isinstance(bins, _C.TensorBase) and bins <= 0:
         raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
     _check_float("histogramdd", input, half_ok=False)
     if weight is not None and tuple(weight.shape) != tuple(input.shape):
@@ -288,7 +288,7 @@ def _attach():
         return m
 
     for fn in (bincount, histc, histogram):
-        setattr(Tensor, fn.__name__, _args.method_signature(fn) if hasattr(fn, "__schemas__") else method(fn))
+        _methods.define(fn.__name__, _args.method_signature(fn) if hasattr(fn, "__schemas__") else method(fn))
 
 
 _attach()

@@ -12,7 +12,7 @@ derivative (``GeqrfBackward0`` raises).
 """
 
 from . import _C, _args
-from ._C import Tensor
+from . import _tensor_methods as _methods
 from ._math_ops import _pretty, _write_out, return_types, _rt
 from ._linalg_functions import householder_product
 
@@ -158,9 +158,9 @@ def ormqr(input, input2, input3, left=True, transpose=False, *, out=None):
     return _write_out(Q @ C if left else C @ Q, out)
 
 
-Tensor.geqrf = lambda self: geqrf(self)
-Tensor.orgqr = lambda self, input2: orgqr(self, input2)
-Tensor.ormqr = lambda self, input2, input3, left=True, transpose=False: ormqr(self, input2, input3, left, transpose)
+_methods.define("geqrf", lambda self: geqrf(self))
+_methods.define("orgqr", lambda self, input2: orgqr(self, input2))
+_methods.define("ormqr", lambda self, input2, input3, left=True, transpose=False: ormqr(self, input2, input3, left, transpose))
 for _n in ("geqrf", "orgqr", "ormqr"):
-    getattr(Tensor, _n).__name__ = _n
-    getattr(Tensor, _n).__doc__ = f"See :func:`torch.{_n}`."
+    _methods.lookup(_n).__name__ = _n
+    _methods.lookup(_n).__doc__ = f"See :func:`torch.{_n}`."

@@ -7,7 +7,7 @@ import builtins
 import warnings
 
 from . import _C, _args
-from ._C import Tensor
+from . import _tensor_methods as _methods
 from ._math_ops import _write_out
 
 __all__ = ["index_reduce", "put", "isin", "unique_consecutive", "nonzero_static", "unravel_index"]
@@ -91,10 +91,10 @@ def _put_(self, index, source, accumulate=False):
 def isin(elements, test_elements, *, assume_unique=False, invert=False):
     """Tests whether each element of ``elements`` is in ``test_elements``; either may
     be a scalar. Returns a bool tensor of ``elements``' shape (NaN is never found)."""
-    if not isinstance(elements, Tensor):
+    if not isinstance(elements, _C.TensorBase):
         device = test_elements.device
         elements = _C.tensor(elements, device=device)
-    if not isinstance(test_elements, Tensor):
+    if not isinstance(test_elements, _C.TensorBase):
         test_elements = _C.tensor(test_elements, device=elements.device)
     dtype = _C.promote_types(elements.dtype, test_elements.dtype)
     e, t = elements.detach().to(dtype), test_elements.detach().to(dtype).reshape(-1)
@@ -177,7 +177,7 @@ def unravel_index(indices, shape):
     """Converts flat indices into a tuple of coordinate tensors for an array of
     ``shape`` (row-major). Out-of-range and negative indices wrap around, as in PyTorch.
     """
-    if not isinstance(indices, Tensor):
+    if not isinstance(indices, _C.TensorBase):
         indices = _C.tensor(indices)
     if indices.is_floating_point() or indices.dtype == _C.bool:
         raise TypeError(f"expected 'indices' to be integer dtype, but got {str(indices.dtype).replace('ferrotorch', 'torch')}")
@@ -203,9 +203,9 @@ def _attach():
         return m
 
     for fn in (index_reduce, put, unique_consecutive, nonzero_static):
-        setattr(Tensor, fn.__name__, _args.method_signature(fn) if hasattr(fn, "__schemas__") else method(fn))
-    Tensor.index_reduce_ = _index_reduce_
-    Tensor.put_ = _put_
+        _methods.define(fn.__name__, _args.method_signature(fn) if hasattr(fn, "__schemas__") else method(fn))
+    _methods.define("index_reduce_", _index_reduce_)
+    _methods.define("put_", _put_)
 
 
 _attach()

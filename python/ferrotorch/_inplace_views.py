@@ -6,8 +6,8 @@ view op's own) and then re-points this tensor at that geometry with the native
 ``_C._set_``; the data never moves.
 """
 
+from . import _tensor_methods as _methods
 from . import _C
-from ._C import Tensor
 from ._math_ops import _pretty
 
 __all__ = ["as_strided_"]
@@ -71,7 +71,7 @@ def _set_(self, source=None, storage_offset=None, size=None, stride=None):
     storage (with its geometry, or the given ``storage_offset``/``size``/``stride``).
     Without ``source`` the tensor becomes empty on fresh storage.
     """
-    if source is not None and not isinstance(source, Tensor):
+    if source is not None and not isinstance(source, _C.TensorBase):
         raise TypeError(f"set_() received an invalid combination of arguments - got ({type(source).__name__})")
     _check_autograd(self)
     if source is None:
@@ -96,11 +96,11 @@ def _set_(self, source=None, storage_offset=None, size=None, stride=None):
     return _C._set_(self, source, size, tuple(stride), 0 if storage_offset is None else storage_offset)
 
 
-Tensor.t_ = _t_
-Tensor.transpose_ = _transpose_
-Tensor.swapdims_ = _transpose_
-Tensor.swapaxes_ = _transpose_
-Tensor.squeeze_ = _squeeze_
-Tensor.unsqueeze_ = _unsqueeze_
-Tensor.as_strided_ = _as_strided_
-Tensor.set_ = _set_
+_methods.define("t_", _t_)
+_methods.define("transpose_", _transpose_)
+_methods.define("swapdims_", _transpose_)
+_methods.define("swapaxes_", _transpose_)
+_methods.define("squeeze_", _squeeze_)
+_methods.define("unsqueeze_", _unsqueeze_)
+_methods.define("as_strided_", _as_strided_)
+_methods.define("set_", _set_)

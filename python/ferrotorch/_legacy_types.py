@@ -6,8 +6,8 @@ deprecated ``set_default_tensor_type``.
 
 import warnings
 
+from . import _tensor_methods as _methods
 from . import _C
-from ._C import Tensor
 
 _LEGACY = {
     "FloatTensor": "float32", "DoubleTensor": "float64", "HalfTensor": "float16", "BFloat16Tensor": "bfloat16",
@@ -23,7 +23,7 @@ class tensortype(type):
     dtype, and ``isinstance`` asks whether a tensor has that dtype on the CPU."""
 
     def __instancecheck__(cls, instance):
-        return isinstance(instance, Tensor) and instance.dtype == cls.dtype and instance.device.type == "cpu"
+        return isinstance(instance, _C.TensorBase) and instance.dtype == cls.dtype and instance.device.type == "cpu"
 
     def __call__(cls, *args, device=None):
         if device is not None and _C.device(device).type != "cpu":
@@ -32,7 +32,7 @@ class tensortype(type):
             )
         if not args:
             return _C.empty(0, dtype=cls.dtype)
-        if len(args) == 1 and isinstance(args[0], Tensor):
+        if len(args) == 1 and isinstance(args[0], _C.TensorBase):
             src = args[0]
             if src.dtype != cls.dtype:
                 raise TypeError(f"expected {_name_of(cls.dtype)} (got {_name_of(src.dtype)})")
@@ -77,7 +77,7 @@ _BY_NAME = {f"torch.{n}": globals()[n] for n in _LEGACY}
 def typename(obj):
     """The type of ``obj`` as a string: ``'torch.FloatTensor'`` style for tensors,
     ``module.qualname`` for other objects (just the name for builtins)."""
-    if isinstance(obj, Tensor):
+    if isinstance(obj, _C.TensorBase):
         return obj.type()
     module = getattr(obj, "__module__", "") or ""
     if hasattr(obj, "__qualname__"):
@@ -110,7 +110,7 @@ def set_default_tensor_type(t):
     _C.set_default_dtype(t.dtype)
 
 
-_native_type = Tensor.type
+_native_type = _methods.lookup("type")
 
 
 def _type(self, dtype=None, non_blocking=False, **kwargs):
@@ -121,4 +121,4 @@ def _type(self, dtype=None, non_blocking=False, **kwargs):
     return _native_type(self, dtype, non_blocking) if dtype is not None else _native_type(self)
 
 
-Tensor.type = _type
+_methods.define("type", _type)

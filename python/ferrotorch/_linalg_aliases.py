@@ -2,6 +2,7 @@
 factorisations (``torch.det``, ``torch.inverse``, ``Tensor.cholesky``, ...)."""
 
 from . import _C
+from . import _tensor_methods
 from . import _args
 from . import _linalg_functions as _la
 from ._math_ops import _write_out
@@ -152,8 +153,7 @@ def lu_solve(input, LU_data, LU_pivots, *, out=None):
     return _la.lu_solve(LU_data, LU_pivots, input, out=out)
 
 
-def _methods():
-    Tensor = _C.Tensor
+def _declare_methods():
     table = {
         "det": det, "logdet": logdet, "slogdet": slogdet, "inverse": inverse, "cholesky": cholesky,
         "cholesky_solve": cholesky_solve, "cholesky_inverse": cholesky_inverse, "qr": qr, "lu_solve": lu_solve,
@@ -161,13 +161,13 @@ def _methods():
         "triangular_solve": triangular_solve,
     }
     for name, fn in table.items():
-        if name not in Tensor.__dict__:
-            setattr(Tensor, name, _args.method_signature(fn) if hasattr(fn, "__schemas__") else fn)
+        if not _tensor_methods.defined(name):
+            _tensor_methods.define(name, _args.method_signature(fn) if hasattr(fn, "__schemas__") else fn)
 
     def lu_method(self, pivot=True, get_infos=False):
         return lu(self, pivot, get_infos)
-    if "lu" not in Tensor.__dict__:
-        Tensor.lu = lu_method
+    if not _tensor_methods.defined("lu"):
+        _tensor_methods.define("lu", lu_method)
 
 
-_methods()
+_declare_methods()

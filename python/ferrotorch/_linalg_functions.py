@@ -550,7 +550,7 @@ def _tol(S, m, n, atol, rtol, dtype):
 
 
 def _is_t(x):
-    return isinstance(x, _C.Tensor)
+    return isinstance(x, _C.TensorBase)
 
 
 def _as_t(x, like):

@@ -12,7 +12,7 @@ import math
 import types
 
 from . import _C, _args
-from ._C import Tensor
+from . import _tensor_methods as _methods
 
 _unary = _C._math_unary
 _binary = _C._math_binary
@@ -26,7 +26,7 @@ def _export(fn, name=None):
 
 
 def _is_tensor(x):
-    return isinstance(x, Tensor)
+    return isinstance(x, _C.TensorBase)
 
 
 class _Omitted:
@@ -107,7 +107,7 @@ def _resize_method(self, *sizes, memory_format=None):
         s0 = sizes[0]
         if isinstance(s0, (list, tuple)):
             sizes = tuple(s0)
-        elif not isinstance(s0, Tensor) or s0.numel() != 1:
+        elif not isinstance(s0, _C.TensorBase) or s0.numel() != 1:
             # A one-element tensor is one size (through __index__); no other object is a size list.
             raise TypeError(f"resize_(): argument 'size' (position 1) must be tuple of ints, not {type(s0).__name__}")
     sizes = tuple(_args.integer(v, "resize_", "size", 1, symint=True) for v in sizes)
@@ -120,8 +120,8 @@ def _resize_as_method(self, the_template, *, memory_format=None):
     return _C._resize_(self, tuple(the_template.shape))
 
 
-Tensor.resize_ = _resize_method
-Tensor.resize_as_ = _resize_as_method
+_methods.define("resize_", _resize_method)
+_methods.define("resize_as_", _resize_as_method)
 
 
 def _out_dtype(dtype, out):
@@ -191,8 +191,8 @@ def _make_unary(kernel, pub):
 
 def _attach(name, method):
     """Sets a Tensor method unless the native class already has it (hot paths stay native)."""
-    if name not in Tensor.__dict__:
-        setattr(Tensor, name, method)
+    if not _methods.defined(name):
+        _methods.define(name, method)
 
 
 def _bind(make, kernel, pub, function, method, inplace_method, inplace_function=False):
@@ -234,8 +234,8 @@ def _round_(self, *, decimals=0):
 
 
 _export(round)
-Tensor.round = _round_method
-Tensor.round_ = _round_
+_methods.define("round", _round_method)
+_methods.define("round_", _round_)
 
 
 def logit(input, eps=None, *, out=None):
@@ -245,7 +245,7 @@ def logit(input, eps=None, *, out=None):
 
 
 _export(logit)
-Tensor.logit = lambda self, eps=None: logit(self, _args.floating(eps, "logit", "eps", 1))
+_methods.define("logit", lambda self, eps=None: logit(self, _args.floating(eps, "logit", "eps", 1)))
 
 
 def _logit_(self, eps=None, _pos=1):
@@ -253,7 +253,7 @@ def _logit_(self, eps=None, _pos=1):
     return _unary("logit", self, -1.0 if eps is None else eps, inplace=True)
 
 
-Tensor.logit_ = _logit_
+_methods.define("logit_", _logit_)
 
 
 def nan_to_num(input, nan=0.0, posinf=None, neginf=None, *, out=None):
@@ -277,9 +277,9 @@ def _nan_to_num_(self, nan=0.0, posinf=None, neginf=None, _pos=1):
 
 
 _export(nan_to_num)
-Tensor.nan_to_num = lambda self, nan=0.0, posinf=None, neginf=None: _unary(
-    "nan_to_num", self, *_nan_to_num_args("nan_to_num", nan, posinf, neginf, 1))
-Tensor.nan_to_num_ = _nan_to_num_
+_methods.define("nan_to_num", lambda self, nan=0.0, posinf=None, neginf=None: _unary(
+    "nan_to_num", self, *_nan_to_num_args("nan_to_num", nan, posinf, neginf, 1)))
+_methods.define("nan_to_num_", _nan_to_num_)
 
 
 def square(input, *, out=None):
@@ -288,9 +288,9 @@ def square(input, *, out=None):
 
 
 _export(square)
-Tensor.square = lambda self: square(self)
-Tensor.square_ = lambda self: _binary("pow", self, 2, inplace=True)
-Tensor.__invert__ = lambda self: _unary("bitwise_not", self)
+_methods.define("square", lambda self: square(self))
+_methods.define("square_", lambda self: _binary("pow", self, 2, inplace=True))
+_methods.define("__invert__", lambda self: _unary("bitwise_not", self))
 
 
 # ----- activations ------------------------------------------------------------------
@@ -406,7 +406,7 @@ for _f in (selu, celu):
     _export(_f)
 selu_ = _export(lambda input: selu(input, inplace=True), "selu_")
 celu_ = _export(lambda input, alpha=1.0: celu(input, alpha, inplace=True), "celu_")
-Tensor.relu_ = lambda self: _unary("relu", self, inplace=True)
+_methods.define("relu_", lambda self: _unary("relu", self, inplace=True))
 relu_ = _export(lambda input: _unary("relu", input, inplace=True), "relu_")
 
 
@@ -498,7 +498,7 @@ def _tensor_only_method(pub, native):
 
 
 for _name in ("maximum", "minimum"):  # the native methods also take numbers; PyTorch's do not
-    setattr(Tensor, _name, _tensor_only_method(_name, getattr(Tensor, _name)))
+    _methods.define(_name, _tensor_only_method(_name, _methods.lookup(_name)))
 
 
 def _reflect(kernel):
@@ -523,12 +523,12 @@ def _is_number(x):
 
 for _dunder, _k in (("floordiv", "floor_divide"), ("mod", "remainder"), ("and", "bitwise_and"), ("or", "bitwise_or"),
                     ("xor", "bitwise_xor"), ("lshift", "bitwise_left_shift"), ("rshift", "bitwise_right_shift")):
-    setattr(Tensor, f"__{_dunder}__", _forward(_k))
-    setattr(Tensor, f"__r{_dunder}__", _reflect(_k))
-    setattr(Tensor, f"__i{_dunder}__", _iforward(_k))
+    _methods.define(f"__{_dunder}__", _forward(_k))
+    _methods.define(f"__r{_dunder}__", _reflect(_k))
+    _methods.define(f"__i{_dunder}__", _iforward(_k))
 
-_native_div = Tensor.div
-_native_div_ = Tensor.div_
+_native_div = _methods.lookup("div")
+_native_div_ = _methods.lookup("div_")
 
 
 def div(input, other, *, rounding_mode=None, out=None):
@@ -551,12 +551,12 @@ def _div(input, other, rounding_mode, inplace=False):
     return _binary("div_" + rounding_mode, input, other, inplace=inplace)
 
 
-Tensor.div = lambda self, other, *, rounding_mode=None: _div(self, other, rounding_mode)
-Tensor.div_ = lambda self, other, *, rounding_mode=None: _div(self, other, rounding_mode, inplace=True)
-Tensor.divide = Tensor.div
-Tensor.divide_ = Tensor.div_
-Tensor.true_divide = lambda self, other: _native_div(self, other)
-Tensor.true_divide_ = lambda self, other: _native_div_(self, other)
+_methods.define("div", lambda self, other, *, rounding_mode=None: _div(self, other, rounding_mode))
+_methods.define("div_", lambda self, other, *, rounding_mode=None: _div(self, other, rounding_mode, inplace=True))
+_methods.define("divide", _methods.lookup("div"))
+_methods.define("divide_", _methods.lookup("div_"))
+_methods.define("true_divide", lambda self, other: _native_div(self, other))
+_methods.define("true_divide_", lambda self, other: _native_div_(self, other))
 divide = div
 _export(div)
 _export(div, "divide")
@@ -613,12 +613,12 @@ subtract = sub
 multiply = mul
 for _f, _n in ((add, "add"), (sub, "sub"), (rsub, "rsub"), (mul, "mul"), (sub, "subtract"), (mul, "multiply")):
     _export(_f, _n)
-Tensor.subtract = lambda self, other, *, alpha=1: self.sub(other, alpha=alpha)
-Tensor.multiply = lambda self, other: self.mul(other)
+_methods.define("subtract", lambda self, other, *, alpha=1: self.sub(other, alpha=alpha))
+_methods.define("multiply", lambda self, other: self.mul(other))
 
 # comparisons in place keep the receiver's dtype: x.eq_(y) writes 0/1.
 for _name in ("eq", "ne", "lt", "le", "gt", "ge"):
-    setattr(Tensor, _name + "_", lambda self, other, _k=_name: _binary(_k, self, other, inplace=True))
+    _methods.define(_name + "_", lambda self, other, _k=_name: _binary(_k, self, other, inplace=True))
 
 
 def _no_grad():
@@ -668,13 +668,13 @@ def clamp_max(input, max, *, out=None):
 clip = clamp
 for _f, _n in ((clamp, "clamp"), (clamp, "clip"), (clamp_min, "clamp_min"), (clamp_max, "clamp_max")):
     _export(_f, _n)
-Tensor.clamp = Tensor.clip = lambda self, min=None, max=None: _clamp(self, min, max)
-Tensor.clamp_ = Tensor.clip_ = lambda self, min=None, max=None: _clamp_(self, min, max)
+_methods.define("clamp", _methods.define("clip", lambda self, min=None, max=None: _clamp(self, min, max)))
+_methods.define("clamp_", _methods.define("clip_", lambda self, min=None, max=None: _clamp_(self, min, max)))
 # the methods promote a bool receiver by the bound like torch.clamp_min/max do
-Tensor.clamp_min = lambda self, min: _clamp(self, min, None)
-Tensor.clamp_max = lambda self, max: _clamp(self, None, max)
-Tensor.clamp_min_ = lambda self, min: _C._math_clamp(self, min, None, inplace=True)
-Tensor.clamp_max_ = lambda self, max: _C._math_clamp(self, None, max, inplace=True)
+_methods.define("clamp_min", lambda self, min: _clamp(self, min, None))
+_methods.define("clamp_max", lambda self, max: _clamp(self, None, max))
+_methods.define("clamp_min_", lambda self, min: _C._math_clamp(self, min, None, inplace=True))
+_methods.define("clamp_max_", lambda self, max: _C._math_clamp(self, None, max, inplace=True))
 
 
 def lerp(input, end, weight, *, out=None):
@@ -694,9 +694,9 @@ def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
 
 for _f in (lerp, addcmul, addcdiv):
     _export(_f)
-Tensor.lerp = lambda self, end, weight: _C._math_lerp(self, end, weight)
-Tensor.lerp_ = lambda self, end, weight: _C._math_lerp(self, end, weight, inplace=True)
-Tensor.addcmul = lambda self, tensor1, tensor2, *, value=1: addcmul(self, tensor1, tensor2, value=value)
+_methods.define("lerp", lambda self, end, weight: _C._math_lerp(self, end, weight))
+_methods.define("lerp_", lambda self, end, weight: _C._math_lerp(self, end, weight, inplace=True))
+_methods.define("addcmul", lambda self, tensor1, tensor2, *, value=1: addcmul(self, tensor1, tensor2, value=value))
 
 
 def _addcmul_(self, tensor1, tensor2, *, value=1):
@@ -705,9 +705,9 @@ def _addcmul_(self, tensor1, tensor2, *, value=1):
     return _C._math_addc(self, tensor1, tensor2, value, False, inplace=True)
 
 
-Tensor.addcmul_ = _addcmul_
-Tensor.addcdiv = lambda self, tensor1, tensor2, *, value=1: _C._math_addc(self, tensor1, tensor2, value, True)
-Tensor.addcdiv_ = lambda self, tensor1, tensor2, *, value=1: _C._math_addc(self, tensor1, tensor2, value, True, inplace=True)
+_methods.define("addcmul_", _addcmul_)
+_methods.define("addcdiv", lambda self, tensor1, tensor2, *, value=1: _C._math_addc(self, tensor1, tensor2, value, True))
+_methods.define("addcdiv_", lambda self, tensor1, tensor2, *, value=1: _C._math_addc(self, tensor1, tensor2, value, True, inplace=True))
 
 
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False, _fn="isclose", _pos=2):
@@ -743,10 +743,10 @@ def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
 
 for _f in (isclose, allclose):
     _export(_f)
-Tensor.isclose = lambda self, other, rtol=1e-05, atol=1e-08, equal_nan=False: isclose(
-    self, other, rtol, atol, equal_nan, _pos=1)
-Tensor.allclose = lambda self, other, rtol=1e-05, atol=1e-08, equal_nan=False: bool(
-    isclose(self, other, rtol, atol, equal_nan, _fn="allclose", _pos=1).all())
+_methods.define("isclose", lambda self, other, rtol=1e-05, atol=1e-08, equal_nan=False: isclose(
+    self, other, rtol, atol, equal_nan, _pos=1))
+_methods.define("allclose", lambda self, other, rtol=1e-05, atol=1e-08, equal_nan=False: bool(
+    isclose(self, other, rtol, atol, equal_nan, _fn="allclose", _pos=1).all()))
 
 
 # ----- reductions -------------------------------------------------------------------
@@ -1027,13 +1027,13 @@ for _f in (prod, amax, amin, max, min, argmax, argmin, var, std, var_mean, std_m
     _export(_f)
     _attach(_f.__name__, _f)
 
-Tensor.max = lambda self, dim=None, keepdim=False: max(self, dim, keepdim)
-Tensor.min = lambda self, dim=None, keepdim=False: min(self, dim, keepdim)
-Tensor.cumsum_ = lambda self, dim, *, dtype=None: _cum_(self, dim, dtype, False)
-Tensor.cumprod_ = lambda self, dim, *, dtype=None: _cum_(self, dim, dtype, True)
-Tensor.softmax = lambda self, dim, dtype=None: softmax(self, dim, dtype)
-Tensor.log_softmax = lambda self, dim, dtype=None: log_softmax(self, dim, dtype)
-Tensor.norm = lambda self, p="fro", dim=None, keepdim=False, dtype=None: norm(self, p, dim, keepdim, dtype=dtype)
+_methods.define("max", lambda self, dim=None, keepdim=False: max(self, dim, keepdim))
+_methods.define("min", lambda self, dim=None, keepdim=False: min(self, dim, keepdim))
+_methods.define("cumsum_", lambda self, dim, *, dtype=None: _cum_(self, dim, dtype, False))
+_methods.define("cumprod_", lambda self, dim, *, dtype=None: _cum_(self, dim, dtype, True))
+_methods.define("softmax", lambda self, dim, dtype=None: softmax(self, dim, dtype))
+_methods.define("log_softmax", lambda self, dim, dtype=None: log_softmax(self, dim, dtype))
+_methods.define("norm", lambda self, p="fro", dim=None, keepdim=False, dtype=None: norm(self, p, dim, keepdim, dtype=dtype))
 
 
 def _check_dim(dim, ndim):

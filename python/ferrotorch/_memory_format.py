@@ -10,7 +10,7 @@ the wrappers below only step in when another format is asked for.
 """
 
 from . import _C, _args
-from ._C import Tensor
+from . import _tensor_methods as _methods
 
 __all__ = [
     "memory_format", "contiguous_format", "channels_last", "channels_last_3d", "preserve_format",
@@ -131,10 +131,10 @@ def _is_channels_last_contiguous(shape, strides, order):
     return True
 
 
-_orig_contiguous = Tensor.contiguous
-_orig_is_contiguous = Tensor.is_contiguous
-_orig_clone = Tensor.clone
-_orig_to = Tensor.to
+_orig_contiguous = _methods.lookup("contiguous")
+_orig_is_contiguous = _methods.lookup("is_contiguous")
+_orig_clone = _methods.lookup("clone")
+_orig_to = _methods.lookup("to")
 
 
 def _is_contiguous_as(t, mf):
@@ -243,14 +243,14 @@ def to(self, *args, memory_format=preserve_format, **kwargs):
     return _format_copy(r, memory_format)
 
 
-Tensor.contiguous = contiguous
-Tensor.is_contiguous = is_contiguous
-Tensor.clone = clone
-Tensor.to = to
+_methods.define("contiguous", contiguous)
+_methods.define("is_contiguous", is_contiguous)
+_methods.define("clone", clone)
+_methods.define("to", to)
 
 
 def _cast_method(name, target):
-    orig = getattr(Tensor, name)
+    orig = _methods.lookup(name)
 
     def method(self, memory_format=preserve_format):
         if memory_format is preserve_format or memory_format is None:
@@ -266,7 +266,7 @@ def _cast_method(name, target):
 for _name, _target in (("float", _C.float32), ("double", _C.float64), ("half", _C.float16),
                        ("bfloat16", _C.bfloat16), ("long", _C.int64), ("int", _C.int32), ("short", _C.int16),
                        ("char", _C.int8), ("byte", _C.uint8), ("bool", _C.bool), ("cpu", "cpu")):
-    setattr(Tensor, _name, _cast_method(_name, _target))
+    _methods.define(_name, _cast_method(_name, _target))
 
 
 def _complex_cast_method(name, target):
@@ -278,10 +278,10 @@ def _complex_cast_method(name, target):
     return method
 
 
-Tensor.cfloat = _complex_cast_method("cfloat", _C.complex64)
-Tensor.cdouble = _complex_cast_method("cdouble", _C.complex128)
+_methods.define("cfloat", _complex_cast_method("cfloat", _C.complex64))
+_methods.define("cdouble", _complex_cast_method("cdouble", _C.complex128))
 
-_orig_cuda = Tensor.cuda
+_orig_cuda = _methods.lookup("cuda")
 
 
 def _cuda(self, device=None, non_blocking=False, memory_format=preserve_format):
@@ -293,7 +293,7 @@ def _cuda(self, device=None, non_blocking=False, memory_format=preserve_format):
     return to(r, memory_format=memory_format)
 
 
-Tensor.cuda = _cuda
+_methods.define("cuda", _cuda)
 
 
 # ----- factories ------------------------------------------------------------------
@@ -352,7 +352,7 @@ def _new_empty_strided(self, size, stride, *, dtype=None, layout=None, device=No
                          pin_memory=pin_memory)
 
 
-Tensor.new_empty_strided = _new_empty_strided
+_methods.define("new_empty_strided", _new_empty_strided)
 
 
 def empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False,
@@ -372,7 +372,7 @@ def empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad=F
 
 def _like(orig):
     def factory(input, *args, memory_format=preserve_format, **kwargs):
-        if memory_format is preserve_format or memory_format is None or not isinstance(input, Tensor):
+        if memory_format is preserve_format or memory_format is None or not isinstance(input, _C.TensorBase):
             return orig(input, *args, **kwargs)
         _check_type(memory_format, orig.__name__)
         shape = tuple(input.shape)
@@ -411,7 +411,7 @@ def randint_like(input, low=0, high=None, *, generator=None, dtype=None, layout=
     """
     if high is None:
         low, high = 0, low
-    if isinstance(high, Tensor):
+    if isinstance(high, _C.TensorBase):
         # The ``Tensor high`` overload: any one-element CPU tensor, its value truncated.
         if high.dim() != 0 or high.device.type != "cpu":
             raise RuntimeError("high must be a scalar tensor and on CPU")

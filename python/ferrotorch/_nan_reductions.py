@@ -10,7 +10,7 @@ import builtins
 import math
 
 from . import _C, _args
-from ._C import Tensor
+from . import _tensor_methods as _methods
 from ._math_ops import _pretty, _rt, _write_out, return_types
 
 __all__ = ["nansum", "nanmean", "nanmedian", "quantile", "nanquantile", "aminmax", "logcumsumexp"]
@@ -105,8 +105,8 @@ def _quantile(input, q, dim, keepdim, interpolation, ignore_nan):
         raise RuntimeError(f"{name}() input tensor must be non-empty")
     if input.dtype not in (_C.float32, _C.float64):
         raise RuntimeError(f"{name}() input tensor must be either float or double dtype")
-    scalar_q = not isinstance(q, Tensor) or q.dim() == 0
-    if not isinstance(q, Tensor):
+    scalar_q = not isinstance(q, _C.TensorBase) or q.dim() == 0
+    if not isinstance(q, _C.TensorBase):
         if not 0 <= q <= 1:
             raise RuntimeError(f"{name}() q must be in the range [0, 1] but got {q}")
         qt = _C.tensor([float(q)], dtype=input.dtype, device=input.device)
@@ -246,7 +246,7 @@ def _attach():
         return m
 
     for fn in (nansum, nanmean, nanmedian, quantile, nanquantile, aminmax, logcumsumexp):
-        setattr(Tensor, fn.__name__, _args.method_signature(fn) if hasattr(fn, "__schemas__") else method(fn))
+        _methods.define(fn.__name__, _args.method_signature(fn) if hasattr(fn, "__schemas__") else method(fn))
 
 
 _attach()

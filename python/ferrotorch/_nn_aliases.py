@@ -12,7 +12,7 @@ import math
 import warnings
 
 from . import _C, _args
-from ._C import Tensor
+from . import _tensor_methods as _methods
 
 __all__ = [
     # activations
@@ -1030,7 +1030,7 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
             raise RuntimeError(f"cdist only supports floating-point dtypes, {name} got: {_scalar_name(x.dtype)}")
     if p < 0:
         raise RuntimeError("cdist only supports non-negative p values")
-    p = float(p.item()) if isinstance(p, Tensor) else p
+    p = float(p.item()) if isinstance(p, _C.TensorBase) else p
     use_mm = modes[compute_mode]
     P, R, M = x1.shape[-2], x2.shape[-2], x1.shape[-1]
     batch = _broadcast_batch(x1, x2)
@@ -1327,8 +1327,8 @@ def _rnn_entry(mode, args, kwargs, name):
     # batch_first) and (data, batch_sizes, hx, params, has_biases, num_layers, dropout, train,
     # bidirectional); the packed one has a tensor where the other has the hidden state.
     args = list(args)
-    packed = len(args) >= 2 and isinstance(args[1], Tensor) and (
-        mode == "LSTM" or (len(args) >= 3 and isinstance(args[2], Tensor)))
+    packed = len(args) >= 2 and isinstance(args[1], _C.TensorBase) and (
+        mode == "LSTM" or (len(args) >= 3 and isinstance(args[2], _C.TensorBase)))
     if packed:
         names = ["data", "batch_sizes", "hx", "params", "has_biases", "num_layers", "dropout", "train", "bidirectional"]
     else:
@@ -1507,5 +1507,5 @@ for _name, _schema in _SCHEMAS.items():
     globals()[_name] = _args.signature(*((_schema,) if isinstance(_schema, str) else _schema))(globals()[_name])
 del _name, _schema
 
-Tensor.hardshrink = _args.method_signature(hardshrink)
-Tensor.prelu = _args.method_signature(prelu)
+_methods.define("hardshrink", _args.method_signature(hardshrink))
+_methods.define("prelu", _args.method_signature(prelu))

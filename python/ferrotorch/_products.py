@@ -7,7 +7,7 @@ import builtins
 import warnings
 
 from . import _C, _args
-from ._C import Tensor
+from . import _tensor_methods as _methods
 from ._math_ops import _write_out
 
 __all__ = ["cross", "inner", "kron", "addr", "chain_matmul"]
@@ -158,8 +158,8 @@ def _attach():
         return m
 
     for fn in (cross, inner, kron, addr):
-        setattr(Tensor, fn.__name__, _args.method_signature(fn) if hasattr(fn, "__schemas__") else method(fn))
-    Tensor.addr_ = _addr_
+        _methods.define(fn.__name__, _args.method_signature(fn) if hasattr(fn, "__schemas__") else method(fn))
+    _methods.define("addr_", _addr_)
 
 
 _attach()

@@ -14,7 +14,7 @@ import builtins
 import math
 
 from . import _C, _args
-from ._C import Tensor
+from . import _tensor_methods as _methods
 
 __all__ = ["bernoulli", "binomial", "multinomial", "normal", "poisson"]
 
@@ -134,7 +134,7 @@ def _fmt(v):
 def _bernoulli_values(shape, p, generator, like_dtype, device):
     """``rand < p`` as ``like_dtype``; ``p`` a float or a tensor broadcastable to ``shape``."""
     with _no_grad():
-        if isinstance(p, Tensor):
+        if isinstance(p, _C.TensorBase):
             work = _C.float64 if _dname(p.dtype) == "float64" else _C.float32
             u = _uniform(shape, generator, work, device)
             return (u < p.to(work)).to(like_dtype)
@@ -171,7 +171,7 @@ def bernoulli(input, p=None, *, generator=None, out=None):
         _check_prob_tensor(input)
         r = _bernoulli_values(input.shape, input.detach(), generator, input.dtype, input.device)
     else:
-        if isinstance(p, Tensor):
+        if isinstance(p, _C.TensorBase):
             _check_prob_tensor(p)
         else:
             p = _check_prob_scalar(p)
@@ -195,7 +195,7 @@ def _bernoulli_(self, p=0.5, *, generator=None):
     ``Bernoulli(p)``. ``p`` is a float or a tensor of probabilities
     broadcastable to ``self``. ``self`` can have integral (or bool) dtype.
     """
-    if isinstance(p, Tensor):
+    if isinstance(p, _C.TensorBase):
         _check_prob_tensor(p)
         p = p.detach()
     else:
@@ -238,7 +238,7 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
         >>> torch.multinomial(weights, 2)
         tensor([1, 2])
     """
-    if not isinstance(input, Tensor):
+    if not isinstance(input, _C.TensorBase):
         raise TypeError(f"multinomial(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
     if input.dim() not in (1, 2):
         raise RuntimeError("prob_dist must be 1 or 2 dim")
@@ -319,7 +319,7 @@ def _check_std_scalar(std):
 def _zero_grad_link(out, *tensors):
     """``out`` plus a zero-gradient link to any input that requires grad (PyTorch's NormalBackward)."""
     for t in tensors:
-        if isinstance(t, Tensor) and t.requires_grad and _C.is_grad_enabled():
+        if isinstance(t, _C.TensorBase) and t.requires_grad and _C.is_grad_enabled():
             out = out + (t - t.detach()) * 0
     return out
 
@@ -354,7 +354,7 @@ def normal(mean, std=1.0, size=None, *, generator=None, out=None, dtype=None, la
         >>> torch.normal(mean=torch.arange(1., 11.), std=torch.arange(1, 0, -0.1))
         >>> torch.normal(2, 3, size=(1, 4))
     """
-    mt, st = isinstance(mean, Tensor), isinstance(std, Tensor)
+    mt, st = isinstance(mean, _C.TensorBase), isinstance(std, _C.TensorBase)
     if not mt and not st:
         if size is None:
             raise TypeError("normal() received an invalid combination of arguments - got (float, float), "
@@ -613,16 +613,16 @@ def binomial(count, prob, generator=None):
 
 # ----- binding -----------------------------------------------------------------------
 
-Tensor.bernoulli = _bernoulli_method
-Tensor.bernoulli_ = _bernoulli_
-Tensor.multinomial = _multinomial_method
-Tensor.normal_ = _normal_
-Tensor.uniform_ = _uniform_
-Tensor.exponential_ = _exponential_
-Tensor.log_normal_ = _log_normal_
-Tensor.cauchy_ = _cauchy_
-Tensor.geometric_ = _geometric_
-Tensor.random_ = _random_
+_methods.define("bernoulli", _bernoulli_method)
+_methods.define("bernoulli_", _bernoulli_)
+_methods.define("multinomial", _multinomial_method)
+_methods.define("normal_", _normal_)
+_methods.define("uniform_", _uniform_)
+_methods.define("exponential_", _exponential_)
+_methods.define("log_normal_", _log_normal_)
+_methods.define("cauchy_", _cauchy_)
+_methods.define("geometric_", _geometric_)
+_methods.define("random_", _random_)
 for _n, _f in (("bernoulli", _bernoulli_method), ("bernoulli_", _bernoulli_), ("multinomial", _multinomial_method),
                ("normal_", _normal_), ("uniform_", _uniform_), ("exponential_", _exponential_),
                ("log_normal_", _log_normal_), ("cauchy_", _cauchy_), ("geometric_", _geometric_),

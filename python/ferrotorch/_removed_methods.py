@@ -3,7 +3,8 @@ its explanation of what replaces them: ``reinforce``, ``symeig``, ``eig``,
 ``lstsq`` and ``solve`` raise PyTorch's RuntimeError with its text.
 """
 
-from ._C import Tensor
+from . import _C
+from . import _tensor_methods as _methods
 
 
 def _reinforce(self, reward):
@@ -47,8 +48,8 @@ def _solve(self, other):
     )
 
 
-Tensor.reinforce = _reinforce
-Tensor.symeig = _symeig
-Tensor.eig = _eig
-Tensor.lstsq = _lstsq
-Tensor.solve = _solve
+_methods.define("reinforce", _reinforce)
+_methods.define("symeig", _symeig)
+_methods.define("eig", _eig)
+_methods.define("lstsq", _lstsq)
+_methods.define("solve", _solve)

@@ -4,7 +4,7 @@ keyword forms, defaults) over the native ``_C._*`` kernels, attached both as
 """
 
 from . import _C, _args
-from ._C import Tensor
+from . import _tensor_methods as _methods
 
 __all__ = [
     "cat", "concat", "concatenate", "stack", "hstack", "vstack", "flip", "fliplr", "flipud",
@@ -19,7 +19,7 @@ __all__ = [
 
 def _ints(x, name="dims"):
     """An int or a sequence of ints as a list."""
-    if isinstance(x, int) or isinstance(x, Tensor):
+    if isinstance(x, int) or isinstance(x, _C.TensorBase):
         return [int(x)]
     try:
         return [int(v) for v in x]
@@ -29,13 +29,13 @@ def _ints(x, name="dims"):
 
 def _varargs(args, name):
     """`f(1, 2)` or `f((1, 2))` / `f([1, 2])` as a list of ints."""
-    if len(args) == 1 and not isinstance(args[0], int) and not isinstance(args[0], Tensor):
+    if len(args) == 1 and not isinstance(args[0], int) and not isinstance(args[0], _C.TensorBase):
         return _ints(args[0], name)
     return _ints(args, name)
 
 
 def _seq(tensors, op):
-    if isinstance(tensors, Tensor):
+    if isinstance(tensors, _C.TensorBase):
         raise TypeError(f"{op}(): argument 'tensors' (position 1) must be tuple of Tensors, not Tensor")
     return list(tensors)
 
@@ -130,7 +130,7 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
     only a tensor of counts, returns the indices repeated by count."""
     if repeats is None:
         return _C._repeat_interleave_index(input, output_size)
-    if not isinstance(repeats, Tensor):
+    if not isinstance(repeats, _C.TensorBase):
         repeats = _C.tensor(int(repeats))
     return _C._repeat_interleave(input, repeats, dim, output_size)
 
@@ -453,7 +453,7 @@ def _sublist_equation(args):
 
     operands, terms = [], []
     i = 0
-    while i + 1 < len(args) and isinstance(args[i], Tensor):
+    while i + 1 < len(args) and isinstance(args[i], _C.TensorBase):
         operands.append(args[i])
         terms.append(sub(args[i + 1]))
         i += 2
@@ -466,7 +466,7 @@ def _sublist_equation(args):
 def tensordot(a, b, dims=2, out=None):
     """Contracts the last ``dims`` dims of ``a`` with the first of ``b`` (or the
     explicit lists ``dims=(dims_a, dims_b)``)."""
-    if isinstance(dims, Tensor):
+    if isinstance(dims, _C.TensorBase):
         dims = dims.tolist()
     if isinstance(dims, int):
         if dims < 0:
@@ -498,7 +498,7 @@ def vdot(input, other, *, out=None):
 def _check_addprod_dtypes(kind, input, a, b):
     """The dtype checks of PyTorch's ``addmm``/``addbmm``/``baddbmm``/``addmv``, with their
     messages: the kernels never promote, every operand must share one dtype."""
-    if not all(isinstance(t, Tensor) for t in (input, a, b)):
+    if not all(isinstance(t, _C.TensorBase) for t in (input, a, b)):
         return
     from ._math_ops import _pretty
     if kind == "addmv":
@@ -595,30 +595,30 @@ def _attach():
         "baddbmm": baddbmm, "trace": trace, "fliplr": fliplr, "flipud": flipud,
     }
     for name, fn in plain.items():
-        setattr(Tensor, name, method(fn))
+        _methods.define(name, method(fn))
     # The method's diagonal is argument 1 in PyTorch's messages (the function's is 2).
-    Tensor.tril = lambda self, diagonal=0: _C._tril(self, _args.integer(diagonal, "tril", "diagonal", 1, symint=True))
-    Tensor.triu = lambda self, diagonal=0: _C._triu(self, _args.integer(diagonal, "triu", "diagonal", 1, symint=True))
-    Tensor.flip = flip_m
-    Tensor.movedim = movedim_m
-    Tensor.moveaxis = movedim_m
-    Tensor.repeat = _repeat
-    Tensor.tile = _tile_method
-    Tensor.tril_ = _tril_
-    Tensor.triu_ = _triu_
-    Tensor.scatter_ = _scatter_
-    Tensor.scatter_add_ = _scatter_add_
-    Tensor.scatter_reduce_ = _scatter_reduce_
-    Tensor.index_add_ = _index_add_
-    Tensor.index_copy_ = _index_copy_
-    Tensor.index_fill_ = _index_fill_
-    Tensor.index_put_ = _index_put_
-    Tensor.masked_fill_ = _masked_fill_
-    Tensor.masked_scatter_ = _masked_scatter_
-    Tensor.where = _where_method
-    Tensor.addmv_ = _addmv_
-    Tensor.baddbmm_ = _baddbmm_
-    Tensor.addbmm_ = _addbmm_
+    _methods.define("tril", lambda self, diagonal=0: _C._tril(self, _args.integer(diagonal, "tril", "diagonal", 1, symint=True)))
+    _methods.define("triu", lambda self, diagonal=0: _C._triu(self, _args.integer(diagonal, "triu", "diagonal", 1, symint=True)))
+    _methods.define("flip", flip_m)
+    _methods.define("movedim", movedim_m)
+    _methods.define("moveaxis", movedim_m)
+    _methods.define("repeat", _repeat)
+    _methods.define("tile", _tile_method)
+    _methods.define("tril_", _tril_)
+    _methods.define("triu_", _triu_)
+    _methods.define("scatter_", _scatter_)
+    _methods.define("scatter_add_", _scatter_add_)
+    _methods.define("scatter_reduce_", _scatter_reduce_)
+    _methods.define("index_add_", _index_add_)
+    _methods.define("index_copy_", _index_copy_)
+    _methods.define("index_fill_", _index_fill_)
+    _methods.define("index_put_", _index_put_)
+    _methods.define("masked_fill_", _masked_fill_)
+    _methods.define("masked_scatter_", _masked_scatter_)
+    _methods.define("where", _where_method)
+    _methods.define("addmv_", _addmv_)
+    _methods.define("baddbmm_", _baddbmm_)
+    _methods.define("addbmm_", _addbmm_)
 
 
 _attach()

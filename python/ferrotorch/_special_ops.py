@@ -4,7 +4,7 @@ defines as compositions of others (``positive``, ``float_power``, ``ldexp``,
 ``frexp``), with their ``Tensor`` methods and in-place forms."""
 
 from . import _C, _args
-from ._C import Tensor
+from . import _tensor_methods as _methods
 from ._math_ops import _rt, _pretty, _write_out, return_types
 
 _unary = _C._math_unary
@@ -90,12 +90,12 @@ def positive(input):
 
 
 def _float_power_dtype(*xs):
-    return _C.complex128 if any(isinstance(x, complex) or (isinstance(x, Tensor) and x.dtype.is_complex)
+    return _C.complex128 if any(isinstance(x, complex) or (isinstance(x, _C.TensorBase) and x.dtype.is_complex)
                                 for x in xs) else _C.float64
 
 
 def _as_double(x, dtype):
-    return x.to(dtype) if isinstance(x, Tensor) else x
+    return x.to(dtype) if isinstance(x, _C.TensorBase) else x
 
 
 def float_power(input, exponent, *, out=None):
@@ -112,7 +112,7 @@ def float_power(input, exponent, *, out=None):
     Keyword args:
         out (Tensor, optional): the output tensor.
     """
-    if not isinstance(input, Tensor) and not isinstance(exponent, Tensor):
+    if not isinstance(input, _C.TensorBase) and not isinstance(exponent, _C.TensorBase):
         raise TypeError("float_power(): argument 'input' (position 1) must be Tensor, not "
                         f"{type(input).__name__}")
     dtype = _float_power_dtype(input, exponent)
@@ -238,13 +238,13 @@ def _ldexp_method(self, other):
     return ldexp(self, other)
 
 
-Tensor.polygamma = _polygamma_method
-Tensor.polygamma_ = _polygamma_
-Tensor.mvlgamma = _mvlgamma_method
-Tensor.mvlgamma_ = _mvlgamma_
-Tensor.positive = positive
-Tensor.float_power = _float_power_method
-Tensor.float_power_ = _float_power_
-Tensor.ldexp = _ldexp_method
-Tensor.ldexp_ = ldexp_
-Tensor.frexp = lambda self: frexp(self)
+_methods.define("polygamma", _polygamma_method)
+_methods.define("polygamma_", _polygamma_)
+_methods.define("mvlgamma", _mvlgamma_method)
+_methods.define("mvlgamma_", _mvlgamma_)
+_methods.define("positive", positive)
+_methods.define("float_power", _float_power_method)
+_methods.define("float_power_", _float_power_)
+_methods.define("ldexp", _ldexp_method)
+_methods.define("ldexp_", ldexp_)
+_methods.define("frexp", lambda self: frexp(self))

@@ -12,8 +12,8 @@ import warnings
 
 import ferrotorch as _ft
 
+from . import _tensor_methods as _methods
 from . import _C
-from ._C import Tensor
 
 __all__ = ["stft", "istft"]
 
@@ -366,7 +366,7 @@ def _attach():
     for f, src in ((stft_m, stft), (istft_m, istft)):
         f.__name__ = f.__qualname__ = src.__name__
         f.__doc__ = src.__doc__
-        setattr(Tensor, src.__name__, f)
+        _methods.define(src.__name__, f)
 
 
 _attach()

@@ -8,7 +8,7 @@ so autograd and the ``meta`` device come for free.
 import builtins
 
 from . import _C, _args
-from ._C import Tensor
+from . import _tensor_methods as _methods
 from ._math_ops import _pretty, _write_out
 
 __all__ = [
@@ -21,7 +21,7 @@ __all__ = [
 
 def _atleast(args, nd, name):
     def one(t):
-        if not isinstance(t, Tensor):
+        if not isinstance(t, _C.TensorBase):
             raise TypeError(f"{name}() received an invalid combination of arguments - got ({type(t).__name__})")
         if t.dim() >= nd:
             return t
@@ -33,7 +33,7 @@ def _atleast(args, nd, name):
             t = t.unsqueeze(-1)
         return t
 
-    if len(args) == 1 and isinstance(args[0], Tensor):
+    if len(args) == 1 and isinstance(args[0], _C.TensorBase):
         return one(args[0])
     seq = args[0] if len(args) == 1 and isinstance(args[0], (list, tuple)) else args
     return tuple(one(t) for t in seq)
@@ -65,7 +65,7 @@ def atleast_3d(*tensors):
 
 
 def _seq(tensors, name):
-    if isinstance(tensors, Tensor):
+    if isinstance(tensors, _C.TensorBase):
         raise TypeError(f"{name}(): argument 'tensors' (position 1) must be tuple of Tensors, not Tensor")
     tensors = list(tensors)
     if not tensors:
@@ -143,7 +143,7 @@ def tensor_split(input, indices_or_sections, dim=0):
         )
     dim = _wrap_dim(dim, input.dim())
     ios = indices_or_sections
-    if isinstance(ios, Tensor):
+    if isinstance(ios, _C.TensorBase):
         if ios.dtype != _C.int64:
             raise RuntimeError(
                 "tensor_split expected tensor_indices_or_sections to have dtype of long, but got " + _pretty(ios.dtype)
@@ -244,7 +244,7 @@ def unsafe_chunk(input, chunks, dim=0):
 def _tensor_elements(tensors):
     """PyTorch's parser check of a ``Tensor[]`` passed as ``*tensors``."""
     for i, t in enumerate(tensors):
-        if not isinstance(t, Tensor):
+        if not isinstance(t, _C.TensorBase):
             raise TypeError(f"expected Tensor as element {i} in argument 0, but got {type(t).__name__}")
 
 
@@ -339,7 +339,7 @@ def _attach():
 
     for fn in (tensor_split, hsplit, vsplit, dsplit, split_with_sizes, unsafe_split,
                unsafe_split_with_sizes, unsafe_chunk, ravel, msort):
-        setattr(Tensor, fn.__name__, _args.method_signature(fn) if hasattr(fn, "__schemas__") else method(fn))
+        _methods.define(fn.__name__, _args.method_signature(fn) if hasattr(fn, "__schemas__") else method(fn))
 
 
 _attach()

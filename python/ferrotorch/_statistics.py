@@ -5,7 +5,7 @@ the norm-based ``dist``, ``renorm`` and the deprecated ``frobenius_norm``/``nucl
 import warnings
 
 from . import _C, _args
-from ._C import Tensor
+from . import _tensor_methods as _methods
 from ._math_ops import _pretty, _write_out
 
 __all__ = ["cov", "corrcoef", "dist", "renorm", "frobenius_norm", "nuclear_norm"]
@@ -63,12 +63,12 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
             norm = w_sum - correction * (w * aweights).sum() / w_sum
         else:
             norm = w_sum - correction
-    if (float(norm) if not isinstance(norm, Tensor) or norm.device.type != "meta" else 1.0) <= 0:
+    if (float(norm) if not isinstance(norm, _C.TensorBase) or norm.device.type != "meta" else 1.0) <= 0:
         warnings.warn(
             "cov(): degrees of freedom is <= 0. Correction should be strictly less than the number of observations.",
             UserWarning, stacklevel=2,
         )
-        norm = 0.0 if not isinstance(norm, Tensor) else norm.clamp(min=0)
+        norm = 0.0 if not isinstance(norm, _C.TensorBase) else norm.clamp(min=0)
     xm = x - avg.unsqueeze(1)
     c = xm.matmul((xm if w is None else xm * w).t())
     return (c / norm).squeeze()
@@ -168,8 +168,8 @@ def _attach():
         return m
 
     for fn in (cov, corrcoef, dist, renorm):
-        setattr(Tensor, fn.__name__, _args.method_signature(fn) if hasattr(fn, "__schemas__") else method(fn))
-    Tensor.renorm_ = _renorm_
+        _methods.define(fn.__name__, _args.method_signature(fn) if hasattr(fn, "__schemas__") else method(fn))
+    _methods.define("renorm_", _renorm_)
 
 
 _attach()

@@ -19,7 +19,7 @@ import math
 import numbers
 
 from . import _args
-from ._C import Tensor
+from . import _C
 
 __all__ = [
     "SymInt", "SymFloat", "SymBool", "sym_max", "sym_min", "sym_not", "sym_float", "sym_int", "sym_sqrt",
@@ -255,7 +255,7 @@ def sym_ite(b, t, f):
 def sym_fresh_size(expr):
     """A size a tracer must treat as a new unbacked symbol; in eager code, the
     value of ``expr`` (a number, or a one-element tensor) as a Python number."""
-    if isinstance(expr, Tensor):
+    if isinstance(expr, _C.TensorBase):
         return expr.detach().clone().item()
     from . import tensor
     return tensor(expr).item()

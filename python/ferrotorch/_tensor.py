@@ -4,8 +4,8 @@ clearer in Python and never on a per-element path.
 """
 
 from . import _C, _tensor_str
+from . import _tensor_methods as _methods
 from . import _tensor_copy  # noqa: F401  (deepcopy and pickle support)
-from ._C import Tensor
 
 
 class TypedStorage:
@@ -89,7 +89,7 @@ def _format(self, format_spec):
 def _reversed(self):
     if self.dim() == 0:
         return self
-    return self.flip(0) if hasattr(self, "flip") else Tensor(list(reversed(self.tolist())))
+    return self.flip(0)
 
 
 def _contains(self, element):
@@ -100,15 +100,15 @@ def _array_wrap(self, array):
     return _C.from_numpy(array)
 
 
-Tensor.storage = _storage
-Tensor.__repr__ = _repr
-Tensor.__str__ = _repr
-Tensor.__iter__ = _iter
-Tensor.__format__ = _format
-Tensor.__reversed__ = _reversed
-Tensor.__contains__ = _contains
-Tensor.__array_priority__ = 1000
-Tensor.is_tensor_like = True
+_methods.define("storage", _storage)
+_methods.define("__repr__", _repr)
+_methods.define("__str__", _repr)
+_methods.define("__iter__", _iter)
+_methods.define("__format__", _format)
+_methods.define("__reversed__", _reversed)
+_methods.define("__contains__", _contains)
+_methods.define("__array_priority__", 1000)
+_methods.define("is_tensor_like", True)
 
 
 def _default_dtype():
@@ -123,7 +123,7 @@ def _get_device(self):
     return -1 if self.device.type == "cpu" else (self.device.index or 0)
 
 
-Tensor.get_device = _get_device
+_methods.define("get_device", _get_device)
 
 
 def _backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
@@ -152,21 +152,9 @@ def _detach_(self):
     return self
 
 
-def _clamp(self, min=None, max=None):
-    """Clamps every element into ``[min, max]``."""
-    out = self
-    if min is not None:
-        out = out.maximum(min if isinstance(min, Tensor) else _C.tensor(min, dtype=self.dtype))
-    if max is not None:
-        out = out.minimum(max if isinstance(max, Tensor) else _C.tensor(max, dtype=self.dtype))
-    return out
 
-
-Tensor.backward = _backward
-Tensor.register_hook = _register_hook
-Tensor.register_post_accumulate_grad_hook = _register_post_accumulate_grad_hook
-Tensor.retain_grad = _retain_grad
-Tensor.detach_ = _detach_
-if not hasattr(Tensor, "clamp"):
-    Tensor.clamp = _clamp
-    Tensor.clip = _clamp
+_methods.define("backward", _backward)
+_methods.define("register_hook", _register_hook)
+_methods.define("register_post_accumulate_grad_hook", _register_post_accumulate_grad_hook)
+_methods.define("retain_grad", _retain_grad)
+_methods.define("detach_", _detach_)

@@ -8,7 +8,7 @@ and the answers PyTorch gives on a CPU-only build (``pin_memory``,
 import warnings
 
 from . import _C, _args
-from ._C import Tensor
+from . import _tensor_methods as _methods
 
 __all__ = ["adjoint"]
 
@@ -142,7 +142,7 @@ def _pin_memory(self, device=None):
 def _is_pinned(self, device=None):
     """Whether this tensor lives in pinned memory: never without an accelerator."""
     if device is not None:
-        if isinstance(device, Tensor):
+        if isinstance(device, _C.TensorBase):
             raise TypeError("is_pinned(): argument 'device' (position 1) must be torch.device, not Tensor")
         raise RuntimeError("Cannot access accelerator device when none is available.")
     return False
@@ -183,26 +183,26 @@ def _volatile(self):
     return False
 
 
-Tensor.H = property(_H, doc="The conjugate transpose of a 2-d tensor (the transpose, for real dtypes).")
-Tensor.mH = property(_mH, doc="The conjugate transpose of the last two dims (``mT`` for real dtypes).")
-Tensor.adjoint = lambda self: adjoint(self)
-Tensor.adjoint.__doc__ = adjoint.__doc__
-Tensor.sum_to_size = _sum_to_size
-Tensor.multiply_ = _multiply_
-Tensor.subtract_ = _subtract_
-Tensor.apply_ = _apply_
-Tensor.map_ = _map_
-Tensor.map2_ = _map2_
-Tensor.resize = _resize
-Tensor.resize_as = _resize_as
-Tensor.dim_order = _dim_order
-Tensor.pin_memory = _pin_memory
-Tensor.is_pinned = _is_pinned
-Tensor.is_distributed = _is_distributed
-Tensor.dense_dim = _dense_dim
-Tensor.to_dense = _to_dense
-Tensor.const_data_ptr = _const_data_ptr
-Tensor.module_load = _module_load
-Tensor.volatile = property(_volatile)
-Tensor.is_nested = property(lambda self: False, doc="Always False (no nested tensors).")
-Tensor.is_quantized = property(lambda self: False, doc="Always False (no quantized tensors).")
+_methods.define("H", property(_H, doc="The conjugate transpose of a 2-d tensor (the transpose, for real dtypes)."))
+_methods.define("mH", property(_mH, doc="The conjugate transpose of the last two dims (``mT`` for real dtypes)."))
+_methods.define("adjoint", lambda self: adjoint(self))
+_methods.lookup("adjoint").__doc__ = adjoint.__doc__
+_methods.define("sum_to_size", _sum_to_size)
+_methods.define("multiply_", _multiply_)
+_methods.define("subtract_", _subtract_)
+_methods.define("apply_", _apply_)
+_methods.define("map_", _map_)
+_methods.define("map2_", _map2_)
+_methods.define("resize", _resize)
+_methods.define("resize_as", _resize_as)
+_methods.define("dim_order", _dim_order)
+_methods.define("pin_memory", _pin_memory)
+_methods.define("is_pinned", _is_pinned)
+_methods.define("is_distributed", _is_distributed)
+_methods.define("dense_dim", _dense_dim)
+_methods.define("to_dense", _to_dense)
+_methods.define("const_data_ptr", _const_data_ptr)
+_methods.define("module_load", _module_load)
+_methods.define("volatile", property(_volatile))
+_methods.define("is_nested", property(lambda self: False, doc="Always False (no nested tensors)."))
+_methods.define("is_quantized", property(lambda self: False, doc="Always False (no quantized tensors)."))

@@ -4,6 +4,7 @@ deep-copied and tensors sent through ``multiprocessing``)."""
 import copy
 
 from . import _C
+from . import _tensor_methods as _methods
 
 _NON_LEAF_MESSAGE = (
     "Only Tensors created explicitly by the user "
@@ -108,5 +109,5 @@ def _reduce_ex(self, proto):
     return (_rebuild_pickled, (raw, name, shape, self.requires_grad, dim_order))
 
 
-_C.Tensor.__deepcopy__ = _deepcopy
-_C.Tensor.__reduce_ex__ = _reduce_ex
+_methods.define("__deepcopy__", _deepcopy)
+_methods.define("__reduce_ex__", _reduce_ex)

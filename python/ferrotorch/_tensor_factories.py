@@ -6,7 +6,7 @@
 import math
 
 from . import _C, _args
-from ._C import Tensor
+from . import _tensor_methods as _methods
 
 __all__ = ["asarray", "frombuffer", "from_file", "scalar_tensor", "range", "fill", "fill_", "zero_"]
 
@@ -48,7 +48,7 @@ def _new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=
 def _new_tensor(self, data, *, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False):
     """A new tensor holding a copy of ``data``, by default of this tensor's dtype and device."""
     dt, dev = _like(self, dtype, device)
-    if isinstance(data, Tensor):
+    if isinstance(data, _C.TensorBase):
         out = data.detach().to(dtype=dt, device=dev).clone()
     else:
         out = _C.tensor(data, dtype=dt, device=dev)
@@ -61,7 +61,7 @@ def _new(self, *args, device=None):
     dev = self.device if device is None else device
     if not args:
         return _C.empty(0, dtype=self.dtype, device=dev)
-    if len(args) == 1 and isinstance(args[0], Tensor):
+    if len(args) == 1 and isinstance(args[0], _C.TensorBase):
         if args[0].dtype != self.dtype:
             raise TypeError(f"expected {self.dtype} (got {args[0].dtype})")
         return args[0]
@@ -87,7 +87,7 @@ def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False):
     when dtype and device already match and ``copy`` is not True; ``copy=False``
     raises where a copy would be needed. Other objects go through :func:`tensor`.
     """
-    if isinstance(obj, Tensor):
+    if isinstance(obj, _C.TensorBase):
         out = obj
         need = (dtype is not None and dtype != obj.dtype) or (device is not None and str(_C.device(device)) != str(obj.device))
         if need and copy is False:
@@ -227,7 +227,7 @@ def range(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, devic
 @_args.signature('Tensor input, Scalar value', 'Tensor input, Tensor value')
 def fill(input, value):
     """A tensor of ``input``'s shape, dtype and device filled with ``value``."""
-    if isinstance(value, Tensor):
+    if isinstance(value, _C.TensorBase):
         if value.dim() != 0:
             raise RuntimeError(
                 f"fill_ only supports 0-dimension value tensor but got tensor with {value.dim()} dimensions."
@@ -250,13 +250,13 @@ def zero_(input):
     return input.zero_()
 
 
-Tensor.new_empty = _new_empty
-Tensor.new_zeros = _new_zeros
-Tensor.new_ones = _new_ones
-Tensor.new_full = _new_full
-Tensor.new_tensor = _new_tensor
-Tensor.new = _new
-Tensor.type_as = _type_as
+_methods.define("new_empty", _new_empty)
+_methods.define("new_zeros", _new_zeros)
+_methods.define("new_ones", _new_ones)
+_methods.define("new_full", _new_full)
+_methods.define("new_tensor", _new_tensor)
+_methods.define("new", _new)
+_methods.define("type_as", _type_as)
 for _n in ("new_empty", "new_zeros", "new_ones", "new_full", "new_tensor", "new", "type_as"):
-    getattr(Tensor, _n).__name__ = _n
+    _methods.lookup(_n).__name__ = _n
 del _n

@@ -6,7 +6,7 @@ negative bit, so ``is_neg`` is always False and ``resolve_neg`` an identity.
 """
 
 from . import _C, _args
-from ._C import Tensor
+from . import _tensor_methods as _methods
 
 __all__ = [
     "is_nonzero", "is_same_size", "is_signed", "is_inference", "is_conj", "is_neg", "is_complex",
@@ -111,10 +111,10 @@ def _attach():
         return m
 
     for fn in (is_nonzero, is_same_size, is_signed, is_inference, is_conj, is_neg, resolve_conj, resolve_neg, isreal):
-        if fn.__name__ not in Tensor.__dict__:
-            setattr(Tensor, fn.__name__, _args.method_signature(fn) if hasattr(fn, "__schemas__") else method(fn))
-    Tensor.is_set_to = _is_set_to
-    Tensor._is_view = _is_view
+        if not _methods.defined(fn.__name__):
+            _methods.define(fn.__name__, _args.method_signature(fn) if hasattr(fn, "__schemas__") else method(fn))
+    _methods.define("is_set_to", _is_set_to)
+    _methods.define("_is_view", _is_view)
 
 
 _attach()

@@ -7,7 +7,8 @@ The scatters write through a view of a clone, so autograd records the write
 """
 
 from . import _args
-from ._C import Tensor
+from . import _C
+from . import _tensor_methods as _methods
 from ._math_ops import _write_out
 
 __all__ = [
@@ -146,7 +147,7 @@ def _attach():
         return m
 
     for fn in (select_scatter, slice_scatter, diagonal_scatter, as_strided_scatter, slice_inverse):
-        setattr(Tensor, fn.__name__, _args.method_signature(fn) if hasattr(fn, "__schemas__") else method(fn))
+        _methods.define(fn.__name__, _args.method_signature(fn) if hasattr(fn, "__schemas__") else method(fn))
 
 
 @_args.signature("Tensor input, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1")

@@ -29,6 +29,7 @@ import zlib
 import numpy as np
 
 from . import _C
+from ._tensor_class import Tensor
 
 __all__ = [
     "save", "load", "add_safe_globals", "get_safe_globals", "clear_safe_globals",
@@ -308,7 +309,7 @@ def _parameter_class():
 
 
 def _rebuild_parameter(data, requires_grad, backward_hooks):
-    if not isinstance(data, _C.Tensor):
+    if not isinstance(data, _C.TensorBase):
         raise RuntimeError(f"Parameter data must be a tensor, got {type(data).__name__}")
     return _parameter_class()(data, bool(requires_grad))
 
@@ -383,7 +384,7 @@ def _allowed_globals():
         "torch.nn.parameter.Parameter": _parameter_class(),
         "torch.serialization._get_layout": _get_layout,
         "torch.Size": _size.Size,
-        "torch.Tensor": _C.Tensor,
+        "torch.Tensor": Tensor,
         "torch.device": _C.device,
         "_codecs.encode": _codecs_encode,
         "builtins.bytearray": bytearray,
@@ -638,7 +639,7 @@ class _WeightsUnpickler:
                 state = stack.pop()
                 inst = stack[-1]
                 tp = type(inst)
-                if tp is _parameter_class() or tp is _C.Tensor:
+                if tp is _parameter_class() or tp is Tensor:
                     _apply_state(inst, state if isinstance(state, (dict, tuple)) else None)
                 elif tp is collections.OrderedDict:
                     if state:
@@ -1397,7 +1398,7 @@ class _Pickler(pickle._Pickler):
         return ref
 
     def reducer_override(self, obj):
-        if isinstance(obj, _C.Tensor):
+        if isinstance(obj, _C.TensorBase):
             from .nn.parameter import Parameter
             if isinstance(obj, Parameter):
                 state = {k: v for k, v in getattr(obj, "__dict__", {}).items()}

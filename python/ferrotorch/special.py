@@ -11,7 +11,6 @@ import math as _math
 import ferrotorch as _ft
 
 from . import _C, _args
-from ._C import Tensor
 from ._math_ops import _write_out
 
 _unary = _C._math_unary
@@ -47,7 +46,7 @@ def _binary_fn(name, kernel, second, doc, tensor_only=False):
         if tensor_only:
             _args.tensor(input, "special_" + name, "input", 1)
             _args.tensor(other, "special_" + name, second, 2)
-        elif not isinstance(input, Tensor) and not isinstance(other, Tensor):
+        elif not isinstance(input, _C.TensorBase) and not isinstance(other, _C.TensorBase):
             raise TypeError(f"special_{name}(): argument 'input' (position 1) must be Tensor, not "
                             f"{type(input).__name__}")
         return _write_out(_binary(kernel, input, other), out)

@@ -32,6 +32,7 @@ use pyo3::prelude::*;
 fn _C(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     m.add_class::<tensor::PyTensor>()?;
+    m.add_function(wrap_pyfunction!(tensor::set_tensor_class, m)?)?;
     shape_ops::register(m)?;
     complex::register(m)?;
     nn_ops::register(m)?;

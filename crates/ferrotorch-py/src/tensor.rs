@@ -13,11 +13,16 @@ use ferrotorch::{DType, Device, Scalar, Tensor};
 use pyo3::exceptions::{PyRuntimeError, PyTypeError};
 use pyo3::ffi;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyTuple};
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyDict, PyTuple, PyType};
 use std::sync::atomic::Ordering;
 
-/// A strided n-dimensional array on a device.
-#[pyclass(name = "Tensor", module = "ferrotorch", subclass, weakref, dict, frozen)]
+/// The native half of `ferrotorch.Tensor` (PyTorch's `torch._C.TensorBase`):
+/// metadata, views, conversions and the hot operators. `ferrotorch.Tensor` is
+/// its one Python subclass, built by `python/ferrotorch/_tensor.py` from the
+/// methods that are clearer in Python; every tensor Rust hands to Python is an
+/// instance of that subclass (see [`set_tensor_class`]).
+#[pyclass(name = "TensorBase", module = "ferrotorch._C", subclass, weakref, dict, frozen)]
 pub struct PyTensor {
     /// The engine tensor.
     pub t: Tensor,
@@ -41,9 +46,47 @@ pub fn wrap(py: Python<'_>, t: Tensor) -> PyResult<Bound<'_, PyAny>> {
         // the object cannot be freed concurrently.
         return Ok(unsafe { Bound::from_borrowed_ptr(py, p as *mut ffi::PyObject) });
     }
-    let obj = Bound::new(py, PyTensor { t: t.clone() })?;
+    let obj = new_object(py, PyTensor { t: t.clone() })?;
     t.pyobj_slot().store(obj.as_ptr() as *mut _, Ordering::Relaxed);
-    Ok(obj.into_any())
+    Ok(obj)
+}
+
+/// `ferrotorch.Tensor`, once `_tensor.py` has built it.
+static TENSOR_CLASS: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+
+/// Registers `ferrotorch.Tensor`, the Python subclass of `TensorBase` whose
+/// instances `wrap` creates; called once by `_tensor.py` after building it.
+#[pyfunction]
+#[pyo3(name = "_set_tensor_class")]
+pub fn set_tensor_class(cls: &Bound<'_, PyType>) -> PyResult<()> {
+    if !cls.is_subclass_of::<PyTensor>()? {
+        return Err(PyTypeError::new_err("_set_tensor_class: expected a subclass of TensorBase"));
+    }
+    TENSOR_CLASS
+        .set(cls.py(), cls.clone().unbind())
+        .map_err(|_| PyRuntimeError::new_err("_set_tensor_class: the Tensor class is already set"))
+}
+
+/// A new Python object of class `ferrotorch.Tensor` (of `TensorBase` before
+/// that class exists, i.e. only while the package is being imported).
+fn new_object<'py>(py: Python<'py>, value: PyTensor) -> PyResult<Bound<'py, PyAny>> {
+    let Some(cls) = TENSOR_CLASS.get(py) else {
+        return Ok(Bound::new(py, value)?.into_any());
+    };
+    // pyo3 has no public way to instantiate a Python subclass of a pyclass
+    // without calling the class (a Python-level `__new__`/`__init__` round
+    // trip per tensor). `tp_new_impl` is what pyo3's own generated `__new__`
+    // uses for exactly this; the version is pinned in Cargo.lock.
+    // SAFETY: `cls` is a subclass of `TensorBase` (checked in `set_tensor_class`),
+    // which is what `tp_new_impl` requires of the type pointer.
+    unsafe {
+        let p = pyo3::impl_::pymethods::tp_new_impl(
+            py,
+            pyo3::PyClassInitializer::from(value),
+            cls.as_ptr() as *mut ffi::PyTypeObject,
+        )?;
+        Ok(Bound::from_owned_ptr(py, p))
+    }
 }
 
 /// Wraps a list of tensors as a Python tuple.

@@ -195,7 +195,7 @@ def _cast_inputs(*tensors):
         return tensors
     out = []
     for t in tensors:
-        if isinstance(t, _C.Tensor) and t.is_floating_point():
+        if isinstance(t, _C.TensorBase) and t.is_floating_point():
             dev = t.device.type
             if is_autocast_enabled(dev):
                 t = t.to(get_autocast_dtype(dev))

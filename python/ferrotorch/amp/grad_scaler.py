@@ -33,7 +33,7 @@ class GradScaler:
         """Multiplies ``outputs`` (a tensor or nested sequence of tensors) by the scale."""
         if not self._enabled:
             return outputs
-        if isinstance(outputs, _C.Tensor):
+        if isinstance(outputs, _C.TensorBase):
             return outputs * self._scale
         return type(outputs)(self.scale(o) for o in outputs)
 
@@ -80,7 +80,7 @@ class GradScaler:
         if not self._enabled:
             return
         if new_scale is not None:
-            self._scale = float(new_scale.item() if isinstance(new_scale, _C.Tensor) else new_scale)
+            self._scale = float(new_scale.item() if isinstance(new_scale, _C.TensorBase) else new_scale)
         else:
             found = any(s["found_inf"] for s in self._per_optimizer.values())
             if found:

@@ -12,7 +12,7 @@ from .anomaly_mode import detect_anomaly, set_detect_anomaly  # noqa: F401
 def _as_tuple(x):
     if x is None:
         return None
-    if isinstance(x, _C.Tensor):
+    if isinstance(x, _C.TensorBase):
         return (x,)
     return tuple(x)
 

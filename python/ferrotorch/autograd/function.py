@@ -37,7 +37,7 @@ class FunctionCtx:
     def save_for_backward(self, *tensors):
         """Saves tensors (or None) for ``backward``; in-place changes are detected."""
         for t in tensors:
-            if t is not None and not isinstance(t, _C.Tensor):
+            if t is not None and not isinstance(t, _C.TensorBase):
                 raise TypeError(
                     "save_for_backward can only save variables, but argument "
                     f"{tensors.index(t)} is of type {type(t).__name__}"
@@ -95,7 +95,7 @@ class _FunctionMeta(type):
 
 
 def _is_tensor(x):
-    return isinstance(x, _C.Tensor)
+    return isinstance(x, _C.TensorBase)
 
 
 class _SingleLevelFunction(metaclass=_FunctionMeta):

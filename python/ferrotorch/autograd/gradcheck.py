@@ -25,7 +25,7 @@ def _as_tuple(x):
 
 
 def _is_tensor(x):
-    return isinstance(x, _C.Tensor)
+    return isinstance(x, _C.TensorBase)
 
 
 def _outputs(out):

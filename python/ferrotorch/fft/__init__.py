@@ -11,7 +11,6 @@ ops.
 import ferrotorch as _ft
 
 from .. import _C
-from .._C import Tensor
 from .._math_ops import _write_out
 
 __all__ = [
@@ -31,7 +30,7 @@ def _int_list(v):
 
 
 def _transform(name, input, s, dim, norm, out):
-    if not isinstance(input, Tensor):
+    if not isinstance(input, _C.TensorBase):
         raise TypeError(f"fft_{name}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
     if norm is not None and not isinstance(norm, str):
         raise TypeError(f"fft_{name}(): argument 'norm' must be str, not {type(norm).__name__}")

@@ -132,7 +132,7 @@ def _assert_non_empty_list_of_tensors(output, argname):
     if len(output) == 0:
         raise RuntimeError(f"{_JVP}: Expected {argname} to contain at least one Tensor.")
     for out in output:
-        if not isinstance(out, _C.Tensor):
+        if not isinstance(out, _C.TensorBase):
             raise RuntimeError(f"{_JVP}: Expected {argname} to only contain Tensors, got {type(out)}")
 
 

@@ -37,7 +37,7 @@ class Level:
         return t
 
     def make_differentiable(self, t):
-        if not isinstance(t, _C.Tensor):
+        if not isinstance(t, _C.TensorBase):
             raise ValueError(f"Thing passed to transform API must be Tensor, got {type(t)}")
         if self.outer_grad and t.requires_grad:
             return t.view_as(t)
@@ -50,7 +50,7 @@ class Level:
         seen = set()
         stack = []
         for t in tensors:
-            if not isinstance(t, _C.Tensor) or not t.requires_grad:
+            if not isinstance(t, _C.TensorBase) or not t.requires_grad:
                 continue
             fn = t.grad_fn
             if fn is None:
@@ -76,7 +76,7 @@ class Level:
     def unwrap(self, tree):
         """Detaches every tensor of ``tree`` whose graph only leads back to this level's leaves."""
         leaves, spec = tree_flatten(tree)
-        out = [t.detach() if isinstance(t, _C.Tensor) and t.requires_grad and not self.reaches_outside([t])
+        out = [t.detach() if isinstance(t, _C.TensorBase) and t.requires_grad and not self.reaches_outside([t])
                else t for t in leaves]
         return tree_unflatten(out, spec)
 
@@ -149,7 +149,7 @@ def assert_non_empty_tensor_output(output, api):
         raise RuntimeError(
             f"{api}: Expected f to be a function that has non-empty output (got output = {output})")
     for o in output:
-        if not isinstance(o, _C.Tensor):
+        if not isinstance(o, _C.TensorBase):
             raise RuntimeError(f"{api}: expected f(*primals) to return only tensors, got unsupported type {type(o)}")
 
 
@@ -163,7 +163,7 @@ def assert_float_outputs(flat_out):
 def error_if_complex(func_name, args, is_input):
     leaves, _ = tree_flatten(args)
     for idx, arg in enumerate(leaves):
-        if isinstance(arg, _C.Tensor) and arg.is_complex():
+        if isinstance(arg, _C.TensorBase) and arg.is_complex():
             which = "inputs" if is_input else "outputs"
             raise RuntimeError(f"{func_name}: Expected all {which} to be real but received complex tensor "
                                f"at flattened input idx: {idx}")

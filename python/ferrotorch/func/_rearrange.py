@@ -200,7 +200,7 @@ def rearrange(tensor, pattern, **axes_lengths):
         torch.Size([32, 15, 20, 12])
     """
     from .. import _C
-    if not isinstance(tensor, _C.Tensor):
+    if not isinstance(tensor, _C.TensorBase):
         from .._shape_ops import stack
         tensor = stack(list(tensor))
     elementary, perm, final = _plan(tuple(tensor.shape), pattern, tuple(sorted(axes_lengths.items())))

@@ -18,7 +18,7 @@ def _grad_and_value_impl(func, argnums, has_aux, args, kwargs):
         aux = None
         if has_aux:
             output, aux = split_aux(output, _GV)
-        if not isinstance(output, _C.Tensor):
+        if not isinstance(output, _C.TensorBase):
             raise RuntimeError(f"{_GV}: Expected f(*args) to return a Tensor, got {type(output)}")
         if output.dim() != 0:
             raise RuntimeError(f"{_GV}: Expected f(*args) to return a scalar Tensor, got tensor with "
@@ -171,7 +171,7 @@ def vjp(func, *primals, has_aux=False):
                 "Expected pytree structure of cotangents to be the same as pytree structure of outputs to "
                 f"the function. cotangents: {cot_spec}, primal output: {out_spec}")
         create = create_graph and (level.reaches_outside(flat_out)
-                                   or any(isinstance(c, _C.Tensor) and c.requires_grad for c in flat_cot))
+                                   or any(isinstance(c, _C.TensorBase) and c.requires_grad for c in flat_cot))
         grads = grads_or_zeros(flat_out, flat_diff, flat_cot, retain_graph=retain_graph, create_graph=create)
         return level.unwrap(tree_unflatten(grads, primals_spec))
 

@@ -65,7 +65,7 @@ def _process_batched_inputs(in_dims, args, func):
         if not isinstance(in_dim, int) and in_dim is not None:
             raise ValueError(f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): Got in_dim={in_dim} for an input "
                              "but in_dim must be either an integer dimension or None.")
-        if isinstance(in_dim, int) and not isinstance(arg, _C.Tensor):
+        if isinstance(in_dim, int) and not isinstance(arg, _C.TensorBase):
             raise ValueError(f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): Got in_dim={in_dim} for an input "
                              f"but the input is of type {type(arg)}. We cannot vmap over non-Tensor arguments, "
                              "please use None as the respective in_dim")
@@ -97,7 +97,7 @@ def _flat_out_dims(output, out_dims, func):
     msg = (f"vmap({_get_name(func)}, ..., out_dims={out_dims})(<inputs>): out_dims is not compatible with the "
            f"structure of `outputs`. out_dims has structure {tree_flatten(out_dims)[1]} but outputs has structure "
            f"{spec}.")
-    if isinstance(output, _C.Tensor):
+    if isinstance(output, _C.TensorBase):
         if isinstance(out_dims, int) or out_dims is None:
             return flat_out, [out_dims], spec
         if isinstance(out_dims, tuple) and len(out_dims) == 1:
@@ -111,13 +111,13 @@ def _combine(name, per_slice, out_dim):
     first = per_slice[0]
     if out_dim is None:
         same = all(o is first for o in per_slice) or (
-            isinstance(first, _C.Tensor)
-            and all(isinstance(o, _C.Tensor) and o.shape == first.shape and equal(o, first) for o in per_slice))
-        if isinstance(first, _C.Tensor) and not same:
+            isinstance(first, _C.TensorBase)
+            and all(isinstance(o, _C.TensorBase) and o.shape == first.shape and equal(o, first) for o in per_slice))
+        if isinstance(first, _C.TensorBase) and not same:
             raise ValueError(f"vmap({name}, ...): `{name}` can not return a BatchedTensor when out_dim is None")
         return first
     for o in per_slice:
-        if not isinstance(o, _C.Tensor):
+        if not isinstance(o, _C.TensorBase):
             raise ValueError(f"vmap({name}, ...): `{name}` must only return Tensors, got type {type(o)}. "
                              "Did you mean to set out_dims= to None for output?")
     return stack(list(per_slice), dim=out_dim)

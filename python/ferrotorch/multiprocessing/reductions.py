@@ -14,6 +14,7 @@ from multiprocessing.reduction import DupFd, ForkingPickler
 import numpy as np
 
 from .. import _C
+from .._tensor_class import Tensor
 
 
 def _rebuild_shared_fd(dup, nbytes, dtype, size, stride, offset, requires_grad):
@@ -137,7 +138,7 @@ def _pick_shared_dir():
     return d if os.path.isdir(d) and os.access(d, os.W_OK) else None
 
 
-ForkingPickler.register(_C.Tensor, reduce_tensor)
+ForkingPickler.register(Tensor, reduce_tensor)
 
 
 def _reduce_parameter(p):

@@ -80,7 +80,7 @@ class ModuleDict(Module):
 
 def _param_line(key, p, typename=False):
     # PyTorch's ParameterList prints the dtype, its ParameterDict the legacy type name.
-    if isinstance(p, _C.Tensor):
+    if isinstance(p, _C.TensorBase):
         size = "x".join(str(s) for s in p.size())
         dev = f" ({p.device})" if p.device.type == "cuda" else ""
         kind = "Parameter" if isinstance(p, Parameter) else "Tensor"
@@ -116,7 +116,7 @@ class ParameterList(Module):
 
     def __setitem__(self, idx, param):
         idx = self._abs_index(idx)
-        if isinstance(param, _C.Tensor) and not isinstance(param, Parameter):
+        if isinstance(param, _C.TensorBase) and not isinstance(param, Parameter):
             param = Parameter(param)
         setattr(self, idx, param)
 
@@ -141,7 +141,7 @@ class ParameterList(Module):
 
     def extend(self, values):
         """Appends every value of an iterable."""
-        if not isinstance(values, container_abcs.Iterable) or isinstance(values, _C.Tensor):
+        if not isinstance(values, container_abcs.Iterable) or isinstance(values, _C.TensorBase):
             raise TypeError("ParameterList.extend should be called with an iterable, but got " + type(values).__name__)
         for v in values:
             self.append(v)
@@ -175,7 +175,7 @@ class ParameterDict(Module):
     def __setitem__(self, key, value):
         self._keys[key] = None
         attr = self._key_to_attr(key)
-        if isinstance(value, _C.Tensor) and not isinstance(value, Parameter):
+        if isinstance(value, _C.TensorBase) and not isinstance(value, Parameter):
             value = Parameter(value)
         setattr(self, attr, value)
 

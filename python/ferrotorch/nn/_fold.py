@@ -145,7 +145,7 @@ def conv_tbc(input, weight, bias, pad=0):
         bias: bias of shape (:math:`\text{out\_channels}`)
         pad: number of timesteps to pad. Default: 0
     """
-    from .._C import Tensor
+    from .._tensor_class import Tensor
     if not isinstance(bias, Tensor):
         raise TypeError(f"conv_tbc(): argument 'bias' (position 3) must be Tensor, not {type(bias).__name__}")
     if input.dim() != 3:

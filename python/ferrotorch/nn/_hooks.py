@@ -47,7 +47,7 @@ class BackwardHook:
     def _wrap(self, args, fn):
         is_tuple = isinstance(args, tuple)
         seq = args if is_tuple else (args,)
-        idx = [i for i, a in enumerate(seq) if isinstance(a, _C.Tensor)]
+        idx = [i for i, a in enumerate(seq) if isinstance(a, _C.TensorBase)]
         if not idx or not _C.is_grad_enabled() or not any(seq[i].requires_grad for i in idx):
             return args, None
         wrapped = _HookFunction.apply(fn, *[seq[i] for i in idx])
@@ -73,7 +73,7 @@ class BackwardHook:
             return self._unpack_none(self.input_tensors_index, grad_inputs)
 
         self.n_inputs = len(args)
-        self._inputs = [a for a in args if isinstance(a, _C.Tensor)]
+        self._inputs = [a for a in args if isinstance(a, _C.TensorBase)]
         if not self.user_hooks:
             return args
         new, idx = self._wrap(args, fn)

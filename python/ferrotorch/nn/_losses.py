@@ -542,7 +542,7 @@ def _maximum(a, b):
 
 
 def _lengths(v, name):
-    if isinstance(v, _C.Tensor):
+    if isinstance(v, _C.TensorBase):
         return [int(x) for x in v.reshape(-1).tolist()], True
     if isinstance(v, (list, tuple)):
         return [int(x) for x in v], False

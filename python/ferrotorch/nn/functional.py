@@ -1861,7 +1861,7 @@ from ._losses import (  # noqa: E402,F401
     multilabel_margin_loss, multilabel_soft_margin_loss, bilinear, channel_shuffle, native_channel_shuffle, ctc_loss,
     linear_cross_entropy, gumbel_softmax,
 )
-from .._C import Tensor  # noqa: E402,F401 - PyTorch's nn.functional re-exports it too
+from .._tensor_class import Tensor  # noqa: E402,F401 - PyTorch's nn.functional re-exports it too
 
 # Sliding blocks, the rest of the pooling family, grid sampling and embedding bags, each in its own module.
 from ._fold import unfold, fold, conv_tbc  # noqa: E402,F401

@@ -104,9 +104,9 @@ class Module:
                 modules[name] = value
             else:
                 buffers = d.get("_buffers")
-                is_buffer = isinstance(value, _C.Tensor) and getattr(value, "_is_buffer", False)
+                is_buffer = isinstance(value, _C.TensorBase) and getattr(value, "_is_buffer", False)
                 if is_buffer or (buffers is not None and name in buffers):
-                    if value is not None and not isinstance(value, _C.Tensor):
+                    if value is not None and not isinstance(value, _C.TensorBase):
                         raise TypeError(f"cannot assign '{_typename(value)}' as buffer '{name}' "
                                         "(torch.nn.Buffer, torch.Tensor or None expected)")
                     # An nn.Buffer carries its own persistence; a plain tensor keeps the slot's.
@@ -158,7 +158,7 @@ class Module:
     def register_buffer(self, name, tensor, persistent=True):
         """Adds a buffer: state saved in ``state_dict`` (unless ``persistent=False``) that is not a parameter."""
         self._check_member_name("buffer", name, "_buffers")
-        if tensor is not None and not isinstance(tensor, _C.Tensor):
+        if tensor is not None and not isinstance(tensor, _C.TensorBase):
             raise TypeError(f"cannot assign '{_typename(tensor)}' object to buffer '{name}' "
                             "(torch Tensor or None required)")
         self._buffers[name] = tensor
@@ -373,7 +373,7 @@ class Module:
                     missing_keys.append(key)
                 continue
             value = state_dict[key]
-            if not isinstance(value, _C.Tensor):
+            if not isinstance(value, _C.TensorBase):
                 error_msgs.append(f'While copying the parameter named "{key}", expected torch.Tensor or '
                                   f"Tensor-like object from checkpoint but received {type(value)}")
                 continue
@@ -543,7 +543,7 @@ class Module:
                 if r is not None:
                     result = r
             if bw_hook is not None:
-                if not isinstance(result, (_C.Tensor, tuple)):
+                if not isinstance(result, (_C.TensorBase, tuple)):
                     warnings.warn("For backward hooks to be called, module output should be a Tensor or a tuple "
                                   f"of Tensors but received {type(result)}", stacklevel=2)
                 result = bw_hook.setup_output_hook(result)
@@ -784,7 +784,7 @@ class _WithoutModule:
 
 
 def _typename(obj):
-    if isinstance(obj, _C.Tensor):
+    if isinstance(obj, _C.TensorBase):
         return obj.type()
     mod = getattr(obj, "__module__", None)
     prefix = mod + "." if mod not in ("builtins", "__builtin__", None) else ""

@@ -1,15 +1,17 @@
 """``nn.Parameter``: a tensor that a Module registers as learnable."""
 
 from .. import _C
+from .. import _tensor_methods as _methods
+from .._tensor_class import Tensor
 
 
-class Parameter(_C.Tensor):
+class Parameter(Tensor):
     """A tensor that requires grad by default and is registered by ``Module``."""
 
     def __new__(cls, data=None, requires_grad=True):
         if data is None:
             data = _C.empty(0)
-        t = _C.Tensor.__new__(cls, data.detach())
+        t = _C.TensorBase.__new__(cls, data.detach())
         t._register()
         t.requires_grad_(requires_grad)
         return t
@@ -25,7 +27,7 @@ class _BufferMeta(type):
     # A Buffer is a plain tensor marked ``_is_buffer``, so isinstance must look at the mark.
     def __instancecheck__(cls, instance):
         if cls is Buffer:
-            return isinstance(instance, _C.Tensor) and getattr(instance, "_is_buffer", False)
+            return isinstance(instance, _C.TensorBase) and getattr(instance, "_is_buffer", False)
         return super().__instancecheck__(instance)
 
 
@@ -51,11 +53,11 @@ class UninitializedTensorMixin:
         r"""Gives the tensor ``shape`` (uninitialised values) and turns it into ``cls_to_become``."""
         if isinstance(shape, int):
             shape = (shape,)
-        wants_grad = _C.Tensor.requires_grad.__get__(self)
+        wants_grad = _methods.lookup("requires_grad").__get__(self)
         # resize_ refuses tensors that require grad; the flag is restored after.
-        _C.Tensor.requires_grad_(self, False)
-        _C.Tensor.resize_(self, tuple(shape))
-        _C.Tensor.requires_grad_(self, wants_grad)
+        _methods.lookup("requires_grad_")(self, False)
+        _methods.lookup("resize_")(self, tuple(shape))
+        _methods.lookup("requires_grad_")(self, wants_grad)
         self.__class__ = self.cls_to_become
 
     @property
@@ -75,7 +77,7 @@ class UninitializedTensorMixin:
 
     def __deepcopy__(self, memo):
         if id(self) not in memo:
-            memo[id(self)] = self.__class__(_C.Tensor.requires_grad.__get__(self), dtype=self.dtype)
+            memo[id(self)] = self.__class__(_methods.lookup("requires_grad").__get__(self), dtype=self.dtype)
         return memo[id(self)]
 
     def __reduce_ex__(self, proto):
@@ -96,13 +98,13 @@ class UninitializedParameter(UninitializedTensorMixin, Parameter):
         return Parameter.__new__(cls, _C.empty(0, device=device, dtype=dtype), requires_grad)
 
 
-class UninitializedBuffer(UninitializedTensorMixin, _C.Tensor):
+class UninitializedBuffer(UninitializedTensorMixin, Tensor):
     r"""A buffer of unknown shape, materialised by a lazy module's first forward."""
 
-    cls_to_become = _C.Tensor
+    cls_to_become = Tensor
 
     def __new__(cls, requires_grad=False, device=None, dtype=None, persistent=True):
-        t = _C.Tensor.__new__(cls, _C.empty(0, device=device, dtype=dtype))
+        t = _C.TensorBase.__new__(cls, _C.empty(0, device=device, dtype=dtype))
         t.requires_grad_(requires_grad)
         t.persistent = persistent
         t._is_buffer = True

@@ -16,7 +16,7 @@ def _check_state(state):
             _PREFIX + "swapin_optim_state['state'] to be a dict mapping packed parameter ids to "
             f"per-param state dicts, got {type(state).__name__}."
         )
-    if any(isinstance(k, _C.Tensor) for k in state):
+    if any(isinstance(k, _C.TensorBase) for k in state):
         raise RuntimeError(_PREFIX + "optimizer.state_dict()-style state keyed by packed parameter ids.")
     if any(isinstance(k, int) and not isinstance(v, dict) for k, v in state.items()):
         raise RuntimeError(_PREFIX + "per-parameter optimizer state entries to be dictionaries.")

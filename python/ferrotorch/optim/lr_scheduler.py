@@ -36,7 +36,7 @@ EPOCH_DEPRECATION_WARNING = (
 
 
 def _copy(value):
-    return value.clone() if isinstance(value, _C.Tensor) else value
+    return value.clone() if isinstance(value, _C.TensorBase) else value
 
 
 def _format_param(name, optimizer, param):
@@ -58,7 +58,7 @@ def _param_groups_val_list(optimizer, key):
 
 def _update_param_group_val(param_group, key, val):
     # A tensor learning rate is updated in place so that captured references stay valid.
-    if isinstance(param_group[key], _C.Tensor):
+    if isinstance(param_group[key], _C.TensorBase):
         param_group[key].fill_(_to_scalar(val))
     else:
         param_group[key] = val

@@ -74,17 +74,17 @@ def _scalar_tensor(value):
 
 def _to_scalar(x):
     """A Python number for a hyper-parameter given as a number or a one-element tensor."""
-    if isinstance(x, _C.Tensor):
+    if isinstance(x, _C.TensorBase):
         return x.item()
     return x
 
 
 def _get_value(x):
-    return x.item() if isinstance(x, _C.Tensor) else x
+    return x.item() if isinstance(x, _C.TensorBase) else x
 
 
 def _check_lr(lr):
-    if isinstance(lr, _C.Tensor) and lr.numel() != 1:
+    if isinstance(lr, _C.TensorBase) and lr.numel() != 1:
         raise ValueError("Tensor lr must be 1-element")
 
 
@@ -114,7 +114,7 @@ _TENSOR_TYPENAMES = {
 
 def _typename(obj):
     """``torch.typename``: the legacy tensor type name for tensors, the qualified class name otherwise."""
-    if isinstance(obj, _C.Tensor):
+    if isinstance(obj, _C.TensorBase):
         name = _TENSOR_TYPENAMES.get(str(obj.dtype).split(".")[-1])
         return f"torch.{name}" if name else type(obj).__name__
     t = type(obj)
@@ -124,7 +124,7 @@ def _typename(obj):
 
 def _deepcopy(value):
     """``copy.deepcopy`` that also copies tensors (e.g. a tensor ``lr`` in a param group)."""
-    if isinstance(value, _C.Tensor):
+    if isinstance(value, _C.TensorBase):
         return value.detach().clone()
     if isinstance(value, dict):
         return type(value)((k, _deepcopy(v)) for k, v in value.items())
@@ -192,7 +192,7 @@ class Optimizer:
         self._optimizer_state_dict_post_hooks = OrderedDict()
         self._optimizer_load_state_dict_pre_hooks = OrderedDict()
         self._optimizer_load_state_dict_post_hooks = OrderedDict()
-        if isinstance(params, _C.Tensor):
+        if isinstance(params, _C.TensorBase):
             raise TypeError(
                 "params argument given to the optimizer should be an iterable of Tensors or dicts, but got "
                 + _typename(params)
@@ -291,7 +291,7 @@ class Optimizer:
 
         param_groups = [pack_group(g) for g in self.param_groups]
         packed_state = {
-            (param_mappings[id(k)] if isinstance(k, _C.Tensor) else k): v for k, v in self.state.items()
+            (param_mappings[id(k)] if isinstance(k, _C.TensorBase) else k): v for k, v in self.state.items()
         }
         state_dict = {"state": packed_state, "param_groups": param_groups}
         for post_hook in self._optimizer_state_dict_post_hooks.values():
@@ -340,7 +340,7 @@ class Optimizer:
                           chain.from_iterable(g["params"] for g in groups)))
 
         def _cast(param, value, param_id=None, param_groups=None, key=None):
-            if isinstance(value, _C.Tensor):
+            if isinstance(value, _C.TensorBase):
                 return Optimizer._process_value_according_to_param_policy(param, value, param_id, param_groups, key)
             if isinstance(value, dict):
                 return {k: _cast(param, v, param_id=param_id, param_groups=param_groups, key=k)
@@ -405,7 +405,7 @@ class Optimizer:
         if not isinstance(param_group, dict):
             raise TypeError(f"param_group must be a dict, but got {type(param_group)}")
         params = param_group["params"]
-        if isinstance(params, _C.Tensor):
+        if isinstance(params, _C.TensorBase):
             param_group["params"] = [params]
         elif isinstance(params, set):
             raise TypeError(
@@ -430,7 +430,7 @@ class Optimizer:
                 raise ValueError("all optimizer params should be with/without names. Some param names are missing")
 
         for param in param_group["params"]:
-            if not isinstance(param, _C.Tensor):
+            if not isinstance(param, _C.TensorBase):
                 raise TypeError(
                     "optimizer can only optimize Tensors, but one of the params is " + _typename(param)
                 )

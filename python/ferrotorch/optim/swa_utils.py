@@ -59,13 +59,13 @@ def get_swa_multi_avg_fn():
     def swa_update(averaged_param_list, current_param_list, num_averaged):
         if _is_float(averaged_param_list[0]):
             w = 1 / (num_averaged + 1)
-            w = w.item() if isinstance(w, _C.Tensor) else w
+            w = w.item() if isinstance(w, _C.TensorBase) else w
             for p_avg, p_model in zip(averaged_param_list, current_param_list):
                 _lerp_(p_avg, p_model, w)
         else:
             for p_avg, p_model in zip(averaged_param_list, current_param_list):
                 diff = p_model - p_avg
-                if isinstance(num_averaged, _C.Tensor):
+                if isinstance(num_averaged, _C.TensorBase):
                     p_avg.addcdiv_(diff, num_averaged + 1)
                 else:
                     p_avg.add_(diff, alpha=1.0 / (num_averaged + 1))

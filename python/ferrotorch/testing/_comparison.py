@@ -53,7 +53,7 @@ def default_tolerances(*inputs, dtype_precisions=None):
     """Loosest ``(rtol, atol)`` of the inputs' dtypes (0 for exact dtypes)."""
     dtypes = []
     for input in inputs:
-        if isinstance(input, _C.Tensor):
+        if isinstance(input, _C.TensorBase):
             dtypes.append(input.dtype)
         elif isinstance(input, _C.dtype):
             dtypes.append(input)
@@ -241,7 +241,7 @@ class TensorLikePair(Pair):
         self.check_stride = check_stride
 
     def _to_tensor(self, tensor_like):
-        if isinstance(tensor_like, _C.Tensor):
+        if isinstance(tensor_like, _C.TensorBase):
             return tensor_like
         try:
             return _C.as_tensor(tensor_like)
@@ -468,9 +468,9 @@ def assert_allclose(actual, expected, rtol=None, atol=None, equal_nan=True, msg=
         "Please use `torch.testing.assert_close()` instead. "
         "You can find detailed upgrade instructions in https://github.com/pytorch/pytorch/issues/61844.",
         FutureWarning, stacklevel=2)
-    if not isinstance(actual, _C.Tensor):
+    if not isinstance(actual, _C.TensorBase):
         actual = _C.tensor(actual)
-    if not isinstance(expected, _C.Tensor):
+    if not isinstance(expected, _C.TensorBase):
         expected = _C.tensor(expected, dtype=actual.dtype)
     if rtol is None and atol is None:
         rtol, atol = default_tolerances(actual, expected, dtype_precisions={

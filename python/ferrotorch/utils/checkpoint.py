@@ -57,7 +57,7 @@ class _Frame:
         current = gen.get_state() if self.rng_state is not None else None
         if self.rng_state is not None:
             gen.set_state(self.rng_state)
-        inputs = [a.detach().requires_grad_(a.requires_grad) if isinstance(a, _C.Tensor) else a for a in self.args]
+        inputs = [a.detach().requires_grad_(a.requires_grad) if isinstance(a, _C.TensorBase) else a for a in self.args]
         prev = _C.is_grad_enabled()
         _C._set_grad_enabled(True)
         try:

@@ -12,7 +12,6 @@ out once.
 import os
 
 from .. import _C
-from .._C import Tensor
 
 __all__ = ["save_file", "load_file", "save", "load"]
 
@@ -30,7 +29,7 @@ def _items(tensors, metadata):
     if not isinstance(tensors, dict):
         raise ValueError(f"Expected a dict of [str, torch.Tensor] but received {type(tensors)}")
     for name, t in tensors.items():
-        if not isinstance(t, Tensor):
+        if not isinstance(t, _C.TensorBase):
             raise ValueError(f"Key `{name}` is invalid, expected torch.Tensor but received {type(t)}")
         if not isinstance(name, str):
             raise TypeError(f"tensor names must be str, got {type(name).__name__}")

@@ -29,7 +29,7 @@ def _device_index(d):
 
 
 def _to_device(obj, device):
-    if isinstance(obj, _C.Tensor):
+    if isinstance(obj, _C.TensorBase):
         return obj.to(device)
     if isinstance(obj, tuple) and hasattr(obj, "_fields"):
         return type(obj)(*(_to_device(o, device) for o in obj))

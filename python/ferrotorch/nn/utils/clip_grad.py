@@ -37,7 +37,7 @@ def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=Non
         Total norm of the tensors (viewed as a single vector).
     """
     ft = _ft()
-    tensors = [tensors] if isinstance(tensors, _C.Tensor) else list(tensors)
+    tensors = [tensors] if isinstance(tensors, _C.TensorBase) else list(tensors)
     norm_type = float(norm_type)
     if len(tensors) == 0:
         return ft.tensor(0.0)
@@ -69,7 +69,7 @@ def clip_grads_with_norm_(parameters, max_norm, total_norm, foreach=None):
         foreach (bool): accepted for compatibility.
     """
     ft = _ft()
-    if isinstance(parameters, _C.Tensor):
+    if isinstance(parameters, _C.TensorBase):
         parameters = [parameters]
     grads = [p.grad for p in parameters if p.grad is not None]
     max_norm = float(max_norm)
@@ -102,7 +102,7 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
     Returns:
         Total norm of the parameter gradients (viewed as a single vector).
     """
-    if isinstance(parameters, _C.Tensor):
+    if isinstance(parameters, _C.TensorBase):
         parameters = [parameters]
     else:
         is_generator = isinstance(parameters, types.GeneratorType)
@@ -143,7 +143,7 @@ def clip_grad_value_(parameters, clip_value, foreach=None):
             :math:`\left[\text{-clip\_value}, \text{clip\_value}\right]`
         foreach (bool): accepted for compatibility.
     """
-    if isinstance(parameters, _C.Tensor):
+    if isinstance(parameters, _C.TensorBase):
         parameters = [parameters]
     clip_value = float(clip_value)
     for p in parameters:

@@ -34,7 +34,7 @@ def vector_to_parameters(vec, parameters):
         parameters (Iterable[Tensor]): an iterable of Tensors that are the
             parameters of a model.
     """
-    if not isinstance(vec, _C.Tensor):
+    if not isinstance(vec, _C.TensorBase):
         raise TypeError(f"expected torch.Tensor, but got: {_typename(vec)}")
     pointer = 0
     with _no_grad():

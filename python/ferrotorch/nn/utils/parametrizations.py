@@ -154,7 +154,7 @@ def orthogonal(module, name="weight", orthogonal_map=None, *, use_trivialization
         The original module with an orthogonal parametrization registered to the specified weight
     """
     weight = getattr(module, name, None)
-    if not isinstance(weight, _C.Tensor):
+    if not isinstance(weight, _C.TensorBase):
         raise ValueError(f"Module '{module}' has no parameter or buffer with name '{name}'")
     if weight.ndim < 2:
         raise ValueError(f"Expected a matrix or batch of matrices. Got a tensor of {weight.ndim} dimensions.")
@@ -305,7 +305,7 @@ def spectral_norm(module, name="weight", n_power_iterations=1, eps=1e-12, dim=No
         The original module with a new parametrization registered to the specified weight
     """
     weight = getattr(module, name, None)
-    if not isinstance(weight, _C.Tensor):
+    if not isinstance(weight, _C.TensorBase):
         raise ValueError(f"Module '{module}' has no parameter or buffer with name '{name}'")
     if dim is None:
         from ..modules import ConvTranspose1d, ConvTranspose2d, ConvTranspose3d

@@ -94,12 +94,12 @@ class ParametrizationList(ModuleList):
                         new = module.right_inverse(new)
                     except NotImplementedError:
                         pass
-        if not isinstance(new, _C.Tensor) and not isinstance(new, Sequence):
+        if not isinstance(new, _C.TensorBase) and not isinstance(new, Sequence):
             raise ValueError(
                 "'right_inverse' must return a Tensor or a Sequence of tensors (list, tuple...). "
                 f"Got {type(new).__name__}"
             )
-        self.is_tensor = isinstance(new, _C.Tensor)
+        self.is_tensor = isinstance(new, _C.TensorBase)
         self.ntensors = 1 if self.is_tensor else len(new)
         if self.is_tensor:
             if original.dtype != new.dtype:
@@ -117,7 +117,7 @@ class ParametrizationList(ModuleList):
             _register_parameter_or_buffer(self, "original", original)
         else:
             for i, originali in enumerate(new):
-                if not isinstance(originali, _C.Tensor):
+                if not isinstance(originali, _C.TensorBase):
                     raise ValueError(
                         "'right_inverse' must return a Tensor or a Sequence of tensors (list, tuple...). "
                         f"Got element {i} of the sequence with type {type(originali).__name__}."
@@ -129,7 +129,7 @@ class ParametrizationList(ModuleList):
                 _register_parameter_or_buffer(self, f"original{i}", originali)
         if not self.unsafe:
             Z = self()
-            if not isinstance(Z, _C.Tensor):
+            if not isinstance(Z, _C.TensorBase):
                 raise ValueError(f"A parametrization must return a tensor. Got {type(Z).__name__}.")
             if Z.dtype != original_dtype:
                 raise ValueError(
@@ -156,7 +156,7 @@ class ParametrizationList(ModuleList):
                 else:
                     raise RuntimeError(f"parametrization {type(module).__name__} does not implement right_inverse.")
             if self.is_tensor:
-                if not isinstance(value, _C.Tensor):
+                if not isinstance(value, _C.TensorBase):
                     raise ValueError(f"`right_inverse` should return a tensor. Got {type(value).__name__}")
                 if value.dtype != self.original.dtype:
                     raise ValueError(
@@ -174,7 +174,7 @@ class ParametrizationList(ModuleList):
                     )
                 for i, tensor in enumerate(value):
                     original_i = getattr(self, f"original{i}")
-                    if not isinstance(tensor, _C.Tensor):
+                    if not isinstance(tensor, _C.TensorBase):
                         raise ValueError(
                             "'right_inverse' must return a sequence of tensors or reference-type opaques. "
                             f"Got element {i} of type {type(tensor).__name__}."
@@ -257,7 +257,7 @@ def register_parametrization(module, tensor_name, parametrization, *, unsafe=Fal
         if not unsafe:
             Y = getattr(module, tensor_name)
             X = parametrization(Y)
-            if not isinstance(X, _C.Tensor):
+            if not isinstance(X, _C.TensorBase):
                 raise ValueError(f"A parametrization must return a tensor. Got {type(X).__name__}.")
             if X.dtype != Y.dtype:
                 raise ValueError(
@@ -279,7 +279,7 @@ def register_parametrization(module, tensor_name, parametrization, *, unsafe=Fal
                 except NotImplementedError:
                     pass
                 else:
-                    if not isinstance(Z, _C.Tensor):
+                    if not isinstance(Z, _C.TensorBase):
                         raise ValueError(
                             f"parametrization.right_inverse must return a tensor. Got: {type(Z).__name__}"
                         )

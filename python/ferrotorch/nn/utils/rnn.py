@@ -114,7 +114,7 @@ def invert_permutation(permutation):
 
 
 def _lengths_list(lengths):
-    if isinstance(lengths, _C.Tensor):
+    if isinstance(lengths, _C.TensorBase):
         return [int(x) for x in lengths.to(dtype=_ft().int64).tolist()]
     return [int(x) for x in lengths]
 

@@ -131,7 +131,7 @@ class WeightedRandomSampler(Sampler):
             raise ValueError(f"num_samples should be a positive integer value, but got num_samples={num_samples}")
         if not isinstance(replacement, bool):
             raise ValueError(f"replacement should be a boolean value, but got replacement={replacement}")
-        w = weights if isinstance(weights, _C.Tensor) else _C.as_tensor(weights, dtype=_C.float64)
+        w = weights if isinstance(weights, _C.TensorBase) else _C.as_tensor(weights, dtype=_C.float64)
         w = w.to(dtype=_C.float64)
         if w.dim() != 1:
             raise ValueError(f"weights should be a 1d sequence but given weights have shape {tuple(w.shape)}")

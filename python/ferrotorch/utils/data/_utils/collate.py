@@ -6,6 +6,7 @@ import re
 import numpy as np
 
 from .... import _C
+from ...._tensor_class import Tensor
 
 __all__ = ["default_collate", "default_convert"]
 
@@ -33,7 +34,7 @@ def default_convert(data):
         >>> default_convert([np.array([0, 1]), np.array([2, 3])])
         [tensor([0, 1]), tensor([2, 3])]
     """
-    if isinstance(data, _C.Tensor):
+    if isinstance(data, _C.TensorBase):
         return data
     if isinstance(data, np.ndarray) or isinstance(data, np.generic):
         if isinstance(data, np.ndarray) and _np_str_obj_array_pattern.search(data.dtype.str) is not None:
@@ -174,7 +175,7 @@ def collate_str_fn(batch, *, collate_fn_map=None):
 
 
 default_collate_fn_map = {
-    _C.Tensor: collate_tensor_fn,
+    Tensor: collate_tensor_fn,
     np.ndarray: collate_numpy_array_fn,
     # before np.generic: NumPy's string scalars are str/bytes and stay as they are
     str: collate_str_fn,
