@@ -1,5 +1,5 @@
 """The Python half of ``ferrotorch.Tensor``: printing, iteration and the
-typed-storage view. Hot methods live in Rust (``_C.Tensor``); what is here is
+typed-storage view. Hot methods live in Rust (``_C.TensorBase``); what is here is
 clearer in Python and never on a per-element path.
 """
 

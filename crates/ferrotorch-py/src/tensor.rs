@@ -22,7 +22,7 @@ use std::sync::atomic::Ordering;
 /// its one Python subclass, built by `python/ferrotorch/_tensor.py` from the
 /// methods that are clearer in Python; every tensor Rust hands to Python is an
 /// instance of that subclass (see [`set_tensor_class`]).
-#[pyclass(name = "TensorBase", module = "ferrotorch._C", subclass, weakref, dict, frozen)]
+#[pyclass(name = "TensorBase", module = "ferrotorch._C", subclass, weakref, frozen)]
 pub struct PyTensor {
     /// The engine tensor.
     pub t: Tensor,
