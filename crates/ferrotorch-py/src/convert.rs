@@ -311,21 +311,7 @@ pub fn warn_complex_to_real(py: Python<'_>, from: DType, to: DType) -> PyResult<
 
 /// `view(dtype)`: reinterpret the bytes (same element size only, for now).
 pub fn view_dtype(t: &Tensor, d: DType) -> PyResult<Tensor> {
-    if t.is_conj() {
-        return Err(PyRuntimeError::new_err(
-            "torch.Tensor.view is not supported for conjugate view tensors when converting to a different dtype.",
-        ));
-    }
-    if d == t.dtype() {
-        return Ok(t.detach());
-    }
-    if d.itemsize() != t.dtype().itemsize() {
-        return Err(PyRuntimeError::new_err(format!(
-            "view(dtype): viewing a tensor as a dtype with a different element size ({} -> {}) is not supported yet",
-            t.dtype(), d
-        )));
-    }
-    Tensor::from_parts(t.storage().clone(), t.layout().clone(), d).py()
+    t.view_dtype(d).py()
 }
 
 /// The legacy type string, e.g. `torch.FloatTensor`.

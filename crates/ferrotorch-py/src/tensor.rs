@@ -19,7 +19,7 @@ use std::sync::atomic::Ordering;
 
 /// The native half of `ferrotorch.Tensor` (PyTorch's `torch._C.TensorBase`):
 /// metadata, views, conversions and the hot operators. `ferrotorch.Tensor` is
-/// its one Python subclass, built by `python/ferrotorch/_tensor.py` from the
+/// its one Python subclass, built by `python/ferrotorch/_tensor_class.py` from the
 /// methods that are clearer in Python; every tensor Rust hands to Python is an
 /// instance of that subclass (see [`set_tensor_class`]).
 #[pyclass(name = "TensorBase", module = "ferrotorch._C", subclass, weakref, frozen)]
@@ -51,11 +51,11 @@ pub fn wrap(py: Python<'_>, t: Tensor) -> PyResult<Bound<'_, PyAny>> {
     Ok(obj)
 }
 
-/// `ferrotorch.Tensor`, once `_tensor.py` has built it.
+/// `ferrotorch.Tensor`, once `_tensor_class.py` has built it.
 static TENSOR_CLASS: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 
 /// Registers `ferrotorch.Tensor`, the Python subclass of `TensorBase` whose
-/// instances `wrap` creates; called once by `_tensor.py` after building it.
+/// instances `wrap` creates; called once by `_tensor_class.py` after building it.
 #[pyfunction]
 #[pyo3(name = "_set_tensor_class")]
 pub fn set_tensor_class(cls: &Bound<'_, PyType>) -> PyResult<()> {

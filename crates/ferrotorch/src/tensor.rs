@@ -46,6 +46,11 @@ pub struct AutogradMeta {
     /// in-place op changes the version, the view's history is regenerated
     /// over its base (`AsStridedBackward0`), as PyTorch does.
     pub view_version: Option<u64>,
+    /// The view was made of a tensor that did not require grad. Until an
+    /// in-place op changes the storage, such a view keeps no history even
+    /// after its base starts requiring grad (PyTorch regenerates a view's
+    /// `grad_fn` only when the version moved).
+    pub view_base_untracked: bool,
 }
 
 /// Storage and layout of a tensor, replaced together by [`Tensor::resize_`]
@@ -102,7 +107,7 @@ impl Tensor {
     }
 
     fn raw(storage: Arc<Storage>, layout: Layout, dtype: DType, version: Arc<AtomicU64>, base: Option<Tensor>) -> Tensor {
-        Tensor::raw_conj(storage, layout, dtype, false, version, base, None)
+        Tensor::raw_conj(storage, layout, dtype, false, version, base, None, false)
     }
 
     /// `view_version` starts the autograd state of a view (see
@@ -115,6 +120,7 @@ impl Tensor {
         version: Arc<AtomicU64>,
         base: Option<Tensor>,
         view_version: Option<u64>,
+        view_base_untracked: bool,
     ) -> Tensor {
         Tensor(Arc::new(TensorImpl {
             meta: AtomicPtr::new(Box::into_raw(Box::new(Meta { storage, layout }))),
@@ -123,7 +129,7 @@ impl Tensor {
             conj: conj && dtype.is_complex(),
             version,
             base,
-            autograd: Mutex::new(AutogradMeta { view_version, ..AutogradMeta::default() }),
+            autograd: Mutex::new(AutogradMeta { view_version, view_base_untracked, ..AutogradMeta::default() }),
             autograd_touched: AtomicBool::new(false),
             pyobj: AtomicPtr::new(std::ptr::null_mut()),
         }))
@@ -222,18 +228,19 @@ impl Tensor {
         check_fits(&self.meta().storage, &layout, dtype)?;
         let base = Some(self.0.base.clone().unwrap_or_else(|| self.clone()));
         let view_version = crate::autograd::is_grad_enabled().then(|| self.version());
-        Ok(Tensor::raw_conj(self.meta().storage.clone(), layout, dtype, conj, self.0.version.clone(), base, view_version))
+        let untracked = view_version.is_some() && !self.requires_grad();
+        Ok(Tensor::raw_conj(self.meta().storage.clone(), layout, dtype, conj, self.0.version.clone(), base, view_version, untracked))
     }
 
     /// Same data, same version counter and conjugate bit, no autograd
     /// history (`detach()`).
     pub fn detach(&self) -> Tensor {
-        Tensor::raw_conj(self.meta().storage.clone(), self.meta().layout.clone(), self.0.dtype, self.0.conj, self.0.version.clone(), None, None)
+        Tensor::raw_conj(self.meta().storage.clone(), self.meta().layout.clone(), self.0.dtype, self.0.conj, self.0.version.clone(), None, None, false)
     }
 
     /// Same data and conjugate bit with a fresh version counter (`.data`).
     pub fn data_alias(&self) -> Tensor {
-        Tensor::raw_conj(self.meta().storage.clone(), self.meta().layout.clone(), self.0.dtype, self.0.conj, Arc::new(AtomicU64::new(0)), None, None)
+        Tensor::raw_conj(self.meta().storage.clone(), self.meta().layout.clone(), self.0.dtype, self.0.conj, Arc::new(AtomicU64::new(0)), None, None, false)
     }
 
     fn meta(&self) -> &Meta {
@@ -386,12 +393,19 @@ impl Tensor {
     }
     /// `requires_grad`: a leaf flag, or true for any tensor with a `grad_fn`.
     pub fn requires_grad(&self) -> bool {
-        if self.autograd_untouched() {
-            return false;
+        if !self.autograd_untouched() {
+            crate::autograd::inplace::refresh_view(self);
+            let m = self.autograd();
+            if m.requires_grad || m.grad_fn.is_some() {
+                return true;
+            }
         }
-        crate::autograd::inplace::refresh_view(self);
-        let m = self.autograd();
-        m.requires_grad || m.grad_fn.is_some()
+        // A differentiable view requires grad when its base does, with or without
+        // history (one made before the base required grad has none).
+        match &self.0.base {
+            Some(base) => base.requires_grad() && self.autograd().view_version.is_some(),
+            None => false,
+        }
     }
     /// The node that produced this tensor.
     pub fn grad_fn(&self) -> Option<Arc<Node>> {

@@ -19,8 +19,22 @@ impl Backward for AccumulateGrad {
         let prev = var.grad();
         let new = match prev {
             None => {
-                // Own the buffer so later in-place accumulation cannot alias the caller's tensor.
-                if super::grad_mode::is_grad_enabled() { g } else { g.clone_data()? }
+                if super::grad_mode::is_grad_enabled() {
+                    g
+                } else {
+                    // Own the buffer so later in-place accumulation cannot alias the
+                    // caller's tensor, laid out by PyTorch's gradient layout contract:
+                    // a non-overlapping, dense leaf (a transposed or channels-last
+                    // weight) gets a gradient with its own strides, any other leaf a
+                    // contiguous one.
+                    let own = if var.layout().is_non_overlapping_and_dense() {
+                        var.empty_like(var.dtype())?
+                    } else {
+                        Tensor::empty(var.shape(), var.dtype(), var.device())?
+                    };
+                    own.copy_(&g)?;
+                    own
+                }
             }
             Some(p) => {
                 if super::grad_mode::is_grad_enabled() {

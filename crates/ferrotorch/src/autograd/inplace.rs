@@ -140,6 +140,7 @@ pub fn rebase_history(t: &Tensor, node: Arc<Node>, self_idx: usize) -> Result<()
     m.grad_fn = view_node;
     m.output_nr = 0;
     m.view_version = Some(t.version());
+    m.view_base_untracked = false;
     Ok(())
 }
 
@@ -151,19 +152,20 @@ pub fn rebase_history(t: &Tensor, node: Arc<Node>, self_idx: usize) -> Result<()
 pub fn refresh_view(t: &Tensor) {
     let Some(base) = t.base() else { return };
     let cur = t.version();
-    let (recorded, has_fn) = {
+    let (recorded, has_fn, untracked) = {
         let m = t.autograd();
         match m.view_version {
             None => return,
-            Some(v) => (v, m.grad_fn.is_some()),
+            Some(v) => (v, m.grad_fn.is_some(), m.view_base_untracked),
         }
     };
-    if recorded == cur && (has_fn || !base.requires_grad()) {
+    if recorded == cur && (has_fn || untracked || !base.requires_grad()) {
         return;
     }
     let node = if base.requires_grad() { as_strided_node(base, t) } else { None };
     let mut m = t.autograd();
     m.view_version = Some(cur);
+    m.view_base_untracked = node.is_none();
     if let Some(n) = node {
         m.grad_fn = Some(n);
         m.output_nr = 0;

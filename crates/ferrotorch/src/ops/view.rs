@@ -6,7 +6,7 @@ use crate::autograd::{record, rule};
 use crate::Tensor;
 use ferrotorch_core::error::{wrap_dim, wrap_dim_no_scalar};
 use ferrotorch_core::layout::{fmt_shape, infer_size};
-use ferrotorch_core::{Error, Layout, Result};
+use ferrotorch_core::{DType, DeviceType, Error, Layout, Result};
 
 impl Tensor {
     /// Makes a view and records `name` with a rule mapping the view's gradient
@@ -67,6 +67,56 @@ fn split_dim(name: &str, x: &Tensor, dim: i64) -> Result<usize> {
 }
 
 impl Tensor {
+    /// `view(dtype)`: the same bytes read as another dtype of the same element
+    /// size (no autograd history, as PyTorch's for a dtype change).
+    ///
+    /// A bool element must be the byte 0 or 1: the kernels read bools as such,
+    /// so viewing bytes holding other values as bool is refused with an error
+    /// instead of giving wrong results (PyTorch reads them as true).
+    ///
+    /// ```
+    /// use ferrotorch::{DType, Tensor};
+    /// let b = Tensor::from_vec(vec![0u8, 1, 1], &[3]).unwrap().view_dtype(DType::Bool).unwrap();
+    /// assert_eq!(b.dtype(), DType::Bool);
+    /// ```
+    pub fn view_dtype(&self, dtype: DType) -> Result<Tensor> {
+        if self.is_conj() {
+            return Err(Error::runtime(
+                "torch.Tensor.view is not supported for conjugate view tensors when converting to a different dtype.",
+            ));
+        }
+        if dtype == self.dtype() {
+            return Ok(self.detach());
+        }
+        if dtype.itemsize() != self.dtype().itemsize() {
+            return Err(Error::runtime(format!(
+                "view(dtype): viewing a tensor as a dtype with a different element size ({} -> {}) is not supported yet",
+                self.dtype(),
+                dtype
+            )));
+        }
+        if dtype == DType::Bool && self.device().kind != DeviceType::Meta {
+            let bytes = Tensor::from_parts(self.storage().clone(), self.layout().clone(), DType::UInt8)?;
+            let not_bool = bytes.gt_scalar_count(1)?;
+            if not_bool > 0 {
+                return Err(Error::runtime(format!(
+                    "view(torch.bool): {not_bool} of the {} elements of this {} tensor are bytes other than 0 and 1, \
+                     which ferrotorch cannot read as bool; use `x != 0` (or `x.bool()`) for a boolean copy",
+                    self.numel(),
+                    self.dtype()
+                )));
+            }
+        }
+        Tensor::from_parts(self.storage().clone(), self.layout().clone(), dtype)
+    }
+
+    /// How many elements exceed `bound` (a scan through the op layer's own ops).
+    fn gt_scalar_count(&self, bound: i64) -> Result<i64> {
+        use super::arith::{binary, BinaryOp, Operand};
+        let over = binary(Operand::T(self), Operand::S(ferrotorch_core::Scalar::Int(bound)), BinaryOp::Gt)?;
+        Ok(over.sum_dims(None, false, Some(DType::Int64))?.item()?.to_f64() as i64)
+    }
+
     /// `view(*shape)`.
     pub fn view(&self, shape: &[i64]) -> Result<Tensor> {
         self.view_with_lazy_grad(self.layout().view(shape)?, "ViewBackward0", || {
