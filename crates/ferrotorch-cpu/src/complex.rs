@@ -32,6 +32,17 @@ fn map1<I: Copy + Send + Sync, O: Copy + Send + Sync>(dst: Dst, src: Src, f: imp
     let plan = Plan::<2>::new(&dst.layout.shape, [&dst.layout.strides, &src.layout.strides], [dst.layout.offset, src.layout.offset]);
     let (db, sb) = (dst.base as usize, src.base as usize);
     plan.for_each_par(|off, n, st| {
+        if st == [1, 1] {
+            // A unit-stride run: plain pointer steps the compiler can vectorise
+            // (raw pointers, since an in-place op passes the same memory twice).
+            // SAFETY (both blocks): the run's `n` elements lie inside both
+            // layouts, which the op layer checked against their storages.
+            let (o, x) = unsafe { (at_mut::<O>(db as *mut u8, off[0]), at::<I>(sb as *const u8, off[1])) };
+            for i in 0..n {
+                unsafe { *o.add(i) = f(*x.add(i)) };
+            }
+            return;
+        }
         for i in 0..n as isize {
             // SAFETY: the plan yields offsets inside both layouts, which the
             // op layer checked against their storages.
@@ -67,6 +78,12 @@ pub fn copy_cast(dst: Dst, dst_dtype: DType, src: Src, src_dtype: DType) {
             let (dl, sl) = (dst.layout.as_real_parts(), src.layout.as_real_parts());
             copy::copy_cast(Dst { base: dst.base, layout: &dl }, dst_dtype.to_real(), Src { base: src.base, layout: &sl }, src_dtype.to_real());
         }
+        // One interleaving pass (the common `x.to(complex64)` of float32, and
+        // float64 to complex128) instead of a strided copy plus a strided fill.
+        (true, false) if src_dtype == dst_dtype.to_real() => match dst_dtype {
+            DType::Complex64 => map1::<f32, C32>(dst, src, |x| Complex::new(x, 0.0)),
+            _ => map1::<f64, C64>(dst, src, |x| Complex::new(x, 0.0)),
+        },
         (true, false) => {
             let (re, im) = (real(dst.layout, 0), real(dst.layout, 1));
             copy::copy_cast(Dst { base: dst.base, layout: &re }, dst_dtype.to_real(), src, src_dtype);
