@@ -189,7 +189,7 @@ def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
     return (h / 2.0 * (right + left)).cumsum(dim)
 
 
-def _attach():
+def _declare_methods():
     def diff_m(self, n=1, dim=-1, prepend=None, append=None):
         return diff(self, n, dim, prepend, append)
 
@@ -198,4 +198,4 @@ def _attach():
     _methods.define("diff", diff_m)
 
 
-_attach()
+_declare_methods()

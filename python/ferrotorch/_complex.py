@@ -114,7 +114,7 @@ def _set_part(which):
     return setter
 
 
-def _attach():
+def _declare_methods():
     _methods.define("real", property(
         lambda self: _C._real(self), _set_part("real"),
         doc="The real parts: a view of a complex tensor, the tensor itself for a real one.",
@@ -142,4 +142,4 @@ def _attach():
     _methods.define("conj_physical_", conj_physical__m)
 
 
-_attach()
+_declare_methods()

@@ -141,7 +141,7 @@ def vander(x, N=None, increasing=False):
     return res if increasing else res.flip(1)
 
 
-def _attach():
+def _declare_methods():
     def diag_m(self, diagonal=0):
         return diag(self, diagonal)
 
@@ -158,4 +158,4 @@ def _attach():
     _methods.define("fill_diagonal_", _fill_diagonal_)
 
 
-_attach()
+_declare_methods()

@@ -278,7 +278,7 @@ def histogramdd(input, bins, *, range=None, weight=None, density=False, out=None
     return _write_out(return_types.histogramdd(hist, tuple(edges)), out)
 
 
-def _attach():
+def _declare_methods():
     def method(fn):
         def m(self, *args, **kwargs):
             return fn(self, *args, **kwargs)
@@ -291,4 +291,4 @@ def _attach():
         _methods.define(fn.__name__, _args.method_signature(fn) if hasattr(fn, "__schemas__") else method(fn))
 
 
-_attach()
+_declare_methods()

@@ -193,7 +193,7 @@ def unravel_index(indices, shape):
     return tuple(reversed(coords))
 
 
-def _attach():
+def _declare_methods():
     def method(fn):
         def m(self, *args, **kwargs):
             return fn(self, *args, **kwargs)
@@ -208,4 +208,4 @@ def _attach():
     _methods.define("put_", _put_)
 
 
-_attach()
+_declare_methods()

@@ -189,8 +189,8 @@ def _make_unary(kernel, pub):
     return fn, method, method_
 
 
-def _attach(name, method):
-    """Sets a Tensor method unless the native class already has it (hot paths stay native)."""
+def _declare_method(name, method):
+    """Declares a Tensor method unless the native class (or an earlier module) has it (hot paths stay native)."""
     if not _methods.defined(name):
         _methods.define(name, method)
 
@@ -202,9 +202,9 @@ def _bind(make, kernel, pub, function, method, inplace_method, inplace_function=
     if function:
         globals()[pub] = _export(f, pub)
     if method:
-        _attach(pub, m)
+        _declare_method(pub, m)
     if inplace_method:
-        _attach(pub + "_", m_)
+        _declare_method(pub + "_", m_)
     if inplace_function:
         globals()[pub + "_"] = _export(m_, pub + "_")
 
@@ -1025,7 +1025,7 @@ for _f in (prod, amax, amin, max, min, argmax, argmin, var, std, var_mean, std_m
            count_nonzero, cumsum, cumprod, cummax, cummin, sort, argsort, topk, kthvalue, median, mode, unique,
            svd, softmax, log_softmax):
     _export(_f)
-    _attach(_f.__name__, _f)
+    _declare_method(_f.__name__, _f)
 
 _methods.define("max", lambda self, dim=None, keepdim=False: max(self, dim, keepdim))
 _methods.define("min", lambda self, dim=None, keepdim=False: min(self, dim, keepdim))

@@ -236,7 +236,7 @@ def _logaddexp(a, b):
     return ((a - finite_m).exp() + (b - finite_m).exp()).log() + finite_m
 
 
-def _attach():
+def _declare_methods():
     def method(fn):
         def m(self, *args, **kwargs):
             return fn(self, *args, **kwargs)
@@ -249,4 +249,4 @@ def _attach():
         _methods.define(fn.__name__, _args.method_signature(fn) if hasattr(fn, "__schemas__") else method(fn))
 
 
-_attach()
+_declare_methods()

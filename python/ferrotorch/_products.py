@@ -148,7 +148,7 @@ def chain_matmul(*matrices, out=None):
     return _write_out(res, out)
 
 
-def _attach():
+def _declare_methods():
     def method(fn):
         def m(self, *args, **kwargs):
             return fn(self, *args, **kwargs)
@@ -162,4 +162,4 @@ def _attach():
     _methods.define("addr_", _addr_)
 
 
-_attach()
+_declare_methods()

@@ -1,5 +1,5 @@
 """Shape, indexing and einsum ops: the PyTorch-shaped signatures (aliases,
-keyword forms, defaults) over the native ``_C._*`` kernels, attached both as
+keyword forms, defaults) over the native ``_C._*`` kernels, declared both as
 ``ferrotorch.<name>`` functions and as ``Tensor`` methods.
 """
 
@@ -568,7 +568,7 @@ def trace(input):
 
 # ----- Tensor methods -----------------------------------------------------------
 
-def _attach():
+def _declare_methods():
     def method(fn):
         def m(self, *args, **kwargs):
             return fn(self, *args, **kwargs)
@@ -621,4 +621,4 @@ def _attach():
     _methods.define("addbmm_", _addbmm_)
 
 
-_attach()
+_declare_methods()

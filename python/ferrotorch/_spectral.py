@@ -352,7 +352,7 @@ def _istft_rv(rv, n_fft, hop_length, win_length, window, center, normalized, one
     return _ft.view_as_complex(y.contiguous()) if out_complex else y
 
 
-def _attach():
+def _declare_methods():
     def stft_m(self, n_fft, hop_length=None, win_length=None, window=None, center=True, pad_mode="reflect",
                normalized=False, onesided=None, return_complex=None, align_to_window=None):
         return stft(self, n_fft, hop_length, win_length, window, center, pad_mode, normalized, onesided,
@@ -369,4 +369,4 @@ def _attach():
         _methods.define(src.__name__, f)
 
 
-_attach()
+_declare_methods()

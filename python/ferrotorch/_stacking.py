@@ -328,7 +328,7 @@ def msort(input, *, out=None):
     return _out(input.sort(dim=0).values, out)
 
 
-def _attach():
+def _declare_methods():
     def method(fn):
         def m(self, *args, **kwargs):
             return fn(self, *args, **kwargs)
@@ -342,4 +342,4 @@ def _attach():
         _methods.define(fn.__name__, _args.method_signature(fn) if hasattr(fn, "__schemas__") else method(fn))
 
 
-_attach()
+_declare_methods()

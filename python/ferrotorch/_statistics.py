@@ -158,7 +158,7 @@ def _renorm_(self, p, dim, maxnorm):
     return self.copy_(_renorm(self, p, dim, maxnorm))
 
 
-def _attach():
+def _declare_methods():
     def method(fn):
         def m(self, *args, **kwargs):
             return fn(self, *args, **kwargs)
@@ -172,4 +172,4 @@ def _attach():
     _methods.define("renorm_", _renorm_)
 
 
-_attach()
+_declare_methods()

@@ -101,7 +101,7 @@ def _is_view(self):
     return self._base is not None
 
 
-def _attach():
+def _declare_methods():
     def method(fn):
         def m(self, *args, **kwargs):
             return fn(self, *args, **kwargs)
@@ -117,4 +117,4 @@ def _attach():
     _methods.define("_is_view", _is_view)
 
 
-_attach()
+_declare_methods()

@@ -137,7 +137,7 @@ def as_strided_scatter(input, src, size, stride, storage_offset=None):
     return out
 
 
-def _attach():
+def _declare_methods():
     def method(fn):
         def m(self, *args, **kwargs):
             return fn(self, *args, **kwargs)
@@ -163,4 +163,4 @@ def slice_inverse(input, src, dim=0, start=None, end=None, step=1):
     return input.as_strided(src.shape, src.stride(), src.storage_offset())
 
 
-_attach()
+_declare_methods()
