@@ -427,15 +427,46 @@ impl PyTensor {
 
     // ----- views --------------------------------------------------------------
 
-    #[pyo3(signature = (*shape))]
-    fn view<'py>(&self, py: Python<'py>, shape: &Bound<'py, PyTuple>) -> PyResult<Bound<'py, PyAny>> {
-        if shape.len() == 1 {
-            let a = shape.get_item(0)?;
-            if let Ok(d) = a.cast::<PyDType>() {
-                return wrap(py, convert::view_dtype(&self.t, d.get().dt)?);
+    /// `view(*shape)`, `view(size=...)`, `view(dtype)`. The first size is a
+    /// separate positional parameter so that the common one-size call builds
+    /// no argument tuple and no size vector.
+    #[pyo3(signature = (first=None, /, *rest, size=None, dtype=None))]
+    fn view<'py>(
+        &self,
+        py: Python<'py>,
+        first: Option<&Bound<'py, PyAny>>,
+        rest: &Bound<'py, PyTuple>,
+        size: Option<&Bound<'py, PyAny>>,
+        dtype: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        match (first, rest.is_empty(), size, dtype) {
+            (Some(a), true, None, None) => {
+                if let Ok(i) = a.cast_exact::<pyo3::types::PyInt>() {
+                    return wrap(py, self.t.view(&[i.extract::<i64>()?]).py()?);
+                }
+                if let Ok(d) = a.cast::<PyDType>() {
+                    return wrap(py, convert::view_dtype(&self.t, d.get().dt)?);
+                }
+                wrap(py, self.t.view(&shape_from_args(&PyTuple::new(py, [a])?, "view")?).py()?)
+            }
+            (Some(a), false, None, None) => {
+                let all: Vec<Bound<'py, PyAny>> = std::iter::once(a.clone()).chain(rest.iter()).collect();
+                let all = PyTuple::new(py, all)?;
+                wrap(py, self.t.view(&shape_from_args(&all, "view")?).py()?)
+            }
+            (None, true, Some(s), None) => wrap(py, self.t.view(&int_list(s, "view")?).py()?),
+            (None, true, None, Some(d)) => wrap(py, convert::view_dtype(&self.t, extract_dtype(d)?)?),
+            _ => {
+                let mut got: Vec<String> = first.map(type_name).into_iter().chain(rest.iter().map(|a| type_name(&a))).collect();
+                got.extend(size.map(|s| format!("size={}", type_name(s))));
+                got.extend(dtype.map(|d| format!("dtype={}", type_name(d))));
+                Err(PyTypeError::new_err(format!(
+                    "view() received an invalid combination of arguments - got ({}), but expected one of:\n \
+                     * (torch.dtype dtype)\n * (tuple of ints size)\n",
+                    got.join(", ")
+                )))
             }
         }
-        wrap(py, self.t.view(&shape_from_args(shape, "view")?).py()?)
     }
     fn view_as<'py>(&self, py: Python<'py>, other: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
         let o = tensor_of(other)?;
