@@ -32,8 +32,10 @@ unsafe impl<T: Plain> Plain for Complex<T> {}
 struct Line([u8; 64]);
 
 /// Loans larger than this are allocated for the call and freed after, so
-/// that one huge transform does not pin its scratch for the thread's life.
-const KEEP_BYTES: usize = 8 << 20;
+/// that one huge transform does not pin its scratch for the thread's life
+/// (a block takes at most `lanes::BLOCK_BYTES` unless one lane is longer,
+/// and one lane that long costs more to transform than to allocate).
+const KEEP_BYTES: usize = 1 << 20;
 
 thread_local! {
     /// The blocks' lanes (see [`lanes`]).

@@ -368,8 +368,8 @@ fn scratch_loans_are_aligned_sized_and_nest() {
         work::<Complex<f32>, _>(4, |w| assert_eq!(w.len(), 4));
     });
     // Loans past the kept size are allocated for the call.
-    work::<f64, _>((8 << 20) / 8 + 1, |w| {
+    work::<f64, _>((1 << 20) / 8 + 1, |w| {
         w[w.len() - 1] = 3.0;
-        assert_eq!(w.len(), (8 << 20) / 8 + 1);
+        assert_eq!(w.len(), (1 << 20) / 8 + 1);
     });
 }
