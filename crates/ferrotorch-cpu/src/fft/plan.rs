@@ -23,7 +23,7 @@ impl<T: FftNum> Planners<T> {
 }
 
 /// A float type the kernels transform: `f32` or `f64`, each with its planners.
-pub trait FftFloat: FftNum + Default + rustfft::num_traits::NumAssign {
+pub trait FftFloat: FftNum + Default + rustfft::num_traits::NumAssign + super::scratch::Plain {
     /// This precision's planners.
     fn planners() -> &'static Planners<Self>;
     /// `v` rounded to this type.

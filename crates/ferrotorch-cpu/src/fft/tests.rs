@@ -299,3 +299,77 @@ fn mismatched_operands_are_an_error_not_a_panic() {
     assert!(fft(&s, DType::Int64, Src { base: x.as_ptr() as *const u8, layout: &xl }, Dst { base: out.as_mut_ptr() as *mut u8, layout: &xl }).is_err());
     let _ = contiguous_strides(&[1]);
 }
+
+#[test]
+fn r2c_two_sided_over_several_dims_is_the_transform_of_the_complexified_input() {
+    // The half spectrum along the halved (last listed) dim, the complex
+    // passes over it, then the Hermitian fill: against the naive transform
+    // of the input with zero imaginary parts, the halved dim first, in the
+    // middle (the complex passes' lanes in the narrowed spectrum are then
+    // not back to back) and last, even and odd lengths, both directions.
+    let shape = [4usize, 6, 5];
+    let base = noise(120, 9);
+    let contiguous = Layout::contiguous(&shape);
+    // The same values read from a (5, 6, 4) buffer through a permuted layout.
+    let permuted = Layout { shape: shape.into_iter().collect(), strides: [1, 4, 24].into_iter().collect(), offset: 0 };
+    for xl in [&contiguous, &permuted] {
+        let dense: Vec<C> = materialize(&base, xl).into_iter().map(|v| C::new(v, 0.0)).collect();
+        for dims in [vec![0usize, 1, 2], vec![2, 0], vec![0, 2, 1], vec![2, 1], vec![1]] {
+            for forward in [true, false] {
+                let lengths: Vec<usize> = dims.iter().map(|&d| shape[d]).collect();
+                let s = spec(FftKind::R2C { onesided: false }, forward, &dims, &lengths, 0.25);
+                let mut want = dense.clone();
+                for &d in &dims {
+                    want = dft_along(&want, &shape, d, forward);
+                }
+                want.iter_mut().for_each(|v| *v *= 0.25);
+                assert_close(&run::<f64, f64, C>(&s, &base, xl, &shape), &want, 1e-12);
+                let x32: Vec<f32> = base.iter().map(|&v| v as f32).collect();
+                assert_close(&to_c64(&run::<f32, f32, Complex<f32>>(&s, &x32, xl, &shape)), &want, 2e-5);
+            }
+        }
+    }
+}
+
+#[test]
+fn two_sided_r2c_of_a_large_image_fills_every_frequency() {
+    // 64 x 1024 real floats (8 KiB spectrum rows, blocks of several lanes):
+    // the completed spectrum equals the complex transform of the same input.
+    let (rows, cols) = (64usize, 1024usize);
+    let x = noise(rows * cols, 13);
+    let xl = Layout::contiguous(&[rows, cols]);
+    let s = spec(FftKind::R2C { onesided: false }, true, &[0, 1], &[rows, cols], 1.0);
+    let got = run::<f64, f64, C>(&s, &x, &xl, &[rows, cols]);
+    let xc: Vec<C> = x.iter().map(|&v| C::new(v, 0.0)).collect();
+    let c = spec(FftKind::C2C, true, &[0, 1], &[rows, cols], 1.0);
+    assert_close(&got, &run::<f64, C, C>(&c, &xc, &xl, &[rows, cols]), 1e-12);
+    // and the complex transform is the naive one along the columns of its rows' transforms
+    let want = dft_along(&dft_along(&xc[..8 * cols], &[8, cols], 1, true), &[8, cols], 0, true);
+    let c8 = spec(FftKind::C2C, true, &[0, 1], &[8, cols], 1.0);
+    assert_close(&run::<f64, C, C>(&c8, &xc[..8 * cols], &Layout::contiguous(&[8, cols]), &[8, cols]), &want, 1e-12);
+}
+
+#[test]
+fn scratch_loans_are_aligned_sized_and_nest() {
+    use super::scratch::{lanes, work};
+    lanes::<f32, Complex<f64>, _>(3, 5, |a, b| {
+        assert_eq!((a.len(), b.len()), (3, 5));
+        assert_eq!(a.as_ptr() as usize % 64, 0);
+        assert_eq!(b.as_ptr() as usize % 64, 0);
+        a.fill(1.5);
+        b.fill(C::new(2.0, -1.0));
+        // A nested loan of the same buffer is a fresh allocation, not an alias.
+        lanes::<f32, f32, _>(3, 0, |c, _| {
+            c.fill(7.0);
+            assert_ne!(c.as_ptr(), a.as_ptr());
+        });
+        assert!(a.iter().all(|&v| v == 1.5) && b.iter().all(|&v| v == C::new(2.0, -1.0)));
+        // The other buffer is independent.
+        work::<Complex<f32>, _>(4, |w| assert_eq!(w.len(), 4));
+    });
+    // Loans past the kept size are allocated for the call.
+    work::<f64, _>((1 << 20) / 8 + 1, |w| {
+        w[w.len() - 1] = 3.0;
+        assert_eq!(w.len(), (1 << 20) / 8 + 1);
+    });
+}

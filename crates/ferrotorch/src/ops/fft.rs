@@ -13,9 +13,13 @@
 //! so that it is differentiable again.
 //! Every `torch.fft` function ([`FftFn`]) is one or two primitives plus the
 //! zero-padding or trimming of `n`/`s` and conjugations, composed as
-//! PyTorch composes them, so values, dtypes and graph nodes agree.
+//! PyTorch composes them, so values, dtypes and graph nodes agree. The one
+//! exception needs no graph: `fft2`/`fftn`/`ifft2`/`ifftn` of a real input
+//! that records nothing run the two-sided real-input transform (half the
+//! work) instead of PyTorch's complex copy and complex transform; the
+//! values agree to rounding.
 
-use crate::autograd::{record, rule_native as rule, GradModeGuard};
+use crate::autograd::{needs_grad, record, rule_native as rule, GradModeGuard};
 use crate::defaults::default_dtype;
 use crate::ops::arith_grad::g0;
 use crate::Tensor;
@@ -316,6 +320,15 @@ impl Tensor {
                     let x = resize(&x, &dims, &sizes)?;
                     let out = x.fft_r2c(&dims, scale(&sizes), false)?;
                     return if forward { Ok(out) } else { out.conj() };
+                }
+                if !complex_input && !dims.is_empty() && !needs_grad(&[&x]) {
+                    // With no graph to mirror, a real signal's spectrum comes
+                    // from the real-input transform (half the work) rather
+                    // than from transforming its complex copy as PyTorch does.
+                    let x = resize(&x, &dims, &sizes)?;
+                    let lengths = sizes.iter().copied().collect();
+                    let spec = FftSpec { kind: FftKind::R2C { onesided: false }, forward, dims: dims.iter().copied().collect(), lengths, scale: scale(&sizes) };
+                    return transform(&x, spec, &x.shape().to_vec());
                 }
                 let x = if complex_input { x } else { complexify(&x)? };
                 let x = resize(&x, &dims, &sizes)?;
