@@ -388,6 +388,22 @@ impl<'a, T> Pieces<'a, T> {
     }
 }
 
+/// How many rows of `row_bytes` ahead a row pass prefetches its input
+/// (the `ahead` of the row kernels), 0 for none: at least 8 KiB ahead, so
+/// that a line has a whole row's time to arrive (one row ahead left layer
+/// norm's 4 KiB rows waiting, two did not), and only for rows of up to
+/// 64 KiB, past which the pass re-reads its own row from L2 and a
+/// prefetched next one would only evict it.
+fn rows_ahead(row_bytes: usize) -> usize {
+    const LEAD: usize = 8 << 10;
+    const MAX_ROW: usize = 64 << 10;
+    if row_bytes == 0 || row_bytes > MAX_ROW {
+        0
+    } else {
+        LEAD.div_ceil(row_bytes)
+    }
+}
+
 /// Forward of one task's rows; see [`layer_norm_forward`].
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
@@ -407,6 +423,7 @@ fn forward_rows<T: Element, F: MomentFloat>(
     let direct = T::DTYPE == F::DTYPE;
     let mut yb = if direct { Vec::new() } else { vec![F::ZERO; n] };
     let stream = direct && stream;
+    let (rows, lead) = (mean.len(), rows_ahead(n * std::mem::size_of::<T>()));
     for (r, (xr, yr)) in x.chunks_exact(n).zip(out.chunks_exact_mut(n)).enumerate() {
         let (xf, mu, rs) = stats.of(xr);
         mean[r] = mu;
@@ -421,11 +438,13 @@ fn forward_rows<T: Element, F: MomentFloat>(
                 unsafe {
                     let f = |s: &[F]| s.as_ptr() as *const f32;
                     let (xp, yp, rs, shift) = (f(xf), yf.as_mut_ptr() as *mut f32, rs.to_f64() as f32, shift.to_f64() as f32);
+                    // The row `lead` ahead, when it is read as f32 too.
+                    let ahead = if direct && lead > 0 && r + lead < rows { xp.wrapping_add(lead * n) } else { std::ptr::null() };
                     match (isa() == Isa::Avx512, stream) {
-                        (true, true) => avx::affine16::<true>(xp, rs, shift, w.map(f), b.map(f), yp, n),
-                        (true, false) => avx::affine16::<false>(xp, rs, shift, w.map(f), b.map(f), yp, n),
-                        (false, true) => avx::affine8::<true>(xp, rs, shift, w.map(f), b.map(f), yp, n),
-                        (false, false) => avx::affine8::<false>(xp, rs, shift, w.map(f), b.map(f), yp, n),
+                        (true, true) => avx::affine16::<true>(xp, rs, shift, w.map(f), b.map(f), yp, n, ahead),
+                        (true, false) => avx::affine16::<false>(xp, rs, shift, w.map(f), b.map(f), yp, n, ahead),
+                        (false, true) => avx::affine8::<true>(xp, rs, shift, w.map(f), b.map(f), yp, n, ahead),
+                        (false, false) => avx::affine8::<false>(xp, rs, shift, w.map(f), b.map(f), yp, n, ahead),
                     }
                 }
                 if !direct_out {
@@ -772,6 +791,15 @@ mod avx {
         };
     }
 
+    /// Prefetches the line of `$ahead + $j` unless `$ahead` is null.
+    macro_rules! fetch {
+        ($ahead:expr, $j:expr) => {
+            if !$ahead.is_null() {
+                _mm_prefetch::<_MM_HINT_T0>($ahead.wrapping_add($j) as *const i8)
+            }
+        };
+    }
+
     /// Defines the row kernels of one vector width (the intrinsics passed
     /// in; macros rather than closures so that everything shares the
     /// function's target feature):
@@ -782,10 +810,16 @@ mod avx {
     /// With `NT` the stores stream from `y`'s first `4 * $lanes`-byte
     /// boundary (streaming stores need aligned addresses); the elements
     /// before it and the tail are computed one at a time by the same formula.
+    ///
+    /// `ahead` (null for none) is the input this pass's caller reads next,
+    /// prefetched element for element alongside `x`: this pass reads `x`
+    /// from cache, so without it no read from memory is in flight while it
+    /// runs, and the next statistics pass would start on cold lines.
     macro_rules! row_kernels {
         ($feature:literal, $lanes:literal, $set1:ident, $load:ident, $mul:ident, $add:ident, $fmadd:ident, $stream:ident, $storeu:ident, $affine:ident, $fma:ident) => {
             #[target_feature(enable = $feature)]
-            pub(super) unsafe fn $affine<const NT: bool>(x: *const f32, rs: f32, shift: f32, w: Option<*const f32>, b: Option<*const f32>, y: *mut f32, n: usize) {
+            #[allow(clippy::too_many_arguments)]
+            pub(super) unsafe fn $affine<const NT: bool>(x: *const f32, rs: f32, shift: f32, w: Option<*const f32>, b: Option<*const f32>, y: *mut f32, n: usize, ahead: *const f32) {
                 let (rv, sv) = ($set1(rs), $set1(shift));
                 let lo = head::<NT>(y, 4 * $lanes, n);
                 let full = lo + (n - lo) / $lanes * $lanes;
@@ -796,6 +830,7 @@ mod avx {
                 match (w, b) {
                     (Some(w), Some(b)) => {
                         while j < full {
+                            fetch!(ahead, j);
                             let v = $add($mul($add($mul($load(x.add(j)), rv), sv), $load(w.add(j))), $load(b.add(j)));
                             put!(NT, $stream, $storeu, y, j, v);
                             j += $lanes;
@@ -803,18 +838,21 @@ mod avx {
                     }
                     (Some(w), None) => {
                         while j < full {
+                            fetch!(ahead, j);
                             put!(NT, $stream, $storeu, y, j, $mul($add($mul($load(x.add(j)), rv), sv), $load(w.add(j))));
                             j += $lanes;
                         }
                     }
                     (None, Some(b)) => {
                         while j < full {
+                            fetch!(ahead, j);
                             put!(NT, $stream, $storeu, y, j, $add($add($mul($load(x.add(j)), rv), sv), $load(b.add(j))));
                             j += $lanes;
                         }
                     }
                     (None, None) => {
                         while j < full {
+                            fetch!(ahead, j);
                             put!(NT, $stream, $storeu, y, j, $add($mul($load(x.add(j)), rv), sv));
                             j += $lanes;
                         }
@@ -826,7 +864,7 @@ mod avx {
             }
 
             #[target_feature(enable = $feature)]
-            pub(super) unsafe fn $fma<const NT: bool>(x: *const f32, scale: f32, bias: f32, y: *mut f32, n: usize) {
+            pub(super) unsafe fn $fma<const NT: bool>(x: *const f32, scale: f32, bias: f32, y: *mut f32, n: usize, ahead: *const f32) {
                 let (sv, bv) = ($set1(scale), $set1(bias));
                 let lo = head::<NT>(y, 4 * $lanes, n);
                 let full = lo + (n - lo) / $lanes * $lanes;
@@ -835,6 +873,7 @@ mod avx {
                 }
                 let mut j = lo;
                 while j < full {
+                    fetch!(ahead, j);
                     put!(NT, $stream, $storeu, y, j, $fmadd($load(x.add(j)), sv, bv));
                     j += $lanes;
                 }
@@ -1565,6 +1604,7 @@ impl<T: Element, F: MomentFloat> Task for GroupRows<'_, T, F> {
         let (os, ms, rs) = unsafe { (self.out.get(t), self.mean.get(t), self.rstd.get(t)) };
         let first = t * self.per;
         let mut stats = RowStats::<F>::new::<T>(row, self.split, self.eps);
+        let lead = rows_ahead(row * std::mem::size_of::<T>());
         for (k, (xr, or)) in piece(self.x, t, self.per * row).chunks_exact(row).zip(os.chunks_exact_mut(row)).enumerate() {
             let (xf, mu, r) = stats.of(xr);
             ms[k] = mu;
@@ -1584,14 +1624,16 @@ impl<T: Element, F: MomentFloat> Task for GroupRows<'_, T, F> {
                     if T::DTYPE == DType::Float32 && F::DTYPE == DType::Float32 && fma_ok() {
                         let (xp, yp, n) = (xc.as_ptr() as *const f32, oc.as_mut_ptr() as *mut f32, self.s);
                         let (sc, bi, wide) = (scale.to_f64() as f32, bias.to_f64() as f32, isa() == Isa::Avx512);
+                        // The same channel of the row `lead` ahead in this task.
+                        let ahead = if lead > 0 && k + lead < ms.len() { xp.wrapping_add(lead * row) } else { std::ptr::null() };
                         // SAFETY: T and F are f32 (checked), both slices hold
                         // `s` elements; the CPU has AVX2+FMA (and AVX-512F when `wide`).
                         unsafe {
                             match (wide, self.stream) {
-                                (true, true) => avx::fma16::<true>(xp, sc, bi, yp, n),
-                                (true, false) => avx::fma16::<false>(xp, sc, bi, yp, n),
-                                (false, true) => avx::fma8::<true>(xp, sc, bi, yp, n),
-                                (false, false) => avx::fma8::<false>(xp, sc, bi, yp, n),
+                                (true, true) => avx::fma16::<true>(xp, sc, bi, yp, n, ahead),
+                                (true, false) => avx::fma16::<false>(xp, sc, bi, yp, n, ahead),
+                                (false, true) => avx::fma8::<true>(xp, sc, bi, yp, n, ahead),
+                                (false, false) => avx::fma8::<false>(xp, sc, bi, yp, n, ahead),
                             }
                         }
                         continue;
