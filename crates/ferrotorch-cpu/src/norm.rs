@@ -428,7 +428,6 @@ fn forward_rows<T: Element, F: MomentFloat>(
         let (xf, mu, rs) = stats.of(xr);
         mean[r] = mu;
         rstd[r] = rs;
-        let shift = -(mu * rs);
         let direct_out = direct;
         {
             let yf: &mut [F] = if direct_out { same_mut::<T, F>(yr).unwrap_or(&mut yb[..]) } else { &mut yb };
@@ -437,14 +436,14 @@ fn forward_rows<T: Element, F: MomentFloat>(
                 // SAFETY: F is f32 (checked); every slice holds `n` elements; AVX2 present.
                 unsafe {
                     let f = |s: &[F]| s.as_ptr() as *const f32;
-                    let (xp, yp, rs, shift) = (f(xf), yf.as_mut_ptr() as *mut f32, rs.to_f64() as f32, shift.to_f64() as f32);
+                    let (xp, yp, mu, rs) = (f(xf), yf.as_mut_ptr() as *mut f32, mu.to_f64() as f32, rs.to_f64() as f32);
                     // The row `lead` ahead, when it is read as f32 too.
                     let ahead = if direct && lead > 0 && r + lead < rows { xp.wrapping_add(lead * n) } else { std::ptr::null() };
                     match (isa() == Isa::Avx512, stream) {
-                        (true, true) => avx::affine16::<true>(xp, rs, shift, w.map(f), b.map(f), yp, n, ahead),
-                        (true, false) => avx::affine16::<false>(xp, rs, shift, w.map(f), b.map(f), yp, n, ahead),
-                        (false, true) => avx::affine8::<true>(xp, rs, shift, w.map(f), b.map(f), yp, n, ahead),
-                        (false, false) => avx::affine8::<false>(xp, rs, shift, w.map(f), b.map(f), yp, n, ahead),
+                        (true, true) => avx::affine16::<true>(xp, mu, rs, w.map(f), b.map(f), yp, n, ahead),
+                        (true, false) => avx::affine16::<false>(xp, mu, rs, w.map(f), b.map(f), yp, n, ahead),
+                        (false, true) => avx::affine8::<true>(xp, mu, rs, w.map(f), b.map(f), yp, n, ahead),
+                        (false, false) => avx::affine8::<false>(xp, mu, rs, w.map(f), b.map(f), yp, n, ahead),
                     }
                 }
                 if !direct_out {
@@ -452,25 +451,26 @@ fn forward_rows<T: Element, F: MomentFloat>(
                 }
                 continue;
             }
+            // PyTorch's roundings per parameter combination (see `avx::affine1`).
             match (w, b) {
                 (Some(w), Some(b)) => {
                     for j in 0..n {
-                        yf[j] = (xf[j] * rs + shift) * w[j] + b[j];
+                        yf[j] = ((xf[j] - mu) * rs).fma(w[j], b[j]);
                     }
                 }
                 (Some(w), None) => {
                     for j in 0..n {
-                        yf[j] = (xf[j] * rs + shift) * w[j];
+                        yf[j] = (xf[j] - mu) * rs * w[j];
                     }
                 }
                 (None, Some(b)) => {
                     for j in 0..n {
-                        yf[j] = (xf[j] * rs + shift) + b[j];
+                        yf[j] = (xf[j] - mu).fma(rs, b[j]);
                     }
                 }
                 (None, None) => {
                     for j in 0..n {
-                        yf[j] = xf[j] * rs + shift;
+                        yf[j] = (xf[j] - mu) * rs;
                     }
                 }
             }
@@ -767,17 +767,20 @@ mod avx {
         }
     }
 
-    /// `y = (x * rs + shift) * w + b` (w, b optional) for one element.
+    /// `y = (x - mu) * rs * w + b` (w, b optional) for one element, rounded
+    /// as PyTorch's kernel rounds it: `fma((x - mu) * rs, w, b)` with both
+    /// parameters, `fma(x - mu, rs, b)` with only `b`, plain products
+    /// otherwise (measured bit for bit against PyTorch 2.13). Subtracting
+    /// the mean first keeps rows whose mean dwarfs their spread accurate.
     #[inline(always)]
-    unsafe fn affine1(x: *const f32, rs: f32, shift: f32, w: Option<*const f32>, b: Option<*const f32>, y: *mut f32, j: usize) {
-        let mut v = *x.add(j) * rs + shift;
-        if let Some(w) = w {
-            v *= *w.add(j);
-        }
-        if let Some(b) = b {
-            v += *b.add(j);
-        }
-        *y.add(j) = v;
+    unsafe fn affine1(x: *const f32, mu: f32, rs: f32, w: Option<*const f32>, b: Option<*const f32>, y: *mut f32, j: usize) {
+        let d = *x.add(j) - mu;
+        *y.add(j) = match (w, b) {
+            (Some(w), Some(b)) => (d * rs).mul_add(*w.add(j), *b.add(j)),
+            (Some(w), None) => d * rs * *w.add(j),
+            (None, Some(b)) => d.mul_add(rs, *b.add(j)),
+            (None, None) => d * rs,
+        };
     }
 
     /// Stores `$v` at `$y + $j`: streamed when `$nt`, else an ordinary store.
@@ -803,8 +806,9 @@ mod avx {
     /// Defines the row kernels of one vector width (the intrinsics passed
     /// in; macros rather than closures so that everything shares the
     /// function's target feature):
-    /// - `$affine`: `y = (x * rs + shift) * w + b` (w, b optional), one
-    ///   loop per parameter combination, no tests inside a loop;
+    /// - `$affine`: `y = (x - mu) * rs * w + b` (w, b optional) as
+    ///   [`affine1`] rounds it, one loop per parameter combination, no
+    ///   tests inside a loop;
     /// - `$fma`: `y = fma(x, scale, bias)`, one rounding as `f32::mul_add`.
     ///
     /// With `NT` the stores stream from `y`'s first `4 * $lanes`-byte
@@ -816,22 +820,22 @@ mod avx {
     /// from cache, so without it no read from memory is in flight while it
     /// runs, and the next statistics pass would start on cold lines.
     macro_rules! row_kernels {
-        ($feature:literal, $lanes:literal, $set1:ident, $load:ident, $mul:ident, $add:ident, $fmadd:ident, $stream:ident, $storeu:ident, $affine:ident, $fma:ident) => {
+        ($feature:literal, $lanes:literal, $set1:ident, $load:ident, $mul:ident, $sub:ident, $fmadd:ident, $stream:ident, $storeu:ident, $affine:ident, $fma:ident) => {
             #[target_feature(enable = $feature)]
             #[allow(clippy::too_many_arguments)]
-            pub(super) unsafe fn $affine<const NT: bool>(x: *const f32, rs: f32, shift: f32, w: Option<*const f32>, b: Option<*const f32>, y: *mut f32, n: usize, ahead: *const f32) {
-                let (rv, sv) = ($set1(rs), $set1(shift));
+            pub(super) unsafe fn $affine<const NT: bool>(x: *const f32, mu: f32, rs: f32, w: Option<*const f32>, b: Option<*const f32>, y: *mut f32, n: usize, ahead: *const f32) {
+                let (mv, rv) = ($set1(mu), $set1(rs));
                 let lo = head::<NT>(y, 4 * $lanes, n);
                 let full = lo + (n - lo) / $lanes * $lanes;
                 for j in 0..lo {
-                    affine1(x, rs, shift, w, b, y, j);
+                    affine1(x, mu, rs, w, b, y, j);
                 }
                 let mut j = lo;
                 match (w, b) {
                     (Some(w), Some(b)) => {
                         while j < full {
                             fetch!(ahead, j);
-                            let v = $add($mul($add($mul($load(x.add(j)), rv), sv), $load(w.add(j))), $load(b.add(j)));
+                            let v = $fmadd($mul($sub($load(x.add(j)), mv), rv), $load(w.add(j)), $load(b.add(j)));
                             put!(NT, $stream, $storeu, y, j, v);
                             j += $lanes;
                         }
@@ -839,27 +843,27 @@ mod avx {
                     (Some(w), None) => {
                         while j < full {
                             fetch!(ahead, j);
-                            put!(NT, $stream, $storeu, y, j, $mul($add($mul($load(x.add(j)), rv), sv), $load(w.add(j))));
+                            put!(NT, $stream, $storeu, y, j, $mul($mul($sub($load(x.add(j)), mv), rv), $load(w.add(j))));
                             j += $lanes;
                         }
                     }
                     (None, Some(b)) => {
                         while j < full {
                             fetch!(ahead, j);
-                            put!(NT, $stream, $storeu, y, j, $add($add($mul($load(x.add(j)), rv), sv), $load(b.add(j))));
+                            put!(NT, $stream, $storeu, y, j, $fmadd($sub($load(x.add(j)), mv), rv, $load(b.add(j))));
                             j += $lanes;
                         }
                     }
                     (None, None) => {
                         while j < full {
                             fetch!(ahead, j);
-                            put!(NT, $stream, $storeu, y, j, $add($mul($load(x.add(j)), rv), sv));
+                            put!(NT, $stream, $storeu, y, j, $mul($sub($load(x.add(j)), mv), rv));
                             j += $lanes;
                         }
                     }
                 }
                 for j in full..n {
-                    affine1(x, rs, shift, w, b, y, j);
+                    affine1(x, mu, rs, w, b, y, j);
                 }
             }
 
@@ -881,8 +885,8 @@ mod avx {
         };
     }
 
-    row_kernels!("avx2,fma", 8, _mm256_set1_ps, _mm256_loadu_ps, _mm256_mul_ps, _mm256_add_ps, _mm256_fmadd_ps, _mm256_stream_ps, _mm256_storeu_ps, affine8, fma8);
-    row_kernels!("avx512f,fma", 16, _mm512_set1_ps, _mm512_loadu_ps, _mm512_mul_ps, _mm512_add_ps, _mm512_fmadd_ps, _mm512_stream_ps, _mm512_storeu_ps, affine16, fma16);
+    row_kernels!("avx2,fma", 8, _mm256_set1_ps, _mm256_loadu_ps, _mm256_mul_ps, _mm256_sub_ps, _mm256_fmadd_ps, _mm256_stream_ps, _mm256_storeu_ps, affine8, fma8);
+    row_kernels!("avx512f,fma", 16, _mm512_set1_ps, _mm512_loadu_ps, _mm512_mul_ps, _mm512_sub_ps, _mm512_fmadd_ps, _mm512_stream_ps, _mm512_storeu_ps, affine16, fma16);
 
     /// `dw += g * (x - mu) * a`, `db += g`.
     #[target_feature(enable = "avx2,fma")]
@@ -1843,6 +1847,44 @@ mod tests {
         for j in 0..n {
             let e: f64 = (0..rows).map(|r| g[r * n + j]).sum();
             assert!((db[j] - e).abs() < 1e-9);
+        }
+    }
+
+    #[test]
+    fn layer_norm_f32_output_rounds_per_parameter_combination() {
+        // Rows near 1000 with a spread of about 1 (where `x·rstd − mean·rstd`
+        // cancels digits away), row lengths off every vector width, enough
+        // rows to stream the output and prefetch ahead: every element,
+        // vector or head/tail, is rounded as PyTorch rounds it, from the
+        // row's own statistics, and lies near the float64 result.
+        for n in [3usize, 1031] {
+            let rows = (4 << 20) / (4 * n) + 5;
+            let x: Vec<f32> = (0..rows * n).map(|i| 1000.0 + ((i * 7919) % 1009) as f32 / 317.0 - 1.5).collect();
+            let w: Vec<f32> = (0..n).map(|j| 0.5 + (j % 17) as f32 / 10.0).collect();
+            let b: Vec<f32> = (0..n).map(|j| (j % 13) as f32 / 7.0 - 1.0).collect();
+            let x64: Vec<f64> = x.iter().map(|&v| v as f64).collect();
+            for (wo, bo) in [(None, None), (Some(&w[..]), None), (None, Some(&b[..])), (Some(&w[..]), Some(&b[..]))] {
+                let (mut out, mut mean, mut rstd) = (vec![0f32; rows * n], vec![0f32; rows], vec![0f32; rows]);
+                layer_norm_forward::<f32, f32>(&x, n, wo, bo, 1e-5, &mut out, &mut mean, &mut rstd);
+                let ones = vec![1.0; n];
+                let zeros = vec![0.0; n];
+                let w64: Vec<f64> = wo.map_or(ones, |w| w.iter().map(|&v| v as f64).collect());
+                let b64: Vec<f64> = bo.map_or(zeros, |b| b.iter().map(|&v| v as f64).collect());
+                let exact = naive(&x64, n, &w64, &b64, 1e-5);
+                for (i, (&y, e)) in out.iter().zip(exact).enumerate() {
+                    let (r, j) = (i / n, i % n);
+                    let d = x[i] - mean[r];
+                    let want = match (wo, bo) {
+                        (Some(w), Some(b)) => (d * rstd[r]).mul_add(w[j], b[j]),
+                        (Some(w), None) => d * rstd[r] * w[j],
+                        (None, Some(b)) => d.mul_add(rstd[r], b[j]),
+                        (None, None) => d * rstd[r],
+                    };
+                    assert_eq!(y.to_bits(), want.to_bits(), "n {n} w {} b {} at {i}: {y} vs {want}", wo.is_some(), bo.is_some());
+                    // The mean's own rounding (half an ulp of 1000) bounds the error.
+                    assert!((y as f64 - e).abs() < 1e-4 * (1.0 + e.abs()), "n {n} at {i}: {y} vs {e}");
+                }
+            }
         }
     }
 
