@@ -4,6 +4,10 @@
 //! is either contiguous or a broadcast scalar (stride 0), f32/f64 go through the
 //! SIMD loop of the detected ISA; every other layout and dtype uses the generic
 //! loop of [`crate::elementwise`] with PyTorch's per-dtype semantics.
+//!
+//! A large output that aliases no input is written with streaming stores
+//! ([`crate::simd::stream`]): `add(a, b, out=c)` over 64 MiB then moves 3
+//! buffers' worth of memory instead of 4 (no read-for-ownership of `c`).
 
 use crate::elementwise::{binary as generic_binary, Float, Num};
 use crate::iter::Plan;
@@ -90,8 +94,8 @@ fn simd_op<V: Vf>(op: Lanes, a: V, b: V) -> V {
 macro_rules! binary_arms {
     ($V:ty, $op:expr, $x:expr, $sx:expr, $y:expr, $sy:expr, $o:expr, $n:expr; $($k:ident),*) => {
         match $op {
-            $(Lanes::Op(BinaryOp::$k) => map2::<$V>($x, $sx, $y, $sy, $o, $n, |a, b| simd_op(Lanes::Op(BinaryOp::$k), a, b)),)*
-            other => map2::<$V>($x, $sx, $y, $sy, $o, $n, |a, b| simd_op(other, a, b)),
+            $(Lanes::Op(BinaryOp::$k) => map2::<$V, NT>($x, $sx, $y, $sy, $o, $n, |a, b| simd_op(Lanes::Op(BinaryOp::$k), a, b)),)*
+            other => map2::<$V, NT>($x, $sx, $y, $sy, $o, $n, |a, b| simd_op(other, a, b)),
         }
     };
 }
@@ -99,7 +103,7 @@ macro_rules! binary_arms {
 macro_rules! simd_binary_fn {
     ($name:ident, $V:ty, $E:ty $(, $feat:literal)?) => {
         $(#[target_feature(enable = $feat)])?
-        unsafe fn $name(op: Lanes, x: *const $E, sx: usize, y: *const $E, sy: usize, o: *mut $E, n: usize) {
+        unsafe fn $name<const NT: bool>(op: Lanes, x: *const $E, sx: usize, y: *const $E, sy: usize, o: *mut $E, n: usize) {
             binary_arms!($V, op, x, sx, y, sy, o, n; Add, Sub, Mul, Div, Maximum, Minimum)
         }
     };
@@ -118,23 +122,30 @@ simd_binary_fn!(binary_avx512_f64, crate::simd::avx512::F64x8, f64, "avx512f,avx
 
 /// f32/f64 with a vectorised contiguous binary loop.
 trait FastBinary: Num + Float {
-    /// `o[i] = op(x[i·sx], y[i·sy])`, `sx`/`sy` ∈ {0, 1}.
+    /// `o[i] = op(x[i·sx], y[i·sy])`, `sx`/`sy` ∈ {0, 1}; with `nt` `o` is
+    /// written with streaming stores, which the caller fences.
     ///
     /// # Safety
     /// `n >= 1`; pointers valid for the elements their strides reach; `isa` supported.
-    unsafe fn contiguous_binary(isa: Isa, op: Lanes, x: *const Self, sx: usize, y: *const Self, sy: usize, o: *mut Self, n: usize);
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn contiguous_binary(isa: Isa, nt: bool, op: Lanes, x: *const Self, sx: usize, y: *const Self, sy: usize, o: *mut Self, n: usize);
 }
 
 macro_rules! fast_binary {
     ($t:ty, $scalar:ident, $avx2:ident, $avx512:ident) => {
         impl FastBinary for $t {
-            unsafe fn contiguous_binary(isa: Isa, op: Lanes, x: *const $t, sx: usize, y: *const $t, sy: usize, o: *mut $t, n: usize) {
-                match isa {
+            unsafe fn contiguous_binary(isa: Isa, nt: bool, op: Lanes, x: *const $t, sx: usize, y: *const $t, sy: usize, o: *mut $t, n: usize) {
+                match (isa, nt) {
                     #[cfg(target_arch = "x86_64")]
-                    Isa::Avx512 => $avx512(op, x, sx, y, sy, o, n),
+                    (Isa::Avx512, true) => $avx512::<true>(op, x, sx, y, sy, o, n),
                     #[cfg(target_arch = "x86_64")]
-                    Isa::Avx2 => $avx2(op, x, sx, y, sy, o, n),
-                    _ => $scalar(op, x, sx, y, sy, o, n),
+                    (Isa::Avx512, false) => $avx512::<false>(op, x, sx, y, sy, o, n),
+                    #[cfg(target_arch = "x86_64")]
+                    (Isa::Avx2, true) => $avx2::<true>(op, x, sx, y, sy, o, n),
+                    #[cfg(target_arch = "x86_64")]
+                    (Isa::Avx2, false) => $avx2::<false>(op, x, sx, y, sy, o, n),
+                    // The scalar "vector" has no streaming store.
+                    _ => $scalar::<false>(op, x, sx, y, sy, o, n),
                 }
             }
         }
@@ -154,8 +165,22 @@ fn binary_f64(op: Lanes, out: Dst, a: Src, b: Src) {
     binary_fast::<f64>(op, out, a, b)
 }
 
+/// Runs at least this long are streamed when the output is
+/// ([`output_streams`]): below it the unaligned head and the fence cost
+/// more than the saved reads (a broadcast's short rows).
+const STREAM_RUN: usize = 4096;
+
+/// Whether `out` is written with streaming stores: large enough
+/// ([`crate::simd::stream::streams`]) and in memory that neither input
+/// reads (an in-place op reads each output line anyway, so saves nothing).
+fn output_streams<T>(out: &Dst, a: &Src, b: &Src) -> bool {
+    let bytes = out.layout.numel() * std::mem::size_of::<T>();
+    crate::simd::stream::streams(bytes) && out.base as *const u8 != a.base && out.base as *const u8 != b.base
+}
+
 fn binary_fast<T: FastBinary>(op: Lanes, out: Dst, a: Src, b: Src) {
     let isa = isa();
+    let stream = output_streams::<T>(&out, &a, &b);
     let plan = Plan::<3>::new(
         &out.layout.shape,
         [&out.layout.strides, &a.layout.strides, &b.layout.strides],
@@ -170,12 +195,18 @@ fn binary_fast<T: FastBinary>(op: Lanes, out: Dst, a: Src, b: Src) {
             let x = at::<T>(ab as *const u8, off[1]);
             let y = at::<T>(bb as *const u8, off[2]);
             match st {
-                [1, sx @ (0 | 1), sy @ (0 | 1)] if n > 0 => T::contiguous_binary(isa, op, x, sx as usize, y, sy as usize, o, n),
+                [1, sx @ (0 | 1), sy @ (0 | 1)] if n > 0 => {
+                    let nt = stream && n >= STREAM_RUN;
+                    T::contiguous_binary(isa, nt, op, x, sx as usize, y, sy as usize, o, n);
+                    if nt {
+                        crate::simd::stream::fence();
+                    }
+                }
                 // One element at a time through the vector kernel, whose
                 // fused multiply-add `scalar_op` has no portable form for.
                 _ if matches!(op, Lanes::AddScaled(_)) => {
                     for i in 0..n as isize {
-                        T::contiguous_binary(isa, op, x.offset(i * st[1]), 0, y.offset(i * st[2]), 0, o.offset(i * st[0]), 1);
+                        T::contiguous_binary(isa, false, op, x.offset(i * st[1]), 0, y.offset(i * st[2]), 0, o.offset(i * st[0]), 1);
                     }
                 }
                 _ => {
@@ -247,19 +278,23 @@ fn int_binary<T: Num>(op: Lanes, out: Dst, a: Src, b: Src) {
 }
 
 /// `o[i] = op(x[i], y[i])` on contiguous slices with an explicit instruction set
-/// (for tests and benchmarks; unsupported levels fall back to a lower one).
+/// (for tests and benchmarks; unsupported levels fall back to a lower one),
+/// streamed when `nt`.
 ///
 /// # Panics
 /// If the lengths differ.
 #[cfg(test)]
-fn binary_slice_with<T: FastBinary>(isa_req: Isa, op: Lanes, x: &[T], y: &[T], out: &mut [T]) {
+fn binary_slice_with<T: FastBinary>(isa_req: Isa, nt: bool, op: Lanes, x: &[T], y: &[T], out: &mut [T]) {
     assert!(x.len() == out.len() && y.len() == out.len(), "binary_slice: length mismatch");
     if out.is_empty() {
         return;
     }
     let isa = Isa::ALL.iter().rev().copied().find(|i| *i <= isa_req && i.is_supported()).unwrap_or(Isa::Scalar);
     // SAFETY: three slices of equal non-zero length; `isa` is supported.
-    unsafe { T::contiguous_binary(isa, op, x.as_ptr(), 1, y.as_ptr(), 1, out.as_mut_ptr(), out.len()) }
+    unsafe { T::contiguous_binary(isa, nt, op, x.as_ptr(), 1, y.as_ptr(), 1, out.as_mut_ptr(), out.len()) };
+    if nt {
+        crate::simd::stream::fence();
+    }
 }
 
 #[cfg(test)]
@@ -311,12 +346,16 @@ mod tests {
         }
         let x32: Vec<f32> = xs.iter().map(|&v| v as f32).collect();
         let y32: Vec<f32> = ys.iter().map(|&v| v as f32).collect();
-        for isa in Isa::ALL {
+        // Streamed outputs start at every offset from a vector boundary: the
+        // unaligned head takes the partial-vector path.
+        for (isa, nt, skip) in Isa::ALL.into_iter().flat_map(|i| [(i, false, 0), (i, true, 0), (i, true, 1), (i, true, 5)]) {
             for op in OPS {
-                let mut o = vec![0f64; xs.len()];
-                binary_slice_with(isa, op, &xs, &ys, &mut o);
-                let mut o32 = vec![0f32; xs.len()];
-                binary_slice_with(isa, op, &x32, &y32, &mut o32);
+                let mut ob = vec![0f64; xs.len() + skip];
+                let o = &mut ob[skip..];
+                binary_slice_with(isa, nt, op, &xs, &ys, o);
+                let mut ob32 = vec![0f32; xs.len() + skip];
+                let o32 = &mut ob32[skip..];
+                binary_slice_with(isa, nt, op, &x32, &y32, o32);
                 for i in 0..xs.len() {
                     let w = reference(op, xs[i], ys[i]);
                     let alpha_ok = matches!(op, Lanes::AddScaled(_)) && ((o[i] - w).abs() <= 1e-15 * w.abs() || same(o[i], scalar_op(op, xs[i], ys[i])));
@@ -398,6 +437,37 @@ mod tests {
             assert_eq!(oi, want, "{op:?}");
         }
         assert!(run(Lanes::Op(BinaryOp::Div), DType::Int8, Dst { base: oi.as_mut_ptr() as *mut u8, layout: &li }, Src { base: xi.as_ptr() as *const u8, layout: &li }, Src { base: yi.as_ptr() as *const u8, layout: &li }).is_err());
+    }
+
+    #[test]
+    fn large_outputs_stream_with_the_same_results() {
+        // Past the streaming size, at an unaligned start (offset 3 into the
+        // buffer), against a broadcast row and a scalar, and in place.
+        let (rows, cols) = (257usize, 4099usize);
+        let n = rows * cols;
+        assert!(crate::simd::stream::streams(4 * n) || isa() == Isa::Scalar);
+        let a: Vec<f32> = (0..n).map(|i| ((i * 7919) % 1001) as f32 * 0.37 - 150.0).collect();
+        let b: Vec<f32> = (0..cols).map(|j| (j % 13) as f32 - 6.5).collect();
+        let la = l(&[rows, cols], &[cols as isize, 1], 0);
+        let lo = l(&[rows, cols], &[cols as isize, 1], 3);
+        for (bl, name) in [(l(&[rows, cols], &[0, 1], 0), "row"), (l(&[rows, cols], &[0, 0], 5), "scalar")] {
+            for op in OPS {
+                let mut o = vec![0f32; n + 3];
+                run(op, DType::Float32, Dst { base: o.as_mut_ptr() as *mut u8, layout: &lo }, Src { base: a.as_ptr() as *const u8, layout: &la }, Src { base: b.as_ptr() as *const u8, layout: &bl }).unwrap();
+                for i in 0..n {
+                    let bv = b[(bl.offset as isize + (i % cols) as isize * bl.strides[1]) as usize];
+                    let w = scalar_op(op, a[i], bv);
+                    let fused = reference(op, a[i] as f64, bv as f64) as f32;
+                    assert!(same(o[3 + i] as f64, w as f64) || same(o[3 + i] as f64, fused as f64), "{name} {op:?} at {i}: {} vs {w}", o[3 + i]);
+                }
+                assert_eq!(o[..3], [0.0; 3], "{name} {op:?} wrote before the output");
+            }
+        }
+        let mut c = a.clone();
+        let p = c.as_mut_ptr();
+        let lb = l(&[rows, cols], &[0, 1], 0);
+        run(Lanes::Op(BinaryOp::Mul), DType::Float32, Dst { base: p as *mut u8, layout: &la }, Src { base: p as *const u8, layout: &la }, Src { base: b.as_ptr() as *const u8, layout: &lb }).unwrap();
+        assert!(c.iter().enumerate().all(|(i, &v)| v == a[i] * b[i % cols]));
     }
 
     #[test]

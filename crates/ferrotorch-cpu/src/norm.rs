@@ -388,6 +388,22 @@ impl<'a, T> Pieces<'a, T> {
     }
 }
 
+/// How many rows of `row_bytes` ahead a row pass prefetches its input
+/// (the `ahead` of the row kernels), 0 for none: at least 8 KiB ahead, so
+/// that a line has a whole row's time to arrive (one row ahead left layer
+/// norm's 4 KiB rows waiting, two did not), and only for rows of up to
+/// 64 KiB, past which the pass re-reads its own row from L2 and a
+/// prefetched next one would only evict it.
+fn rows_ahead(row_bytes: usize) -> usize {
+    const LEAD: usize = 8 << 10;
+    const MAX_ROW: usize = 64 << 10;
+    if row_bytes == 0 || row_bytes > MAX_ROW {
+        0
+    } else {
+        LEAD.div_ceil(row_bytes)
+    }
+}
+
 /// Forward of one task's rows; see [`layer_norm_forward`].
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
@@ -407,11 +423,11 @@ fn forward_rows<T: Element, F: MomentFloat>(
     let direct = T::DTYPE == F::DTYPE;
     let mut yb = if direct { Vec::new() } else { vec![F::ZERO; n] };
     let stream = direct && stream;
+    let (rows, lead) = (mean.len(), rows_ahead(n * std::mem::size_of::<T>()));
     for (r, (xr, yr)) in x.chunks_exact(n).zip(out.chunks_exact_mut(n)).enumerate() {
         let (xf, mu, rs) = stats.of(xr);
         mean[r] = mu;
         rstd[r] = rs;
-        let shift = -(mu * rs);
         let direct_out = direct;
         {
             let yf: &mut [F] = if direct_out { same_mut::<T, F>(yr).unwrap_or(&mut yb[..]) } else { &mut yb };
@@ -420,12 +436,14 @@ fn forward_rows<T: Element, F: MomentFloat>(
                 // SAFETY: F is f32 (checked); every slice holds `n` elements; AVX2 present.
                 unsafe {
                     let f = |s: &[F]| s.as_ptr() as *const f32;
-                    let (xp, yp, rs, shift) = (f(xf), yf.as_mut_ptr() as *mut f32, rs.to_f64() as f32, shift.to_f64() as f32);
+                    let (xp, yp, mu, rs) = (f(xf), yf.as_mut_ptr() as *mut f32, mu.to_f64() as f32, rs.to_f64() as f32);
+                    // The row `lead` ahead, when it is read as f32 too.
+                    let ahead = if direct && lead > 0 && r + lead < rows { xp.wrapping_add(lead * n) } else { std::ptr::null() };
                     match (isa() == Isa::Avx512, stream) {
-                        (true, true) => avx::affine16::<true>(xp, rs, shift, w.map(f), b.map(f), yp, n),
-                        (true, false) => avx::affine16::<false>(xp, rs, shift, w.map(f), b.map(f), yp, n),
-                        (false, true) => avx::affine8::<true>(xp, rs, shift, w.map(f), b.map(f), yp, n),
-                        (false, false) => avx::affine8::<false>(xp, rs, shift, w.map(f), b.map(f), yp, n),
+                        (true, true) => avx::affine16::<true>(xp, mu, rs, w.map(f), b.map(f), yp, n, ahead),
+                        (true, false) => avx::affine16::<false>(xp, mu, rs, w.map(f), b.map(f), yp, n, ahead),
+                        (false, true) => avx::affine8::<true>(xp, mu, rs, w.map(f), b.map(f), yp, n, ahead),
+                        (false, false) => avx::affine8::<false>(xp, mu, rs, w.map(f), b.map(f), yp, n, ahead),
                     }
                 }
                 if !direct_out {
@@ -433,25 +451,26 @@ fn forward_rows<T: Element, F: MomentFloat>(
                 }
                 continue;
             }
+            // PyTorch's roundings per parameter combination (see `avx::affine1`).
             match (w, b) {
                 (Some(w), Some(b)) => {
                     for j in 0..n {
-                        yf[j] = (xf[j] * rs + shift) * w[j] + b[j];
+                        yf[j] = ((xf[j] - mu) * rs).fma(w[j], b[j]);
                     }
                 }
                 (Some(w), None) => {
                     for j in 0..n {
-                        yf[j] = (xf[j] * rs + shift) * w[j];
+                        yf[j] = (xf[j] - mu) * rs * w[j];
                     }
                 }
                 (None, Some(b)) => {
                     for j in 0..n {
-                        yf[j] = (xf[j] * rs + shift) + b[j];
+                        yf[j] = (xf[j] - mu).fma(rs, b[j]);
                     }
                 }
                 (None, None) => {
                     for j in 0..n {
-                        yf[j] = xf[j] * rs + shift;
+                        yf[j] = (xf[j] - mu) * rs;
                     }
                 }
             }
@@ -748,17 +767,20 @@ mod avx {
         }
     }
 
-    /// `y = (x * rs + shift) * w + b` (w, b optional) for one element.
+    /// `y = (x - mu) * rs * w + b` (w, b optional) for one element, rounded
+    /// as PyTorch's kernel rounds it: `fma((x - mu) * rs, w, b)` with both
+    /// parameters, `fma(x - mu, rs, b)` with only `b`, plain products
+    /// otherwise (measured bit for bit against PyTorch 2.13). Subtracting
+    /// the mean first keeps rows whose mean dwarfs their spread accurate.
     #[inline(always)]
-    unsafe fn affine1(x: *const f32, rs: f32, shift: f32, w: Option<*const f32>, b: Option<*const f32>, y: *mut f32, j: usize) {
-        let mut v = *x.add(j) * rs + shift;
-        if let Some(w) = w {
-            v *= *w.add(j);
-        }
-        if let Some(b) = b {
-            v += *b.add(j);
-        }
-        *y.add(j) = v;
+    unsafe fn affine1(x: *const f32, mu: f32, rs: f32, w: Option<*const f32>, b: Option<*const f32>, y: *mut f32, j: usize) {
+        let d = *x.add(j) - mu;
+        *y.add(j) = match (w, b) {
+            (Some(w), Some(b)) => (d * rs).mul_add(*w.add(j), *b.add(j)),
+            (Some(w), None) => d * rs * *w.add(j),
+            (None, Some(b)) => d.mul_add(rs, *b.add(j)),
+            (None, None) => d * rs,
+        };
     }
 
     /// Stores `$v` at `$y + $j`: streamed when `$nt`, else an ordinary store.
@@ -772,61 +794,81 @@ mod avx {
         };
     }
 
+    /// Prefetches the line of `$ahead + $j` unless `$ahead` is null.
+    macro_rules! fetch {
+        ($ahead:expr, $j:expr) => {
+            if !$ahead.is_null() {
+                _mm_prefetch::<_MM_HINT_T0>($ahead.wrapping_add($j) as *const i8)
+            }
+        };
+    }
+
     /// Defines the row kernels of one vector width (the intrinsics passed
     /// in; macros rather than closures so that everything shares the
     /// function's target feature):
-    /// - `$affine`: `y = (x * rs + shift) * w + b` (w, b optional), one
-    ///   loop per parameter combination, no tests inside a loop;
+    /// - `$affine`: `y = (x - mu) * rs * w + b` (w, b optional) as
+    ///   [`affine1`] rounds it, one loop per parameter combination, no
+    ///   tests inside a loop;
     /// - `$fma`: `y = fma(x, scale, bias)`, one rounding as `f32::mul_add`.
     ///
     /// With `NT` the stores stream from `y`'s first `4 * $lanes`-byte
     /// boundary (streaming stores need aligned addresses); the elements
     /// before it and the tail are computed one at a time by the same formula.
+    ///
+    /// `ahead` (null for none) is the input this pass's caller reads next,
+    /// prefetched element for element alongside `x`: this pass reads `x`
+    /// from cache, so without it no read from memory is in flight while it
+    /// runs, and the next statistics pass would start on cold lines.
     macro_rules! row_kernels {
-        ($feature:literal, $lanes:literal, $set1:ident, $load:ident, $mul:ident, $add:ident, $fmadd:ident, $stream:ident, $storeu:ident, $affine:ident, $fma:ident) => {
+        ($feature:literal, $lanes:literal, $set1:ident, $load:ident, $mul:ident, $sub:ident, $fmadd:ident, $stream:ident, $storeu:ident, $affine:ident, $fma:ident) => {
             #[target_feature(enable = $feature)]
-            pub(super) unsafe fn $affine<const NT: bool>(x: *const f32, rs: f32, shift: f32, w: Option<*const f32>, b: Option<*const f32>, y: *mut f32, n: usize) {
-                let (rv, sv) = ($set1(rs), $set1(shift));
+            #[allow(clippy::too_many_arguments)]
+            pub(super) unsafe fn $affine<const NT: bool>(x: *const f32, mu: f32, rs: f32, w: Option<*const f32>, b: Option<*const f32>, y: *mut f32, n: usize, ahead: *const f32) {
+                let (mv, rv) = ($set1(mu), $set1(rs));
                 let lo = head::<NT>(y, 4 * $lanes, n);
                 let full = lo + (n - lo) / $lanes * $lanes;
                 for j in 0..lo {
-                    affine1(x, rs, shift, w, b, y, j);
+                    affine1(x, mu, rs, w, b, y, j);
                 }
                 let mut j = lo;
                 match (w, b) {
                     (Some(w), Some(b)) => {
                         while j < full {
-                            let v = $add($mul($add($mul($load(x.add(j)), rv), sv), $load(w.add(j))), $load(b.add(j)));
+                            fetch!(ahead, j);
+                            let v = $fmadd($mul($sub($load(x.add(j)), mv), rv), $load(w.add(j)), $load(b.add(j)));
                             put!(NT, $stream, $storeu, y, j, v);
                             j += $lanes;
                         }
                     }
                     (Some(w), None) => {
                         while j < full {
-                            put!(NT, $stream, $storeu, y, j, $mul($add($mul($load(x.add(j)), rv), sv), $load(w.add(j))));
+                            fetch!(ahead, j);
+                            put!(NT, $stream, $storeu, y, j, $mul($mul($sub($load(x.add(j)), mv), rv), $load(w.add(j))));
                             j += $lanes;
                         }
                     }
                     (None, Some(b)) => {
                         while j < full {
-                            put!(NT, $stream, $storeu, y, j, $add($add($mul($load(x.add(j)), rv), sv), $load(b.add(j))));
+                            fetch!(ahead, j);
+                            put!(NT, $stream, $storeu, y, j, $fmadd($sub($load(x.add(j)), mv), rv, $load(b.add(j))));
                             j += $lanes;
                         }
                     }
                     (None, None) => {
                         while j < full {
-                            put!(NT, $stream, $storeu, y, j, $add($mul($load(x.add(j)), rv), sv));
+                            fetch!(ahead, j);
+                            put!(NT, $stream, $storeu, y, j, $mul($sub($load(x.add(j)), mv), rv));
                             j += $lanes;
                         }
                     }
                 }
                 for j in full..n {
-                    affine1(x, rs, shift, w, b, y, j);
+                    affine1(x, mu, rs, w, b, y, j);
                 }
             }
 
             #[target_feature(enable = $feature)]
-            pub(super) unsafe fn $fma<const NT: bool>(x: *const f32, scale: f32, bias: f32, y: *mut f32, n: usize) {
+            pub(super) unsafe fn $fma<const NT: bool>(x: *const f32, scale: f32, bias: f32, y: *mut f32, n: usize, ahead: *const f32) {
                 let (sv, bv) = ($set1(scale), $set1(bias));
                 let lo = head::<NT>(y, 4 * $lanes, n);
                 let full = lo + (n - lo) / $lanes * $lanes;
@@ -835,6 +877,7 @@ mod avx {
                 }
                 let mut j = lo;
                 while j < full {
+                    fetch!(ahead, j);
                     put!(NT, $stream, $storeu, y, j, $fmadd($load(x.add(j)), sv, bv));
                     j += $lanes;
                 }
@@ -842,8 +885,8 @@ mod avx {
         };
     }
 
-    row_kernels!("avx2,fma", 8, _mm256_set1_ps, _mm256_loadu_ps, _mm256_mul_ps, _mm256_add_ps, _mm256_fmadd_ps, _mm256_stream_ps, _mm256_storeu_ps, affine8, fma8);
-    row_kernels!("avx512f,fma", 16, _mm512_set1_ps, _mm512_loadu_ps, _mm512_mul_ps, _mm512_add_ps, _mm512_fmadd_ps, _mm512_stream_ps, _mm512_storeu_ps, affine16, fma16);
+    row_kernels!("avx2,fma", 8, _mm256_set1_ps, _mm256_loadu_ps, _mm256_mul_ps, _mm256_sub_ps, _mm256_fmadd_ps, _mm256_stream_ps, _mm256_storeu_ps, affine8, fma8);
+    row_kernels!("avx512f,fma", 16, _mm512_set1_ps, _mm512_loadu_ps, _mm512_mul_ps, _mm512_sub_ps, _mm512_fmadd_ps, _mm512_stream_ps, _mm512_storeu_ps, affine16, fma16);
 
     /// `dw += g * (x - mu) * a`, `db += g`.
     #[target_feature(enable = "avx2,fma")]
@@ -1565,6 +1608,7 @@ impl<T: Element, F: MomentFloat> Task for GroupRows<'_, T, F> {
         let (os, ms, rs) = unsafe { (self.out.get(t), self.mean.get(t), self.rstd.get(t)) };
         let first = t * self.per;
         let mut stats = RowStats::<F>::new::<T>(row, self.split, self.eps);
+        let lead = rows_ahead(row * std::mem::size_of::<T>());
         for (k, (xr, or)) in piece(self.x, t, self.per * row).chunks_exact(row).zip(os.chunks_exact_mut(row)).enumerate() {
             let (xf, mu, r) = stats.of(xr);
             ms[k] = mu;
@@ -1584,14 +1628,16 @@ impl<T: Element, F: MomentFloat> Task for GroupRows<'_, T, F> {
                     if T::DTYPE == DType::Float32 && F::DTYPE == DType::Float32 && fma_ok() {
                         let (xp, yp, n) = (xc.as_ptr() as *const f32, oc.as_mut_ptr() as *mut f32, self.s);
                         let (sc, bi, wide) = (scale.to_f64() as f32, bias.to_f64() as f32, isa() == Isa::Avx512);
+                        // The same channel of the row `lead` ahead in this task.
+                        let ahead = if lead > 0 && k + lead < ms.len() { xp.wrapping_add(lead * row) } else { std::ptr::null() };
                         // SAFETY: T and F are f32 (checked), both slices hold
                         // `s` elements; the CPU has AVX2+FMA (and AVX-512F when `wide`).
                         unsafe {
                             match (wide, self.stream) {
-                                (true, true) => avx::fma16::<true>(xp, sc, bi, yp, n),
-                                (true, false) => avx::fma16::<false>(xp, sc, bi, yp, n),
-                                (false, true) => avx::fma8::<true>(xp, sc, bi, yp, n),
-                                (false, false) => avx::fma8::<false>(xp, sc, bi, yp, n),
+                                (true, true) => avx::fma16::<true>(xp, sc, bi, yp, n, ahead),
+                                (true, false) => avx::fma16::<false>(xp, sc, bi, yp, n, ahead),
+                                (false, true) => avx::fma8::<true>(xp, sc, bi, yp, n, ahead),
+                                (false, false) => avx::fma8::<false>(xp, sc, bi, yp, n, ahead),
                             }
                         }
                         continue;
@@ -1801,6 +1847,46 @@ mod tests {
         for j in 0..n {
             let e: f64 = (0..rows).map(|r| g[r * n + j]).sum();
             assert!((db[j] - e).abs() < 1e-9);
+        }
+    }
+
+    #[test]
+    fn layer_norm_f32_output_rounds_per_parameter_combination() {
+        // Rows near 1000 with a spread of about 1 (where `x·rstd − mean·rstd`
+        // cancels digits away), row lengths off every vector width, enough
+        // rows to stream the output and prefetch ahead: every element,
+        // vector or head/tail, is rounded as PyTorch rounds it, from the
+        // row's own statistics, and lies near the float64 result.
+        for n in [3usize, 1031] {
+            let rows = (4 << 20) / (4 * n) + 5;
+            let x: Vec<f32> = (0..rows * n).map(|i| 1000.0 + ((i * 7919) % 1009) as f32 / 317.0 - 1.5).collect();
+            let w: Vec<f32> = (0..n).map(|j| 0.5 + (j % 17) as f32 / 10.0).collect();
+            let b: Vec<f32> = (0..n).map(|j| (j % 13) as f32 / 7.0 - 1.0).collect();
+            let x64: Vec<f64> = x.iter().map(|&v| v as f64).collect();
+            for (wo, bo) in [(None, None), (Some(&w[..]), None), (None, Some(&b[..])), (Some(&w[..]), Some(&b[..]))] {
+                let (mut out, mut mean, mut rstd) = (vec![0f32; rows * n], vec![0f32; rows], vec![0f32; rows]);
+                layer_norm_forward::<f32, f32>(&x, n, wo, bo, 1e-5, &mut out, &mut mean, &mut rstd);
+                let ones = vec![1.0; n];
+                let zeros = vec![0.0; n];
+                let w64: Vec<f64> = wo.map_or(ones, |w| w.iter().map(|&v| v as f64).collect());
+                let b64: Vec<f64> = bo.map_or(zeros, |b| b.iter().map(|&v| v as f64).collect());
+                let exact = naive(&x64, n, &w64, &b64, 1e-5);
+                for (i, (&y, e)) in out.iter().zip(exact).enumerate() {
+                    let (r, j) = (i / n, i % n);
+                    let d = x[i] - mean[r];
+                    let want = match (wo, bo) {
+                        (Some(w), Some(b)) => (d * rstd[r]).mul_add(w[j], b[j]),
+                        (Some(w), None) => d * rstd[r] * w[j],
+                        (None, Some(b)) => d.mul_add(rstd[r], b[j]),
+                        (None, None) => d * rstd[r],
+                    };
+                    assert_eq!(y.to_bits(), want.to_bits(), "n {n} w {} b {} at {i}: {y} vs {want}", wo.is_some(), bo.is_some());
+                    // The rounding of the mean (a few ulps of 1000 at most),
+                    // scaled by 1/std and the weight, bounds the error.
+                    let tol = 2.0 * 1000f64 * f64::from(f32::EPSILON) * rstd[r] as f64 * w64[j].abs() + 1e-6 * (1.0 + e.abs());
+                    assert!((y as f64 - e).abs() < tol, "n {n} at {i}: {y} vs {e}");
+                }
+            }
         }
     }
 

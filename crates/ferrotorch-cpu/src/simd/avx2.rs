@@ -39,6 +39,10 @@ impl Vf for F32x8 {
         _mm256_storeu_ps(p, self.0)
     }
     #[inline(always)]
+    unsafe fn stream(self, p: *mut f32) {
+        _mm256_stream_ps(p, self.0)
+    }
+    #[inline(always)]
     fn splat(v: f32) -> Self {
         F32x8(avx!(_mm256_set1_ps(v)))
     }
@@ -185,6 +189,10 @@ impl Vf for F64x4 {
     #[inline(always)]
     unsafe fn store(self, p: *mut f64) {
         _mm256_storeu_pd(p, self.0)
+    }
+    #[inline(always)]
+    unsafe fn stream(self, p: *mut f64) {
+        _mm256_stream_pd(p, self.0)
     }
     #[inline(always)]
     fn splat(v: f64) -> Self {

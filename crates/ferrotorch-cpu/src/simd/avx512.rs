@@ -50,6 +50,10 @@ impl Vf for F32x16 {
         _mm512_storeu_ps(p, self.0)
     }
     #[inline(always)]
+    unsafe fn stream(self, p: *mut f32) {
+        _mm512_stream_ps(p, self.0)
+    }
+    #[inline(always)]
     fn splat(v: f32) -> Self {
         F32x16(avx!(_mm512_set1_ps(v)))
     }
@@ -209,6 +213,10 @@ impl Vf for F64x8 {
     #[inline(always)]
     unsafe fn store(self, p: *mut f64) {
         _mm512_storeu_pd(p, self.0)
+    }
+    #[inline(always)]
+    unsafe fn stream(self, p: *mut f64) {
+        _mm512_stream_pd(p, self.0)
     }
     #[inline(always)]
     fn splat(v: f64) -> Self {

@@ -120,6 +120,14 @@ pub(crate) trait Vf: Copy {
     /// # Safety
     /// `p` must be valid for `LANES` writes.
     unsafe fn store(self, p: *mut Self::E);
+    /// Stores `LANES` elements with a streaming (non-temporal) store, which
+    /// writes the line without first reading it ([`stream`]); an ordinary
+    /// store where the ISA has none. Weakly ordered: the writer calls
+    /// [`stream::fence`] before another thread may read them.
+    ///
+    /// # Safety
+    /// `p` must be valid for `LANES` writes and aligned to `LANES` elements.
+    unsafe fn stream(self, p: *mut Self::E);
     /// Every lane `v`.
     fn splat(v: Self::E) -> Self;
     /// Every lane `v` rounded to the element type (for literal constants).
@@ -191,6 +199,10 @@ macro_rules! scalar_vf {
             }
             #[inline(always)]
             unsafe fn store(self, p: *mut $t) {
+                *p = self
+            }
+            #[inline(always)]
+            unsafe fn stream(self, p: *mut $t) {
                 *p = self
             }
             #[inline(always)]
@@ -390,12 +402,15 @@ pub(crate) unsafe fn map1<V: Vf>(x: *const V::E, o: *mut V::E, n: usize, f: impl
 }
 
 /// Applies `f` lane-wise to two inputs; `sx`/`sy` are 0 (broadcast scalar) or 1.
+/// With `NT` the output is written with streaming stores ([`Vf::stream`])
+/// from its first vector-aligned element on; the caller fences
+/// ([`stream::fence`]) before the output is handed to another thread.
 ///
 /// # Safety
 /// `n >= 1`; `x` valid for `n` reads when `sx == 1` (one read when 0), likewise
 /// `y`; `o` valid for `n` writes.
 #[inline(always)]
-pub(crate) unsafe fn map2<V: Vf>(
+pub(crate) unsafe fn map2<V: Vf, const NT: bool>(
     x: *const V::E,
     sx: usize,
     y: *const V::E,
@@ -404,14 +419,41 @@ pub(crate) unsafe fn map2<V: Vf>(
     n: usize,
     f: impl Fn(V, V) -> V,
 ) {
+    // Fewer than a vector of elements at `i`, through a padded stack buffer
+    // so that every element sees the same algorithm.
+    let partial = |i: usize, len: usize| {
+        let mut bx = [V::E::default(); 16];
+        let mut by = [V::E::default(); 16];
+        for k in 0..len {
+            bx[k] = *x.add((i + k) * sx);
+            by[k] = *y.add((i + k) * sy);
+        }
+        f(V::load(bx.as_ptr()), V::load(by.as_ptr())).store(bx.as_mut_ptr());
+        std::ptr::copy_nonoverlapping(bx.as_ptr(), o.add(i), len);
+    };
     let mut i = 0;
+    if NT {
+        // Streaming stores need an aligned address: the elements before
+        // `o`'s first vector boundary go one partial vector ahead.
+        let bytes = V::LANES * std::mem::size_of::<V::E>();
+        let head = ((bytes - (o as usize) % bytes) % bytes / std::mem::size_of::<V::E>()).min(n);
+        if head > 0 {
+            partial(0, head);
+            i = head;
+        }
+    }
     let xs = V::splat(*x);
     let ys = V::splat(*y);
     macro_rules! body {
         (|$j:ident| $ld_x:expr, $ld_y:expr) => {{
             while i + V::LANES <= n {
                 let $j = i;
-                f($ld_x, $ld_y).store(o.add($j));
+                let v = f($ld_x, $ld_y);
+                if NT {
+                    v.stream(o.add($j));
+                } else {
+                    v.store(o.add($j));
+                }
                 i += V::LANES;
             }
         }};
@@ -423,14 +465,6 @@ pub(crate) unsafe fn map2<V: Vf>(
         _ => body!(|j| xs, ys),
     }
     if i < n {
-        let rest = n - i;
-        let mut bx = [V::E::default(); 16];
-        let mut by = [V::E::default(); 16];
-        for k in 0..rest {
-            bx[k] = *x.add((i + k) * sx);
-            by[k] = *y.add((i + k) * sy);
-        }
-        f(V::load(bx.as_ptr()), V::load(by.as_ptr())).store(bx.as_mut_ptr());
-        std::ptr::copy_nonoverlapping(bx.as_ptr(), o.add(i), rest);
+        partial(i, n - i);
     }
 }
