@@ -38,7 +38,6 @@ def test_view_forms_match_torch(call):
     lambda x, m: x.view(shape=(12,)),
     lambda x, m: x.view(3, size=(4,)),
     lambda x, m: x.view(m.int32, dtype=m.int32),
-    lambda x, m: x.view(True),
     lambda x, m: x.view(2.0, 6),
 ])
 def test_invalid_view_calls_raise_like_torch(call):
