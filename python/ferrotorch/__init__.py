@@ -96,8 +96,6 @@ from . import linalg  # noqa: F401
 from ._linalg_aliases import *  # noqa: F401,F403
 from ._householder_qr import *  # noqa: F401,F403
 from ._lobpcg import *  # noqa: F401,F403
-from . import special  # noqa: F401
-from . import fft  # noqa: F401
 from ._spectral import stft, istft  # noqa: F401
 from .autograd.grad_mode import no_grad, enable_grad, set_grad_enabled, inference_mode  # noqa: F401
 from .autograd.grad_mode import is_inference_mode_enabled  # noqa: F401
@@ -105,6 +103,8 @@ from .autograd.anomaly_mode import is_anomaly_enabled, is_anomaly_check_nan_enab
 from ._nn_aliases import *  # noqa: F401,F403 - ATen's top-level forms of the nn ops
 # Every module that declares Tensor methods is imported above; the class is built here.
 from ._tensor_class import Tensor  # noqa: F401
+from . import special  # noqa: F401
+from . import fft  # noqa: F401
 from . import cuda  # noqa: F401
 from . import autograd  # noqa: F401
 from . import nn  # noqa: F401

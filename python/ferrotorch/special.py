@@ -11,6 +11,7 @@ import math as _math
 import ferrotorch as _ft
 
 from . import _C, _args
+from ._tensor_class import Tensor  # noqa: F401 - PyTorch's module re-exports it too
 from ._math_ops import _write_out
 
 _unary = _C._math_unary

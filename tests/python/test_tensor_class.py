@@ -121,3 +121,11 @@ def test_dispatch_mode_restores_the_class_namespace():
     assert "aten.add.Tensor" in seen and "aten.sin.default" in seen
     assert dict(vars(ft.Tensor)) == before
     assert "sin" not in vars(ft.Tensor)  # the native method is reached through the base again
+
+
+@pytest.mark.parametrize("ns", ["fft", "special", "nn.functional"])
+def test_modules_that_re_export_tensor_like_pytorch(ns):
+    import functools
+    tm = functools.reduce(getattr, ns.split("."), torch)
+    fm = functools.reduce(getattr, ns.split("."), ft)
+    assert (getattr(tm, "Tensor", None) is torch.Tensor) == (getattr(fm, "Tensor", None) is ft.Tensor)

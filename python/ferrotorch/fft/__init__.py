@@ -11,6 +11,7 @@ ops.
 import ferrotorch as _ft
 
 from .. import _C
+from .._tensor_class import Tensor  # noqa: F401 - PyTorch's module re-exports it too
 from .._math_ops import _write_out
 
 __all__ = [
