@@ -6,7 +6,7 @@
 //! loop of [`crate::elementwise`] with PyTorch's per-dtype semantics.
 //!
 //! A large output that aliases no input is written with streaming stores
-//! ([`crate::simd::stream`]): `add(a, b, out=c)` over 64 MiB then moves 3
+//! (`simd::stream`): `add(a, b, out=c)` over 64 MiB then moves 3
 //! buffers' worth of memory instead of 4 (no read-for-ownership of `c`).
 
 use crate::elementwise::{binary as generic_binary, Float, Num};
