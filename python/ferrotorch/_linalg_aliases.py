@@ -1,7 +1,6 @@
 """PyTorch's ``torch.*`` and ``Tensor`` spellings of the ``torch.linalg``
 factorisations (``torch.det``, ``torch.inverse``, ``Tensor.cholesky``, ...)."""
 
-from . import _C
 from . import _tensor_methods
 from . import _args
 from . import _linalg_functions as _la

@@ -3,7 +3,6 @@ its explanation of what replaces them: ``reinforce``, ``symeig``, ``eig``,
 ``lstsq`` and ``solve`` raise PyTorch's RuntimeError with its text.
 """
 
-from . import _C
 from . import _tensor_methods as _methods
 
 

@@ -28,10 +28,11 @@ def define(name, value):
 
 
 def lookup(name):
-    """The current ``Tensor.<name>``: the built class's attribute once it exists, before
-    that the latest declaration, else the native ``TensorBase`` attribute."""
+    """The ``Tensor.<name>`` declared so far (the latest declaration, else the native
+    ``TensorBase`` attribute), for a module that wraps it while the package is imported;
+    once the class is built, use ``ferrotorch.Tensor`` itself."""
     if _cls is not None:
-        return getattr(_cls, name)
+        raise RuntimeError(f"ferrotorch.Tensor is already built; read Tensor.{name} from it")
     if name in _table:
         return _table[name]
     return getattr(_C.TensorBase, name)

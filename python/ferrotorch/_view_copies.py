@@ -7,7 +7,6 @@ The scatters write through a view of a clone, so autograd records the write
 """
 
 from . import _args
-from . import _C
 from . import _tensor_methods as _methods
 from ._math_ops import _write_out
 

@@ -1,7 +1,6 @@
 """``nn.Parameter``: a tensor that a Module registers as learnable."""
 
 from .. import _C
-from .. import _tensor_methods as _methods
 from .._tensor_class import Tensor
 
 
@@ -53,11 +52,11 @@ class UninitializedTensorMixin:
         r"""Gives the tensor ``shape`` (uninitialised values) and turns it into ``cls_to_become``."""
         if isinstance(shape, int):
             shape = (shape,)
-        wants_grad = _methods.lookup("requires_grad").__get__(self)
+        wants_grad = Tensor.requires_grad.__get__(self)
         # resize_ refuses tensors that require grad; the flag is restored after.
-        _methods.lookup("requires_grad_")(self, False)
-        _methods.lookup("resize_")(self, tuple(shape))
-        _methods.lookup("requires_grad_")(self, wants_grad)
+        Tensor.requires_grad_(self, False)
+        Tensor.resize_(self, tuple(shape))
+        Tensor.requires_grad_(self, wants_grad)
         self.__class__ = self.cls_to_become
 
     @property
@@ -77,7 +76,7 @@ class UninitializedTensorMixin:
 
     def __deepcopy__(self, memo):
         if id(self) not in memo:
-            memo[id(self)] = self.__class__(_methods.lookup("requires_grad").__get__(self), dtype=self.dtype)
+            memo[id(self)] = self.__class__(Tensor.requires_grad.__get__(self), dtype=self.dtype)
         return memo[id(self)]
 
     def __reduce_ex__(self, proto):
